@@ -1,0 +1,114 @@
+"""The adapter contract: one small class per writer/format.
+
+Lifecycle of a write (each phase is timed separately by the suite, never by the adapter)::
+
+    adapter = Adapter(threads=None)
+    reason = adapter.is_incompatible(spec, "write")   # None, or why this case cannot run
+    adapter.create(path, spec)                         # open/create the store (empty)
+    adapter.write(offset, block)                       # block lands at [offset:offset+len] on axis 0
+    adapter.finalize()                                 # flush + close; safe to call twice
+
+Appending (``create(..., append=True)`` then ``append(block)`` repeatedly) streams frames
+into one store whose final length is ``spec.shape[0]``; writers with a native streaming or
+resizing API use it, the default writes at a running offset.
+
+Reading: ``open_reader(path, spec)`` then ``read(index)`` for a full read (block by block)
+or a cutout; ``close_reader()``. ``output_files(path)`` lists what to evict and measure.
+
+Capabilities are class variables (data, not code), so the registry, the CLI and the
+book can show them without importing the writer library.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from ..measure.disk import list_files
+from ..specs import ArraySpec
+
+OPERATIONS = ("write", "append", "read", "read_region")
+
+
+class Adapter(ABC):
+    name: ClassVar[str]
+    #: importable module whose presence means the backend is available
+    module: ClassVar[str]
+    #: distribution whose version is recorded
+    distribution: ClassVar[str]
+    #: how to install it
+    install_hint: ClassVar[str]
+    #: on-disk format, used to pick a *different* library to verify with
+    format: ClassVar[str]
+    #: codec families it can write ("none", "lz4", "zstd", "gzip", "blosc")
+    codecs: ClassVar[frozenset[str]] = frozenset({"none"})
+    #: blosc compressors it can write, when "blosc" is in codecs
+    blosc_cnames: ClassVar[frozenset[str]] = frozenset({"lz4", "lz4hc", "zstd", "zlib", "blosclz"})
+    applies_codec: ClassVar[bool] = True
+    supports_sharding: ClassVar[bool] = False
+    requires_sharding: ClassVar[bool] = False
+    supports_append: ClassVar[bool] = True
+    supports_read: ClassVar[bool] = True
+    native_order: ClassVar[str] = "C"
+    #: where the threads knob lives, or None when the writer has no such setting
+    threads_setting: ClassVar[str | None] = None
+    notes: ClassVar[str] = ""
+
+    def __init__(self, threads: int | None = None, option: str | None = None) -> None:
+        self.threads = threads
+        self.option = option
+        self.spec: ArraySpec | None = None
+        self.path: Path | None = None
+        self._next = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}:{self.option}" if self.option else self.name
+
+    def is_incompatible(self, spec: ArraySpec, operation: str) -> str | None:
+        """Why this writer cannot run ``operation`` on ``spec``, or None when it can."""
+        if operation not in OPERATIONS:
+            return f"unknown operation {operation!r}"
+        if operation == "append" and not self.supports_append:
+            return f"{self.name} cannot append"
+        if operation.startswith("read") and not self.supports_read:
+            return f"{self.name} cannot read"
+        codec = spec.codec
+        if self.applies_codec and codec.family not in self.codecs:
+            return f"{self.name} does not offer codec {codec}; it offers {', '.join(sorted(self.codecs))}"
+        if self.applies_codec and codec.family == "blosc" and codec.cname not in self.blosc_cnames:
+            return f"{self.name} offers blosc with {', '.join(sorted(self.blosc_cnames))} only, not {codec.cname}"
+        if spec.dims.shards and not self.supports_sharding:
+            return f"{self.name} does not support sharding"
+        return None
+
+    def output_files(self, path: Path) -> list[Path]:
+        return list_files(path)
+
+    # -- writing ------------------------------------------------------------------------
+    @abstractmethod
+    def create(self, path: Path, spec: ArraySpec, *, append: bool = False) -> None: ...
+
+    @abstractmethod
+    def write(self, offset: int, block: np.ndarray) -> None: ...
+
+    def append(self, block: np.ndarray) -> None:
+        self.write(self._next, block)
+        self._next += block.shape[0]
+
+    @abstractmethod
+    def finalize(self) -> None:
+        """Flush and close; must be safe to call twice."""
+
+    # -- reading ------------------------------------------------------------------------
+    @abstractmethod
+    def open_reader(self, path: Path, spec: ArraySpec) -> None: ...
+
+    @abstractmethod
+    def read(self, index: tuple[slice, ...]) -> np.ndarray: ...
+
+    def close_reader(self) -> None:
+        """Release the reader; safe to call twice."""

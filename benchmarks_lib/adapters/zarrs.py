@@ -1,0 +1,50 @@
+"""zarrs-python: zarr-python's API with the Rust ``zarrs.ZarrsCodecPipeline`` doing chunk I/O.
+
+Same calls as the zarr-python adapter; only the codec pipeline differs, so the pair
+isolates what the Rust pipeline buys. ``codec_pipeline.strict`` is on: an array the Rust
+side cannot handle raises instead of silently falling back to the Python pipeline (which
+would measure zarr-python under the zarrs label). The config is restored on finalize and
+close_reader, so zarr-python runs later in the same process are not switched to zarrs.
+"""
+
+from __future__ import annotations
+
+from .zarr_python import ZarrPythonAdapter
+
+
+class ZarrsAdapter(ZarrPythonAdapter):
+    name = "zarrs"
+    module = "zarrs"
+    distribution = "zarrs"
+    install_hint = "pip install 'iobench-book[zarrs]'  (zarrs, with zarr>=3)"
+    # zarrs 0.2 has no numcodecs.lz4 codec (strict mode raises UnsupportedMetadataError).
+    codecs = frozenset({"none", "zstd", "gzip", "blosc"})
+    threads_setting = "zarr.config threading.max_workers (Rust threads) + codec_pipeline.chunk_concurrent_maximum"
+    notes = "zarr-python API, Rust codec pipeline (strict: no silent fallback)"
+    codec_pipeline = "zarrs.ZarrsCodecPipeline"
+
+    def _config(self) -> dict:
+        config = super()._config()
+        config["codec_pipeline.strict"] = True
+        if self.threads:
+            config["codec_pipeline.chunk_concurrent_maximum"] = self.threads
+        return config
+
+    def _apply_config(self) -> None:
+        import zarr
+
+        self._restore_config()
+        self._config_set = zarr.config.set(self._config())
+
+    def _restore_config(self) -> None:
+        if getattr(self, "_config_set", None) is not None:
+            self._config_set.__exit__(None, None, None)
+            self._config_set = None
+
+    def finalize(self) -> None:
+        super().finalize()
+        self._restore_config()
+
+    def close_reader(self) -> None:
+        super().close_reader()
+        self._restore_config()

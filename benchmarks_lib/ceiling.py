@@ -1,0 +1,130 @@
+"""The machine's own ceiling, measured in the same run as the contenders.
+
+Raw sequential write of the same number of bytes (plain buffered file I/O, with and without
+fsync), a cold sequential read of that file (page cache evicted and verified), a warm read,
+and memcpy bandwidth. Every throughput in the book is also shown as a fraction of these.
+An optional cross-check runs ``fio`` on the same file size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from .measure import evict_page_cache, measure
+from .specs import parse_size
+from .suites import Case, CaseContext, Suite
+
+BLOCK = 8 * 2**20
+CEILING_OPERATIONS = ("write_nofsync", "write_fsync", "read_cold", "read_warm", "memcpy")
+
+
+def _buffer(nbytes: int) -> np.ndarray:
+    return np.frombuffer(np.random.default_rng(0).bytes(min(nbytes, BLOCK)), dtype=np.uint8)
+
+
+def raw_write(path: Path, nbytes: int, *, fsync: bool) -> None:
+    buf = _buffer(nbytes)
+    left = nbytes
+    with open(path, "wb", buffering=0) as f:
+        while left > 0:
+            n = min(left, buf.size)
+            f.write(buf[:n].data)
+            left -= n
+        if fsync:
+            os.fsync(f.fileno())
+
+
+def raw_read(path: Path) -> int:
+    buf = bytearray(BLOCK)
+    total = 0
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buf):
+            total += n
+    return total
+
+
+def memcpy_buffers(nbytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Source and destination (touched, so page faults stay outside the timed copy)."""
+    size = min(nbytes, 256 * 2**20)
+    return np.ones(size, dtype=np.uint8), np.ones(size, dtype=np.uint8)
+
+
+def memcpy(nbytes: int, src: np.ndarray, dst: np.ndarray) -> None:
+    size = src.size
+    left = nbytes
+    while left > 0:
+        n = min(left, size)
+        np.copyto(dst[:n], src[:n])
+        left -= n
+
+
+def run_ceiling(case: Case, ctx: CaseContext) -> list[dict]:
+    nbytes = int(case.params["nbytes"])
+    path = ctx.scratch / "ceiling.bin"
+    rows: list[dict] = []
+
+    def record(op: str, i: int, m, **extra) -> None:
+        if i >= ctx.warmups:
+            rows.append({"operation": op, "iteration": i - ctx.warmups, "status": "ok", "nbytes": nbytes,
+                         "dataset": "random", "codec": "none", **m.as_row(), **extra})
+
+    for i in range(ctx.warmups + ctx.iterations):
+        record("write_nofsync", i, measure(lambda: raw_write(path, nbytes, fsync=False)), fsync_included=False)
+        record("write_fsync", i, measure(lambda: raw_write(path, nbytes, fsync=True)), fsync_included=True)
+        report = evict_page_cache(path)
+        record("read_cold", i, measure(lambda: raw_read(path)), cache_state="cold", verified=report.verified)
+        record("read_warm", i, measure(lambda: raw_read(path)), cache_state="warm")
+        src, dst = memcpy_buffers(nbytes)
+        record("memcpy", i, measure(lambda: memcpy(nbytes, src, dst)))
+        del src, dst
+    return rows
+
+
+def build_ceiling_cases(params: dict, profile: str) -> list[Case]:
+    return [Case("ceiling", "ceiling", {"nbytes": parse_size(params.get("nbytes", "256MiB"))})]
+
+
+SUITE = Suite(
+    name="ceiling",
+    title="Machine ceiling: raw sequential write/read and memcpy",
+    build_cases=build_ceiling_cases,
+    run_case=run_ceiling,
+    profiles={"quick": {"nbytes": "64MiB"}, "standard": {"nbytes": "1GiB"}, "seed": {"nbytes": "4GiB"}},
+    scratch_bytes=lambda cases: max(c.params["nbytes"] for c in cases),
+)
+
+
+def ceiling_case(nbytes: int) -> Case:
+    """The ceiling case a run of any suite measures first, sized like that run's data."""
+    return Case("ceiling", "ceiling", {"nbytes": int(nbytes)})
+
+
+def run_fio(directory: Path, nbytes: int) -> dict[str, float]:
+    """fio's sequential write (fsync at end) and cold read of ``nbytes``, in GB/s.
+
+    Needs the ``fio`` binary (Debian package ``fio``); raises FileNotFoundError otherwise.
+    """
+    exe = shutil.which("fio")
+    if exe is None:
+        raise FileNotFoundError("fio is not installed (apt-get install fio)")
+    common = ["--name=seq", f"--directory={directory}", f"--size={nbytes}", "--bs=8M", "--ioengine=psync",
+              "--numjobs=1", "--output-format=json", "--filename=fio.bin"]
+    out = {}
+    for op, extra in (("write_fsync", ["--rw=write", "--end_fsync=1"]), ("read_cold", ["--rw=read", "--invalidate=1"])):
+        result = subprocess.run([exe, *common, *extra], capture_output=True, text=True, check=True, timeout=600)
+        job = json.loads(result.stdout)["jobs"][0]
+        side = job["write"] if op.startswith("write") else job["read"]
+        out[op] = side["io_bytes"] / (side["runtime"] / 1000) / 1e9 if side["runtime"] else float("nan")
+        if op == "write_fsync":
+            # fio's runtime excludes end_fsync; use its own job-level elapsed including the sync
+            sync = job.get("sync", {}).get("lat_ns", {}).get("mean", 0) / 1e9 if "sync" in job else 0.0
+            out[op] = side["io_bytes"] / (side["runtime"] / 1000 + sync) / 1e9
+        evict_page_cache(directory / "fio.bin")
+    (directory / "fio.bin").unlink(missing_ok=True)
+    return out

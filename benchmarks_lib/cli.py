@@ -1,0 +1,240 @@
+"""The command line: ``iobench`` (or ``python -m benchmarks_lib``).
+
+Subcommands: ``backends``, ``suites``, ``run SUITE``, ``show RUN``, ``compare RUN_A RUN_B``,
+``export RUN``, ``book``, ``ceiling``. Exit status: 0 measured/done, 1 some case failed,
+2 bad input (one line on stderr; nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from .specs import PROFILES, SpecError
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _table(df, title: str = "", index: bool = False) -> Table:
+    table = Table(title=title, show_lines=False)
+    cols = ([df.index.name or ""] if index else []) + [str(c) for c in df.columns]
+    for i, c in enumerate(cols):
+        table.add_column(c, justify="left" if i == 0 else "right")
+    for idx, row in df.iterrows():
+        cells = [str(idx)] if index else []
+        cells += ["" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in row.tolist()]
+        table.add_row(*cells)
+    return table
+
+
+def _parse_value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def cmd_backends(args: argparse.Namespace) -> int:
+    from .adapters import REGISTRY, adapter_class, backend_status
+
+    table = Table(title="Writers / formats")
+    for col in ("backend", "available", "version", "format", "codecs", "sharding", "append", "why not / install"):
+        table.add_column(col)
+    for name in REGISTRY:
+        names = [name]
+        try:
+            names += [f"{name}:{o}" for o in getattr(adapter_class(name), "options", ())]
+        except ImportError:
+            pass
+        for n in names:
+            s = backend_status(n)
+            caps = s.capabilities
+            table.add_row(n, "[green]yes[/]" if s.available else "[red]no[/]", s.version or "-", str(caps.get("format", "-")),
+                          str(caps.get("codecs", "-")), str(caps.get("supports_sharding", "-")),
+                          str(caps.get("supports_append", "-")), "" if s.available else f"{s.reason}; {s.install_hint}")
+    console.print(table)
+    return 0
+
+
+def cmd_suites(args: argparse.Namespace) -> int:
+    from .suites import SUITES, get_suite
+
+    for name in SUITES:
+        suite = get_suite(name)
+        console.print(f"[bold]{name}[/]: {suite.title}")
+        for key, value in suite.profiles.get(args.profile, {}).items():
+            console.print(f"    {key} = {value!r}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .report import ceiling_table, failures, generic_summary, writers_summary
+    from .runner import run_suite
+
+    params: dict = {}
+    for item in args.param or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SpecError(f"--param {item!r} is not KEY=VALUE")
+        params[key] = _parse_value(value)
+    shortcuts = {"dims": args.dims, "backends": args.backend, "codec": args.codec, "dataset": args.dataset,
+                 "tests": args.test, "iterations": args.iterations, "warmups": args.warmups}
+    params.update({k: v for k, v in shortcuts.items() if v is not None})
+    result = run_suite(args.suite, params, profile=args.profile, results_dir=args.results_dir, run_id=args.run_id,
+                       scratch_dir=args.scratch_dir)
+    df = result.df
+    console.print(_table(ceiling_table(df), "Ceiling (same run)"))
+    summary = writers_summary(df) if args.suite == "writers" else generic_summary(df)
+    console.print(_table(summary, f"{args.suite} — {result.run_dir}", index=args.suite == "writers"))
+    bad = failures(df)
+    if not bad.empty:
+        console.print(_table(bad, "[red]Failed cases (their error rows are recorded)[/]"))
+    console.print(f"records: {result.run_dir}")
+    return 1 if result.failed else 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .records import find_run, load_run
+    from .report import ceiling_table, failures, generic_summary, writers_summary
+
+    run_dir = find_run(args.results_dir, args.run)
+    df, meta = load_run(run_dir)
+    env = meta.get("environment", {})
+    console.print(f"[bold]{meta['suite']}[/] run {meta['run_id']} ({meta['profile']}) on {env.get('machine')}: "
+                  f"{env.get('cpu_model')}, {env.get('cpu_count')} cores, {env.get('fs_type')} — {len(df)} rows")
+    console.print(_table(ceiling_table(df), "Ceiling"))
+    summary = writers_summary(df) if meta["suite"] == "writers" else generic_summary(df)
+    console.print(_table(summary, meta["suite"], index=meta["suite"] == "writers"))
+    bad = failures(df)
+    if not bad.empty:
+        console.print(_table(bad, "[red]Errors[/]"))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .records import find_run, load_run
+    from .report import compare_runs
+
+    a, _ = load_run(find_run(args.results_dir, args.run_a))
+    b, _ = load_run(find_run(args.results_dir, args.run_b))
+    console.print(_table(compare_runs(a, b), f"{args.run_a} (a) vs {args.run_b} (b)"))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .records import export_csv, find_run
+
+    console.print(str(export_csv(find_run(args.results_dir, args.run), args.output)))
+    return 0
+
+
+def cmd_book(args: argparse.Namespace) -> int:
+    from .book import build_book
+
+    index = build_book(profile=args.profile, results_dir=args.results_dir, execute=not args.no_execute,
+                       notebooks=args.notebook, parameters=dict(p.split("=", 1) for p in args.set or []))
+    console.print(f"book: {index}")
+    return 0
+
+
+def cmd_ceiling(args: argparse.Namespace) -> int:
+    from .ceiling import run_fio
+    from .report import ceiling_table
+    from .runner import run_suite
+    from .specs import parse_size
+
+    result = run_suite("ceiling", {"nbytes": args.size, "iterations": args.iterations}, profile=args.profile,
+                       results_dir=args.results_dir, scratch_dir=args.scratch_dir)
+    ours = ceiling_table(result.df).set_index("operation")["GB/s median"]
+    console.print(_table(ceiling_table(result.df), "Ceiling"))
+    if args.fio:
+        scratch = Path(args.scratch_dir or ".iobench-scratch") / "fio"
+        scratch.mkdir(parents=True, exist_ok=True)
+        try:
+            fio = run_fio(scratch, parse_size(args.size))
+        finally:
+            (scratch / "fio.bin").unlink(missing_ok=True)
+            scratch.rmdir()
+        for op, value in fio.items():
+            console.print(f"{op}: iobench {ours.get(op, float('nan')):.3f} GB/s, fio {value:.3f} GB/s "
+                          f"({100 * (ours.get(op, float('nan')) / value - 1):+.1f}%)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="iobench", description="Measure array/mesh I/O correctly, on this machine.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--results-dir", default="results", help="where runs are stored (default: results/)")
+        sp.add_argument("--profile", default="quick", choices=PROFILES, help="size profile (default: quick)")
+
+    sp = sub.add_parser("backends", help="every writer/format: available?, version, or why not")
+    sp.set_defaults(func=cmd_backends)
+    sp = sub.add_parser("suites", help="the suites and their profile defaults")
+    sp.add_argument("--profile", default="quick", choices=PROFILES)
+    sp.set_defaults(func=cmd_suites)
+    sp = sub.add_parser("run", help="measure a suite and save its records")
+    sp.add_argument("suite", help="writers, compression, threads, cache or ceiling")
+    common(sp)
+    sp.add_argument("-d", "--dims", help="name:size[:chunk[:shard]],... e.g. t:64,y:1080:540,x:1920")
+    sp.add_argument("-b", "--backend", action="append", help="a backend (repeatable); 'all' for every one")
+    sp.add_argument("--codec", help="none, lz4, zstd[:L], gzip[:L], blosc-<cname>[:clevel[:shuffle]]")
+    sp.add_argument("--dataset", help="em_like, labels, microscopy, random")
+    sp.add_argument("--test", action="append", help="writers: write, append, read, sharding (repeatable)")
+    sp.add_argument("--iterations", type=str, help="measured iterations per point")
+    sp.add_argument("--warmups", type=str, help="discarded warm-up iterations per point")
+    sp.add_argument("--param", action="append", metavar="KEY=VALUE", help="any suite parameter (JSON values)")
+    sp.add_argument("--run-id", help="name of the run; an existing one is resumed")
+    sp.add_argument("--scratch-dir", help="scratch directory (default .iobench-scratch or $IOBENCH_SCRATCH)")
+    sp.set_defaults(func=cmd_run)
+    sp = sub.add_parser("show", help="summarise a recorded run")
+    sp.add_argument("run")
+    sp.add_argument("--results-dir", default="results")
+    sp.set_defaults(func=cmd_show)
+    sp = sub.add_parser("compare", help="two runs side by side, ratio per case")
+    sp.add_argument("run_a")
+    sp.add_argument("run_b")
+    sp.add_argument("--results-dir", default="results")
+    sp.set_defaults(func=cmd_compare)
+    sp = sub.add_parser("export", help="a run's records as CSV")
+    sp.add_argument("run")
+    sp.add_argument("--results-dir", default="results")
+    sp.add_argument("-o", "--output")
+    sp.set_defaults(func=cmd_export)
+    sp = sub.add_parser("book", help="execute the notebooks (papermill) and build the HTML book")
+    common(sp)
+    sp.add_argument("--no-execute", action="store_true", help="build from already executed notebooks")
+    sp.add_argument("--notebook", action="append", help="only these notebooks (stem), repeatable")
+    sp.add_argument("--set", action="append", metavar="KEY=VALUE", help="notebook parameter for every notebook")
+    sp.set_defaults(func=cmd_book)
+    sp = sub.add_parser("ceiling", help="measure the machine's ceiling (optionally beside fio)")
+    common(sp)
+    sp.add_argument("--size", default="256MiB")
+    sp.add_argument("--iterations", default=3)
+    sp.add_argument("--fio", action="store_true", help="also run fio on the same size")
+    sp.add_argument("--scratch-dir")
+    sp.set_defaults(func=cmd_ceiling)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (SpecError, FileNotFoundError) as exc:
+        err.print(f"iobench: error: {exc}", highlight=False, soft_wrap=True)
+        return 2
+    except KeyboardInterrupt:
+        err.print("iobench: interrupted; finished cases are kept (re-run with the same --run-id to resume)")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Environment metadata, collected once per run by small ``collect_*`` functions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+# Distributions whose versions every run records (missing ones are recorded as absent).
+TRACKED_PACKAGES = (
+    "numpy", "zarr", "zarrs", "tensorstore", "acquire-zarr", "ome-writers", "wkw", "h5py",
+    "hdf5plugin", "numcodecs", "blosc2", "zvtk", "pyvista", "vtk", "uproot", "root", "fsspec",
+    "obstore", "aiohttp", "pyarrow", "pandas",
+)
+
+
+def collect_cpu() -> dict:
+    model = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu_model": model, "cpu_count": os.cpu_count() or 1,
+            "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()}
+
+
+def collect_memory() -> dict:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return {"ram_bytes": int(line.split()[1]) * 1024}
+    except OSError:
+        pass
+    return {"ram_bytes": None}
+
+
+def collect_filesystem(path: str | Path) -> dict:
+    """Filesystem type and device of the mount that holds ``path``."""
+    target = Path(path).resolve()
+    best = ("", "", "")
+    try:
+        for line in Path("/proc/self/mounts").read_text().splitlines():
+            device, mount, fstype = line.split()[:3]
+            if (str(target) == mount or str(target).startswith(mount.rstrip("/") + "/")) and len(mount) >= len(best[1]):
+                best = (device, mount, fstype)
+    except OSError:
+        pass
+    st = os.statvfs(target if target.exists() else target.parent)
+    return {"fs_device": best[0], "fs_mount": best[1], "fs_type": best[2],
+            "fs_free_bytes": st.f_bavail * st.f_frsize}
+
+
+def collect_system() -> dict:
+    return {"hostname": socket.gethostname(), "kernel": platform.release(), "os": platform.platform(),
+            "python": platform.python_version(), "is_root": os.geteuid() == 0}
+
+
+def collect_git() -> dict:
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, timeout=10, check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                    capture_output=True, text=True, timeout=10).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = "", False
+    return {"git_commit": commit, "git_dirty": dirty}
+
+
+def collect_versions() -> dict:
+    out = {}
+    for name in TRACKED_PACKAGES:
+        try:
+            out[f"version_{name.replace('-', '_')}"] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[f"version_{name.replace('-', '_')}"] = None
+    return out
+
+
+def machine_name() -> str:
+    """A stable, filesystem-safe name for this machine (results are grouped by it)."""
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname()) or "machine"
+
+
+def collect_environment(scratch: str | Path) -> dict:
+    env = {"machine": machine_name(),
+           "collected_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+    for collect in (collect_cpu, collect_memory, collect_system, collect_git, collect_versions):
+        env.update(collect())
+    env.update(collect_filesystem(scratch))
+    return env

@@ -1,0 +1,38 @@
+"""Bytes allocated on disk and inodes used by an output (a file or a directory tree)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class DiskUsage:
+    logical_bytes: int
+    allocated_bytes: int
+    inodes: int
+
+
+def list_files(path: str | Path) -> list[Path]:
+    """Every regular file under ``path`` (or ``path`` itself), without following symlinks."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    out = []
+    for root, _dirs, files in os.walk(p, followlinks=False):
+        out.extend(Path(root) / f for f in files if not os.path.islink(os.path.join(root, f)))
+    return sorted(out)
+
+
+def disk_usage(path: str | Path) -> DiskUsage:
+    p = Path(path)
+    logical = allocated = inodes = 0
+    entries = [p] if p.is_file() else [p, *(Path(r) / n for r, ds, fs in os.walk(p) for n in (*ds, *fs))]
+    for entry in entries:
+        st = entry.lstat()
+        inodes += 1
+        if entry.is_file() and not entry.is_symlink():
+            logical += st.st_size
+            allocated += st.st_blocks * 512
+    return DiskUsage(logical, allocated, inodes)

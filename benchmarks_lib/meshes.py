@@ -1,0 +1,232 @@
+"""Unstructured tetrahedral meshes (as zvtk's own benchmark builds them), their formats and checks.
+
+The mesh is ``pv.ImageData(dimensions=(n, n, n)).to_tetrahedra()`` with seeded random point
+and cell data, so its size is known before it is built: ``mesh_nbytes_estimate(127)`` is
+about 531 MB, the "500 MB" mesh of zvtk's compression benchmark. Formats: zvtk (zstd frames,
+one per array) and the VTK XML writer (``.vtu``) as people would otherwise save it.
+pyvista, vtk and zvtk are imported inside the functions, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyvista as pv
+
+from .specs import SpecError
+
+#: VTK XML compressors offered by pyvista's ``DataSet.save`` ("none" writes uncompressed)
+VTU_COMPRESSORS = ("none", "lz4", "zlib", "lzma")
+TETS_PER_VOXEL = 5
+
+
+def mesh_shape(n: int) -> tuple[int, int]:
+    """(points, cells) of the tetrahedralised n x n x n image: 5 tetrahedra per voxel."""
+    return n**3, TETS_PER_VOXEL * (n - 1) ** 3
+
+
+def mesh_nbytes_estimate(n: int) -> int:
+    """In-memory bytes of :func:`build_tet_mesh` ``(n)`` without building it (same sum as :func:`mesh_nbytes`)."""
+    points, cells = mesh_shape(n)
+    # float32 xyz points, int64 connectivity (4 per tet) and offsets (cells + 1), uint8 cell
+    # types, float64 point data and float64 cell data
+    return points * 3 * 4 + cells * 4 * 8 + (cells + 1) * 8 + cells + points * 8 + cells * 8
+
+
+def parse_mesh_n(value: Any) -> int:
+    """The mesh edge length in points (>= 2)."""
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise SpecError(f"mesh_n {value!r} is not an integer; give the edge length in points, e.g. 127 (~531 MB)") from None
+    if n < 2 or n > 2000:
+        raise SpecError(f"mesh_n {n} is out of range; allowed 2..2000 (127 is ~531 MB, 342 is ~10 GB)")
+    return n
+
+
+def build_tet_mesh(n: int, seed: int = 42) -> pv.UnstructuredGrid:
+    """zvtk's benchmark mesh: tetrahedralised n^3 image with random ``pdata``/``cdata`` (float64).
+
+    pyvista adds a ``vtkOriginalCellIds`` cell array; it is dropped so the mesh holds exactly the
+    arrays the benchmark counts, and the stated size (the ratio's numerator) is honest.
+    """
+    import pyvista as pv
+
+    grid = pv.ImageData(dimensions=(n, n, n)).to_tetrahedra()
+    if "vtkOriginalCellIds" in grid.cell_data:
+        grid.cell_data.remove("vtkOriginalCellIds")
+    rng = np.random.default_rng(seed)
+    grid["pdata"] = rng.random(grid.n_points)
+    grid["cdata"] = rng.random(grid.n_cells)
+    return grid
+
+
+def _offsets(mesh: pv.UnstructuredGrid) -> np.ndarray:
+    return mesh.cell_offsets if hasattr(mesh, "cell_offsets") else mesh.offset
+
+
+def mesh_arrays(mesh: pv.UnstructuredGrid) -> dict[str, np.ndarray]:
+    """Every array that defines the mesh: geometry, topology, point and cell data."""
+    arrays = {
+        "points": np.asarray(mesh.points),
+        "connectivity": np.asarray(mesh.cell_connectivity),
+        "offsets": np.asarray(_offsets(mesh)),
+        "celltypes": np.asarray(mesh.celltypes),
+    }
+    arrays.update({f"point_data/{k}": np.asarray(v) for k, v in mesh.point_data.items()})
+    arrays.update({f"cell_data/{k}": np.asarray(v) for k, v in mesh.cell_data.items()})
+    return arrays
+
+
+def mesh_nbytes(mesh: pv.UnstructuredGrid) -> int:
+    """Uncompressed in-memory bytes of the mesh (the numerator of every compression ratio)."""
+    return sum(a.nbytes for a in mesh_arrays(mesh).values())
+
+
+def mesh_mismatch(expected: pv.UnstructuredGrid, actual: Any) -> str | None:
+    """None when ``actual`` has exactly the points, cells and arrays of ``expected``; else why not.
+
+    Values are compared exactly; integer widths may differ (zvtk stores connectivity as int32).
+    """
+    if type(actual).__name__ != type(expected).__name__:
+        return f"read back a {type(actual).__name__}, expected {type(expected).__name__}"
+    want, got = mesh_arrays(expected), mesh_arrays(actual)
+    if set(want) != set(got):
+        return f"arrays differ: expected {sorted(want)}, read back {sorted(got)}"
+    for name, a in want.items():
+        b = got[name]
+        if a.shape != b.shape:
+            return f"{name}: shape {b.shape} read back, expected {a.shape}"
+        if a.dtype.kind != b.dtype.kind or (a.dtype.kind == "f" and a.dtype != b.dtype):
+            return f"{name}: dtype {b.dtype} read back, expected {a.dtype}"
+        if not np.array_equal(a, b):
+            return f"{name}: values differ ({int(np.count_nonzero(a != b))} of {a.size})"
+    return None
+
+
+# -- formats ------------------------------------------------------------------------------
+def write_zvtk(mesh: pv.UnstructuredGrid, path: Path, *, level: int = 3, threads: int | None = None) -> None:
+    """zvtk.write with an explicit zstd level and thread count (zvtk's ``n_threads``)."""
+    import zvtk
+
+    zvtk.write(mesh, path, level=level, n_threads=threads)
+
+
+def read_zvtk(path: Path, *, threads: int | None = None) -> pv.UnstructuredGrid:
+    import zvtk
+
+    return zvtk.read(path, n_threads=threads)
+
+
+def check_vtu_compressor(name: str) -> str:
+    if name not in VTU_COMPRESSORS:
+        raise SpecError(f"vtu compressor {name!r} is unknown; allowed: {', '.join(VTU_COMPRESSORS)}")
+    return name
+
+
+def write_vtu(mesh: pv.UnstructuredGrid, path: Path, *, compressor: str = "zlib") -> None:
+    """The VTK XML writer via pyvista's ``save`` (binary, the compressor's default level)."""
+    mesh.save(path, binary=True, compression=None if compressor == "none" else compressor)
+
+
+def read_vtu(path: Path) -> pv.UnstructuredGrid:
+    import pyvista as pv
+
+    return pv.read(path)
+
+
+# -- rendering ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Rendering:
+    """An offscreen picture of the mesh, or the reason there is none."""
+
+    path: Path | None
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        return self.path is not None
+
+
+_RENDER_CHILD = """
+import json, os, sys
+args = json.loads(sys.argv[1])
+if args["window"]:
+    os.environ["VTK_DEFAULT_OPENGL_WINDOW"] = args["window"]
+from benchmarks_lib.meshes import _render_here
+_render_here(args["out"], args["n"], args["seed"], tuple(args["size"]))
+"""
+
+
+def _render_here(out: str, n: int, seed: int, size: tuple[int, int]) -> None:
+    """Render in this process (used by the child of :func:`render_mesh_png`)."""
+    import pyvista as pv
+
+    pv.OFF_SCREEN = True
+    mesh = build_tet_mesh(n, seed)
+    half = (n - 1) / 2
+    # cut away one octant (whole tetrahedra) so the inside cells show
+    cut = mesh.clip_box((half, n, half, n, half, n), crinkle=True)
+    plotter = pv.Plotter(off_screen=True, window_size=size)
+    plotter.add_mesh(mesh.outline(), color="gray", line_width=1)
+    plotter.add_mesh(cut, scalars="pdata", show_edges=True, cmap="viridis",
+                     scalar_bar_args={"title": "pdata (random)", "vertical": True})
+    plotter.camera_position = "iso"
+    plotter.screenshot(out)
+    plotter.close()
+
+
+def render_mesh_png(out: str | Path, *, n: int = 16, seed: int = 42, window_size: tuple[int, int] = (800, 600),
+                    timeout_s: float = 120) -> Rendering:
+    """Render the mesh offscreen to a PNG; never raises (a failed render returns the reason).
+
+    Runs in a child process, so a crashing OpenGL driver cannot take the caller down; tries the
+    default window (when there is a display), then EGL, then OSMesa.
+    """
+    out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    windows = ([None] if os.environ.get("DISPLAY") else []) + ["vtkEGLRenderWindow", "vtkOSOpenGLRenderWindow"]
+    package_root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    tried = []
+    for window in windows:
+        args = json.dumps({"out": str(out), "n": int(n), "seed": int(seed), "size": list(window_size), "window": window})
+        try:
+            proc = subprocess.run([sys.executable, "-c", _RENDER_CHILD, args], capture_output=True, text=True,
+                                  timeout=timeout_s, env=env, check=False)
+        except subprocess.TimeoutExpired:
+            tried.append(f"{window or 'default window'}: timed out after {timeout_s:.0f} s")
+            continue
+        if proc.returncode == 0 and out.exists() and out.stat().st_size > 0:
+            return Rendering(out, f"rendered with {window or 'the default window'}")
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        tried.append(f"{window or 'default window'}: exit {proc.returncode}: {last}")
+    return Rendering(None, "offscreen rendering is not possible here (" + "; ".join(tried) + ")")
+
+
+__all__ = [
+    "VTU_COMPRESSORS",
+    "Rendering",
+    "build_tet_mesh",
+    "check_vtu_compressor",
+    "mesh_arrays",
+    "mesh_mismatch",
+    "mesh_nbytes",
+    "mesh_nbytes_estimate",
+    "mesh_shape",
+    "parse_mesh_n",
+    "read_vtu",
+    "read_zvtk",
+    "render_mesh_png",
+    "write_vtu",
+    "write_zvtk",
+]

@@ -1,0 +1,162 @@
+"""The standard figures, each a function of a records DataFrame returning a Figure.
+
+Throughput axes carry the machine's ceiling from the same run as dashed lines and a
+right-hand axis in % of that ceiling.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from .report import ceiling_gbps, ok_rows
+
+CEILING_LABELS = {"write_fsync": "raw write + fsync", "write_nofsync": "raw write (no fsync)",
+                  "read_cold": "raw cold read", "read_warm": "raw warm read", "memcpy": "memcpy"}
+sns.set_theme(style="whitegrid", context="notebook")
+
+
+def _empty(title: str) -> plt.Figure:
+    fig, ax = plt.subplots(figsize=(6, 2))
+    ax.text(0.5, 0.5, f"{title}: no data", ha="center", va="center")
+    ax.set_axis_off()
+    return fig
+
+
+def add_ceiling(ax: plt.Axes, df: pd.DataFrame, ops: tuple[str, ...], *, pct_of: str | None = None) -> None:
+    """Dashed lines at the ceiling GB/s; a right axis in % of ``pct_of`` (or the first op)."""
+    ceil = ceiling_gbps(df)
+    colors = sns.color_palette("Greys", len(ops) + 2)[2:]
+    for op, color in zip(ops, colors, strict=False):
+        if op in ceil:
+            ax.axhline(ceil[op], ls="--", lw=1, color=color, label=f"ceiling: {CEILING_LABELS.get(op, op)}")
+    ref = ceil.get(pct_of or ops[0])
+    if ref:
+        sec = ax.secondary_yaxis("right", functions=(lambda y: 100 * y / ref, lambda p: p * ref / 100))
+        sec.set_ylabel(f"% of {CEILING_LABELS.get(pct_of or ops[0], pct_of)}")
+
+
+def ceiling_bars(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[rows["backend"] == "ceiling"]
+    if rows.empty:
+        return _empty("ceiling")
+    fig, ax = plt.subplots(figsize=(7, 3))
+    sns.barplot(data=rows, y="operation", x="gbps", errorbar=("pi", 100), ax=ax, color="0.6")
+    ax.set(xlabel="GB/s (bars: median, whiskers: min-max)", ylabel="", title="This machine's ceiling")
+    fig.tight_layout()
+    return fig
+
+
+def write_gbps_vs_size(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[(rows["operation"] == "total") & (rows.get("test") == "write")] if "test" in rows else rows.iloc[0:0]
+    if rows.empty:
+        return _empty("write test")
+    fsync = bool(rows["fsync_included"].fillna(False).any())
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    sns.lineplot(data=rows.assign(MB=rows["nbytes"] / 1e6), x="MB", y="gbps", hue="backend", marker="o",
+                 errorbar=("pi", 100), ax=ax)
+    add_ceiling(ax, df, ("write_fsync", "write_nofsync") if fsync else ("write_nofsync",))
+    ax.set(xscale="log", xlabel="bytes written (MB, log)", ylabel="GB/s",
+           title=f"Write test: a new store per size ({'fsync included' if fsync else 'no fsync'})")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def mean_bars(df: pd.DataFrame, operation: str = "total", test: str = "write") -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[(rows["operation"] == operation) & (rows.get("test") == test)] if "test" in rows else rows.iloc[0:0]
+    if rows.empty:
+        return _empty(f"{test} {operation}")
+    fig, ax = plt.subplots(figsize=(8, 0.5 + 0.45 * rows["backend"].nunique()))
+    order = rows.groupby("backend")["gbps"].mean().sort_values(ascending=False).index
+    sns.barplot(data=rows, y="backend", x="gbps", order=order, errorbar="sd", ax=ax)
+    ax.set(xlabel="GB/s (mean ± sd over sizes and iterations)", ylabel="", title=f"Mean {test} bandwidth")
+    fig.tight_layout()
+    return fig
+
+
+def append_gbps_vs_step(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[rows["operation"] == "append_step"]
+    if rows.empty:
+        return _empty("append test")
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    sns.lineplot(data=rows, x="step", y="gbps", hue="backend", marker="o", errorbar=("pi", 100), ax=ax)
+    add_ceiling(ax, df, ("write_nofsync",))
+    ax.set(xlabel="append step", ylabel="GB/s", title="Append test: one store, frames appended")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def frame_latency(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[rows["operation"] == "append_frame"]
+    if rows.empty:
+        return _empty("append frames")
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    sns.ecdfplot(data=rows.assign(ms=rows["elapsed_s"] * 1e3), x="ms", hue="backend", ax=ax)
+    ax.set(xscale="log", xlabel="per-frame append latency (ms, log)", ylabel="fraction of frames",
+           title="Per-frame latency distribution")
+    fig.tight_layout()
+    return fig
+
+
+def read_times(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    ops = ("read_cold", "read_warm", "read_region_cold")
+    rows = rows[rows["operation"].isin(ops) & (rows.get("test") == "read")] if "test" in rows else rows.iloc[0:0]
+    if rows.empty:
+        return _empty("read test")
+    rows = rows.assign(label=rows["operation"] + rows.get("cutout_kind", pd.Series("", index=rows.index)).map(
+        lambda k: f" ({k})" if isinstance(k, str) and k else ""))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    sns.barplot(data=rows, x="elapsed_s", y="label", hue="backend", errorbar=("pi", 100), ax=ax)
+    ax.set(xscale="log", xlabel="seconds (log; median, whiskers min-max)", ylabel="",
+           title="Full reads (cold / warm) and cutouts (cold)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def sharding_grid(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[rows.get("test") == "sharding"] if "test" in rows else rows.iloc[0:0]
+    if rows.empty:
+        return _empty("sharding sweep")
+    metrics = [("total", "elapsed_s", "write (s)"), ("read_cold", "elapsed_s", "cold read (s)"),
+               ("read_region_cold", "elapsed_s", "cold cutout (s)"), ("total", "bytes_on_disk", "MB on disk"),
+               ("total", "inodes", "inodes")]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4 * len(metrics), 0.8 + 0.5 * rows["layout"].nunique()),
+                             sharey=True)
+    for ax, (op, col, label) in zip(axes, metrics, strict=True):
+        part = rows[rows["operation"] == op]
+        if col == "bytes_on_disk":
+            part = part.assign(bytes_on_disk=part[col] / 1e6)
+        sns.barplot(data=part, x=col, y="layout", hue="backend", errorbar=None, ax=ax)
+        ax.set(xscale="log", xlabel=label, ylabel="")
+        if ax is not axes[-1] and ax.get_legend():
+            ax.get_legend().remove()
+    axes[-1].legend(fontsize=7, loc="lower right")
+    fig.suptitle("Sharding sweep: inner chunk x metric (log scales)")
+    fig.tight_layout()
+    return fig
+
+
+def memory_and_threads(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[rows["operation"].isin(["total", "append_total"]) & rows["memory_ratio"].notna()]
+    if rows.empty:
+        return _empty("memory")
+    rows = rows.assign(kind=rows["operation"].map({"total": "write", "append_total": "append"}))
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 0.8 + 0.45 * rows["backend"].nunique()), sharey=True)
+    sns.barplot(data=rows, x="memory_ratio", y="backend", hue="kind", errorbar=None, ax=a)
+    a.set(xlabel="peak RSS growth / bytes written", ylabel="", title="Peak-memory ratio (seed 000's 'N:1')")
+    sns.barplot(data=rows, x="threads_max", y="backend", hue="kind", errorbar=None, estimator="max", ax=b)
+    b.set(xlabel="threads (max seen)", title="Threads while writing")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,149 @@
+"""The result record: tidy rows, one per (case, backend, operation, iteration).
+
+Schema history (bump ``SCHEMA_VERSION`` on any change of meaning):
+  1 - first version.
+
+A run lives in ``<results>/<machine>/<run-id>/``: ``run.json`` holds the environment and the
+run's parameters once; ``records/<case-id>.parquet`` holds the rows of one finished case
+(written atomically, so a killed run never leaves half a case behind).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+SCHEMA_VERSION = 1
+STATUSES = ("ok", "skip", "error")
+
+# Typed columns every row has (suite-specific scalar columns may be added beside them).
+COLUMNS: dict[str, str] = {
+    "schema_version": "int64",
+    "run_id": "string",
+    "machine": "string",
+    "git_commit": "string",
+    "profile": "string",
+    "suite": "string",
+    "case_id": "string",
+    "backend": "string",
+    "operation": "string",
+    "iteration": "int64",
+    "status": "string",
+    "reason": "string",
+    "dataset": "string",
+    "dtype": "string",
+    "codec": "string",
+    "threads": "Int64",
+    "elapsed_s": "float64",
+    "nbytes": "Int64",
+    "gbps": "float64",
+    "bytes_on_disk": "Int64",
+    "inodes": "Int64",
+    "peak_rss_bytes": "Int64",
+    "rss_growth_bytes": "Int64",
+    "memory_ratio": "float64",
+    "threads_max": "Int64",
+    "io_read_bytes": "Int64",
+    "io_write_bytes": "Int64",
+    "io_syscr": "Int64",
+    "io_syscw": "Int64",
+    "fsync_included": "boolean",
+    "cache_state": "string",
+    "verified": "boolean",
+}
+
+
+def finish_row(row: dict) -> dict:
+    """Fill derived columns: GB/s (1e9 bytes/s) and memory ratio (RSS growth / bytes)."""
+    out = dict(row)
+    nbytes, elapsed = out.get("nbytes"), out.get("elapsed_s")
+    if out.get("gbps") is None and nbytes and elapsed:
+        out["gbps"] = nbytes / elapsed / 1e9
+    growth = out.get("rss_growth_bytes")
+    if out.get("memory_ratio") is None and nbytes and growth is not None:
+        out["memory_ratio"] = growth / nbytes
+    return out
+
+
+def to_frame(rows: list[dict]) -> pd.DataFrame:
+    """Rows to a DataFrame with the schema's dtypes; extra columns keep inferred types."""
+    df = pd.DataFrame([finish_row(r) for r in rows])
+    for col, dtype in COLUMNS.items():
+        if col not in df:
+            df[col] = pd.Series([None] * len(df), dtype=dtype)
+        else:
+            df[col] = df[col].astype(dtype)
+    extra = [c for c in df.columns if c not in COLUMNS]
+    for col in extra:
+        if df[col].dtype == object:
+            values = [v for v in df[col] if isinstance(v, list | tuple) or not pd.isna(v)]
+            kinds = {type(v) for v in values}
+            if kinds and kinds <= {list, tuple}:
+                df[col] = df[col].map(lambda v: [int(x) for x in v] if isinstance(v, list | tuple) else None)
+            elif kinds and not kinds <= {str}:
+                df[col] = df[col].map(lambda v: str(v) if isinstance(v, list | tuple) or not pd.isna(v) else None)
+    return df[list(COLUMNS) + sorted(extra)]
+
+
+def write_atomic_parquet(df: pd.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def write_json_atomic(data: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
+    os.replace(tmp, path)
+
+
+def run_dirs(results_dir: str | Path) -> list[Path]:
+    """Every run directory under a results directory, newest first."""
+    root = Path(results_dir)
+    runs = [p.parent for p in root.glob("*/*/run.json")]
+    return sorted(runs, key=lambda p: (p / "run.json").stat().st_mtime, reverse=True)
+
+
+def find_run(results_dir: str | Path, run: str) -> Path:
+    """A run given by path, by ``machine/run-id`` or by run id alone."""
+    p = Path(run)
+    if (p / "run.json").exists():
+        return p
+    for candidate in run_dirs(results_dir):
+        if candidate.name == run or f"{candidate.parent.name}/{candidate.name}" == run:
+            return candidate
+    known = ", ".join(d.name for d in run_dirs(results_dir)[:10]) or "none"
+    raise FileNotFoundError(f"run {run!r} not found under {results_dir}; known runs: {known}")
+
+
+def load_run(run_dir: str | Path) -> tuple[pd.DataFrame, dict]:
+    """All rows of a run (case files concatenated) and its run.json."""
+    run_dir = Path(run_dir)
+    meta = json.loads((run_dir / "run.json").read_text())
+    files = sorted((run_dir / "records").glob("*.parquet"))
+    frames = [pd.read_parquet(f) for f in files]
+    df = pd.concat(frames, ignore_index=True) if frames else to_frame([])
+    return df, meta
+
+
+def load_results(path: str | Path) -> pd.DataFrame:
+    """Rows of one run directory, or of every run under a results directory."""
+    path = Path(path)
+    if (path / "run.json").exists():
+        return load_run(path)[0]
+    frames = [load_run(d)[0] for d in run_dirs(path)]
+    if not frames:
+        raise FileNotFoundError(f"no runs found under {path}")
+    return pd.concat(frames, ignore_index=True)
+
+
+def export_csv(run_dir: str | Path, out: str | Path | None = None) -> Path:
+    df, _ = load_run(run_dir)
+    target = Path(out) if out else Path(run_dir) / "records.csv"
+    df.to_csv(target, index=False)
+    return target

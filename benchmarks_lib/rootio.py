@@ -1,0 +1,481 @@
+"""ROOT TTree sample files and the measured reads of the cache/prefetch chapter (ROOT and uproot).
+
+The sample file follows seed 004's ``create_sample_file``: a TTree ``T`` of N entries x B
+branches, each branch a fixed array of 100 elements per entry, element types cycling over
+float, double, int, short; random values; ROOT's default compression. It is written by real
+ROOT through a compiled filler (``gInterpreter.Declare``), or by uproot.
+
+Each measured read runs in a fresh Python process (:func:`run_fresh`), as seed 004 ran a fresh
+``root`` per configuration: ROOT's global state (gEnv, plugin handlers, caches) never leaks from
+one configuration to the next, and the RSS baseline is that of a fresh process. The child
+writes a metrics dict (JSON) that the parent returns.
+
+ROOT pitfalls handled here: the ``root`` wheel's ``TFile.Open("http://...")`` fails with "method
+ROOT::Deprecated::TWebFile not found" unless the http plugin handler is re-registered
+(:func:`enable_root_http`); ROOT turns async prefetching off for local files by design, which the
+metrics report as ``async_active``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .specs import SpecError
+
+TREE_NAME = "T"
+ARRAY_LENGTH = 100
+#: (ROOT leaf type code, numpy dtype) cycling over branches: float, double, int, short
+ELEMENT_TYPES = (("F", "float32"), ("D", "float64"), ("I", "int32"), ("S", "int16"))
+#: ROOT's default TTree auto-flush: a cluster every ~30 MB of compressed data
+ROOT_DEFAULT_AUTO_FLUSH = -30_000_000
+WRITERS = ("root", "uproot")
+#: uproot source name -> class path (uproot.source.*)
+UPROOT_SOURCES = {
+    "fsspec": "uproot.source.fsspec.FSSpecSource",
+    "http": "uproot.source.http.HTTPSource",
+    "multithreaded": "uproot.source.http.MultithreadedHTTPSource",
+}
+ROOT_INSTALL_HINT = "pip install --pre root  (or the package extra: pip install 'iobench-book[root]')"
+UPROOT_INSTALL_HINT = "pip install uproot  (or the package extra: pip install 'iobench-book[root]')"
+
+
+class ReaderUnavailable(RuntimeError):
+    """A library a reader needs is not installed; the message carries the install hint."""
+
+
+class FreshProcessError(RuntimeError):
+    """A measured child process failed; the message carries the tail of its stderr."""
+
+
+# ---------------------------------------------------------------------------------------------
+# availability and ROOT set-up
+
+
+def root_missing_reason() -> str | None:
+    """None when PyROOT can be imported, else a one-line reason with the install hint."""
+    if importlib.util.find_spec("ROOT") is None:
+        return f"ROOT (PyROOT) is not installed; {ROOT_INSTALL_HINT}"
+    return None
+
+
+def uproot_missing_reason() -> str | None:
+    if importlib.util.find_spec("uproot") is None:
+        return f"uproot is not installed; {UPROOT_INSTALL_HINT}"
+    return None
+
+
+def import_root() -> Any:
+    """``import ROOT`` in batch mode, quietly (the wheel warns that it is alpha)."""
+    reason = root_missing_reason()
+    if reason:
+        raise ReaderUnavailable(reason)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        root = importlib.import_module("ROOT")
+    root.gROOT.SetBatch(True)
+    return root
+
+
+def is_url(location: str | os.PathLike) -> bool:
+    return str(location).startswith(("http://", "https://"))
+
+
+_http_enabled = False
+
+
+def enable_root_http(url: str = "http://localhost/") -> None:
+    """Make ``TFile.Open("http://...")`` work in the ``root`` wheel.
+
+    The wheel's default plugin handler names a constructor cling cannot find; looking the handler
+    up first (which loads the plugin table) and then registering TWebFile's constructor again
+    makes TFile::Open pick a working handler.
+    """
+    global _http_enabled
+    if _http_enabled:
+        return
+    root = import_root()
+    manager = root.gROOT.GetPluginManager()
+    manager.FindHandler("TFile", url)
+    manager.AddHandler("TFile", "^http[s]?:", "ROOT::Deprecated::TWebFile", "Net", "TWebFile(const char*,Option_t*)")
+    _http_enabled = True
+
+
+def open_root_file(location: str | os.PathLike) -> Any:
+    """``TFile::Open`` for a local path or an http(s) URL; raises OSError when it fails."""
+    root = import_root()
+    location = str(location)
+    if is_url(location):
+        enable_root_http(location)
+    f = root.TFile.Open(location)
+    if not f or f.IsZombie():
+        raise OSError(f"ROOT could not open {location!r}")
+    return f
+
+
+_READER_CPP = r"""
+#include <TTree.h>
+Long64_t iobench_read_all_entries(TTree* tree) {
+   // seed 004's readTree: every entry in order, every branch; returns uncompressed bytes
+   Long64_t total = 0, n = tree->GetEntries();
+   for (Long64_t i = 0; i < n; ++i) total += tree->GetEntry(i);
+   return total;
+}
+"""
+
+_FILLER_CPP = r"""
+#include <TFile.h>
+#include <TTree.h>
+#include <TRandom3.h>
+#include <string>
+#include <vector>
+Long64_t iobench_fill_sample(const char* path, Long64_t entries, int branches, Long64_t auto_flush, unsigned seed) {
+   TFile f(path, "RECREATE");
+   if (f.IsZombie()) return -1;
+   TTree tree("T", "iobench cache/prefetch sample (seed 004)");
+   tree.SetAutoFlush(auto_flush);
+   const int n = 100;
+   const char codes[4] = {'F', 'D', 'I', 'S'};
+   const int sizes[4] = {4, 8, 4, 2};
+   std::vector<std::vector<char>> bufs(branches);
+   for (int b = 0; b < branches; ++b) {
+      bufs[b].resize(n * sizes[b % 4]);
+      std::string leaf = std::string("x[100]/") + codes[b % 4];
+      tree.Branch(("b" + std::to_string(b)).c_str(), bufs[b].data(), leaf.c_str());
+   }
+   TRandom3 rng(seed);
+   for (Long64_t i = 0; i < entries; ++i) {
+      for (int b = 0; b < branches; ++b) {
+         char* p = bufs[b].data();
+         switch (b % 4) {
+            case 0: for (int k = 0; k < n; ++k) ((Float_t*)p)[k] = rng.Rndm(); break;
+            case 1: for (int k = 0; k < n; ++k) ((Double_t*)p)[k] = rng.Gaus(); break;
+            case 2: for (int k = 0; k < n; ++k) ((Int_t*)p)[k] = rng.Integer(1 << 20); break;
+            default: for (int k = 0; k < n; ++k) ((Short_t*)p)[k] = rng.Integer(1000); break;
+         }
+      }
+      tree.Fill();
+   }
+   tree.Write();
+   f.Close();
+   return f.GetSize();
+}
+"""
+
+
+def _declare(root: Any, name: str, code: str) -> Any:
+    if not hasattr(root, name):
+        if not root.gInterpreter.Declare(code):
+            raise RuntimeError(f"cling could not compile {name}")
+    return getattr(root, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# sample files
+
+
+@dataclass(frozen=True)
+class SampleFile:
+    """A written sample file and how it was made."""
+
+    path: str
+    entries: int
+    branches: int
+    auto_flush: int
+    writer: str
+    seed: int
+    file_bytes: int
+    entry_bytes: int
+    seconds: float
+
+
+def entry_bytes(entries: int, branches: int) -> int:
+    """Uncompressed bytes of ``entries`` entries of all branches (what a full read unpacks)."""
+    sizes = [4, 8, 4, 2]
+    return entries * ARRAY_LENGTH * sum(sizes[b % 4] for b in range(branches))
+
+
+def _check_sample_args(entries: int, branches: int, auto_flush: int | None, writer: str) -> int:
+    if not isinstance(entries, int) or entries < 1:
+        raise SpecError(f"entries {entries!r} must be a positive integer")
+    if not isinstance(branches, int) or branches < 1:
+        raise SpecError(f"branches {branches!r} must be a positive integer")
+    if writer not in WRITERS:
+        raise SpecError(f"sample writer {writer!r} is unknown; allowed: {', '.join(WRITERS)}")
+    if auto_flush is None:
+        return ROOT_DEFAULT_AUTO_FLUSH
+    if not isinstance(auto_flush, int) or auto_flush == 0:
+        raise SpecError(f"auto_flush {auto_flush!r} must be a non-zero integer (entries if > 0, bytes if < 0)")
+    return auto_flush
+
+
+def create_sample_file(path: str | Path, entries: int, branches: int, auto_flush: int | None = None, *,
+                       seed: int = 1, writer: str = "root") -> SampleFile:
+    """Write seed 004's sample TTree to ``path`` with ROOT (default) or uproot.
+
+    ``auto_flush`` as in ``TTree::SetAutoFlush``: > 0 entries per cluster, < 0 compressed bytes
+    per cluster, None for ROOT's default (-30 MB).
+    """
+    flush = _check_sample_args(entries, branches, auto_flush, writer)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    if writer == "root":
+        root = import_root()
+        fill = _declare(root, "iobench_fill_sample", _FILLER_CPP)
+        size = int(fill(str(path), entries, branches, flush, seed))
+        if size < 0:
+            raise OSError(f"ROOT could not create {str(path)!r}")
+    else:
+        _write_with_uproot(path, entries, branches, flush, seed)
+    return SampleFile(str(path), entries, branches, flush, writer, seed, path.stat().st_size,
+                      entry_bytes(entries, branches), time.perf_counter() - t0)
+
+
+def _write_with_uproot(path: Path, entries: int, branches: int, auto_flush: int, seed: int) -> None:
+    """uproot variant: one basket per branch per ``extend`` (a cluster of ``auto_flush`` entries)."""
+    reason = uproot_missing_reason()
+    if reason:
+        raise ReaderUnavailable(reason)
+    import numpy as np
+    import uproot
+
+    if auto_flush > 0:
+        step = auto_flush
+    else:
+        # bytes per cluster -> entries, estimating ~1.2x compression of these random values
+        step = max(1, int(-auto_flush * 1.2 // max(1, entry_bytes(1, branches))))
+    step = min(step, entries)
+    rng = np.random.default_rng(seed)
+    dtypes = {f"b{b}": ELEMENT_TYPES[b % 4][1] for b in range(branches)}
+    with uproot.recreate(path, compression=uproot.ZLIB(1)) as f:
+        tree = f.mktree(TREE_NAME, {name: np.dtype((dt, (ARRAY_LENGTH,))) for name, dt in dtypes.items()},
+                        title="iobench cache/prefetch sample (seed 004, uproot)",
+                        initial_basket_capacity=entries // step + 2)
+        for start in range(0, entries, step):
+            n = min(step, entries - start)
+            shape = (n, ARRAY_LENGTH)
+            batch = {}
+            for name, dt in dtypes.items():
+                if dt == "float32":
+                    batch[name] = rng.random(shape, dtype=np.float32)
+                elif dt == "float64":
+                    batch[name] = rng.standard_normal(shape)
+                elif dt == "int32":
+                    batch[name] = rng.integers(0, 1 << 20, shape, dtype=np.int32)
+                else:
+                    batch[name] = rng.integers(0, 1000, shape, dtype=np.int16)
+            tree.extend(batch)
+
+
+def sample_file_name(entries: int, branches: int, auto_flush: int | None, writer: str = "root", seed: int = 1) -> str:
+    flush = ROOT_DEFAULT_AUTO_FLUSH if auto_flush is None else auto_flush
+    return f"sample-{writer}-e{entries}-b{branches}-af{flush}-s{seed}.root"
+
+
+def ensure_sample_file(directory: str | Path, entries: int, branches: int, auto_flush: int | None = None, *,
+                       seed: int = 1, writer: str = "root") -> SampleFile:
+    """The sample file for these parameters in ``directory``, written once (lock + atomic rename)."""
+    _check_sample_args(entries, branches, auto_flush, writer)
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / sample_file_name(entries, branches, auto_flush, writer, seed)
+    info = target.with_suffix(".json")
+    with open(directory / ".sample.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists() and info.exists():
+            return SampleFile(**json.loads(info.read_text()))
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            # write in a fresh process: ROOT's state in this one stays untouched
+            made = run_fresh("benchmarks_lib.rootio:_create_for_parent",
+                             {"path": str(tmp), "entries": entries, "branches": branches,
+                              "auto_flush": auto_flush, "seed": seed, "writer": writer})
+            os.replace(tmp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+        made["path"] = str(target)
+        info.write_text(json.dumps(made))
+        return SampleFile(**made)
+
+
+def _create_for_parent(**kwargs: Any) -> dict:
+    return asdict(create_sample_file(**kwargs))
+
+
+# ---------------------------------------------------------------------------------------------
+# measured reads (run in the child process)
+
+
+def _timed_read(read: Any) -> dict:
+    """Run ``read()`` under the resource sampler: real and CPU time (all threads), RSS, I/O."""
+    from .measure.iocounters import read_io_counters
+    from .measure.sampler import ResourceSampler, current_rss_and_threads
+
+    io0 = read_io_counters()
+    with ResourceSampler() as sampler:
+        t0, c0 = time.perf_counter_ns(), time.process_time()
+        extra = read()
+        t1, c1 = time.perf_counter_ns(), time.process_time()
+        rss_after, _ = current_rss_and_threads()
+    io1 = read_io_counters()
+    row = {"elapsed_s": (t1 - t0) / 1e9, "cpu_s": c1 - c0, "rss_baseline_bytes": sampler.baseline_rss,
+           "peak_rss_bytes": sampler.peak_rss, "rss_growth_bytes": sampler.rss_growth, "rss_after_bytes": rss_after,
+           "threads_max": sampler.max_threads}
+    if io0 and io1:
+        d = io1 - io0
+        row.update(io_read_bytes=d.read_bytes, io_write_bytes=d.write_bytes, io_syscr=d.syscr, io_syscw=d.syscw)
+    row.update(extra)
+    return row
+
+
+def measure_root_read(location: str, cache_bytes: int, async_prefetch: bool, *, tree: str = TREE_NAME) -> dict:
+    """Seed 004's benchmark in this process: open, set the TTreeCache size, read every entry.
+
+    Timed from ``TFile::Open`` to the last entry (as seed 004's TStopwatch); ``TFile.AsyncPrefetching``
+    is set in gEnv before opening.
+    """
+    root = import_root()
+    root.gEnv.SetValue("TFile.AsyncPrefetching", int(bool(async_prefetch)))
+    read_all = _declare(root, "iobench_read_all_entries", _READER_CPP)
+    root.gSystem.Load("libTree")
+    if is_url(location):
+        root.gSystem.Load("libNet")
+        enable_root_http(location)
+    state: dict = {}
+
+    def read() -> dict:
+        f = open_root_file(location)
+        t = f.Get(tree)
+        if not t:
+            raise OSError(f"no TTree {tree!r} in {location!r}")
+        t.SetCacheSize(int(cache_bytes))
+        nbytes = int(read_all(t))
+        state.update(file=f, tree=t)
+        return {"nbytes": nbytes, "entries": int(t.GetEntries()), "branches": int(t.GetListOfBranches().GetEntries())}
+
+    row = _timed_read(read)
+    f, t = state["file"], state["tree"]
+    cache = t.GetReadCache(f)
+    row.update(root_bytes_read=int(f.GetBytesRead()), root_read_calls=int(f.GetReadCalls()),
+               async_active=bool(cache) and bool(cache.IsEnablePrefetching()),
+               cache_active=bool(cache), file_class=str(f.ClassName()))
+    f.Close()
+    return row
+
+
+def measure_uproot_read(location: str, *, source: str = "fsspec", step_size: int | str = "100 MB",
+                        num_workers: int = 1, tree: str = TREE_NAME) -> dict:
+    """uproot's ``TTree.iterate`` over all branches in this process; ``step_size`` in entries
+    (int) or bytes (str such as "100 MB": uproot then reads every basket header first)."""
+    reason = uproot_missing_reason()
+    if reason:
+        raise ReaderUnavailable(reason)
+    import uproot
+
+    options: dict = {"num_workers": int(num_workers)}
+    if is_url(location):
+        if source not in UPROOT_SOURCES:
+            raise SpecError(f"uproot source {source!r} is unknown; allowed: {', '.join(UPROOT_SOURCES)}")
+        module, _, cls = UPROOT_SOURCES[source].rpartition(".")
+        options["handler"] = getattr(importlib.import_module(module), cls)
+    state: dict = {}
+
+    def read() -> dict:
+        f = uproot.open(location, **options)
+        t = f[tree]
+        nbytes = steps = 0
+        for arrays in t.iterate(step_size=step_size, library="np"):
+            nbytes += sum(a.nbytes for a in arrays.values())
+            steps += 1
+        state["file"] = f
+        return {"nbytes": nbytes, "entries": int(t.num_entries), "branches": len(t.keys()), "steps": steps}
+
+    row = _timed_read(read)
+    f = state["file"]
+    src = f.file.source
+    row.update(client_requests=int(src.num_requests), client_chunks=int(src.num_requested_chunks),
+               client_bytes=int(src.num_requested_bytes), source_class=type(src).__name__)
+    f.close()
+    return row
+
+
+# ---------------------------------------------------------------------------------------------
+# fresh processes
+
+
+def _child_env() -> dict:
+    env = dict(os.environ)
+    package_parent = str(Path(__file__).resolve().parents[1])
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if package_parent not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([package_parent, *paths])
+    env.setdefault("PYTHONWARNINGS", "ignore")
+    return env
+
+
+def run_fresh(target: str, kwargs: dict, *, timeout_s: float | None = None) -> dict:
+    """Call ``module:function(**kwargs)`` in a fresh Python process and return its dict.
+
+    A missing library in the child raises :class:`ReaderUnavailable` here; any other failure
+    raises :class:`FreshProcessError` with the tail of the child's stderr.
+    """
+    with tempfile.TemporaryDirectory(prefix="iobench-fresh-") as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = [sys.executable, "-m", "benchmarks_lib.rootio", target, json.dumps(kwargs), str(out)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=_child_env(),
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise FreshProcessError(f"{target} did not finish within {timeout_s} s") from None
+        result = json.loads(out.read_text()) if out.exists() else None
+        if isinstance(result, dict) and "unavailable" in result:
+            raise ReaderUnavailable(result["unavailable"])
+        if proc.returncode != 0 or not isinstance(result, dict):
+            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+            raise FreshProcessError(f"{target} failed (exit {proc.returncode}): {tail}")
+        return result
+
+
+def read_with_root(location: str | Path, cache_bytes: int, async_prefetch: bool | int, *,
+                   timeout_s: float | None = None) -> dict:
+    """Seed 004's read of one configuration in a fresh process: metrics dict (see ``measure_root_read``)."""
+    return run_fresh("benchmarks_lib.rootio:measure_root_read",
+                     {"location": str(location), "cache_bytes": int(cache_bytes), "async_prefetch": bool(async_prefetch)},
+                     timeout_s=timeout_s)
+
+
+def read_with_uproot(location: str | Path, *, source: str = "fsspec", step_size: int | str = "100 MB",
+                     num_workers: int = 1, timeout_s: float | None = None) -> dict:
+    """uproot's read of one configuration in a fresh process (see ``measure_uproot_read``)."""
+    return run_fresh("benchmarks_lib.rootio:measure_uproot_read",
+                     {"location": str(location), "source": source, "step_size": step_size, "num_workers": int(num_workers)},
+                     timeout_s=timeout_s)
+
+
+def _main(argv: list[str]) -> int:
+    target, kwargs, out = argv[0], json.loads(argv[1]), Path(argv[2])
+    module, _, name = target.partition(":")
+    try:
+        result = getattr(importlib.import_module(module), name)(**kwargs)
+    except ReaderUnavailable as exc:
+        result = {"unavailable": str(exc)}
+    out.write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

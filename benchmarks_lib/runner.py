@@ -1,0 +1,233 @@
+"""Runs a suite: cases x backends x iterations, each case in a worker subprocess.
+
+- Parameters are validated (and unknown ones rejected) before anything is written.
+- A run lives in ``<results>/<machine>/<run-id>/``; re-running the same run id skips the
+  cases already recorded (resume after ``kill -9``: no lost, no duplicated rows).
+- A crash of a case (even a segfault in a native library) becomes an error row with the
+  tail of its stderr, and the sweep goes on.
+- Every run measures the machine's ceiling first (see ``ceiling.py``).
+- Scratch space: one marked directory per run, emptied after every case and removed at the
+  end; nothing outside it is ever deleted.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .ceiling import ceiling_case
+from .environment import collect_environment, machine_name
+from .records import SCHEMA_VERSION, find_run, load_run, to_frame, write_atomic_parquet, write_json_atomic
+from .scratch import clear_dir, make_scratch, remove_tree
+from .specs import SpecError, parse_count, parse_profile
+from .suites import Case, get_suite
+from .worker import error_row, finish_rows
+
+DEFAULT_CEILING_BYTES = {"quick": 64 * 2**20, "standard": 512 * 2**20, "seed": 2 * 2**30}
+RUN_COLUMNS_FROM_ENV = ("machine", "git_commit", "cpu_model", "cpu_count", "ram_bytes", "fs_type", "kernel", "python")
+STDERR_TAIL = 3000
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    df: pd.DataFrame
+    meta: dict
+
+    @property
+    def failed(self) -> int:
+        return int((self.df["status"] == "error").sum()) if len(self.df) else 0
+
+
+def resolve_params(suite_name: str, params: dict | None, profile: str) -> dict:
+    """Profile defaults overlaid with the given parameters (None means 'profile default')."""
+    suite = get_suite(suite_name)
+    profile = parse_profile(profile)
+    defaults = dict(suite.profiles.get(profile, {}))
+    given = {k: v for k, v in (params or {}).items() if v is not None}
+    allowed = set(defaults) | {"iterations", "warmups"}
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        raise SpecError(f"parameter {unknown[0]!r} is unknown for suite {suite_name!r}; allowed: {', '.join(sorted(allowed))}")
+    merged = {**defaults, **given}
+    merged["iterations"] = parse_count(merged.get("iterations", 3), "iterations", maximum=10_000)
+    merged["warmups"] = parse_count(merged.get("warmups", 1), "warmups", minimum=0, maximum=1000)
+    return merged
+
+
+def default_run_id(suite: str, profile: str) -> str:
+    return f"{suite}-{profile}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+def _check_run_id(run_id: str) -> str:
+    if not run_id or any(c in run_id for c in "/\\\0") or run_id in (".", ".."):
+        raise SpecError(f"run id {run_id!r} is not a plain name; use letters, digits, '-', '_' or '.'")
+    return run_id
+
+
+def _free_bytes(path: Path) -> int:
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def _emit(progress: Callable[[str], None] | None, text: str) -> None:
+    if progress:
+        progress(text)
+
+
+def _print_progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _run_worker(case: Case, job: dict, job_path: Path, timeout_s: float) -> tuple[int, str]:
+    job_path.write_text(json.dumps(job))
+    cmd = [sys.executable, "-m", "benchmarks_lib.worker", str(job_path)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # Own session: Ctrl-C reaches the runner only (it kills the worker); the worker also dies
+    # with the runner (PR_SET_PDEATHSIG), so a killed run leaves no case running behind it.
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True, preexec_fn=_die_with_parent)
+    try:
+        _, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, stderr = proc.communicate()
+        return -9, f"case timed out after {timeout_s:.0f} s\n{stderr[-STDERR_TAIL:]}"
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc.returncode, stderr[-STDERR_TAIL:]
+
+
+def run_suite(
+    suite_name: str,
+    params: dict | None = None,
+    *,
+    profile: str = "quick",
+    results_dir: str | Path = "results",
+    run_id: str | None = None,
+    scratch_dir: str | Path | None = None,
+    ceiling: bool = True,
+    case_timeout_s: float = 3600,
+    progress: Callable[[str], None] | None = _print_progress,
+) -> RunResult:
+    """Measure a suite and return its rows; resumes when ``run_id`` names an existing run."""
+    suite = get_suite(suite_name)
+    merged = resolve_params(suite_name, params, profile)
+    iterations, warmups = merged["iterations"], merged["warmups"]
+    suite_params = {k: v for k, v in merged.items() if k not in ("iterations", "warmups")}
+    cases = suite.build_cases(suite_params, profile)
+    need = suite.scratch_bytes(cases)
+    if ceiling and suite_name != "ceiling":
+        nbytes = suite.ceiling_bytes(cases) if suite.ceiling_bytes else DEFAULT_CEILING_BYTES[profile]
+        cases = [ceiling_case(nbytes), *cases]
+        need = max(need, nbytes)
+    run_id = _check_run_id(run_id or default_run_id(suite_name, profile))
+    scratch_root = Path(scratch_dir or os.environ.get("IOBENCH_SCRATCH", ".iobench-scratch"))
+    scratch_root.mkdir(parents=True, exist_ok=True)
+
+    machine = machine_name()
+    run_dir = Path(results_dir) / machine / run_id
+    meta_path = run_dir / "run.json"
+    request = {"suite": suite_name, "profile": profile, "params": merged}
+    if meta_path.exists():
+        old = json.loads(meta_path.read_text())
+        if {k: old.get(k) for k in request} != json.loads(json.dumps(request)):
+            raise SpecError(f"run id {run_id!r} exists with other parameters; pick another --run-id or the same parameters")
+        meta = old
+    else:
+        free = _free_bytes(scratch_root)
+        if need * 1.2 > free:
+            raise SpecError(f"scratch {scratch_root} has {free / 1e9:.1f} GB free; this run needs about {need * 1.2 / 1e9:.1f} GB")
+        env = collect_environment(scratch_root)
+        meta = {**request, "schema_version": SCHEMA_VERSION, "run_id": run_id, "environment": env,
+                "started_at": env["collected_at"], "cases": [c.case_id for c in cases]}
+        write_json_atomic(meta, meta_path)
+
+    env = meta["environment"]
+    run_columns = {"run_id": run_id, "profile": profile, **{k: env.get(k) for k in RUN_COLUMNS_FROM_ENV}}
+    records = run_dir / "records"
+    records.mkdir(parents=True, exist_ok=True)
+    scratch = make_scratch(scratch_root, run_id)
+    clear_dir(scratch, scratch)  # leftovers of a killed run
+    todo = [c for c in cases if not (records / f"{c.case_id}.parquet").exists()]
+    done = len(cases) - len(todo)
+    if done:
+        _emit(progress, f"resuming {run_id}: {done} of {len(cases)} cases already recorded")
+    try:
+        for n, case in enumerate(todo, start=done + 1):
+            out = records / f"{case.case_id}.parquet"
+            case_scratch = scratch / "case"
+            case_scratch.mkdir(exist_ok=True)
+            job = {"case": case.to_json(), "scratch": str(case_scratch), "iterations": iterations, "warmups": warmups,
+                   "profile": profile, "run_dir": str(run_dir.resolve()), "run_columns": run_columns, "out": str(out)}
+            label = f"[{n}/{len(cases)}] {case.suite} {case.backend} {_describe(case)}"
+            t0 = time.perf_counter()
+            try:
+                rc, stderr = _run_worker(case, job, scratch / "job.json", case_timeout_s)
+            finally:
+                clear_dir(case_scratch, scratch)
+            if not out.exists():
+                reason = f"worker exited with status {rc}" + (" (killed by signal)" if rc < 0 else "")
+                rows = finish_rows([error_row(case, f"{reason}\n{stderr}")], case, run_columns)
+                write_atomic_parquet(to_frame(rows), out)
+            status = _case_status(out)
+            _emit(progress, f"{label}: {status} ({time.perf_counter() - t0:.1f} s)")
+    finally:
+        remove_tree(scratch, scratch)
+    df, meta = load_run(run_dir)
+    meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    write_json_atomic(meta, meta_path)
+    return RunResult(run_dir, df, meta)
+
+
+def _describe(case: Case) -> str:
+    keys = ("test", "dataset", "codec", "size", "threads", "level", "config")
+    return " ".join(f"{k}={case.params[k]}" for k in keys if k in case.params)
+
+
+def _case_status(path: Path) -> str:
+    statuses = pd.read_parquet(path, columns=["status"])["status"]
+    if (statuses == "error").any():
+        return "error"
+    if (statuses == "skip").all():
+        return "skipped"
+    return "ok"
+
+
+def run_or_load(
+    suite_name: str,
+    params: dict | None = None,
+    *,
+    profile: str = "quick",
+    results_dir: str | Path = "results",
+    load: str | Path | None = None,
+    **kwargs,
+) -> RunResult:
+    """The one call a notebook makes: measure now, or load an earlier run (``load``)."""
+    if load:
+        run_dir = find_run(results_dir, str(load))
+        df, meta = load_run(run_dir)
+        if meta.get("suite") != suite_name:
+            raise SpecError(f"run {load!r} is a {meta.get('suite')!r} run, not {suite_name!r}")
+        return RunResult(run_dir, df, meta)
+    return run_suite(suite_name, params, profile=profile, results_dir=results_dir, **kwargs)

@@ -1,0 +1,234 @@
+"""Parameter models and their validation.
+
+Every user-facing value (dims, dtype, codec, sizes, profile, backend names) is parsed here,
+at the boundary, into a small immutable object. A bad value raises :class:`SpecError` with
+one line that names the value and what is allowed, before any work starts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PROFILES = ("quick", "standard", "seed")
+DTYPES = ("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float32", "float64")
+BLOSC_CNAMES = ("lz4", "lz4hc", "zstd", "zlib", "blosclz")
+BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+CODEC_FAMILIES = ("none", "lz4", "zstd", "gzip", "blosc")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class SpecError(ValueError):
+    """A user-supplied value is invalid; the message is one line a user can act on."""
+
+
+def _int(text: str, what: str, *, minimum: int = 1) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise SpecError(f"{what} {text!r} is not an integer") from None
+    if value < minimum:
+        raise SpecError(f"{what} {value} must be >= {minimum}")
+    return value
+
+
+@dataclass(frozen=True)
+class Dim:
+    name: str
+    size: int
+    chunk: int
+    shard: int | None = None
+
+
+@dataclass(frozen=True)
+class DimsSpec:
+    """Shape, chunking and sharding, parsed from ``name:size[:chunk[:shard]],...``."""
+
+    dims: tuple[Dim, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.dims)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(d.size for d in self.dims)
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        return tuple(d.chunk for d in self.dims)
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        if all(d.shard is None for d in self.dims):
+            return None
+        return tuple(d.shard if d.shard is not None else d.chunk for d in self.dims)
+
+    def with_size(self, axis: int, size: int) -> DimsSpec:
+        """A copy with one dimension resized (chunk and shard clipped to the new size)."""
+        dims = list(self.dims)
+        d = dims[axis]
+        dims[axis] = Dim(d.name, size, min(d.chunk, size), None if d.shard is None else min(d.shard, size))
+        return DimsSpec(tuple(dims))
+
+    def __str__(self) -> str:
+        parts = []
+        for d in self.dims:
+            text = f"{d.name}:{d.size}:{d.chunk}"
+            parts.append(text + (f":{d.shard}" if d.shard is not None else ""))
+        return ",".join(parts)
+
+
+def parse_dims(text: str) -> DimsSpec:
+    """Parse ``t:64,y:1080:540,x:1920`` (``name:size[:chunk[:shard]]``, ome-writers' syntax)."""
+    allowed = "expected comma-separated name:size[:chunk[:shard]], e.g. t:64,y:1080:540,x:1920"
+    if not isinstance(text, str) or not text.strip():
+        raise SpecError(f"dims {text!r} is empty; {allowed}")
+    dims: list[Dim] = []
+    for item in text.split(","):
+        parts = item.strip().split(":")
+        if not 2 <= len(parts) <= 4 or not _NAME.match(parts[0]):
+            raise SpecError(f"dims item {item!r} is malformed; {allowed}")
+        name = parts[0]
+        if name in (d.name for d in dims):
+            raise SpecError(f"dims name {name!r} is repeated; each dimension needs its own name")
+        size = _int(parts[1], f"size of {name!r}")
+        chunk = _int(parts[2], f"chunk of {name!r}") if len(parts) > 2 and parts[2] else size
+        if chunk > size:
+            raise SpecError(f"chunk {chunk} of {name!r} exceeds its size {size}")
+        shard = _int(parts[3], f"shard of {name!r}") if len(parts) > 3 else None
+        if shard is not None and shard % chunk:
+            raise SpecError(f"shard {shard} of {name!r} is not a multiple of its chunk {chunk}")
+        dims.append(Dim(name, size, chunk, shard))
+    if len(dims) > 8:
+        raise SpecError(f"dims has {len(dims)} dimensions; at most 8 are allowed")
+    return DimsSpec(tuple(dims))
+
+
+def parse_dtype(text: str) -> np.dtype:
+    if text not in DTYPES:
+        raise SpecError(f"dtype {text!r} is not supported; allowed: {', '.join(DTYPES)}")
+    return np.dtype(text)
+
+
+@dataclass(frozen=True)
+class CodecSpec:
+    """A compression choice: ``none``, ``lz4``, ``zstd[:level]``, ``gzip[:level]``,
+    ``blosc-<cname>[:clevel[:shuffle]]``."""
+
+    family: str
+    level: int | None = None
+    cname: str | None = None
+    shuffle: str | None = None
+
+    def __str__(self) -> str:
+        if self.family == "blosc":
+            return f"blosc-{self.cname}:{self.level}:{self.shuffle}"
+        if self.level is None:
+            return self.family
+        return f"{self.family}:{self.level}"
+
+    @property
+    def compressed(self) -> bool:
+        return self.family != "none"
+
+
+def parse_codec(text: str) -> CodecSpec:
+    allowed = "allowed: none, lz4, zstd[:level], gzip[:level], blosc-{" + "|".join(BLOSC_CNAMES) + "}[:clevel[:" + "|".join(BLOSC_SHUFFLES) + "]]"
+    if not isinstance(text, str) or not text:
+        raise SpecError(f"codec {text!r} is empty; {allowed}")
+    head, *rest = text.split(":")
+    if head == "none" and not rest:
+        return CodecSpec("none")
+    if head == "lz4" and not rest:
+        return CodecSpec("lz4")
+    if head == "zstd" and len(rest) <= 1:
+        level = _int(rest[0], "zstd level", minimum=-131072) if rest else 3
+        if level > 22:
+            raise SpecError(f"zstd level {level} is out of range; allowed -131072..22")
+        return CodecSpec("zstd", level)
+    if head == "gzip" and len(rest) <= 1:
+        level = _int(rest[0], "gzip level", minimum=0) if rest else 6
+        if level > 9:
+            raise SpecError(f"gzip level {level} is out of range; allowed 0..9")
+        return CodecSpec("gzip", level)
+    if head.startswith("blosc-") and len(rest) <= 2:
+        cname = head[len("blosc-"):]
+        if cname not in BLOSC_CNAMES:
+            raise SpecError(f"blosc compressor {cname!r} is unknown; allowed: {', '.join(BLOSC_CNAMES)}")
+        level = _int(rest[0], "blosc clevel", minimum=0) if rest else 5
+        if level > 9:
+            raise SpecError(f"blosc clevel {level} is out of range; allowed 0..9")
+        shuffle = rest[1] if len(rest) > 1 else "shuffle"
+        if shuffle not in BLOSC_SHUFFLES:
+            raise SpecError(f"blosc shuffle {shuffle!r} is unknown; allowed: {', '.join(BLOSC_SHUFFLES)}")
+        return CodecSpec("blosc", level, cname, shuffle)
+    raise SpecError(f"codec {text!r} is not understood; {allowed}")
+
+
+def parse_profile(text: str) -> str:
+    if text not in PROFILES:
+        raise SpecError(f"profile {text!r} is unknown; allowed: {', '.join(PROFILES)}")
+    return text
+
+
+def parse_count(value: int | str, what: str, *, minimum: int = 1, maximum: int = 1_000_000) -> int:
+    """An integer option such as iterations or warm-ups, range-checked."""
+    number = _int(str(value), what, minimum=minimum)
+    if number > maximum:
+        raise SpecError(f"{what} {number} is too large; allowed {minimum}..{maximum}")
+    return number
+
+
+def parse_int_list(values, what: str, *, minimum: int = 1, maximum: int | None = None) -> tuple[int, ...]:
+    """A non-empty list of integers, e.g. thread counts or compression levels."""
+    if isinstance(values, str):
+        values = [v for v in values.split(",") if v.strip()]
+    if not values:
+        raise SpecError(f"{what} is empty; give at least one integer")
+    out = []
+    for v in values:
+        n = _int(str(v).strip(), what, minimum=minimum)
+        if maximum is not None and n > maximum:
+            raise SpecError(f"{what} value {n} is too large; allowed {minimum}..{maximum}")
+        out.append(n)
+    return tuple(out)
+
+
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
+_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_size(text: str | int) -> int:
+    """A byte size such as ``64MB``, ``1.5GiB`` or ``1000``."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        if text <= 0:
+            raise SpecError(f"size {text} must be positive")
+        return text
+    m = _SIZE.match(str(text))
+    if not m:
+        raise SpecError(f"size {text!r} is not understood; use e.g. 64MB, 1.5GiB or 1000 (bytes)")
+    number = float(m.group(1)) * _UNITS[(m.group(2) or "B").lower()]
+    if number < 1 or not math.isfinite(number):
+        raise SpecError(f"size {text!r} must be at least 1 byte")
+    return int(number)
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """Everything a writer needs to create an array store."""
+
+    dims: DimsSpec
+    dtype: str
+    codec: CodecSpec = field(default_factory=lambda: CodecSpec("none"))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.dims.shape
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * np.dtype(self.dtype).itemsize

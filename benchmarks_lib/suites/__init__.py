@@ -1,0 +1,90 @@
+"""Suites: the chapters' measurement plans, declared as data.
+
+A suite turns validated parameters into a list of :class:`Case` (``build_cases``) and runs
+one case inside a worker subprocess (``run_case``), returning tidy row dicts (see
+``benchmarks_lib.records.COLUMNS``). The runner adds run-level columns (run id, machine,
+commit, profile, suite, case id, backend) and turns a skip/crash into a row.
+
+To add a suite: a module here with ``SUITE = Suite(...)`` and an entry in ``SUITES``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..specs import SpecError
+
+
+@dataclass(frozen=True)
+class Case:
+    """One unit of work run in its own worker process; ``params`` is JSON-serialisable."""
+
+    suite: str
+    backend: str
+    params: dict[str, Any]
+    case_id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.case_id:
+            digest = hashlib.sha1(json.dumps([self.suite, self.backend, self.params], sort_keys=True).encode())
+            slug = "".join(c if c.isalnum() else "-" for c in f"{self.suite}-{self.backend}")
+            object.__setattr__(self, "case_id", f"{slug}-{digest.hexdigest()[:10]}")
+
+    def to_json(self) -> str:
+        return json.dumps({"suite": self.suite, "backend": self.backend, "params": self.params, "case_id": self.case_id})
+
+    @classmethod
+    def from_json(cls, text: str) -> Case:
+        return cls(**json.loads(text))
+
+
+@dataclass(frozen=True)
+class CaseContext:
+    """What a case may use: its own scratch directory (deleted after) and the run's settings."""
+
+    scratch: Path
+    iterations: int
+    warmups: int
+    profile: str
+    run_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    title: str
+    #: (params, profile) -> cases; raises SpecError on bad params, before any work
+    build_cases: Callable[[dict, str], list[Case]]
+    #: (case, ctx) -> rows; runs in a worker subprocess
+    run_case: Callable[[Case, CaseContext], list[dict]]
+    #: default parameters per profile
+    profiles: dict[str, dict] = field(default_factory=dict)
+    #: bytes of scratch space a case needs at most, for the free-disk check
+    scratch_bytes: Callable[[list[Case]], int] = lambda cases: 0
+    #: bytes the run's ceiling case moves (raw write/read, memcpy); None = the profile's default
+    ceiling_bytes: Callable[[list[Case]], int] | None = None
+
+
+# name -> module holding SUITE; imported lazily
+SUITES: dict[str, str] = {
+    "ceiling": "benchmarks_lib.ceiling",
+    "writers": "benchmarks_lib.suites.writers",
+    "compression": "benchmarks_lib.suites.compression",
+    "threads": "benchmarks_lib.suites.threads",
+    "cache": "benchmarks_lib.suites.cache",
+}
+
+
+def get_suite(name: str) -> Suite:
+    if name not in SUITES:
+        raise SpecError(f"suite {name!r} is unknown; allowed: {', '.join(SUITES)}")
+    return importlib.import_module(SUITES[name]).SUITE
+
+
+__all__ = ["SUITES", "Case", "CaseContext", "Suite", "get_suite"]

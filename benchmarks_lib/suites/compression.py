@@ -1,0 +1,475 @@
+"""Compression-level sweep: zvtk's zstd levels on a tetrahedral mesh (seed 002) and Zarr codecs on arrays.
+
+Points are (contender, data, codec setting). Each point runs warm-ups, then up to
+``iterations`` round trips, stopping early once its timed seconds reach ``time_cap_s``
+(seed 002: 5 runs, 20 s). A round trip is: write (timed, into the page cache, no fsync),
+evict the files from the page cache and prove it (untimed), cold read (timed), verify the
+data read back (untimed; exact mesh equality or array checksum). In-memory contenders
+(``numcodecs``) encode and decode chunk by chunk instead, with no files.
+
+Contenders: ``zvtk`` (levels), ``vtu`` (the VTK XML writer with its compressors), and for the
+core datasets ``zarr-python`` and ``tensorstore`` (through their adapters) and ``numcodecs``
+(the codecs alone, chunks spread over ``threads`` threads as zarr-python does).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import shutil
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..adapters import backend_status, make_adapter
+from ..datasets import DATASETS, Dataset, checksum_array
+from ..measure import disk_usage, evict_page_cache, measure
+from ..meshes import VTU_COMPRESSORS, check_vtu_compressor, mesh_nbytes_estimate, parse_mesh_n
+from ..specs import ArraySpec, CodecSpec, SpecError, parse_codec, parse_count, parse_dims, parse_int_list
+from . import Case, CaseContext, Suite
+
+MESH_BACKENDS = ("zvtk", "vtu")
+ARRAY_BACKENDS = ("zarr-python", "tensorstore", "numcodecs")
+MESH_DATASET = "tet_mesh"
+ZSTD_LEVELS = (-131072, 22)
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (affinity-aware)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def codec_grid(*, zstd: Iterable[int] = (), gzip: Iterable[int] = (), lz4: bool = False,
+               blosc_cnames: Iterable[str] = (), blosc_shuffles: Iterable[str] = (),
+               blosc_levels: Iterable[int] = ()) -> list[str]:
+    """Codec strings (``parse_codec`` syntax) for a sweep: every level, every blosc combination."""
+    out = ["lz4"] if lz4 else []
+    out += [f"zstd:{lvl}" for lvl in zstd] + [f"gzip:{lvl}" for lvl in gzip]
+    out += [f"blosc-{c}:{lvl}:{s}" for c in blosc_cnames for s in blosc_shuffles for lvl in blosc_levels]
+    return out
+
+
+_ALL_BLOSC = {"blosc_cnames": ("lz4", "zstd", "blosclz"), "blosc_shuffles": ("shuffle", "bitshuffle", "noshuffle")}
+PROFILES: dict[str, dict] = {
+    "quick": {
+        "mesh_backends": list(MESH_BACKENDS), "mesh_n": 40, "seed": 42,
+        "levels": [-22, -7, -1, 1, 3, 6, 9, 12, 19, 22], "vtu_compressors": ["none", "lz4", "zlib"],
+        "array_backends": list(ARRAY_BACKENDS), "datasets": list(DATASETS), "dims": "z:32:32,y:256:128,x:256:128",
+        "codecs": ["lz4", "zstd:1", "zstd:3", "zstd:9", "gzip:1", "gzip:6", "blosc-lz4:5:shuffle",
+                   "blosc-zstd:5:bitshuffle", "blosc-blosclz:5:noshuffle"],
+        "threads": None, "time_cap_s": 1.0, "points_per_case": 1000, "iterations": 3, "warmups": 1,
+    },
+    "standard": {
+        "mesh_backends": list(MESH_BACKENDS), "mesh_n": 80, "seed": 42,
+        "levels": list(range(-22, 23)), "vtu_compressors": ["none", "lz4", "zlib", "lzma"],
+        "array_backends": list(ARRAY_BACKENDS), "datasets": list(DATASETS), "dims": "z:64:32,y:1024:256,x:1024:256",
+        "codecs": codec_grid(lz4=True, zstd=(-5, 1, 3, 5, 9, 15, 19, 22), gzip=(1, 6, 9), blosc_levels=(1, 5, 9),
+                             **_ALL_BLOSC),
+        "threads": None, "time_cap_s": 10.0, "points_per_case": 25, "iterations": 5, "warmups": 1,
+    },
+    # seed 002: the ~500 MB mesh (n=127), levels -22..22, 8 threads, 5 runs, 20 s cap, no warm-up
+    "seed": {
+        "mesh_backends": list(MESH_BACKENDS), "mesh_n": 127, "seed": 42,
+        "levels": list(range(-22, 23)), "vtu_compressors": ["none", "lz4", "zlib", "lzma"],
+        "array_backends": list(ARRAY_BACKENDS), "datasets": list(DATASETS), "dims": "z:128:64,y:1024:256,x:1024:256",
+        "codecs": codec_grid(lz4=True, zstd=range(1, 23), gzip=range(1, 10), blosc_levels=range(1, 10), **_ALL_BLOSC),
+        "threads": 8, "time_cap_s": 20.0, "points_per_case": 4, "iterations": 5, "warmups": 0,
+    },
+}
+
+
+# -- the measured round trip (shared with the threads suite) ------------------------------
+@dataclass
+class RoundTrip:
+    """One contender at one setting: how to write it, read it back and check what came back."""
+
+    write: Callable[[], Any]
+    read: Callable[[], Any]
+    #: None when the value returned by ``read`` is exactly what was written, else why not
+    verify: Callable[[Any], str | None]
+    #: compressed bytes of the last write (file sizes, or encoded bytes in memory)
+    stored_bytes: Callable[[], int]
+    #: files to evict before a cold read; None for an in-memory contender
+    files: Callable[[], list[Path]] | None = None
+    #: where the output lives (for allocated bytes and inodes); None in memory
+    path: Path | None = None
+    write_op: str = "write"
+    read_op: str = "read"
+    #: False for write-only contenders; ``read`` is then only a verification (untimed)
+    timed_read: bool = True
+
+
+def _cold(rt: RoundTrip) -> dict:
+    if rt.files is None:
+        return {"cache_state": "memory"}
+    report = evict_page_cache(rt.files())
+    return {"cache_state": "cold" if report.verified else "cold_unverified", "eviction_verified": report.verified}
+
+
+def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_cap_s: float, nbytes: int,
+                        columns: dict) -> list[dict]:
+    """Warm-ups, then timed write / evict / read / verify rounds until ``iterations`` or the time cap.
+
+    Returns one row per timed operation; a verification failure ends the point with error rows.
+    """
+    spent = 0.0
+    for _ in range(warmups):
+        spent += measure(rt.write, sample=False).elapsed_s
+        _cold(rt)
+        spent += measure(rt.read, sample=False).elapsed_s
+        if spent >= time_cap_s:
+            break
+    rows: list[dict] = []
+    spent = 0.0
+    for iteration in range(iterations):
+        wrote = measure(rt.write)
+        stored = rt.stored_bytes()
+        size = {"compressed_bytes": stored, "compression_ratio": nbytes / stored if stored else None}
+        if rt.path is not None:
+            usage = disk_usage(rt.path)
+            size.update(bytes_on_disk=usage.allocated_bytes, inodes=usage.inodes)
+        cache = _cold(rt)
+        got = measure(rt.read) if rt.timed_read else measure(rt.read, sample=False)
+        problem = rt.verify(got.value)
+        check = {"status": "ok", "verified": problem is None}
+        if problem:
+            check.update(status="error", reason=f"round trip not verified: {problem}")
+        common = {**columns, **size, **check, "iteration": iteration, "nbytes": nbytes}
+        rows.append({**common, **wrote.as_row(), "operation": rt.write_op, "fsync_included": False})
+        if rt.timed_read:
+            rows.append({**common, **got.as_row(), **cache, "operation": rt.read_op})
+        spent += wrote.elapsed_s + (got.elapsed_s if rt.timed_read else 0.0)
+        del got
+        if problem or spent >= time_cap_s:
+            break
+    return rows
+
+
+def skip_rows(reason: str, columns: dict, operations: Iterable[str] = ("write", "read")) -> list[dict]:
+    """A skipped point is recorded, one row per operation it would have measured."""
+    return [{**columns, "operation": op, "status": "skip", "reason": reason} for op in operations]
+
+
+def unavailable_reason(backend: str) -> str | None:
+    """Why a registered backend cannot run here (not installed), or None."""
+    status = backend_status(backend)
+    return None if status.available else f"{status.reason}; install: {status.install_hint}"
+
+
+def remove_output(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+
+
+# -- contenders ---------------------------------------------------------------------------
+def mesh_round_trip(backend: str, mesh: Any, path: Path, *, threads: int, level: int | None = None,
+                    compressor: str | None = None) -> RoundTrip:
+    """zvtk at a zstd level, or the VTK XML writer with a compressor; verified by exact equality."""
+    from .. import meshes
+
+    if backend == "zvtk":
+        def write() -> None:
+            meshes.write_zvtk(mesh, path, level=level, threads=threads)
+
+        def read() -> Any:
+            return meshes.read_zvtk(path, threads=threads)
+    else:
+        def write() -> None:
+            meshes.write_vtu(mesh, path, compressor=compressor)
+
+        def read() -> Any:
+            return meshes.read_vtu(path)
+    return RoundTrip(write=write, read=read, verify=lambda got: meshes.mesh_mismatch(mesh, got),
+                     stored_bytes=lambda: path.stat().st_size, files=lambda: [path], path=path)
+
+
+def adapter_round_trip(backend: str, spec: ArraySpec, data: np.ndarray, checksum: str, path: Path, *,
+                       threads: int) -> RoundTrip:
+    """A Zarr writer through its adapter: create + write + finalize, then open + full read."""
+    full = tuple(slice(0, n) for n in spec.shape)
+
+    def write() -> None:
+        adapter = make_adapter(backend, threads=threads)
+        adapter.create(path, spec)
+        adapter.write(0, data)
+        adapter.finalize()
+
+    def read() -> np.ndarray:
+        adapter = make_adapter(backend, threads=threads)
+        adapter.open_reader(path, spec)
+        try:
+            return adapter.read(full)
+        finally:
+            adapter.close_reader()
+
+    def files() -> list[Path]:
+        return make_adapter(backend, threads=threads).output_files(path)
+
+    def verify(got: np.ndarray) -> str | None:
+        return None if checksum_array(got) == checksum else "checksum of the data read back differs"
+
+    return RoundTrip(write=write, read=read, verify=verify, files=files, path=path,
+                     stored_bytes=lambda: disk_usage(path).logical_bytes)
+
+
+def numcodecs_codec(codec: CodecSpec, dtype: str) -> Any:
+    """The numcodecs codec object for a CodecSpec (what zarr runs on each chunk)."""
+    import numcodecs
+
+    if codec.family == "zstd":
+        return numcodecs.Zstd(level=codec.level)
+    if codec.family == "gzip":
+        return numcodecs.GZip(level=codec.level)
+    if codec.family == "lz4":
+        return numcodecs.LZ4()
+    if codec.family == "blosc":
+        shuffle = {"noshuffle": numcodecs.Blosc.NOSHUFFLE, "shuffle": numcodecs.Blosc.SHUFFLE,
+                   "bitshuffle": numcodecs.Blosc.BITSHUFFLE}[codec.shuffle]
+        return numcodecs.Blosc(cname=codec.cname, clevel=codec.level, shuffle=shuffle,
+                               typesize=np.dtype(dtype).itemsize)
+    raise SpecError(f"codec {codec} has no numcodecs codec to run in memory")
+
+
+def split_chunks(data: np.ndarray, chunks: tuple[int, ...]) -> list[tuple[tuple[slice, ...], np.ndarray]]:
+    """The array cut into its chunk grid, each chunk a contiguous copy (set-up, never timed)."""
+    ranges = [range(0, n, c) for n, c in zip(data.shape, chunks, strict=True)]
+    out = []
+    for starts in itertools.product(*ranges):
+        index = tuple(slice(s, min(s + c, n)) for s, c, n in zip(starts, chunks, data.shape, strict=True))
+        out.append((index, np.ascontiguousarray(data[index])))
+    return out
+
+
+def codec_round_trip(codec_obj: Any, pieces: list[tuple[tuple[slice, ...], np.ndarray]], shape: tuple[int, ...],
+                     dtype: str, checksum: str, pool: ThreadPoolExecutor | None) -> RoundTrip:
+    """In-memory encode/decode of every chunk (mapped over ``pool`` when given); no files."""
+    chunks = [c for _, c in pieces]
+    encoded: list[bytes] = []
+    run = pool.map if pool is not None else map
+
+    def write() -> None:
+        encoded[:] = list(run(codec_obj.encode, chunks))
+
+    def read() -> list:
+        return list(run(codec_obj.decode, encoded))
+
+    def verify(decoded: list) -> str | None:
+        out = np.empty(shape, dtype=dtype)
+        for (index, chunk), buf in zip(pieces, decoded, strict=True):
+            out[index] = np.frombuffer(buf, dtype=dtype).reshape(chunk.shape)
+        return None if checksum_array(out) == checksum else "checksum of the decoded chunks differs"
+
+    return RoundTrip(write=write, read=read, verify=verify, stored_bytes=lambda: sum(len(e) for e in encoded),
+                     write_op="encode", read_op="decode")
+
+
+# -- parameters and cases -----------------------------------------------------------------
+def _names(value: Any, what: str, allowed: Iterable[str], *, empty_ok: bool = False) -> list[str]:
+    allowed = tuple(allowed)
+    items = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value or [])
+    if not items and not empty_ok:
+        raise SpecError(f"{what} is empty; allowed: {', '.join(allowed)}")
+    for item in items:
+        if item not in allowed:
+            raise SpecError(f"{what[:-1] if what.endswith('s') else what} {item!r} is unknown; allowed: {', '.join(allowed)}")
+    return list(dict.fromkeys(items))
+
+
+def parse_threads(value: Any, what: str = "threads") -> int:
+    """One thread count (>= 1); None means every usable core."""
+    return usable_cores() if value is None else parse_count(value, what, minimum=1, maximum=4096)
+
+
+def parse_time_cap(value: Any) -> float:
+    try:
+        cap = float(value)
+    except (TypeError, ValueError):
+        raise SpecError(f"time_cap_s {value!r} is not a number; give seconds, e.g. 20") from None
+    if not math.isfinite(cap) or cap <= 0:
+        raise SpecError(f"time_cap_s {value!r} must be a positive number of seconds")
+    return cap
+
+
+def with_defaults(params: dict, profile: str, profiles: dict[str, dict], suite: str) -> dict:
+    """Profile defaults overlaid with the given (non-None) parameters; unknown names are refused."""
+    if profile not in profiles:
+        raise SpecError(f"profile {profile!r} is unknown; allowed: {', '.join(profiles)}")
+    defaults = profiles[profile]
+    unknown = sorted(set(params) - set(defaults))
+    if unknown:
+        raise SpecError(f"parameter {unknown[0]!r} is unknown for suite {suite!r}; allowed: {', '.join(sorted(defaults))}")
+    return {**defaults, **{k: v for k, v in params.items() if v is not None}}
+
+
+def _batches(items: list, size: int) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def build_cases(params: dict, profile: str) -> list[Case]:
+    """Validate the parameters (SpecError before any work) and group the points into cases."""
+    p = with_defaults(params, profile, PROFILES, "compression")
+    mesh_backends = _names(p["mesh_backends"], "mesh_backends", MESH_BACKENDS, empty_ok=True)
+    array_backends = _names(p["array_backends"], "array_backends", ARRAY_BACKENDS, empty_ok=True)
+    levels = list(parse_int_list(p["levels"], "levels", minimum=ZSTD_LEVELS[0], maximum=ZSTD_LEVELS[1]))
+    compressors = [check_vtu_compressor(c) for c in _names(p["vtu_compressors"], "vtu_compressors", VTU_COMPRESSORS)]
+    datasets = _names(p["datasets"], "datasets", DATASETS)
+    codecs = list(dict.fromkeys(str(parse_codec(c)) for c in (p["codecs"] or [])))
+    if array_backends and not codecs:
+        raise SpecError("codecs is empty; give at least one, e.g. zstd:3, gzip:6, lz4, blosc-lz4:5:shuffle")
+    dims = parse_dims(p["dims"])
+    if len(dims.dims) < 2:
+        raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
+    if dims.shards:
+        raise SpecError(f"dims {p['dims']!r} is sharded; this suite compares codecs on plain chunks")
+    common = {"threads": parse_threads(p["threads"]), "time_cap_s": parse_time_cap(p["time_cap_s"]),
+              "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1)}
+    size = parse_count(p["points_per_case"], "points_per_case")
+    mesh = {"dataset": MESH_DATASET, "mesh_n": parse_mesh_n(p["mesh_n"]), **common}
+    cases = []
+    if "zvtk" in mesh_backends:
+        cases += [Case("compression", "zvtk", {**mesh, "levels": batch}) for batch in _batches(levels, size)]
+    if "vtu" in mesh_backends:
+        cases += [Case("compression", "vtu", {**mesh, "compressors": batch}) for batch in _batches(compressors, size)]
+    points = [[d, c] for d in datasets for c in codecs]
+    for backend in array_backends:
+        cases += [Case("compression", backend, {**common, "dims": str(dims), "points": batch})
+                  for batch in _batches(points, size)]
+    if not cases:
+        raise SpecError("nothing to measure: mesh_backends and array_backends are both empty")
+    return cases
+
+
+def case_nbytes(case: Case) -> int:
+    """Uncompressed bytes of the largest data one case holds."""
+    if case.params.get("dataset") == MESH_DATASET:
+        return mesh_nbytes_estimate(case.params["mesh_n"])
+    shape = parse_dims(case.params["dims"]).shape
+    return max(math.prod(shape) * np.dtype(DATASETS[d][0]).itemsize for d, _ in case.params["points"])
+
+
+# -- running ------------------------------------------------------------------------------
+def _run_mesh(case: Case, ctx: CaseContext) -> list[dict]:
+    from ..meshes import build_tet_mesh, mesh_nbytes
+
+    p = case.params
+    if case.backend == "zvtk" and (reason := _missing("zvtk")):
+        return skip_rows(reason, {"dataset": MESH_DATASET})
+    mesh = build_tet_mesh(p["mesh_n"], p["seed"])
+    nbytes = mesh_nbytes(mesh)
+    base = {"dataset": MESH_DATASET, "dtype": "mixed", "mesh_n": p["mesh_n"], "mesh_points": mesh.n_points,
+            "mesh_cells": mesh.n_cells, "contender": case.backend}
+    rows: list[dict] = []
+    settings = p["levels"] if case.backend == "zvtk" else p["compressors"]
+    for setting in settings:
+        if case.backend == "zvtk":
+            path = ctx.scratch / "mesh.zvtk"
+            columns = {**base, "codec": f"zstd:{setting}", "codec_family": "zstd", "level": setting,
+                       "threads": p["threads"]}
+            rt = mesh_round_trip("zvtk", mesh, path, threads=p["threads"], level=setting)
+        else:
+            path = ctx.scratch / "mesh.vtu"
+            # the VTK XML writer compresses on one thread whatever the setting
+            columns = {**base, "codec": setting, "codec_family": setting, "level": None, "threads": 1}
+            rt = mesh_round_trip("vtu", mesh, path, threads=1, compressor=setting)
+        rows += measure_round_trips(rt, iterations=ctx.iterations, warmups=ctx.warmups, time_cap_s=p["time_cap_s"],
+                                    nbytes=nbytes, columns=columns)
+        remove_output(path)
+    return rows
+
+
+def _missing(module: str) -> str | None:
+    import importlib.util
+
+    return None if importlib.util.find_spec(module) else f"module {module!r} is not installed; pip install {module}"
+
+
+def _run_arrays(case: Case, ctx: CaseContext) -> list[dict]:
+    p = case.params
+    backend, threads = case.backend, p["threads"]
+    dims = parse_dims(p["dims"])
+    reason = _missing("numcodecs") if backend == "numcodecs" else unavailable_reason(backend)
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="codec") if backend == "numcodecs" and threads > 1 else None
+    if backend == "numcodecs" and not reason:
+        import numcodecs.blosc
+
+        numcodecs.blosc.use_threads = False  # parallelism comes from the chunk pool, as in zarr-python
+    cache: dict[str, tuple[np.ndarray, str, list]] = {}
+    rows: list[dict] = []
+    try:
+        for name, codec_text in p["points"]:
+            dataset = Dataset(name, dims.shape, seed=p["seed"])
+            codec = parse_codec(codec_text)
+            ops = ("encode", "decode") if backend == "numcodecs" else ("write", "read")
+            columns = {"dataset": name, "dtype": dataset.dtype, "codec": str(codec), "codec_family": codec.family,
+                       "level": codec.level, "cname": codec.cname, "shuffle": codec.shuffle, "threads": threads,
+                       "contender": backend, "shape": list(dims.shape), "chunks": list(dims.chunks)}
+            spec = ArraySpec(dims, dataset.dtype, codec)
+            why = reason or (f"{codec} has no in-memory codec" if backend == "numcodecs" and not codec.compressed
+                             else None)
+            if why is None and backend != "numcodecs":
+                why = make_adapter(backend, threads=threads).is_incompatible(spec, "write")
+            if why:
+                rows += skip_rows(why, columns, ops)
+                continue
+            if name not in cache:
+                data = dataset.region(tuple(slice(0, n) for n in dims.shape))
+                pieces = split_chunks(data, dims.chunks) if backend == "numcodecs" else []
+                cache[name] = (data, checksum_array(data), pieces)
+            data, checksum, pieces = cache[name]
+            path = ctx.scratch / "store.zarr"
+            if backend == "numcodecs":
+                rt = codec_round_trip(numcodecs_codec(codec, dataset.dtype), pieces, dims.shape, dataset.dtype,
+                                      checksum, pool)
+            else:
+                rt = adapter_round_trip(backend, spec, data, checksum, path, threads=threads)
+            rows += measure_round_trips(rt, iterations=ctx.iterations, warmups=ctx.warmups,
+                                        time_cap_s=p["time_cap_s"], nbytes=data.nbytes, columns=columns)
+            remove_output(path)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return rows
+
+
+def run_case(case: Case, ctx: CaseContext) -> list[dict]:
+    if case.backend in MESH_BACKENDS:
+        return _run_mesh(case, ctx)
+    return _run_arrays(case, ctx)
+
+
+SUITE = Suite(
+    name="compression",
+    title="Compression-level sweep: zvtk levels, VTK XML, Zarr codecs (write/read speed vs ratio)",
+    build_cases=build_cases,
+    run_case=run_case,
+    profiles=PROFILES,
+    # vtu without compression is base64 text (~1.4x the data); keep room for two outputs
+    scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
+    ceiling_bytes=lambda cases: min(max([64 * 2**20, *(case_nbytes(c) for c in cases)]), 2 * 2**30),
+)
+
+__all__ = [
+    "ARRAY_BACKENDS",
+    "MESH_BACKENDS",
+    "PROFILES",
+    "SUITE",
+    "RoundTrip",
+    "adapter_round_trip",
+    "build_cases",
+    "codec_grid",
+    "codec_round_trip",
+    "measure_round_trips",
+    "mesh_round_trip",
+    "numcodecs_codec",
+    "run_case",
+    "skip_rows",
+    "split_chunks",
+    "usable_cores",
+]

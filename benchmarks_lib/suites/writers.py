@@ -1,0 +1,557 @@
+"""The writer comparison: write, append, full/cutout read and sharding, per backend.
+
+One case is one (backend, test); inside it the sizes or layouts are swept, each with
+warm-ups and iterations. Timed regions hold only the writer's calls: data is generated
+(and hashed for verification) outside them. Every write is read back by a different library
+where one exists, and compared by checksum.
+
+Tests (seeds 000, 001, 003):
+- ``write``: a new store per size; the first dimension grows by ``multipliers``. Phases
+  create / write / finalize / fsync are timed separately; ``total`` is their sum (fsync
+  included when ``fsync`` is true, and the row says so).
+- ``append``: one store, frames appended one call at a time until ``append_frames``;
+  per-frame latency, per-step GB/s, sustained fps, peak-memory ratio.
+- ``read``: full read cold (page cache evicted and proven) and warm; cutouts of
+  ``cutout`` per side, aligned to chunks and unaligned, at several positions.
+- ``sharding``: a cube with shards of ``shard`` and inner chunks ``inner_chunks`` versus
+  unsharded chunks of the inner size and of the shard size: write, read, cutout, bytes, inodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import shutil
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from ..adapters import backend_status, expand_backends, make_adapter
+from ..adapters.base import Adapter
+from ..datasets import DATASETS, Dataset, checksum_array
+from ..measure import ResourceSampler, disk_usage, evict_page_cache, measure
+from ..measure.iocounters import read_io_counters
+from ..specs import ArraySpec, Dim, DimsSpec, SpecError, parse_codec, parse_dims, parse_int_list
+from . import Case, CaseContext, Suite
+
+TESTS = ("write", "append", "read", "sharding")
+BLOCK_TARGET = 64 * 2**20
+#: data generated for a size is kept for its iterations while it fits this budget
+CACHE_BUDGET = 512 * 2**20
+#: readers used to verify a format, in order of preference (a different library first)
+VERIFIERS = {
+    "zarr3": ("zarr-python", "tensorstore"),
+    "zarr2": ("zarr-python", "tensorstore"),
+    "ome-zarr": ("zarr-python", "tensorstore"),
+    "hdf5": ("h5py",),
+    "wkw": ("wkw",),
+    "raw": ("raw",),
+}
+
+PROFILES = {
+    "quick": {
+        "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": "blosc-lz4:5:shuffle",
+        "dims": "t:8,y:540:270,x:960", "multipliers": [1, 2, 4], "fsync": True,
+        "append_frames": 48, "append_step": 16, "append_repeats": 2,
+        "read_dims": "z:64:32,y:256:64,x:256:64", "cutout": 32, "cutout_positions": 3,
+        "shard_datasets": ["em_like", "labels"], "shard_volume": 64, "shard": 64, "inner_chunks": [16, 32],
+        "seed": 0, "iterations": 3, "warmups": 1,
+    },
+    "standard": {
+        "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": "blosc-lz4:5:shuffle",
+        "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 2, 4], "fsync": True,
+        "append_frames": 1024, "append_step": 64, "append_repeats": 2,
+        "read_dims": "z:256:128,y:512:128,x:512:128", "cutout": 32, "cutout_positions": 5,
+        "shard_datasets": ["em_like", "labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32, 64],
+        "seed": 0, "iterations": 5, "warmups": 1,
+    },
+    "seed": {
+        "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": "blosc-lz4:5:shuffle",
+        "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 5, 10, 15, 20, 25, 30, 35], "fsync": True,
+        "append_frames": 24000, "append_step": 64, "append_repeats": 1,
+        "read_dims": "z:1024:512,y:1024:512,x:1024:512", "cutout": 32, "cutout_positions": 5,
+        "shard_datasets": ["em_like", "labels"], "shard_volume": 1024, "shard": 512, "inner_chunks": [32, 64, 128],
+        "seed": 0, "iterations": 3, "warmups": 1,
+    },
+}
+
+
+# -- parameters --------------------------------------------------------------------------
+def _as_list(value, what: str) -> list:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not value:
+        raise SpecError(f"{what} is empty")
+    return list(value)
+
+
+def build_cases(params: dict, profile: str) -> list[Case]:
+    tests = _as_list(params["tests"], "tests")
+    for t in tests:
+        if t not in TESTS:
+            raise SpecError(f"test {t!r} is unknown; allowed: {', '.join(TESTS)}")
+    for name in [params["dataset"], *_as_list(params["shard_datasets"], "shard_datasets")]:
+        if name not in DATASETS:
+            raise SpecError(f"dataset {name!r} is unknown; allowed: {', '.join(DATASETS)}")
+    codec = str(parse_codec(params["codec"]))
+    dims = parse_dims(params["dims"])
+    read_dims = parse_dims(params["read_dims"])
+    if len(read_dims.dims) < 2 or len(dims.dims) < 2:
+        raise SpecError("dims and read_dims need at least 2 dimensions")
+    multipliers = parse_int_list(params["multipliers"], "multipliers")
+    for key in ("append_frames", "append_step", "append_repeats", "cutout", "cutout_positions", "shard_volume", "shard"):
+        parse_int_list([params[key]], key)
+    inner = parse_int_list(params["inner_chunks"], "inner_chunks")
+    if params["shard"] > params["shard_volume"] or params["shard_volume"] % params["shard"]:
+        raise SpecError(f"shard {params['shard']} must divide shard_volume {params['shard_volume']}")
+    for c in inner:
+        if params["shard"] % c:
+            raise SpecError(f"inner chunk {c} does not divide shard {params['shard']}")
+    if not isinstance(params["fsync"], bool):
+        raise SpecError(f"fsync {params['fsync']!r} must be true or false")
+    backends = expand_backends(_as_list(params["backends"], "backends"))
+    common = {"codec": codec, "seed": int(params["seed"]), "fsync": params["fsync"]}
+    cases = []
+    for test in tests:
+        for backend in backends:
+            p = {"test": test, **common}
+            if test == "write":
+                p.update(dataset=params["dataset"], dims=str(dims), multipliers=list(multipliers))
+            elif test == "append":
+                p.update(dataset=params["dataset"], dims=str(dims), append_frames=int(params["append_frames"]),
+                         append_step=int(params["append_step"]), append_repeats=int(params["append_repeats"]))
+            elif test == "read":
+                p.update(dataset=params["dataset"], dims=str(read_dims), cutout=int(params["cutout"]),
+                         cutout_positions=int(params["cutout_positions"]))
+            else:
+                p.update(datasets=list(params["shard_datasets"]), shard_volume=int(params["shard_volume"]),
+                         shard=int(params["shard"]), inner_chunks=list(inner), cutout=int(params["cutout"]))
+            cases.append(Case("writers", backend, p))
+    return cases
+
+
+def _case_bytes(case: Case) -> int:
+    p = case.params
+    if p["test"] == "write":
+        dims = parse_dims(p["dims"])
+        dtype = DATASETS[p["dataset"]][0]
+        return math.prod(dims.shape) * max(p["multipliers"]) * np.dtype(dtype).itemsize
+    if p["test"] == "append":
+        dims = parse_dims(p["dims"])
+        return math.prod(dims.shape[1:]) * p["append_frames"] * np.dtype(DATASETS[p["dataset"]][0]).itemsize
+    if p["test"] == "read":
+        return math.prod(parse_dims(p["dims"]).shape) * np.dtype(DATASETS[p["dataset"]][0]).itemsize
+    return p["shard_volume"] ** 3 * 4
+
+
+def _ceiling_bytes(cases: list[Case]) -> int:
+    return min(max((_case_bytes(c) for c in cases), default=64 * 2**20), 2 * 2**30)
+
+
+# -- helpers ------------------------------------------------------------------------------
+def _step(dims: DimsSpec, dtype: str) -> int:
+    """Entries along axis 0 per generated block: whole shards/chunks, about 64 MiB."""
+    unit = (dims.shards or dims.chunks)[0]
+    per_entry = math.prod(dims.shape[1:]) * np.dtype(dtype).itemsize
+    return max(unit, (BLOCK_TARGET // max(1, per_entry * unit)) * unit)
+
+
+class BlockSource:
+    """Generated blocks of a dataset with their checksum; cached while they fit the budget."""
+
+    def __init__(self, dataset: Dataset, step: int) -> None:
+        self.dataset, self.step = dataset, step
+        self._cache: list[tuple[int, np.ndarray]] | None = None
+        self.checksum: str | None = None
+
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
+        if self._cache is not None:
+            yield from self._cache
+            return
+        keep = self.dataset.nbytes <= CACHE_BUDGET
+        cache: list[tuple[int, np.ndarray]] = []
+        hasher = hashlib.blake2b(digest_size=16)
+        for offset, block in self.dataset.blocks(self.step):
+            hasher.update(np.ascontiguousarray(block).data)
+            if keep:
+                cache.append((offset, block))
+            yield offset, block
+        self.checksum = hasher.hexdigest()
+        if keep:
+            self._cache = cache
+
+
+def _fsync_tree(path: Path) -> None:
+    paths = [path] if path.is_file() else [Path(r) / n for r, _, fs in os.walk(path) for n in fs]
+    for p in paths:
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    for d in {p.parent for p in paths} | ({path} if path.is_dir() else set()):
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _skip(reason: str, **extra) -> list[dict]:
+    return [{"operation": extra.pop("operation", "case"), "status": "skip", "reason": reason, **extra}]
+
+
+def _unavailable(backend: str) -> str | None:
+    status = backend_status(backend)
+    if status.available:
+        return None
+    return f"{status.reason}; install: {status.install_hint}"
+
+
+def _verifier(writer: Adapter) -> str:
+    for name in VERIFIERS.get(writer.format, ()):
+        if name != writer.name and backend_status(name).available:
+            return name
+    return writer.name
+
+
+def _read_all(reader: Adapter, spec: ArraySpec, step: int, timings: list[int] | None = None) -> str:
+    """Read block by block (timed per block when ``timings`` is given); return the checksum."""
+    h = hashlib.blake2b(digest_size=16)
+    rest = tuple(slice(0, n) for n in spec.shape[1:])
+    for start in range(0, spec.shape[0], step):
+        index = (slice(start, min(start + step, spec.shape[0])), *rest)
+        t0 = time.perf_counter_ns()
+        block = reader.read(index)
+        if timings is not None:
+            timings.append(time.perf_counter_ns() - t0)
+        h.update(np.ascontiguousarray(block).data)
+    return h.hexdigest()
+
+
+def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: int) -> dict:
+    """Read a written store back with a different library where one can; compare checksums."""
+    name = _verifier(writer)
+    reader = make_adapter(name)
+    try:
+        reader.open_reader(path, spec)
+        got = _read_all(reader, spec, step)
+    finally:
+        reader.close_reader()
+    return {"verified": got == expected, "verified_by": name,
+            "verify_detail": "" if got == expected else f"checksum mismatch: wrote {expected}, {name} read {got}"}
+
+
+def _write_store(adapter: Adapter, path: Path, spec: ArraySpec, source: BlockSource, fsync: bool) -> dict:
+    """Create, write block by block, finalize (and fsync); the elapsed time of each phase."""
+    create = measure(lambda: adapter.create(path, spec))
+    write_ns = 0
+    sampler = ResourceSampler()
+    io0 = read_io_counters()
+    with sampler:
+        for offset, block in source:
+            t0 = time.perf_counter_ns()
+            adapter.write(offset, block)
+            write_ns += time.perf_counter_ns() - t0
+        finalize = measure(adapter.finalize)
+    io1 = read_io_counters()
+    sync = measure(lambda: _fsync_tree(path)) if fsync else None
+    adapter.finalize()  # finalize must be safe to call twice
+    return {"create": create.elapsed_s, "write": write_ns / 1e9, "finalize": finalize.elapsed_s,
+            "fsync": sync.elapsed_s if sync else 0.0, "peak_rss_bytes": sampler.peak_rss,
+            "rss_growth_bytes": sampler.rss_growth, "threads_max": sampler.max_threads,
+            "io_write_bytes": (io1.write_bytes - io0.write_bytes) if io0 and io1 else None}
+
+
+def _phase_rows(phases: dict, iteration: int, nbytes: int, fsync: bool, extra: dict) -> list[dict]:
+    rows = []
+    total = phases["create"] + phases["write"] + phases["finalize"] + (phases["fsync"] if fsync else 0.0)
+    names = ["create", "write", "finalize", *(["fsync"] if fsync else [])]
+    for name in names:
+        rows.append({"operation": name, "iteration": iteration, "elapsed_s": phases[name], "nbytes": nbytes,
+                     "fsync_included": name == "fsync", **extra})
+    rows.append({"operation": "total", "iteration": iteration, "elapsed_s": total, "nbytes": nbytes,
+                 "fsync_included": fsync, "peak_rss_bytes": phases["peak_rss_bytes"],
+                 "rss_growth_bytes": phases["rss_growth_bytes"], "threads_max": phases["threads_max"],
+                 "io_write_bytes": phases["io_write_bytes"], **extra})
+    return rows
+
+
+def _spec(dims: DimsSpec, dataset: Dataset, codec: str) -> ArraySpec:
+    return ArraySpec(dims, dataset.dtype, parse_codec(codec))
+
+
+def _verify_rows(check: dict, rows: list[dict], extra: dict, target: str = "total") -> list[dict]:
+    """Mark the ``target`` rows verified or not; a mismatch adds an error row."""
+    for row in rows:
+        if row["operation"] == target:
+            row.update(verified=check["verified"], verified_by=check["verified_by"])
+    if not check["verified"]:
+        rows.append({"operation": "verify", "status": "error", "reason": check["verify_detail"], **extra})
+    return rows
+
+
+# -- tests --------------------------------------------------------------------------------
+def run_write(case: Case, ctx: CaseContext) -> list[dict]:
+    p = case.params
+    base = parse_dims(p["dims"])
+    rows: list[dict] = []
+    for m in p["multipliers"]:
+        dims = base.with_size(0, base.shape[0] * m)
+        dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
+        spec = _spec(dims, dataset, p["codec"])
+        extra = {"test": "write", "multiplier": m, "shape": list(dims.shape), "chunks": list(dims.chunks),
+                 "dataset": dataset.name, "dtype": dataset.dtype, "codec": p["codec"]}
+        adapter = make_adapter(case.backend)
+        if reason := adapter.is_incompatible(spec, "write"):
+            rows += _skip(reason, operation="total", **extra)
+            continue
+        extra["codec"] = p["codec"] if adapter.applies_codec else "none"
+        step = _step(dims, dataset.dtype)
+        source = BlockSource(dataset, step)
+        for i in range(ctx.warmups + ctx.iterations):
+            path = ctx.scratch / f"store-{m}-{i}"
+            adapter = make_adapter(case.backend)
+            phases = _write_store(adapter, path, spec, source, p["fsync"])
+            if i >= ctx.warmups:
+                usage = disk_usage(path)
+                it_rows = _phase_rows(phases, i - ctx.warmups, dataset.nbytes, p["fsync"],
+                                      {**extra, "bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes})
+                if i == ctx.warmups + ctx.iterations - 1:
+                    it_rows = _verify_rows(verify(path, spec, adapter, source.checksum, step), it_rows, extra)
+                rows += it_rows
+            _remove(path)
+    return rows
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+
+
+def run_append(case: Case, ctx: CaseContext) -> list[dict]:
+    p = case.params
+    base = parse_dims(p["dims"])
+    frames, step = p["append_frames"], p["append_step"]
+    dims = DimsSpec((Dim(base.dims[0].name, frames, 1), *base.dims[1:]))
+    dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
+    spec = _spec(dims, dataset, p["codec"])
+    extra = {"test": "append", "shape": list(dims.shape), "chunks": list(dims.chunks), "dataset": dataset.name,
+             "dtype": dataset.dtype, "codec": p["codec"]}
+    probe = make_adapter(case.backend)
+    if reason := probe.is_incompatible(spec, "append"):
+        return _skip(reason, operation="append_total", **extra)
+    extra["codec"] = p["codec"] if probe.applies_codec else "none"
+    frame_bytes = dataset.nbytes // frames
+    rows: list[dict] = []
+    for rep in range(p["append_repeats"]):
+        path = ctx.scratch / f"append-{rep}"
+        adapter = make_adapter(case.backend)
+        source = BlockSource(dataset, step)
+        adapter.create(path, spec, append=True)
+        latencies: list[float] = []
+        sampler = ResourceSampler()
+        with sampler:
+            for s, (_, block) in enumerate(source):
+                step_ns = 0
+                for f in range(block.shape[0]):
+                    frame = block[f:f + 1]
+                    t0 = time.perf_counter_ns()
+                    adapter.append(frame)
+                    dt_ns = time.perf_counter_ns() - t0
+                    step_ns += dt_ns
+                    latencies.append(dt_ns / 1e9)
+                    rows.append({"operation": "append_frame", "iteration": rep, "step": s, "frame": len(latencies) - 1,
+                                 "elapsed_s": dt_ns / 1e9, "nbytes": frame_bytes, **extra})
+                rows.append({"operation": "append_step", "iteration": rep, "step": s, "elapsed_s": step_ns / 1e9,
+                             "nbytes": block.nbytes, **extra})
+            t0 = time.perf_counter_ns()
+            adapter.finalize()
+            fin = (time.perf_counter_ns() - t0) / 1e9
+        adapter.finalize()
+        total = sum(latencies) + fin
+        lat = np.array(latencies)
+        total_row = {"operation": "append_total", "iteration": rep, "elapsed_s": total, "nbytes": dataset.nbytes,
+                     "finalize_s": fin, "frame_p50_s": float(np.percentile(lat, 50)),
+                     "frame_p99_s": float(np.percentile(lat, 99)), "fps": frames / total,
+                     "peak_rss_bytes": sampler.peak_rss, "rss_growth_bytes": sampler.rss_growth,
+                     "threads_max": sampler.max_threads, "fsync_included": False, **extra}
+        usage = disk_usage(path)
+        total_row.update(bytes_on_disk=usage.allocated_bytes, inodes=usage.inodes)
+        new_rows = [total_row]
+        if rep == p["append_repeats"] - 1:
+            new_rows = _verify_rows(verify(path, spec, adapter, source.checksum, step), new_rows, extra, "append_total")
+        rows += new_rows
+        _remove(path)
+    return rows
+
+
+def _cutouts(dims: DimsSpec, size: int, count: int, seed: int) -> list[tuple[str, tuple[slice, ...]]]:
+    """``count`` aligned and ``count`` unaligned cutouts of ``size`` per side, seeded."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for kind in ("aligned", "unaligned"):
+        for _ in range(count):
+            index = []
+            for d in dims.dims:
+                side = min(size, d.size)
+                if kind == "aligned":
+                    starts = range(0, d.size - side + 1, d.chunk) or [0]
+                    start = int(rng.choice(list(starts)))
+                else:
+                    start = int(rng.integers(0, d.size - side + 1))
+                    if d.size - side > 0 and start % d.chunk == 0:
+                        start = min(start + max(1, side // 2), d.size - side)
+                index.append(slice(start, start + side))
+            out.append((kind, tuple(index)))
+    return out
+
+
+def _timed_read(adapter: Adapter, path: Path, spec: ArraySpec, files: list[Path], cold: bool, step: int,
+                index: tuple[slice, ...] | None = None) -> tuple[dict, np.ndarray | str]:
+    eviction = evict_page_cache(files) if cold else None
+    adapter.open_reader(path, spec)
+    try:
+        if index is None:
+            timings: list[int] = []
+            io0 = read_io_counters()
+            sampler = ResourceSampler()
+            with sampler:
+                result = _read_all(adapter, spec, step, timings)
+            io1 = read_io_counters()
+            elapsed = sum(timings) / 1e9
+            nbytes = spec.nbytes
+        else:
+            io0 = read_io_counters()
+            sampler = ResourceSampler()
+            with sampler:
+                m = measure(lambda: adapter.read(index), sample=False)
+            io1 = read_io_counters()
+            result, elapsed = m.value, m.elapsed_s
+            nbytes = int(np.asarray(result).nbytes)
+    finally:
+        adapter.close_reader()
+    row = {"elapsed_s": elapsed, "nbytes": nbytes, "cache_state": "cold" if cold else "warm",
+           "peak_rss_bytes": sampler.peak_rss, "rss_growth_bytes": sampler.rss_growth,
+           "threads_max": sampler.max_threads,
+           "io_read_bytes": (io1.read_bytes - io0.read_bytes) if io0 and io1 else None,
+           "io_syscr": (io1.syscr - io0.syscr) if io0 and io1 else None}
+    if eviction is not None:
+        row["eviction_verified"] = eviction.verified
+        row["resident_bytes_before_read"] = eviction.resident_bytes_after
+    return row, result
+
+
+def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, codec: str, extra: dict,
+               cutout: int, positions: int, fsync: bool, write_iterations: int = 0) -> list[dict]:
+    """Write one store (timed when ``write_iterations``), then full and cutout reads."""
+    spec = _spec(dims, dataset, codec)
+    writer = make_adapter(case.backend)
+    if reason := writer.is_incompatible(spec, "write"):
+        return _skip(reason, operation="read_cold", **extra)
+    extra = {**extra, "codec": codec if writer.applies_codec else "none"}
+    step = _step(dims, dataset.dtype)
+    source = BlockSource(dataset, step)
+    rows: list[dict] = []
+    path = ctx.scratch / "store"
+    for i in range(max(1, write_iterations and ctx.warmups + write_iterations)):
+        _remove(path)
+        writer = make_adapter(case.backend)
+        phases = _write_store(writer, path, spec, source, fsync)
+        if write_iterations and i >= ctx.warmups:
+            rows += _phase_rows(phases, i - ctx.warmups, dataset.nbytes, fsync, extra)
+    check = verify(path, spec, writer, source.checksum, step)
+    usage = disk_usage(path)
+    rows = _verify_rows(check, rows, extra)
+    extra = {**extra, "bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes}
+    reader = make_adapter(case.backend)
+    if reason := reader.is_incompatible(spec, "read"):
+        reader = make_adapter(check["verified_by"])
+        extra["read_by"] = reader.name
+    files = writer.output_files(path)
+    for cold in (True, False):
+        if not cold:
+            _read_all_untimed(reader, path, spec, step)
+        for i in range(ctx.warmups + ctx.iterations):
+            row, digest = _timed_read(reader, path, spec, files, cold, step)
+            if i >= ctx.warmups:
+                rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": i - ctx.warmups,
+                             "verified": digest == source.checksum, **row, **extra})
+    for n, (kind, index) in enumerate(_cutouts(dims, cutout, positions, dataset.seed + 1)):
+        expected = dataset.region(index)
+        for i in range(ctx.warmups + ctx.iterations):
+            row, data = _timed_read(reader, path, spec, files, True, step, index)
+            if i >= ctx.warmups:
+                rows.append({"operation": "read_region_cold", "iteration": i - ctx.warmups, "cutout_kind": kind,
+                             "cutout_index": n, "cutout_origin": [s.start for s in index],
+                             "verified": checksum_array(np.asarray(data)) == checksum_array(expected),
+                             **row, **extra})
+    _remove(path)
+    return rows
+
+
+def _read_all_untimed(reader: Adapter, path: Path, spec: ArraySpec, step: int) -> None:
+    reader.open_reader(path, spec)
+    try:
+        _read_all(reader, spec, step)
+    finally:
+        reader.close_reader()
+
+
+def run_read(case: Case, ctx: CaseContext) -> list[dict]:
+    p = case.params
+    dims = parse_dims(p["dims"])
+    dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
+    extra = {"test": "read", "shape": list(dims.shape), "chunks": list(dims.chunks), "dataset": dataset.name,
+             "dtype": dataset.dtype}
+    return _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], p["cutout_positions"], p["fsync"])
+
+
+def shard_layouts(volume: int, shard: int, inner: list[int]) -> list[tuple[str, int, int | None]]:
+    """(label, chunk, shard) per layout: sharded with each inner chunk, unsharded at each size."""
+    layouts = [(f"sharded {shard}/{c}", c, shard) for c in inner]
+    layouts += [(f"unsharded {c}", c, None) for c in sorted({*inner, shard})]
+    return layouts
+
+
+def run_sharding(case: Case, ctx: CaseContext) -> list[dict]:
+    p = case.params
+    v = p["shard_volume"]
+    rows: list[dict] = []
+    for name in p["datasets"]:
+        for label, chunk, shard in shard_layouts(v, p["shard"], p["inner_chunks"]):
+            dims = DimsSpec(tuple(Dim(n, v, chunk, shard) for n in ("z", "y", "x")))
+            dataset = Dataset(name, dims.shape, seed=p["seed"])
+            extra = {"test": "sharding", "layout": label, "inner_chunk": chunk, "shard_size": shard or 0,
+                     "sharded": shard is not None, "shape": list(dims.shape), "chunks": list(dims.chunks),
+                     "dataset": name, "dtype": dataset.dtype, "codec": p["codec"]}
+            rows += _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], 2, p["fsync"],
+                               write_iterations=ctx.iterations)
+    return rows
+
+
+RUNNERS = {"write": run_write, "append": run_append, "read": run_read, "sharding": run_sharding}
+
+
+def run_case(case: Case, ctx: CaseContext) -> list[dict]:
+    if reason := _unavailable(case.backend):
+        return _skip(reason, test=case.params["test"])
+    rows = RUNNERS[case.params["test"]](case, ctx)
+    version = backend_status(case.backend).version
+    return [{**r, "backend_version": version} for r in rows]
+
+
+SUITE = Suite(
+    name="writers",
+    title="Writer comparison: write, append, read, cutouts, sharding",
+    build_cases=build_cases,
+    run_case=run_case,
+    profiles=PROFILES,
+    scratch_bytes=lambda cases: 3 * max((_case_bytes(c) for c in cases), default=0),
+    ceiling_bytes=_ceiling_bytes,
+)

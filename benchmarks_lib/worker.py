@@ -1,0 +1,57 @@
+"""Runs one case in its own process: ``python -m benchmarks_lib.worker JOB.json``.
+
+The job file names the case, the context and where to write the rows. Rows are written
+atomically to the records directory, so the parent sees all of a case or none of it. A
+Python exception becomes an error row here; a hard crash (segfault, kill) is turned into an
+error row by the parent from this process's exit status and stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+
+from .records import SCHEMA_VERSION, to_frame, write_atomic_parquet
+from .suites import Case, CaseContext, get_suite
+
+
+def finish_rows(rows: list[dict], case: Case, run_columns: dict) -> list[dict]:
+    out = []
+    for row in rows:
+        full = {"schema_version": SCHEMA_VERSION, **run_columns, "suite": case.suite, "case_id": case.case_id,
+                "backend": case.backend, "iteration": 0, "status": "ok"}
+        for key, value in case.params.items():
+            if isinstance(value, str | int | float | bool) or value is None:
+                full.setdefault(key, value)
+        full.update(row)
+        out.append(full)
+    return out
+
+
+def error_row(case: Case, reason: str, operation: str = "case") -> dict:
+    return {"operation": operation, "status": "error", "reason": reason[-4000:]}
+
+
+def main(job_path: str) -> int:
+    job = json.loads(Path(job_path).read_text())
+    case = Case.from_json(job["case"])
+    ctx = CaseContext(scratch=Path(job["scratch"]), iterations=job["iterations"], warmups=job["warmups"],
+                      profile=job["profile"], run_dir=Path(job["run_dir"]))
+    status = 0
+    try:
+        rows = get_suite(case.suite).run_case(case, ctx)
+        if not rows:
+            rows = [{"operation": "case", "status": "skip", "reason": "the case produced no measurement"}]
+    except Exception as exc:  # noqa: BLE001 - any failure of the measured code is a recorded row
+        tb = traceback.format_exc()
+        sys.stderr.write(tb)
+        rows = [error_row(case, f"{type(exc).__name__}: {exc}\n{tb}")]
+        status = 3
+    write_atomic_parquet(to_frame(finish_rows(rows, case, job["run_columns"])), Path(job["out"]))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,23 @@
+"""Test-only adapters: one that segfaults while writing, one that is slow (for kill -9 tests)."""
+
+from __future__ import annotations
+
+import ctypes
+import time
+
+from benchmarks_lib.adapters.raw import RawAdapter
+
+
+class CrashingAdapter(RawAdapter):
+    name = "crashing"
+
+    def write(self, offset, block):
+        ctypes.string_at(0)  # a real segfault inside the worker
+
+
+class SlowAdapter(RawAdapter):
+    name = "slow"
+
+    def write(self, offset, block):
+        time.sleep(0.3)
+        super().write(offset, block)

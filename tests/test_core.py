@@ -1,0 +1,159 @@
+"""The measuring core: datasets, eviction, records, scratch safety, the runner's crash and resume."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks_lib.datasets import DATASETS, Dataset, checksum_array
+from benchmarks_lib.measure import disk_usage, evict_page_cache, measure, resident_bytes
+from benchmarks_lib.records import COLUMNS, SCHEMA_VERSION, load_run, to_frame, write_atomic_parquet
+from benchmarks_lib.runner import run_suite
+from benchmarks_lib.scratch import MARKER, ScratchError, make_scratch, remove_tree
+
+
+@pytest.mark.parametrize("name", list(DATASETS))
+def test_dataset_is_deterministic_and_blockwise_consistent(name):
+    d = Dataset(name, (6, 40, 50), seed=3)
+    full = d.region((slice(0, 6), slice(0, 40), slice(0, 50)))
+    assert full.dtype == np.dtype(DATASETS[name][0])
+    assert np.array_equal(full, Dataset(name, (6, 40, 50), seed=3).region((slice(0, 6), slice(0, 40), slice(0, 50))))
+    assert np.array_equal(full[2:5, 7:19, 3:41], d.region((slice(2, 5), slice(7, 19), slice(3, 41))))
+    assert d.checksum(1) == d.checksum(4) == checksum_array(full)
+    assert d.checksum() != Dataset(name, (6, 40, 50), seed=4).checksum() or name == "labels"
+
+
+def test_stated_compressibility_orders_datasets():
+    ratios = {n: Dataset(n, (2, 256, 256)).compressibility() for n in DATASETS}
+    assert ratios["random"] < 1.05 < ratios["em_like"] < ratios["microscopy"] < ratios["labels"]
+
+
+def test_eviction_is_verified_on_a_real_file(tmp_path):
+    path = tmp_path / "data.bin"
+    path.write_bytes(os.urandom(16 * 2**20))
+    path.read_bytes()
+    assert resident_bytes(path) > 0
+    report = evict_page_cache(path)
+    assert report.verified and report.resident_bytes_after <= report.bytes // 100
+    m = measure(lambda: path.read_bytes())
+    if m.io is not None:  # the cold read really came from the device
+        assert m.io.read_bytes >= 0.9 * path.stat().st_size
+
+
+def test_disk_usage_counts_inodes(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f").write_bytes(b"x" * 5000)
+    usage = disk_usage(tmp_path / "a")
+    assert usage.inodes == 2 and usage.logical_bytes == 5000 and usage.allocated_bytes >= 4096
+
+
+def test_record_schema_round_trip(tmp_path):
+    rows = [{"schema_version": SCHEMA_VERSION, "run_id": "r", "suite": "s", "backend": "b", "operation": "write",
+             "iteration": i, "status": "ok", "elapsed_s": 0.5, "nbytes": 10**9, "rss_growth_bytes": 2 * 10**9,
+             "shape": [4, 5], "verified": True} for i in range(3)]
+    df = to_frame(rows)
+    write_atomic_parquet(df, tmp_path / "x.parquet")
+    back = pd.read_parquet(tmp_path / "x.parquet")
+    assert list(back.columns)[: len(COLUMNS)] == list(COLUMNS)
+    assert back["gbps"].iloc[0] == pytest.approx(2.0) and back["memory_ratio"].iloc[0] == pytest.approx(2.0)
+    assert back["elapsed_s"].dtype == np.float64 and str(back["iteration"].dtype) == "int64"
+    assert list(back["shape"].iloc[0]) == [4, 5]
+    assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]
+
+
+def test_cleanup_never_follows_a_symlink_out_of_scratch(tmp_path):
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("measured data")
+    scratch = make_scratch(tmp_path / "scr", "run")
+    (scratch / "case").mkdir()
+    (scratch / "case" / "link").symlink_to(outside, target_is_directory=True)
+    (scratch / "link-file").symlink_to(outside / "keep.txt")
+    with pytest.raises(ScratchError):
+        remove_tree(outside, scratch)
+    with pytest.raises(ScratchError):
+        remove_tree(scratch / "case" / "link" / "keep.txt", scratch)
+    remove_tree(scratch / "link-file", scratch)
+    remove_tree(scratch, scratch)
+    assert not scratch.exists()
+    assert (outside / "keep.txt").read_text() == "measured data"
+    unmarked = tmp_path / "unmarked"
+    unmarked.mkdir()
+    with pytest.raises(ScratchError):
+        remove_tree(unmarked, unmarked)
+    assert unmarked.exists() and not (unmarked / MARKER).exists()
+
+
+TINY = {"tests": ["write"], "dims": "t:2,y:32:16,x:48", "multipliers": [1, 2], "iterations": 2, "warmups": 0}
+
+
+def test_crashing_adapter_becomes_an_error_row_and_the_sweep_goes_on(workdir, plugin_env, monkeypatch):
+    monkeypatch.setenv("IOBENCH_PLUGINS", "crashing=crashing_adapter:CrashingAdapter")
+    result = run_suite("writers", {**TINY, "backends": ["raw", "crashing", "zarr-python"]}, profile="quick",
+                       results_dir=workdir / "results", run_id="crash", progress=None)
+    df = result.df
+    crashed = df[df["backend"] == "crashing"]
+    assert len(crashed) == 1 and crashed["status"].iloc[0] == "error"
+    assert "signal" in crashed["reason"].iloc[0] or "-11" in crashed["reason"].iloc[0]
+    for backend in ("raw", "zarr-python"):
+        ok = df[(df["backend"] == backend) & (df["operation"] == "total")]
+        assert len(ok) == 4 and (ok["status"] == "ok").all() and ok["verified"].all()
+    assert result.failed == 1
+    assert not any((workdir / "scratch").iterdir())
+
+
+def test_kill_9_then_resume_gives_exactly_the_expected_rows(workdir, plugin_env):
+    env = {**os.environ, "IOBENCH_PLUGINS": "slow=crashing_adapter:SlowAdapter"}
+    cmd = [sys.executable, "-m", "benchmarks_lib", "run", "writers", "--results-dir", "results", "--run-id", "k9",
+           "--test", "write", "-d", "t:2,y:32:16,x:48", "--param", "multipliers=[1,2,3]", "--iterations", "2",
+           "--warmups", "0", "-b", "raw", "-b", "slow", "-b", "zarr-python"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    records = None
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        found = list((workdir / "results").glob("*/k9/records/*.parquet"))
+        if len(found) >= 2:  # the ceiling and raw are done; slow is running
+            records = found[0].parent
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert records is not None
+    partial = len(list(records.glob("*.parquet")))
+    assert partial < 4
+    rc = subprocess.run(cmd, env=env, capture_output=True, text=True).returncode
+    assert rc == 0
+    df, meta = load_run(records.parent)
+    assert sorted(df["case_id"].unique()) == sorted(meta["cases"])
+    totals = df[df["operation"] == "total"]
+    assert len(totals) == 3 * 3 * 2  # backends x sizes x iterations, none lost, none twice
+    assert not totals.duplicated(["backend", "multiplier", "iteration"]).any()
+
+
+def test_resume_with_other_parameters_is_refused(workdir):
+    run_suite("ceiling", {"nbytes": "1MiB", "iterations": 1, "warmups": 0}, results_dir="results", run_id="c1",
+              progress=None)
+    from benchmarks_lib.specs import SpecError
+
+    with pytest.raises(SpecError, match="other parameters"):
+        run_suite("ceiling", {"nbytes": "2MiB", "iterations": 1, "warmups": 0}, results_dir="results", run_id="c1",
+                  progress=None)
+
+
+def test_records_carry_environment(workdir):
+    result = run_suite("ceiling", {"nbytes": "4MiB", "iterations": 2, "warmups": 1}, results_dir="results",
+                       run_id="env", progress=None)
+    df, env = result.df, result.meta["environment"]
+    for key in ("cpu_model", "cpu_count", "ram_bytes", "fs_type", "kernel", "python", "git_commit", "machine"):
+        assert key in df.columns and key in env
+    assert env["version_numpy"] and env["fs_type"]
+    assert set(df["operation"]) == {"write_nofsync", "write_fsync", "read_cold", "read_warm", "memcpy"}
+    assert (df["gbps"] > 0).all()
+    assert df[df["operation"] == "read_cold"]["verified"].all()
+    assert Path(result.run_dir, "run.json").exists()

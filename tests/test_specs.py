@@ -1,0 +1,67 @@
+"""Bad input: a clear one-line error naming the value and what is allowed; nothing written."""
+
+import pytest
+
+from benchmarks_lib.cli import main
+from benchmarks_lib.specs import SpecError, parse_codec, parse_dims, parse_size
+
+BAD_RUNS = [
+    (["run", "writers", "-d", ""], "dims"),
+    (["run", "writers", "-d", "t"], "t"),
+    (["run", "writers", "-d", "t:0"], "0"),
+    (["run", "writers", "-d", "t:10:20"], "exceeds"),
+    (["run", "writers", "-d", "t:10:3:4"], "multiple"),
+    (["run", "writers", "-d", "t:8,t:8"], "repeated"),
+    (["run", "writers", "-d", "1t:8"], "1t:8"),
+    (["run", "writers", "-d", "t:x"], "'x'"),
+    (["run", "writers", "--codec", "snappy"], "snappy"),
+    (["run", "writers", "--codec", "zstd:99"], "99"),
+    (["run", "writers", "--codec", "gzip:10"], "10"),
+    (["run", "writers", "--codec", "blosc-foo"], "foo"),
+    (["run", "writers", "--codec", "blosc-lz4:5:wiggle"], "wiggle"),
+    (["run", "writers", "--codec", "blosc-lz4:12"], "12"),
+    (["run", "writers", "-b", "nosuchwriter"], "nosuchwriter"),
+    (["run", "writers", "-b", "tensorstore:zarr9"], "zarr9"),
+    (["run", "writers", "--dataset", "cats"], "cats"),
+    (["run", "writers", "--test", "fly"], "fly"),
+    (["run", "writers", "--iterations", "0"], "iterations"),
+    (["run", "writers", "--iterations", "many"], "many"),
+    (["run", "writers", "--warmups", "-1"], "warmups"),
+    (["run", "writers", "--param", "bogus=1"], "bogus"),
+    (["run", "writers", "--param", "noequals"], "noequals"),
+    (["run", "writers", "--param", "multipliers=[0]"], "multipliers"),
+    (["run", "writers", "--param", "inner_chunks=[48]"], "48"),
+    (["run", "writers", "--param", "fsync=\"yes\""], "fsync"),
+    (["run", "nosuite"], "nosuite"),
+    (["run", "writers", "--run-id", "../escape"], "run id"),
+    (["show", "no-such-run"], "no-such-run"),
+]
+
+
+@pytest.mark.parametrize(("argv", "named"), BAD_RUNS, ids=[" ".join(a[1:]) for a, _ in BAD_RUNS])
+def test_bad_input_is_one_clear_line_and_writes_nothing(workdir, capsys, argv, named):
+    rc = main([*argv, "--results-dir", str(workdir / "results")] if argv[0] == "run" else
+              [*argv, "--results-dir", str(workdir / "results")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert err.startswith("iobench: error:")
+    assert len(err.splitlines()) == 1, err
+    assert named in err
+    assert not (workdir / "results").exists()
+    assert not any((workdir / "scratch").glob("*/*")) if (workdir / "scratch").exists() else True
+
+
+def test_parsers_accept_good_values():
+    d = parse_dims("t:64,y:1080:540,x:1920")
+    assert d.shape == (64, 1080, 1920) and d.chunks == (64, 540, 1920) and d.shards is None
+    s = parse_dims("z:1024:32:512,y:1024:32:512,x:1024:32:512")
+    assert s.shards == (512, 512, 512)
+    assert str(parse_codec("blosc-zstd:5:bitshuffle")) == "blosc-zstd:5:bitshuffle"
+    assert parse_codec("zstd").level == 3 and parse_codec("gzip:6").level == 6 and parse_codec("zstd:-5").level == -5
+    assert parse_size("1.5GiB") == int(1.5 * 2**30) and parse_size("64MB") == 64_000_000
+
+
+@pytest.mark.parametrize("text", ["", "1MiBs", "-3", "GB"])
+def test_bad_sizes(text):
+    with pytest.raises(SpecError):
+        parse_size(text)
