@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -105,8 +106,8 @@ def ceiling_case(nbytes: int) -> Case:
     return Case("ceiling", "ceiling", {"nbytes": int(nbytes)})
 
 
-def run_fio(directory: Path, nbytes: int) -> dict[str, float]:
-    """fio's sequential write (fsync at end) and cold read of ``nbytes``, in GB/s.
+def run_fio(directory: Path, nbytes: int, repeats: int = 3) -> dict[str, float]:
+    """fio's sequential write (fsync at end) and cold read of ``nbytes``, in GB/s (median of repeats).
 
     Needs the ``fio`` binary (Debian package ``fio``); raises FileNotFoundError otherwise.
     """
@@ -117,14 +118,14 @@ def run_fio(directory: Path, nbytes: int) -> dict[str, float]:
               "--numjobs=1", "--output-format=json", "--filename=fio.bin"]
     out = {}
     for op, extra in (("write_fsync", ["--rw=write", "--end_fsync=1"]), ("read_cold", ["--rw=read", "--invalidate=1"])):
-        result = subprocess.run([exe, *common, *extra], capture_output=True, text=True, check=True, timeout=600)
-        job = json.loads(result.stdout)["jobs"][0]
-        side = job["write"] if op.startswith("write") else job["read"]
-        out[op] = side["io_bytes"] / (side["runtime"] / 1000) / 1e9 if side["runtime"] else float("nan")
-        if op == "write_fsync":
-            # fio's runtime excludes end_fsync; use its own job-level elapsed including the sync
-            sync = job.get("sync", {}).get("lat_ns", {}).get("mean", 0) / 1e9 if "sync" in job else 0.0
-            out[op] = side["io_bytes"] / (side["runtime"] / 1000 + sync) / 1e9
-        evict_page_cache(directory / "fio.bin")
+        rates = []
+        for _ in range(repeats):
+            result = subprocess.run([exe, *common, *extra], capture_output=True, text=True, check=True, timeout=600)
+            job = json.loads(result.stdout)["jobs"][0]
+            side = job["write"] if op.startswith("write") else job["read"]
+            # job_runtime (ms) includes the final fsync; the per-direction runtime does not
+            rates.append(side["io_bytes"] / (job["job_runtime"] / 1000) / 1e9)
+            evict_page_cache(directory / "fio.bin")
+        out[op] = statistics.median(rates)
     (directory / "fio.bin").unlink(missing_ok=True)
     return out

@@ -17,8 +17,9 @@ from rich.table import Table
 
 from .specs import PROFILES, SpecError
 
-console = Console()
-err = Console(stderr=True)
+# Wide tables when the output is a file or a pipe (CI logs), the terminal's width otherwise.
+console = Console(width=None if sys.stdout.isatty() else 220)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 400)
 
 
 def _table(df, title: str = "", index: bool = False) -> Table:

@@ -227,13 +227,13 @@ class _RangeRequestHandler(BaseHTTPRequestHandler):
             super().finish()
         self.server.track(self.connection, False)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def do_HEAD(self) -> None:  # noqa: N802 - stdlib naming
+    def do_HEAD(self) -> None:
         self._respond(head=True)
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+    def do_GET(self) -> None:
         self._respond(head=False)
 
     def _error(self, status: HTTPStatus, method: str) -> None:

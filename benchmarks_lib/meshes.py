@@ -47,7 +47,7 @@ def parse_mesh_n(value: Any) -> int:
     try:
         n = int(value)
     except (TypeError, ValueError):
-        raise SpecError(f"mesh_n {value!r} is not an integer; give the edge length in points, e.g. 127 (~531 MB)") from None
+        raise SpecError(f"mesh_n {value!r} is not an integer; give the edge in points, e.g. 127 (~531 MB)") from None
     if n < 2 or n > 2000:
         raise SpecError(f"mesh_n {n} is out of range; allowed 2..2000 (127 is ~531 MB, 342 is ~10 GB)")
     return n
@@ -127,12 +127,6 @@ def read_zvtk(path: Path, *, threads: int | None = None) -> pv.UnstructuredGrid:
     return zvtk.read(path, n_threads=threads)
 
 
-def check_vtu_compressor(name: str) -> str:
-    if name not in VTU_COMPRESSORS:
-        raise SpecError(f"vtu compressor {name!r} is unknown; allowed: {', '.join(VTU_COMPRESSORS)}")
-    return name
-
-
 def write_vtu(mesh: pv.UnstructuredGrid, path: Path, *, compressor: str = "zlib") -> None:
     """The VTK XML writer via pyvista's ``save`` (binary, the compressor's default level)."""
     mesh.save(path, binary=True, compression=None if compressor == "none" else compressor)
@@ -199,7 +193,8 @@ def render_mesh_png(out: str | Path, *, n: int = 16, seed: int = 42, window_size
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     tried = []
     for window in windows:
-        args = json.dumps({"out": str(out), "n": int(n), "seed": int(seed), "size": list(window_size), "window": window})
+        args = json.dumps({"out": str(out), "n": int(n), "seed": int(seed), "size": list(window_size),
+                           "window": window})
         try:
             proc = subprocess.run([sys.executable, "-c", _RENDER_CHILD, args], capture_output=True, text=True,
                                   timeout=timeout_s, env=env, check=False)
@@ -217,7 +212,6 @@ __all__ = [
     "VTU_COMPRESSORS",
     "Rendering",
     "build_tet_mesh",
-    "check_vtu_compressor",
     "mesh_arrays",
     "mesh_mismatch",
     "mesh_nbytes",

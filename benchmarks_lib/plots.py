@@ -138,7 +138,9 @@ def sharding_grid(df: pd.DataFrame) -> plt.Figure:
         if col == "bytes_on_disk":
             part = part.assign(bytes_on_disk=part[col] / 1e6)
         sns.barplot(data=part, x=col, y="layout", hue="backend", errorbar=None, ax=ax)
-        ax.set(xscale="log", xlabel=label, ylabel="")
+        ax.set(xlabel=label, ylabel="")
+        if (part[col] > 0).any():
+            ax.set_xscale("log")
         if ax is not axes[-1] and ax.get_legend():
             ax.get_legend().remove()
     axes[-1].legend(fontsize=7, loc="lower right")

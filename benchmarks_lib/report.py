@@ -89,6 +89,7 @@ def writers_summary(df: pd.DataFrame) -> pd.DataFrame:
         w = b[b.get("test", pd.Series(dtype=str)) == "write"] if "test" in b else b.iloc[0:0]
         if not w.empty and "multiplier" in w:
             largest = w[w["multiplier"] == w["multiplier"].max()]
+            col["codec"] = ", ".join(sorted(set(w["codec"].dropna())))
             for phase in ("create", "write", "finalize", "fsync"):
                 col[f"{phase} (mean±std s)"] = _mean_std(largest[largest["operation"] == phase]["elapsed_s"])
             total = largest[largest["operation"] == "total"]
@@ -98,6 +99,8 @@ def writers_summary(df: pd.DataFrame) -> pd.DataFrame:
             col["bandwidth (GB/s, mean over sizes)"] = _fmt(all_totals["gbps"].mean(), "{:.3f}")
             col["% of raw write ceiling"] = _fmt(all_totals["pct_of_ceiling"].mean(), "{:.0f}%")
             col["peak-memory ratio"] = _fmt(total["memory_ratio"].median(), "{:.2f}")
+            col["fsync in time"] = "yes (writer's own)" if total.get("writer_fsyncs", pd.Series(dtype=bool)).any() \
+                else ("yes" if total["fsync_included"].any() else "no")
             col["threads"] = _fmt(total["threads_max"].max(), "{:.0f}")
             col["MB on disk"] = _fmt(total["bytes_on_disk"].median() / 1e6, "{:.1f}")
             col["inodes"] = _fmt(total["inodes"].median(), "{:.0f}")
@@ -122,8 +125,7 @@ def writers_summary(df: pd.DataFrame) -> pd.DataFrame:
     for backend in backends:
         if not table[backend] and backend in set(skipped["backend"]):
             table[backend] = {"status": "skipped: " + str(skipped[skipped["backend"] == backend]["reason"].iloc[0])[:80]}
-    out = pd.DataFrame(table)
-    return out.fillna("-")
+    return pd.DataFrame(table).astype(object).fillna("-")
 
 
 def _verified(rows: pd.DataFrame) -> str:
@@ -221,7 +223,7 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     def med(df: pd.DataFrame) -> pd.DataFrame:
         rows = ok_rows(df)
         return rows.groupby(keys, dropna=False).agg(elapsed_s=("elapsed_s", "median"), gbps=("gbps", "median"))
-    out = med(a).join(med(b), lsuffix="_a", rsuffix="_b", how="outer")
+    out = med(a).merge(med(b), left_index=True, right_index=True, suffixes=("_a", "_b"), how="outer")
     out["time ratio b/a"] = out["elapsed_s_b"] / out["elapsed_s_a"]
     out["GB/s ratio b/a"] = out["gbps_b"] / out["gbps_a"]
     return out.reset_index()

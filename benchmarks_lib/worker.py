@@ -44,7 +44,7 @@ def main(job_path: str) -> int:
         rows = get_suite(case.suite).run_case(case, ctx)
         if not rows:
             rows = [{"operation": "case", "status": "skip", "reason": "the case produced no measurement"}]
-    except Exception as exc:  # noqa: BLE001 - any failure of the measured code is a recorded row
+    except Exception as exc:
         tb = traceback.format_exc()
         sys.stderr.write(tb)
         rows = [error_row(case, f"{type(exc).__name__}: {exc}\n{tb}")]

@@ -32,7 +32,8 @@ BACKENDS = None
 TESTS = None
 # Data for write/append/read: "em_like" (uint8), "labels" (uint32), "microscopy" (uint16), "random" (worst case).
 DATASET = None
-# Codec for all writers: none, lz4, zstd[:level], gzip[:level], blosc-<lz4|zstd|...>[:clevel[:shuffle]].
+# Codec: none, lz4, zstd[:level], gzip[:level], blosc-<lz4|zstd|...>[:clevel[:shuffle]], or a preference
+# list "a,b,c": each writer uses the first it can write (the summary's "codec" row shows which).
 CODEC = None
 # Write test base shape and chunks, "name:size[:chunk[:shard]],..."; the first dimension grows by MULTIPLIERS.
 DIMS = None

@@ -90,7 +90,8 @@ def expand_backends(names: list[str] | tuple[str, ...]) -> list[str]:
     for name in names or ["all"]:
         if name == "all":
             for base in REGISTRY:
-                expanded = getattr(adapter_class(base), "expand_all", lambda: [base])()
+                cls = adapter_class(base)
+                expanded = cls.expand_all() if hasattr(cls, "expand_all") else [base]
                 out.extend(n for n in expanded if n not in out)
             continue
         adapter_class(name)  # raises SpecError for unknown names

@@ -30,7 +30,9 @@ class AcquireZarrAdapter(Adapter):
     requires_sharding = True
     supports_read = False
     threads_setting = "StreamSettings.max_threads"
-    notes = "append-only stream; always sharded (1 chunk per shard when unsharded); Blosc1 lz4/zstd only"
+    #: it fsyncs every file it writes (seen with strace) and has no setting to turn that off
+    fsyncs = True
+    notes = "append-only stream; always sharded (1 chunk per shard when unsharded); Blosc1 lz4/zstd; fsyncs"
 
     def is_incompatible(self, spec: ArraySpec, operation: str) -> str | None:
         if operation == "append" and len(spec.shape) < 3:

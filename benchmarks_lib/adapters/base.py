@@ -55,6 +55,8 @@ class Adapter(ABC):
     native_order: ClassVar[str] = "C"
     #: where the threads knob lives, or None when the writer has no such setting
     threads_setting: ClassVar[str | None] = None
+    #: True when the writer fsyncs its files itself (so its write time always includes fsync)
+    fsyncs: ClassVar[bool] = False
     notes: ClassVar[str] = ""
 
     def __init__(self, threads: int | None = None, option: str | None = None) -> None:
@@ -83,7 +85,17 @@ class Adapter(ABC):
             return f"{self.name} offers blosc with {', '.join(sorted(self.blosc_cnames))} only, not {codec.cname}"
         if spec.dims.shards and not self.supports_sharding:
             return f"{self.name} does not support sharding"
+        if self.threads is not None and self.threads_setting is None and self.name != "raw":
+            return f"{self.name} has no threads setting"
         return None
+
+    def write_alignment(self, spec: ArraySpec) -> int:
+        """Blocks written along axis 0 must start and end on multiples of this (1: any)."""
+        return 1
+
+    def array_path(self, path: Path) -> Path:
+        """Where the array itself lives inside the output (e.g. ``<path>/0`` in an OME-Zarr group)."""
+        return path
 
     def output_files(self, path: Path) -> list[Path]:
         return list_files(path)
@@ -110,5 +122,5 @@ class Adapter(ABC):
     @abstractmethod
     def read(self, index: tuple[slice, ...]) -> np.ndarray: ...
 
-    def close_reader(self) -> None:
+    def close_reader(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release the reader; safe to call twice."""

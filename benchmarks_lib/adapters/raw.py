@@ -40,14 +40,12 @@ class RawAdapter(Adapter):
         self._row_bytes = math.prod(spec.shape[1:]) * np.dtype(spec.dtype).itemsize
 
     def read(self, index: tuple[slice, ...]) -> np.ndarray:
-        first = index[0]
-        start, stop = first.start or 0, first.stop if first.stop is not None else self.spec.shape[0]
+        start, stop, _ = index[0].indices(self.spec.shape[0])
         with open(self.path, "rb") as f:
             f.seek(start * self._row_bytes)
             count = (stop - start) * self._row_bytes // np.dtype(self.spec.dtype).itemsize
             data = np.fromfile(f, dtype=self.spec.dtype, count=count)
         data = data.reshape((stop - start, *self.spec.shape[1:]))
         rest = index[1:]
-        if any(sl != slice(None) and (sl.start, sl.stop) != (0, n) for sl, n in zip(rest, self.spec.shape[1:], strict=True)):
-            data = data[(slice(None), *rest)]
-        return data
+        whole = all(sl.indices(n)[:2] == (0, n) for sl, n in zip(rest, self.spec.shape[1:], strict=True))
+        return data if whole else data[(slice(None), *rest)]

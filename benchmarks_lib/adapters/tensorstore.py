@@ -56,6 +56,7 @@ class TensorstoreAdapter(Adapter):
     options = ("zarr3", "zarr2")
     codecs = frozenset({"none", "zstd", "gzip", "blosc"})
     supports_sharding = True
+    fsyncs = False
     threads_setting = "Context data_copy_concurrency.limit + file_io_concurrency.limit"
     notes = "writes awaited in write(); file_io_sync off (default fsyncs); append = resize + write; zarr2: no shards"
 

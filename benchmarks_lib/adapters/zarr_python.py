@@ -1,4 +1,8 @@
-"""zarr-python (v3 format): ``zarr.create_array``, slice assignment, ``Array.append``."""
+"""zarr-python (v3 format): ``zarr.create_array``, slice assignment, ``Array.append``.
+
+The codec pipeline and thread settings are set explicitly for the adapter's lifetime and
+restored on finalize / close_reader, so nothing leaks between adapters in one process.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ def zarr_compressors(codec: CodecSpec, dtype: str) -> list:
     if codec.family == "gzip":
         return [zc.GzipCodec(level=codec.level)]
     if codec.family == "lz4":
-        from numcodecs.zarr3 import LZ4
+        from zarr.codecs.numcodecs import LZ4
 
         return [LZ4()]
     return [zc.BloscCodec(cname=codec.cname, clevel=codec.level, shuffle=zc.BloscShuffle[codec.shuffle],
@@ -38,20 +42,24 @@ class ZarrPythonAdapter(Adapter):
     supports_sharding = True
     threads_setting = "zarr.config threading.max_workers + async.concurrency"
     #: codec pipeline to use; the zarrs adapter overrides this
-    codec_pipeline: str | None = None
+    codec_pipeline: str = "zarr.core.codec_pipeline.BatchedCodecPipeline"
 
     def _config(self) -> dict:
-        config: dict = {}
+        config: dict = {"codec_pipeline.path": self.codec_pipeline}
         if self.threads:
             config.update({"threading.max_workers": self.threads, "async.concurrency": self.threads})
-        if self.codec_pipeline:
-            config["codec_pipeline.path"] = self.codec_pipeline
         return config
 
     def _apply_config(self) -> None:
         import zarr
 
-        zarr.config.set(self._config())
+        self._restore_config()
+        self._config_set = zarr.config.set(self._config())
+
+    def _restore_config(self) -> None:
+        if getattr(self, "_config_set", None) is not None:
+            self._config_set.__exit__(None, None, None)
+            self._config_set = None
 
     def create(self, path: Path, spec: ArraySpec, *, append: bool = False) -> None:
         import zarr
@@ -73,6 +81,7 @@ class ZarrPythonAdapter(Adapter):
 
     def finalize(self) -> None:
         self.array = None
+        self._restore_config()
 
     def open_reader(self, path: Path, spec: ArraySpec) -> None:
         import zarr
@@ -85,3 +94,4 @@ class ZarrPythonAdapter(Adapter):
 
     def close_reader(self) -> None:
         self.reader = None
+        self._restore_config()

@@ -4,7 +4,7 @@ Same calls as the zarr-python adapter; only the codec pipeline differs, so the p
 isolates what the Rust pipeline buys. ``codec_pipeline.strict`` is on: an array the Rust
 side cannot handle raises instead of silently falling back to the Python pipeline (which
 would measure zarr-python under the zarrs label). The config is restored on finalize and
-close_reader, so zarr-python runs later in the same process are not switched to zarrs.
+close_reader (by the zarr-python adapter), so later runs in the process are not switched to zarrs.
 """
 
 from __future__ import annotations
@@ -29,22 +29,3 @@ class ZarrsAdapter(ZarrPythonAdapter):
         if self.threads:
             config["codec_pipeline.chunk_concurrent_maximum"] = self.threads
         return config
-
-    def _apply_config(self) -> None:
-        import zarr
-
-        self._restore_config()
-        self._config_set = zarr.config.set(self._config())
-
-    def _restore_config(self) -> None:
-        if getattr(self, "_config_set", None) is not None:
-            self._config_set.__exit__(None, None, None)
-            self._config_set = None
-
-    def finalize(self) -> None:
-        super().finalize()
-        self._restore_config()
-
-    def close_reader(self) -> None:
-        super().close_reader()
-        self._restore_config()

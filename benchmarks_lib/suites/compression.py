@@ -29,7 +29,7 @@ import numpy as np
 from ..adapters import backend_status, make_adapter
 from ..datasets import DATASETS, Dataset, checksum_array
 from ..measure import disk_usage, evict_page_cache, measure
-from ..meshes import VTU_COMPRESSORS, check_vtu_compressor, mesh_nbytes_estimate, parse_mesh_n
+from ..meshes import VTU_COMPRESSORS, mesh_nbytes_estimate, parse_mesh_n
 from ..specs import ArraySpec, CodecSpec, SpecError, parse_codec, parse_count, parse_dims, parse_int_list
 from . import Case, CaseContext, Suite
 
@@ -161,6 +161,13 @@ def unavailable_reason(backend: str) -> str | None:
     return None if status.available else f"{status.reason}; install: {status.install_hint}"
 
 
+def missing_module(module: str) -> str | None:
+    """Why a library cannot be used here (not importable), or None."""
+    import importlib.util
+
+    return None if importlib.util.find_spec(module) else f"module {module!r} is not installed; pip install {module}"
+
+
 def remove_output(path: Path) -> None:
     if path.is_dir():
         shutil.rmtree(path)
@@ -271,14 +278,15 @@ def codec_round_trip(codec_obj: Any, pieces: list[tuple[tuple[slice, ...], np.nd
 
 
 # -- parameters and cases -----------------------------------------------------------------
-def _names(value: Any, what: str, allowed: Iterable[str], *, empty_ok: bool = False) -> list[str]:
+def parse_names(value: Any, what: str, allowed: Iterable[str], *, empty_ok: bool = False) -> list[str]:
+    """A list (or comma-separated string) of names, each one of ``allowed``; duplicates dropped."""
     allowed = tuple(allowed)
     items = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value or [])
     if not items and not empty_ok:
         raise SpecError(f"{what} is empty; allowed: {', '.join(allowed)}")
     for item in items:
         if item not in allowed:
-            raise SpecError(f"{what[:-1] if what.endswith('s') else what} {item!r} is unknown; allowed: {', '.join(allowed)}")
+            raise SpecError(f"{what} item {item!r} is unknown; allowed: {', '.join(allowed)}")
     return list(dict.fromkeys(items))
 
 
@@ -304,7 +312,8 @@ def with_defaults(params: dict, profile: str, profiles: dict[str, dict], suite: 
     defaults = profiles[profile]
     unknown = sorted(set(params) - set(defaults))
     if unknown:
-        raise SpecError(f"parameter {unknown[0]!r} is unknown for suite {suite!r}; allowed: {', '.join(sorted(defaults))}")
+        allowed = ", ".join(sorted(defaults))
+        raise SpecError(f"parameter {unknown[0]!r} is unknown for suite {suite!r}; allowed: {allowed}")
     return {**defaults, **{k: v for k, v in params.items() if v is not None}}
 
 
@@ -315,11 +324,11 @@ def _batches(items: list, size: int) -> list[list]:
 def build_cases(params: dict, profile: str) -> list[Case]:
     """Validate the parameters (SpecError before any work) and group the points into cases."""
     p = with_defaults(params, profile, PROFILES, "compression")
-    mesh_backends = _names(p["mesh_backends"], "mesh_backends", MESH_BACKENDS, empty_ok=True)
-    array_backends = _names(p["array_backends"], "array_backends", ARRAY_BACKENDS, empty_ok=True)
+    mesh_backends = parse_names(p["mesh_backends"], "mesh_backends", MESH_BACKENDS, empty_ok=True)
+    array_backends = parse_names(p["array_backends"], "array_backends", ARRAY_BACKENDS, empty_ok=True)
     levels = list(parse_int_list(p["levels"], "levels", minimum=ZSTD_LEVELS[0], maximum=ZSTD_LEVELS[1]))
-    compressors = [check_vtu_compressor(c) for c in _names(p["vtu_compressors"], "vtu_compressors", VTU_COMPRESSORS)]
-    datasets = _names(p["datasets"], "datasets", DATASETS)
+    compressors = parse_names(p["vtu_compressors"], "vtu_compressors", VTU_COMPRESSORS)
+    datasets = parse_names(p["datasets"], "datasets", DATASETS)
     codecs = list(dict.fromkeys(str(parse_codec(c)) for c in (p["codecs"] or [])))
     if array_backends and not codecs:
         raise SpecError("codecs is empty; give at least one, e.g. zstd:3, gzip:6, lz4, blosc-lz4:5:shuffle")
@@ -359,7 +368,7 @@ def _run_mesh(case: Case, ctx: CaseContext) -> list[dict]:
     from ..meshes import build_tet_mesh, mesh_nbytes
 
     p = case.params
-    if case.backend == "zvtk" and (reason := _missing("zvtk")):
+    if case.backend == "zvtk" and (reason := missing_module("zvtk")):
         return skip_rows(reason, {"dataset": MESH_DATASET})
     mesh = build_tet_mesh(p["mesh_n"], p["seed"])
     nbytes = mesh_nbytes(mesh)
@@ -384,17 +393,11 @@ def _run_mesh(case: Case, ctx: CaseContext) -> list[dict]:
     return rows
 
 
-def _missing(module: str) -> str | None:
-    import importlib.util
-
-    return None if importlib.util.find_spec(module) else f"module {module!r} is not installed; pip install {module}"
-
-
 def _run_arrays(case: Case, ctx: CaseContext) -> list[dict]:
     p = case.params
     backend, threads = case.backend, p["threads"]
     dims = parse_dims(p["dims"])
-    reason = _missing("numcodecs") if backend == "numcodecs" else unavailable_reason(backend)
+    reason = missing_module("numcodecs") if backend == "numcodecs" else unavailable_reason(backend)
     pool = ThreadPoolExecutor(threads, thread_name_prefix="codec") if backend == "numcodecs" and threads > 1 else None
     if backend == "numcodecs" and not reason:
         import numcodecs.blosc

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-import shutil
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,17 +51,20 @@ VERIFIERS = {
     "raw": ("raw",),
 }
 
+#: seed 000 used "LZ4"; each writer takes the first of these it can write (the row records which)
+LZ4_FAMILY = "blosc-lz4:5:shuffle,lz4,blosc-lz4:5:bitshuffle"
+
 PROFILES = {
     "quick": {
-        "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": "blosc-lz4:5:shuffle",
-        "dims": "t:8,y:540:270,x:960", "multipliers": [1, 2, 4], "fsync": True,
-        "append_frames": 48, "append_step": 16, "append_repeats": 2,
-        "read_dims": "z:64:32,y:256:64,x:256:64", "cutout": 32, "cutout_positions": 3,
-        "shard_datasets": ["em_like", "labels"], "shard_volume": 64, "shard": 64, "inner_chunks": [16, 32],
-        "seed": 0, "iterations": 3, "warmups": 1,
+        "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
+        "dims": "t:8,y:540:270,x:960", "multipliers": [1, 4], "fsync": True,
+        "append_frames": 32, "append_step": 16, "append_repeats": 1,
+        "read_dims": "z:64:32,y:256:64,x:256:64", "cutout": 32, "cutout_positions": 2,
+        "shard_datasets": ["labels"], "shard_volume": 64, "shard": 64, "inner_chunks": [16],
+        "seed": 0, "iterations": 2, "warmups": 1,
     },
     "standard": {
-        "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": "blosc-lz4:5:shuffle",
+        "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 2, 4], "fsync": True,
         "append_frames": 1024, "append_step": 64, "append_repeats": 2,
         "read_dims": "z:256:128,y:512:128,x:512:128", "cutout": 32, "cutout_positions": 5,
@@ -69,7 +72,7 @@ PROFILES = {
         "seed": 0, "iterations": 5, "warmups": 1,
     },
     "seed": {
-        "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": "blosc-lz4:5:shuffle",
+        "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 5, 10, 15, 20, 25, 30, 35], "fsync": True,
         "append_frames": 24000, "append_step": 64, "append_repeats": 1,
         "read_dims": "z:1024:512,y:1024:512,x:1024:512", "cutout": 32, "cutout_positions": 5,
@@ -96,7 +99,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     for name in [params["dataset"], *_as_list(params["shard_datasets"], "shard_datasets")]:
         if name not in DATASETS:
             raise SpecError(f"dataset {name!r} is unknown; allowed: {', '.join(DATASETS)}")
-    codec = str(parse_codec(params["codec"]))
+    codec = ",".join(str(parse_codec(c)) for c in _as_list(params["codec"], "codec"))
     dims = parse_dims(params["dims"])
     read_dims = parse_dims(params["read_dims"])
     if len(read_dims.dims) < 2 or len(dims.dims) < 2:
@@ -152,9 +155,10 @@ def _ceiling_bytes(cases: list[Case]) -> int:
 
 
 # -- helpers ------------------------------------------------------------------------------
-def _step(dims: DimsSpec, dtype: str) -> int:
-    """Entries along axis 0 per generated block: whole shards/chunks, about 64 MiB."""
-    unit = (dims.shards or dims.chunks)[0]
+def _step(dims: DimsSpec, dtype: str, alignment: int = 1) -> int:
+    """Entries along axis 0 per generated block: whole shards/chunks (and the writer's
+    alignment), about 64 MiB."""
+    unit = math.lcm((dims.shards or dims.chunks)[0], alignment)
     per_entry = math.prod(dims.shape[1:]) * np.dtype(dtype).itemsize
     return max(unit, (BLOCK_TARGET // max(1, per_entry * unit)) * unit)
 
@@ -211,9 +215,11 @@ def _unavailable(backend: str) -> str | None:
     return f"{status.reason}; install: {status.install_hint}"
 
 
-def _verifier(writer: Adapter) -> str:
+def _verifier(writer: Adapter, spec: ArraySpec) -> str:
+    """A different library that is installed and can read this codec; else the writer itself."""
     for name in VERIFIERS.get(writer.format, ()):
-        if name != writer.name and backend_status(name).available:
+        if name != writer.name and backend_status(name).available and \
+                make_adapter(name).is_incompatible(spec, "read") is None:
             return name
     return writer.name
 
@@ -234,11 +240,15 @@ def _read_all(reader: Adapter, spec: ArraySpec, step: int, timings: list[int] | 
 
 def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: int) -> dict:
     """Read a written store back with a different library where one can; compare checksums."""
-    name = _verifier(writer)
+    name = _verifier(writer, spec)
     reader = make_adapter(name)
     try:
-        reader.open_reader(path, spec)
+        reader.open_reader(writer.array_path(path) if name != writer.name else path, spec)
         got = _read_all(reader, spec, step)
+    except Exception as exc:  # a failed read-back is recorded, the measured rows are kept
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return {"verified": False, "verified_by": name,
+                "verify_detail": f"{name} could not read it back: {type(exc).__name__}: {first}"}
     finally:
         reader.close_reader()
     return {"verified": got == expected, "verified_by": name,
@@ -266,7 +276,9 @@ def _write_store(adapter: Adapter, path: Path, spec: ArraySpec, source: BlockSou
             "io_write_bytes": (io1.write_bytes - io0.write_bytes) if io0 and io1 else None}
 
 
-def _phase_rows(phases: dict, iteration: int, nbytes: int, fsync: bool, extra: dict) -> list[dict]:
+def _phase_rows(phases: dict, iteration: int, nbytes: int, fsync: bool, extra: dict,
+                writer_fsyncs: bool = False) -> list[dict]:
+    """One row per phase and a ``total``; fsync is included when asked or when the writer does it."""
     rows = []
     total = phases["create"] + phases["write"] + phases["finalize"] + (phases["fsync"] if fsync else 0.0)
     names = ["create", "write", "finalize", *(["fsync"] if fsync else [])]
@@ -274,14 +286,25 @@ def _phase_rows(phases: dict, iteration: int, nbytes: int, fsync: bool, extra: d
         rows.append({"operation": name, "iteration": iteration, "elapsed_s": phases[name], "nbytes": nbytes,
                      "fsync_included": name == "fsync", **extra})
     rows.append({"operation": "total", "iteration": iteration, "elapsed_s": total, "nbytes": nbytes,
-                 "fsync_included": fsync, "peak_rss_bytes": phases["peak_rss_bytes"],
+                 "fsync_included": fsync or writer_fsyncs, "writer_fsyncs": writer_fsyncs, "peak_rss_bytes": phases["peak_rss_bytes"],
                  "rss_growth_bytes": phases["rss_growth_bytes"], "threads_max": phases["threads_max"],
                  "io_write_bytes": phases["io_write_bytes"], **extra})
     return rows
 
 
-def _spec(dims: DimsSpec, dataset: Dataset, codec: str) -> ArraySpec:
-    return ArraySpec(dims, dataset.dtype, parse_codec(codec))
+def _spec(dims: DimsSpec, dataset: Dataset, codecs: str, adapter: Adapter | None = None,
+          operation: str = "write") -> ArraySpec:
+    """The array spec with the first codec of the preference list that ``adapter`` can write."""
+    choices = [parse_codec(c) for c in codecs.split(",")]
+    for codec in choices:
+        spec = ArraySpec(dims, dataset.dtype, codec)
+        if adapter is None or adapter.is_incompatible(spec, operation) is None:
+            return spec
+    return ArraySpec(dims, dataset.dtype, choices[0])
+
+
+def _codec_used(adapter: Adapter, spec: ArraySpec) -> str:
+    return str(spec.codec) if adapter.applies_codec else "none"
 
 
 def _verify_rows(check: dict, rows: list[dict], extra: dict, target: str = "total") -> list[dict]:
@@ -302,15 +325,14 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
     for m in p["multipliers"]:
         dims = base.with_size(0, base.shape[0] * m)
         dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
-        spec = _spec(dims, dataset, p["codec"])
-        extra = {"test": "write", "multiplier": m, "shape": list(dims.shape), "chunks": list(dims.chunks),
-                 "dataset": dataset.name, "dtype": dataset.dtype, "codec": p["codec"]}
         adapter = make_adapter(case.backend)
+        spec = _spec(dims, dataset, p["codec"], adapter)
+        extra = {"test": "write", "multiplier": m, "shape": list(dims.shape), "chunks": list(dims.chunks),
+                 "dataset": dataset.name, "dtype": dataset.dtype, "codec": _codec_used(adapter, spec)}
         if reason := adapter.is_incompatible(spec, "write"):
             rows += _skip(reason, operation="total", **extra)
             continue
-        extra["codec"] = p["codec"] if adapter.applies_codec else "none"
-        step = _step(dims, dataset.dtype)
+        step = _step(dims, dataset.dtype, adapter.write_alignment(spec))
         source = BlockSource(dataset, step)
         for i in range(ctx.warmups + ctx.iterations):
             path = ctx.scratch / f"store-{m}-{i}"
@@ -319,7 +341,8 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
             if i >= ctx.warmups:
                 usage = disk_usage(path)
                 it_rows = _phase_rows(phases, i - ctx.warmups, dataset.nbytes, p["fsync"],
-                                      {**extra, "bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes})
+                                      {**extra, "bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes},
+                                      adapter.fsyncs)
                 if i == ctx.warmups + ctx.iterations - 1:
                     it_rows = _verify_rows(verify(path, spec, adapter, source.checksum, step), it_rows, extra)
                 rows += it_rows
@@ -340,13 +363,15 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
     frames, step = p["append_frames"], p["append_step"]
     dims = DimsSpec((Dim(base.dims[0].name, frames, 1), *base.dims[1:]))
     dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
-    spec = _spec(dims, dataset, p["codec"])
-    extra = {"test": "append", "shape": list(dims.shape), "chunks": list(dims.chunks), "dataset": dataset.name,
-             "dtype": dataset.dtype, "codec": p["codec"]}
     probe = make_adapter(case.backend)
+    spec = _spec(dims, dataset, p["codec"], probe, "append")
+    extra = {"test": "append", "shape": list(dims.shape), "chunks": list(dims.chunks), "dataset": dataset.name,
+             "dtype": dataset.dtype, "codec": _codec_used(probe, spec)}
     if reason := probe.is_incompatible(spec, "append"):
         return _skip(reason, operation="append_total", **extra)
-    extra["codec"] = p["codec"] if probe.applies_codec else "none"
+    if probe.write_alignment(spec) > 1:
+        return _skip(f"{probe.name} writes whole files of {probe.write_alignment(spec)} frames with this codec, "
+                     "not single frames", operation="append_total", **extra)
     frame_bytes = dataset.nbytes // frames
     rows: list[dict] = []
     for rep in range(p["append_repeats"]):
@@ -380,7 +405,8 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
                      "finalize_s": fin, "frame_p50_s": float(np.percentile(lat, 50)),
                      "frame_p99_s": float(np.percentile(lat, 99)), "fps": frames / total,
                      "peak_rss_bytes": sampler.peak_rss, "rss_growth_bytes": sampler.rss_growth,
-                     "threads_max": sampler.max_threads, "fsync_included": False, **extra}
+                     "threads_max": sampler.max_threads, "fsync_included": adapter.fsyncs,
+                     "writer_fsyncs": adapter.fsyncs, **extra}
         usage = disk_usage(path)
         total_row.update(bytes_on_disk=usage.allocated_bytes, inodes=usage.inodes)
         new_rows = [total_row]
@@ -450,12 +476,12 @@ def _timed_read(adapter: Adapter, path: Path, spec: ArraySpec, files: list[Path]
 def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, codec: str, extra: dict,
                cutout: int, positions: int, fsync: bool, write_iterations: int = 0) -> list[dict]:
     """Write one store (timed when ``write_iterations``), then full and cutout reads."""
-    spec = _spec(dims, dataset, codec)
     writer = make_adapter(case.backend)
+    spec = _spec(dims, dataset, codec, writer)
+    extra = {**extra, "codec": _codec_used(writer, spec)}
     if reason := writer.is_incompatible(spec, "write"):
         return _skip(reason, operation="read_cold", **extra)
-    extra = {**extra, "codec": codec if writer.applies_codec else "none"}
-    step = _step(dims, dataset.dtype)
+    step = _step(dims, dataset.dtype, writer.write_alignment(spec))
     source = BlockSource(dataset, step)
     rows: list[dict] = []
     path = ctx.scratch / "store"
@@ -464,28 +490,30 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
         writer = make_adapter(case.backend)
         phases = _write_store(writer, path, spec, source, fsync)
         if write_iterations and i >= ctx.warmups:
-            rows += _phase_rows(phases, i - ctx.warmups, dataset.nbytes, fsync, extra)
+            rows += _phase_rows(phases, i - ctx.warmups, dataset.nbytes, fsync, extra, writer.fsyncs)
     check = verify(path, spec, writer, source.checksum, step)
     usage = disk_usage(path)
-    rows = _verify_rows(check, rows, extra)
     extra = {**extra, "bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes}
-    reader = make_adapter(case.backend)
-    if reason := reader.is_incompatible(spec, "read"):
-        reader = make_adapter(check["verified_by"])
-        extra["read_by"] = reader.name
+    rows = _verify_rows(check, [{**r, "bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes}
+                                for r in rows], extra)
+    reader, read_path = make_adapter(case.backend), path
+    if reader.is_incompatible(spec, "read"):
+        # a writer that cannot read (acquire-zarr) is read by the library that verified it
+        reader, read_path = make_adapter(check["verified_by"]), writer.array_path(path)
+    extra["read_by"] = reader.name
     files = writer.output_files(path)
     for cold in (True, False):
         if not cold:
-            _read_all_untimed(reader, path, spec, step)
+            _read_all_untimed(reader, read_path, spec, step)
         for i in range(ctx.warmups + ctx.iterations):
-            row, digest = _timed_read(reader, path, spec, files, cold, step)
+            row, digest = _timed_read(reader, read_path, spec, files, cold, step)
             if i >= ctx.warmups:
                 rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": i - ctx.warmups,
                              "verified": digest == source.checksum, **row, **extra})
     for n, (kind, index) in enumerate(_cutouts(dims, cutout, positions, dataset.seed + 1)):
         expected = dataset.region(index)
         for i in range(ctx.warmups + ctx.iterations):
-            row, data = _timed_read(reader, path, spec, files, True, step, index)
+            row, data = _timed_read(reader, read_path, spec, files, True, step, index)
             if i >= ctx.warmups:
                 rows.append({"operation": "read_region_cold", "iteration": i - ctx.warmups, "cutout_kind": kind,
                              "cutout_index": n, "cutout_origin": [s.start for s in index],
@@ -529,8 +557,8 @@ def run_sharding(case: Case, ctx: CaseContext) -> list[dict]:
             dataset = Dataset(name, dims.shape, seed=p["seed"])
             extra = {"test": "sharding", "layout": label, "inner_chunk": chunk, "shard_size": shard or 0,
                      "sharded": shard is not None, "shape": list(dims.shape), "chunks": list(dims.chunks),
-                     "dataset": name, "dtype": dataset.dtype, "codec": p["codec"]}
-            rows += _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], 2, p["fsync"],
+                     "dataset": name, "dtype": dataset.dtype}
+            rows += _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], 1, p["fsync"],
                                write_iterations=ctx.iterations)
     return rows
 

@@ -1,0 +1,330 @@
+"""Figures, the seed-004 table and the conclusion of the cache/prefetch chapter.
+
+Every function takes the run's records DataFrame (rows of the ``cache`` suite; other rows such as
+the ceiling are ignored) and returns a Figure, a DataFrame or markdown text.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from .report import ok_rows
+
+sns.set_theme(style="whitegrid", context="notebook")
+MB = 1e6
+
+
+def _empty(title: str) -> plt.Figure:
+    fig, ax = plt.subplots(figsize=(6, 2))
+    ax.text(0.5, 0.5, f"{title}: no data", ha="center", va="center")
+    ax.set_axis_off()
+    return fig
+
+
+def _link(row: pd.Series) -> str:
+    if row.get("location") != "http":
+        return "local file"
+    text = f"{row.get('server') or 'http'} {float(row['latency_ms']):g} ms"
+    bw = row.get("bandwidth_bytes_s")
+    if bw is not None and not pd.isna(bw) and bw:
+        text += f", {float(bw) / MB:g} MB/s"
+    return text
+
+
+def prepare(df: pd.DataFrame, reader: str | None = None) -> pd.DataFrame:
+    """OK rows of this chapter with a ``link`` label (local file / server + latency) and a
+    ``transactions`` column (ROOT's GetReadCalls, uproot's requests, else the server's requests)."""
+    if "reader" not in df:
+        return df.iloc[0:0]
+    rows = ok_rows(df)
+    rows = rows[rows["reader"].notna()]
+    if reader is not None:
+        rows = rows[rows["reader"] == reader]
+    if rows.empty:
+        return rows
+    rows = rows.copy()
+    rows["link"] = rows.apply(_link, axis=1)
+    client = pd.Series(np.nan, index=rows.index)
+    for col in ("root_read_calls", "client_requests"):
+        if col in rows:
+            client = client.fillna(rows[col].astype("float64"))
+    rows["transactions"] = client
+    if "server_requests" in rows:
+        rows["transactions"] = rows["transactions"].fillna(rows["server_requests"].astype("float64"))
+    return rows
+
+
+def _link_order(rows: pd.DataFrame) -> list[str]:
+    links = rows[["link", "location", "latency_ms"]].drop_duplicates()
+    links = links.assign(local=links["location"] != "http").sort_values(["local", "latency_ms"], ascending=[False, True])
+    return list(dict.fromkeys(links["link"]))
+
+
+def _config_order(rows: pd.DataFrame) -> list[str]:
+    return list(rows.groupby("config")["elapsed_s"].median().sort_values().index)
+
+
+def transactions(df: pd.DataFrame) -> plt.Figure:
+    """Transactions per configuration (log): the client's own count and the server's requests
+    and ranges, for ROOT and uproot; counts do not depend on latency, so the median is shown."""
+    rows = prepare(df)
+    rows = rows[rows["reader"].isin(["root", "uproot"])] if not rows.empty else rows
+    if rows.empty:
+        return _empty("transactions")
+    parts = []
+    for reader, label in (("root", "ROOT GetReadCalls"), ("uproot", "uproot requests")):
+        r = rows[rows["reader"] == reader]
+        if r.empty:
+            continue
+        local = r[r["location"] == "local"]
+        remote = r[r["location"] == "http"]
+        parts.append(local.assign(counter=f"{label} (local file)", value=local["transactions"]))
+        parts.append(remote.assign(counter=f"{label} (http)", value=remote["transactions"]))
+        for col, name in (("server_requests", "server: requests"), ("server_ranges", "server: byte ranges")):
+            if col in remote:
+                parts.append(remote.assign(counter=name, value=remote[col].astype("float64")))
+    long = pd.concat(parts, ignore_index=True).dropna(subset=["value"])
+    readers = [r for r in ("root", "uproot") if r in set(long["reader"])]
+    heights = [0.5 * long[long["reader"] == r]["config"].nunique() + 1.5 for r in readers]
+    fig, axes = plt.subplots(len(readers), 1, figsize=(9, sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, reader in zip(axes[:, 0], readers, strict=True):
+        sub = long[long["reader"] == reader]
+        sns.barplot(data=sub, y="config", x="value", hue="counter", estimator="median", errorbar=None, ax=ax)
+        ax.set(xscale="log", xlabel="transactions (log; median over latencies and iterations)", ylabel="",
+               title=f"{'ROOT (TWebFile for http)' if reader == 'root' else 'uproot'}: reads per configuration")
+        ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def times(df: pd.DataFrame, reader: str = "root") -> plt.Figure:
+    """Real and CPU time per configuration and link (local file, each server latency)."""
+    rows = prepare(df, reader)
+    if rows.empty:
+        return _empty(f"{reader} times")
+    order, links = _config_order(rows), _link_order(rows)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 1.2 + 0.55 * len(order) * max(1, len(links)) / 2), sharey=True)
+    for ax, col, what in ((axes[0], "elapsed_s", "real time"), (axes[1], "cpu_s", "CPU time (all threads)")):
+        sns.barplot(data=rows, y="config", x=col, hue="link", order=order, hue_order=links, errorbar=("pi", 100), ax=ax)
+        ax.set(xlabel=f"{what}, s (median, whiskers min-max)", ylabel="", title=f"{reader}: {what}")
+        ax.legend(fontsize=8, title=None)
+    fig.tight_layout()
+    return fig
+
+
+def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
+    """Real time against the server's added latency, one line per configuration, one panel per reader."""
+    rows = prepare(df)
+    rows = rows[rows["location"] == "http"] if not rows.empty else rows
+    if rows.empty or rows["latency_ms"].nunique() < 1:
+        return _empty("time vs latency")
+    readers = [r for r in ("root", "uproot", "zarr") if r in set(rows["reader"])]
+    fig, axes = plt.subplots(1, len(readers), figsize=(6 * len(readers), 4.5), squeeze=False)
+    for ax, reader in zip(axes[0], readers, strict=True):
+        sub = rows[rows["reader"] == reader]
+        if reader == "zarr":
+            sub = sub.assign(config=sub["config"] + ", c=" + sub["concurrency"].astype("Int64").astype(str))
+        sns.lineplot(data=sub, x="latency_ms", y="elapsed_s", hue="config", style="server", marker="o",
+                     estimator="median", errorbar=("pi", 100), ax=ax)
+        ax.set(yscale="log", xlabel="added latency per request (ms)", ylabel="real time (s, log)", title=reader)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def memory(df: pd.DataFrame) -> plt.Figure:
+    """RSS growth over the fresh process's baseline per configuration (the baseline is in the title)."""
+    rows = prepare(df)
+    rows = rows[rows["reader"].isin(["root", "uproot"])] if not rows.empty else rows
+    if rows.empty or "rss_growth_bytes" not in rows:
+        return _empty("memory")
+    rows = rows.assign(growth_mb=rows["rss_growth_bytes"].astype("float64") / MB)
+    readers = [r for r in ("root", "uproot") if r in set(rows["reader"])]
+    fig, axes = plt.subplots(1, len(readers), figsize=(7 * len(readers), 1.5 + 0.5 * rows["config"].nunique() / 2),
+                             squeeze=False)
+    for ax, reader in zip(axes[0], readers, strict=True):
+        sub = rows[rows["reader"] == reader]
+        base = sub["rss_baseline_bytes"].astype("float64").median() / MB
+        sns.barplot(data=sub, y="config", x="growth_mb", hue="link", hue_order=_link_order(sub), errorbar=("pi", 100),
+                    ax=ax)
+        ax.set(xlabel="peak RSS growth over baseline (MB)", ylabel="",
+               title=f"{reader}: memory (fresh-process baseline {base:.0f} MB)")
+        ax.legend(fontsize=8, title=None)
+    fig.tight_layout()
+    return fig
+
+
+def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
+    """Zarr over HTTP: read amplification and requests per client and layout, cache off/on;
+    real time against concurrency at the highest latency."""
+    rows = prepare(df, "zarr")
+    if rows.empty:
+        return _empty("zarr over http")
+    rows = rows.assign(store=rows["client"] + " / " + rows["layout"],
+                       cache=rows["client_cache"].map({True: "client cache on", False: "client cache off"}))
+    workloads = list(dict.fromkeys(rows["workload"]))
+    fig, axes = plt.subplots(len(workloads), 3, figsize=(17, 0.6 + 3.8 * len(workloads)), squeeze=False)
+    for (ax_a, ax_r, ax_t), workload in zip(axes, workloads, strict=True):
+        sub = rows[rows["workload"] == workload]
+        what = "whole array" if workload == "whole" else f"{int(sub['selections'].median())} overlapping cutouts"
+        sns.barplot(data=sub, y="store", x="read_amplification", hue="cache", estimator="median", errorbar=None, ax=ax_a)
+        ax_a.axvline(1.0, ls="--", lw=1, color="0.4")
+        ax_a.set(xlabel="bytes transferred / bytes asked for", ylabel="", title=f"read amplification: {what}")
+        sns.barplot(data=sub, y="store", x="server_requests", hue="cache", estimator="median", errorbar=None, ax=ax_r)
+        ax_r.set(xlabel="server requests (median)", ylabel="", yticklabels=[], title="requests")
+        top = sub[sub["latency_ms"] == sub["latency_ms"].max()]
+        sns.lineplot(data=top, x="concurrency", y="elapsed_s", hue="store", style="cache", marker="o",
+                     estimator="median", errorbar=None, ax=ax_t)
+        ax_t.set(xscale="log", yscale="log", xlabel="concurrency (log)", ylabel="real time (s, log)",
+                 title=f"time at {top['latency_ms'].max():g} ms latency")
+        for ax in (ax_a, ax_r, ax_t):
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _seed_label(row: pd.Series) -> str:
+    where = "LOCAL" if row["location"] != "http" else f"REMOTE ({row['link']})"
+    prefetch = "ASYNC" if int(row["async_prefetch"]) else "STANDARD"
+    return f"Read {where} file with {prefetch} prefetch and CACHE SIZE {int(row['cache_bytes'])}"
+
+
+def seed004_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Seed 004's summary per ROOT configuration: Avg RES memory, real and CPU time, bytes in N
+    transactions (ROOT's own counters), plus the server's request count and whether async ran."""
+    rows = prepare(df, "root")
+    if rows.empty:
+        return pd.DataFrame()
+    rows = rows.assign(label=rows.apply(_seed_label, axis=1))
+    out = []
+    for label, g in rows.groupby("label", sort=False):
+        calls = g["root_read_calls"].astype("float64")
+        nbytes = g["root_bytes_read"].astype("float64")
+        server = g["server_requests"].astype("float64").median() if "server_requests" in g else np.nan
+        out.append({
+            "configuration": label,
+            "Avg RES memory": f"{g['rss_after_bytes'].astype('float64').mean() / 1024:.0f} KB",
+            "Avg REAL time": round(float(g["elapsed_s"].mean()), 3),
+            "Avg CPU time": round(float(g["cpu_s"].mean()), 3),
+            "Read": f"{nbytes.median():.0f} bytes in {calls.median():.0f} transactions",
+            "server requests": None if np.isnan(server) else int(server),
+            "async active": bool(g["async_active"].astype(bool).any()) if "async_active" in g else None,
+            "iterations": len(g),
+        })
+    return pd.DataFrame(out).set_index("configuration")
+
+
+def _median(rows: pd.DataFrame, col: str) -> float:
+    vals = rows[col].astype("float64").dropna()
+    return float(vals.median()) if len(vals) else float("nan")
+
+
+def _root_lines(rows: pd.DataFrame) -> list[str]:
+    lines = []
+    remote = rows[rows["location"] == "http"]
+    local = rows[rows["location"] == "local"]
+    if not remote.empty:
+        lat = remote["latency_ms"].max()
+        at = remote[remote["latency_ms"] == lat]
+        no_cache, cache = at[at["cache_bytes"] == 0], at[at["cache_bytes"] > 0]
+        if not no_cache.empty and not cache.empty:
+            big = cache[cache["cache_bytes"] == cache["cache_bytes"].max()]
+            lines.append(
+                f"- **TTreeCache**: over HTTP at {lat:g} ms per request, reading without a cache took "
+                f"{_median(no_cache, 'root_read_calls'):.0f} transactions and {_median(no_cache, 'elapsed_s'):.2f} s; "
+                f"a {big['cache_bytes'].max() / MB:g} MB cache needed {_median(big, 'root_read_calls'):.0f} transactions "
+                f"and {_median(big, 'elapsed_s'):.2f} s ({_median(no_cache, 'elapsed_s') / _median(big, 'elapsed_s'):.1f}x "
+                "faster), as in seed 004.")
+        for size in sorted(at["cache_bytes"].unique()):
+            a = at[(at["cache_bytes"] == size) & (at["async_prefetch"] == 1)]
+            s = at[(at["cache_bytes"] == size) & (at["async_prefetch"] == 0)]
+            if a.empty or s.empty:
+                continue
+            active = bool(a["async_active"].astype(bool).any())
+            change = _median(a, "elapsed_s") / _median(s, "elapsed_s") - 1
+            mem = (_median(a, "rss_growth_bytes") - _median(s, "rss_growth_bytes")) / MB
+            lines.append(
+                f"- **Async prefetching** (cache {size / MB:g} MB, {lat:g} ms): real time {change:+.0%}, "
+                f"RSS growth {mem:+.1f} MB versus standard prefetching"
+                + ("" if active else "; ROOT did not start the prefetch thread (async needs a TTreeCache)") + ".")
+    if not local.empty and (local["async_prefetch"] == 1).any():
+        active = bool(local[local["async_prefetch"] == 1]["async_active"].astype(bool).any())
+        lines.append("- **Local files**: " + ("async prefetching was active." if active else
+                     "ROOT turns async prefetching off for local files by design; the async rows of the local "
+                     "file show the same reads as the standard ones."))
+    if "server_requests" in remote and not remote.empty:
+        extra = (remote["server_requests"].astype("float64") - remote["root_read_calls"].astype("float64")).median()
+        lines.append(f"- The server saw {extra:.0f} request(s) more than ROOT's GetReadCalls (median): TWebFile's "
+                     "HEAD at open, and a vector read split when its Range header grows too long.")
+    return lines
+
+
+def _uproot_lines(rows: pd.DataFrame) -> list[str]:
+    remote = rows[rows["location"] == "http"]
+    if remote.empty or "step_unit" not in remote:
+        return []
+    lat = remote["latency_ms"].max()
+    at = remote[remote["latency_ms"] == lat]
+    lines = []
+    entries, nbytes = at[at["step_unit"] == "entries"], at[at["step_unit"] == "bytes"]
+    if not entries.empty and not nbytes.empty:
+        lines.append(
+            f"- **uproot step size**: in bytes, uproot first reads every basket header separately "
+            f"({_median(nbytes, 'server_requests'):.0f} server requests, {_median(nbytes, 'elapsed_s'):.2f} s at "
+            f"{lat:g} ms); in entries it does not ({_median(entries, 'server_requests'):.0f} requests, "
+            f"{_median(entries, 'elapsed_s'):.2f} s).")
+    best = at.groupby("config")["elapsed_s"].median().sort_values()
+    if len(best):
+        lines.append(f"- Fastest uproot configuration at {lat:g} ms: {best.index[0]} ({best.iloc[0]:.2f} s).")
+    return lines
+
+
+def _zarr_lines(rows: pd.DataFrame) -> list[str]:
+    if rows.empty or "read_amplification" not in rows:
+        return []
+    lines = []
+    cut = rows[rows["workload"] == "cutouts"]
+    if not cut.empty:
+        amp = cut.groupby(["client", "layout", "client_cache"])["read_amplification"].median()
+        lo, hi = amp.idxmin(), amp.idxmax()
+        lines.append(
+            f"- **Zarr cutouts**: read amplification ranged from {amp.min():.2f} ({lo[0]}, {lo[1]}, cache "
+            f"{'on' if lo[2] else 'off'}) to {amp.max():.2f} ({hi[0]}, {hi[1]}, cache {'on' if hi[2] else 'off'}); "
+            "values below 1 mean compression and a client cache saved more than the chunk overhang cost.")
+        req = cut.groupby(["layout", "client_cache"])["server_requests"].median()
+        if ("sharded", False) in req and ("unsharded", False) in req:
+            lines.append(f"- Sharding: {req[('unsharded', False)]:.0f} requests unsharded versus "
+                         f"{req[('sharded', False)]:.0f} sharded (median over clients, no cache).")
+    lat = rows["latency_ms"].max()
+    at = rows[rows["latency_ms"] == lat]
+    conc = at.groupby("concurrency")["elapsed_s"].median()
+    if len(conc) > 1:
+        lines.append(f"- Concurrency at {lat:g} ms: median real time {conc.iloc[0]:.2f} s at {conc.index[0]} versus "
+                     f"{conc.iloc[-1]:.2f} s at {conc.index[-1]} requests in flight.")
+    return lines
+
+
+def conclude(df: pd.DataFrame) -> str:
+    """A markdown conclusion computed from this run's numbers."""
+    rows = prepare(df)
+    if rows.empty:
+        return "No measurements of the cache chapter in this run."
+    lines = ["### What this run shows", ""]
+    lines += _root_lines(rows[rows["reader"] == "root"])
+    lines += _uproot_lines(rows[rows["reader"] == "uproot"])
+    lines += _zarr_lines(rows[rows["reader"] == "zarr"])
+    if "verified" in rows:
+        bad = rows[rows["verified"].astype("boolean").eq(False).fillna(False)]
+        lines.append("- Every read delivered the expected bytes." if bad.empty else
+                     f"- **{len(bad)} read(s) delivered unexpected bytes**; see the records.")
+    if "cache_state" in rows and (rows["cache_state"] == "warm").any():
+        lines.append("- Some reads could not be made cold (page-cache eviction was not verified).")
+    return "\n".join(lines)
+
+
+__all__ = ["conclude", "memory", "prepare", "seed004_table", "time_vs_latency", "times", "transactions",
+           "zarr_amplification"]

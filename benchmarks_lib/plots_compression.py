@@ -1,0 +1,297 @@
+"""Figures, tables and the conclusion of the compression chapter, from a records DataFrame.
+
+A *point* is one (contender, dataset, codec setting); its time is the median over its
+iterations, its speed the uncompressed bytes over that time (MB = 10^6 bytes), its ratio
+uncompressed / compressed bytes. ``encode``/``decode`` (codecs in memory) count as the
+write/read side of a point, flagged ``in_memory``: they bound what a store using that codec can
+reach, so they are drawn but take no part in the Pareto front unless asked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from .plots import CEILING_LABELS, _empty
+from .report import failures, ok_rows
+
+MB = 1e6
+SIDE = {"write": "write", "encode": "write", "read": "read", "decode": "read"}
+SPEEDS = ("write_mbps", "read_mbps")
+POINT_KEYS = ["backend", "dataset", "codec"]
+#: ceiling operations drawn on throughput axes, per side
+CEILING_OPS = {"write_mbps": ("memcpy", "write_nofsync", "write_fsync"), "read_mbps": ("memcpy", "read_cold")}
+
+
+def summarize_points(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per point: median/mean write and read time, MB/s, compression ratio, verified, iterations."""
+    rows = ok_rows(df)
+    rows = rows[(rows["backend"] != "ceiling") & rows["operation"].isin(list(SIDE))]
+    if rows.empty:
+        return pd.DataFrame(columns=[*POINT_KEYS, "level", "write_s", "read_s", *SPEEDS, "compression_ratio"])
+    rows = rows.assign(side=rows["operation"].map(SIDE))
+    info_cols = [c for c in ("level", "codec_family", "threads", "nbytes", "mesh_n") if c in rows]
+    info = rows.groupby(POINT_KEYS, dropna=False)[info_cols].first()
+    info["compression_ratio"] = rows.groupby(POINT_KEYS, dropna=False)["compression_ratio"].median()
+    info["verified"] = rows.groupby(POINT_KEYS, dropna=False)["verified"].agg(lambda v: bool(v.fillna(False).all()))
+    info["in_memory"] = rows.groupby(POINT_KEYS, dropna=False)["operation"].agg(lambda o: bool(o.isin(["encode",
+                                                                                                    "decode"]).all()))
+    g = rows.groupby([*POINT_KEYS, "side"], dropna=False)["elapsed_s"]
+    times = pd.DataFrame({"median": g.median(), "mean": g.mean(), "n": g.size()}).unstack("side")
+    out = info.copy()
+    for side in ("write", "read"):
+        if ("median", side) in times:
+            out[f"{side}_s"] = times[("median", side)]
+            out[f"{side}_mean_s"] = times[("mean", side)]
+            out[f"{side}_n"] = times[("n", side)]
+            out[f"{side}_mbps"] = out["nbytes"].astype(float) / out[f"{side}_s"] / MB
+        else:
+            out[[f"{side}_s", f"{side}_mean_s", f"{side}_n", f"{side}_mbps"]] = np.nan
+    return out.reset_index()
+
+
+def ceilings_mbps(ceiling: dict[str, float] | None) -> dict[str, float]:
+    """Ceiling GB/s (``report.ceiling_gbps``) as MB/s; empty for None."""
+    return {op: gbps * 1e3 for op, gbps in (ceiling or {}).items() if gbps and np.isfinite(gbps)}
+
+
+def draw_ceilings(ax: plt.Axes, ceiling: dict[str, float] | None, ops: tuple[str, ...], *, vertical: bool) -> None:
+    """Dashed lines at the ceilings' MB/s (``ceiling``: GB/s per operation, or None for none)."""
+    values = ceilings_mbps(ceiling)
+    colors = sns.color_palette("Greys", len(ops) + 2)[2:]
+    for op, color in zip(ops, colors, strict=False):
+        if op in values:
+            line = ax.axvline if vertical else ax.axhline
+            line(values[op], ls="--", lw=1, color=color, label=f"ceiling: {CEILING_LABELS.get(op, op)}")
+
+
+# -- seed 002's two figures -----------------------------------------------------------------
+def zvtk_levels(df: pd.DataFrame) -> pd.DataFrame:
+    """zvtk points ordered by level."""
+    points = summarize_points(df)
+    return points[points["backend"] == "zvtk"].sort_values("level").reset_index(drop=True)
+
+
+def plot_zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
+    """Seed 002, figure 1: write time (log) and compression ratio vs zstd level, on twin axes."""
+    z = zvtk_levels(df)
+    if z.empty:
+        return _empty("zvtk levels")
+    fig, ax1 = plt.subplots(figsize=(11, 4.5))
+    ax1.plot(z["level"], z["write_s"], marker="o", color="tab:blue", label="write time (median)")
+    ax1.set_yscale("log")
+    ax1.set_xlabel("zstd compression level")
+    ax1.set_ylabel("write time (s, log)", color="tab:blue")
+    ax1.tick_params(axis="y", labelcolor="tab:blue")
+    ax2 = ax1.twinx()
+    ax2.plot(z["level"], z["compression_ratio"], marker="s", color="tab:orange", label="compression ratio")
+    ax2.set_ylabel("compression ratio", color="tab:orange")
+    ax2.tick_params(axis="y", labelcolor="tab:orange")
+    ax2.grid(False)
+    n = z["mesh_n"].iloc[0] if "mesh_n" in z else None
+    size = f"{z['nbytes'].iloc[0] / MB:.0f} MB mesh" + (f" (n={n:.0f})" if n is not None and pd.notna(n) else "")
+    ax1.set_title(f"zvtk write time (log) and compression ratio vs level — {size}, "
+                  f"{z['threads'].iloc[0]:.0f} threads")
+    fig.tight_layout()
+    return fig
+
+
+def plot_zvtk_throughput(df: pd.DataFrame, ceiling: dict[str, float] | None = None) -> plt.Figure:
+    """Seed 002, figure 2: write and cold-read MB/s vs level, with the disk ceiling when given."""
+    z = zvtk_levels(df)
+    if z.empty:
+        return _empty("zvtk levels")
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    ax.plot(z["level"], z["write_mbps"], marker="o", label="write")
+    ax.plot(z["level"], z["read_mbps"], marker="o", label="read (cold)")
+    draw_ceilings(ax, ceiling, ("read_cold", "write_nofsync"), vertical=False)
+    vtu = summarize_points(df)
+    vtu = vtu[vtu["backend"] == "vtu"]
+    for _, row in vtu.iterrows():
+        ax.scatter([z["level"].max() + 1.5], [row["write_mbps"]], marker="x", color="tab:blue")
+        ax.annotate(f"vtu {row['codec']}", (z["level"].max() + 1.5, row["write_mbps"]), fontsize=7,
+                    xytext=(4, 0), textcoords="offset points", va="center")
+    ax.set(xlabel="zstd compression level", ylabel="MB/s of uncompressed data (log)", yscale="log",
+           title="zvtk read/write speed vs compression level (x: the .vtu writer's write speed, for reference)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# -- Pareto front -------------------------------------------------------------------------
+def pareto_front(df: pd.DataFrame, speed: str = "write_mbps", *, in_memory: bool = False) -> pd.DataFrame:
+    """Points no other point of the same dataset beats on both compression ratio and ``speed``.
+
+    ``df`` is records (or ``summarize_points`` output); ``speed`` is ``write_mbps`` or ``read_mbps``;
+    ``in_memory`` lets codec-only (encode/decode) points compete with stores. Returns the front's
+    points per dataset, fastest first.
+    """
+    if speed not in SPEEDS:
+        raise ValueError(f"speed {speed!r} is unknown; allowed: {', '.join(SPEEDS)}")
+    points = df if speed in df and "compression_ratio" in df and "operation" not in df else summarize_points(df)
+    if not in_memory and "in_memory" in points:
+        points = points[~points["in_memory"].fillna(False).astype(bool)]
+    points = points.dropna(subset=[speed, "compression_ratio"])
+    fronts = []
+    for _, part in points.groupby("dataset", sort=True):
+        part = part.sort_values([speed, "compression_ratio"], ascending=[False, False])
+        best_ratio = -np.inf
+        keep = []
+        for idx, ratio in zip(part.index, part["compression_ratio"], strict=True):
+            if ratio > best_ratio:
+                keep.append(idx)
+                best_ratio = ratio
+        fronts.append(part.loc[keep])
+    if not fronts:
+        return points.iloc[0:0]
+    return pd.concat(fronts).reset_index(drop=True)
+
+
+def pareto_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The Pareto-optimal stores per dataset, on the write or the read front (or both)."""
+    points = summarize_points(df)
+    if points.empty:
+        return pd.DataFrame()
+    key = ["dataset", "backend", "codec"]
+    on_write = pareto_front(points, "write_mbps")[key].assign(front_write=True)
+    on_read = pareto_front(points, "read_mbps")[key].assign(front_read=True)
+    table = points.merge(on_write, on=key, how="left").merge(on_read, on=key, how="left")
+    table = table[table["front_write"].notna() | table["front_read"].notna()]
+    front = np.where(table["front_write"].notna() & table["front_read"].notna(), "write+read",
+                     np.where(table["front_write"].notna(), "write", "read"))
+    out = pd.DataFrame({
+        "dataset": table["dataset"], "contender": table["backend"], "codec": table["codec"],
+        "ratio": table["compression_ratio"].round(2), "write MB/s": table["write_mbps"].round(0),
+        "read MB/s": table["read_mbps"].round(0), "Pareto front": front,
+    })
+    return out.sort_values(["dataset", "write MB/s"], ascending=[True, False]).reset_index(drop=True)
+
+
+def plot_pareto(df: pd.DataFrame, ceiling: dict[str, float] | None = None, speed: str = "write_mbps") -> plt.Figure:
+    """Ratio vs speed for every point, one panel per dataset; the front joined; ceilings as lines."""
+    points = summarize_points(df).dropna(subset=[speed, "compression_ratio"])
+    if points.empty:
+        return _empty("Pareto front")
+    datasets = sorted(points["dataset"].unique())
+    cols = min(3, len(datasets))
+    rows_n = int(np.ceil(len(datasets) / cols))
+    fig, axes = plt.subplots(rows_n, cols, figsize=(5.2 * cols, 4.2 * rows_n), squeeze=False)
+    front = pareto_front(points, speed)
+    backends = sorted(points["backend"].unique())
+    palette = dict(zip(backends, sns.color_palette("tab10", len(backends)), strict=False))
+    if "codec_family" not in points:
+        points = points.assign(codec_family=None)
+    families = sorted(points["codec_family"].dropna().unique())
+    markers = dict(zip(families, "osD^vP*Xh<>", strict=False))
+    for ax, name in zip(axes.flat, datasets, strict=False):
+        part = points[points["dataset"] == name]
+        for (backend, family, memory), grp in part.groupby(["backend", "codec_family", "in_memory"], dropna=False):
+            color = palette[backend]
+            ax.scatter(grp[speed], grp["compression_ratio"], marker=markers.get(family, "o"), s=22, alpha=0.8,
+                       facecolors="none" if memory else color, edgecolors=color)
+        f = front[front["dataset"] == name].sort_values(speed)
+        ax.plot(f[speed], f["compression_ratio"], color="black", lw=1, drawstyle="steps-post", label="Pareto front")
+        for _, row in f.iterrows():
+            ax.annotate(f"{row['backend']} {row['codec']}", (row[speed], row["compression_ratio"]), fontsize=6,
+                        xytext=(3, 3), textcoords="offset points")
+        draw_ceilings(ax, ceiling, CEILING_OPS[speed], vertical=True)
+        wide = part["compression_ratio"].max() / max(part["compression_ratio"].min(), 1e-9) > 4
+        ax.set(xscale="log", yscale="log" if wide else "linear", title=name,
+               xlabel=f"{speed.split('_')[0]} MB/s (log)", ylabel="compression ratio" + (" (log)" if wide else ""))
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.set_axis_off()
+    handles = [plt.Line2D([], [], color=palette[b], marker="o", ls="", label=b) for b in backends]
+    handles += [plt.Line2D([], [], color="gray", marker=markers[f], ls="", label=f) for f in families]
+    handles += [h for h in axes.flat[0].get_legend_handles_labels()[0] if isinstance(h, plt.Line2D)]
+    fig.legend(handles=handles, loc="lower center", ncol=min(8, len(handles)), fontsize=8, frameon=False)
+    fig.suptitle(f"Compression ratio vs {speed.split('_')[0]} speed (uncompressed MB/s). Line: Pareto front of the "
+                 "stores; hollow: codec alone in memory; dashed: this machine's ceilings", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+# -- rendering ----------------------------------------------------------------------------
+def mesh_rendering(n: int = 16, seed: int = 42, out_dir: str | Path | None = None):
+    """An offscreen picture of the benchmark mesh (at a small n) for display, or a note why not."""
+    import tempfile
+
+    from IPython.display import Image, Markdown
+
+    from .meshes import render_mesh_png
+
+    out = Path(out_dir or tempfile.mkdtemp(prefix="iobench-render-")) / f"tet_mesh_n{n}.png"
+    rendering = render_mesh_png(out, n=n, seed=seed)
+    if rendering.ok:
+        return Image(filename=str(rendering.path))
+    return Markdown(f"*No mesh picture: {rendering.message}*")
+
+
+# -- conclusion ---------------------------------------------------------------------------
+def _fmt_point(row: pd.Series) -> str:
+    return (f"{row['backend']} `{row['codec']}` (ratio {row['compression_ratio']:.2f}, "
+            f"write {row['write_mbps']:.0f} MB/s, read {row['read_mbps']:.0f} MB/s)")
+
+
+def conclude_compression(df: pd.DataFrame) -> str:
+    """A short markdown conclusion computed from the run: zvtk's best levels, vtu, the Pareto picks."""
+    points = summarize_points(df)
+    lines: list[str] = []
+    z = points[points["backend"] == "zvtk"].dropna(subset=["write_mbps"])
+    if not z.empty:
+        fastest = z.loc[z["write_mbps"].idxmax()]
+        densest = z.loc[z["compression_ratio"].idxmax()]
+        lines.append(f"- **zvtk**: the fastest write is level {fastest['level']:.0f} "
+                     f"({fastest['write_mbps']:.0f} MB/s, ratio {fastest['compression_ratio']:.2f}, cold read "
+                     f"{fastest['read_mbps']:.0f} MB/s); the best ratio is {densest['compression_ratio']:.2f} at level "
+                     f"{densest['level']:.0f}, written at {densest['write_mbps']:.0f} MB/s "
+                     f"({fastest['write_mbps'] / densest['write_mbps']:.0f}x slower).")
+        good = z[z["write_mbps"] >= 0.5 * fastest["write_mbps"]]
+        knee = good.loc[good["compression_ratio"].idxmax()]
+        lines.append(f"- Best ratio at no less than half the fastest write speed: level {knee['level']:.0f} "
+                     f"(ratio {knee['compression_ratio']:.2f}, {knee['write_mbps']:.0f} MB/s). Cold reads span "
+                     f"{z['read_mbps'].min():.0f}-{z['read_mbps'].max():.0f} MB/s across levels.")
+        default = z[z["level"] == 3]
+        vtu = points[points["backend"] == "vtu"].dropna(subset=["write_mbps"])
+        if not default.empty and not vtu.empty:
+            d = default.iloc[0]
+            v = vtu.loc[vtu["compression_ratio"].idxmax()]
+            lines.append(f"- **vs .vtu**: zvtk level 3 writes {d['write_mbps'] / v['write_mbps']:.1f}x and reads "
+                         f"{d['read_mbps'] / v['read_mbps']:.1f}x faster than the VTK XML writer with `{v['codec']}` "
+                         f"(ratios {d['compression_ratio']:.2f} vs {v['compression_ratio']:.2f}).")
+    arrays = points[~points["backend"].isin(["zvtk", "vtu"])]
+    for name in sorted(arrays["dataset"].unique()):
+        front = pareto_front(arrays[arrays["dataset"] == name], "write_mbps")
+        if front.empty:
+            continue
+        fastest, densest = front.iloc[0], front.iloc[-1]
+        text = f"- **{name}**: fastest on the write front {_fmt_point(fastest)}"
+        if densest["codec"] != fastest["codec"] or densest["backend"] != fastest["backend"]:
+            text += f"; highest ratio {_fmt_point(densest)}"
+        lines.append(text + f" ({len(front)} Pareto-optimal choices).")
+    verified = points["verified"].astype(bool) if "verified" in points else pd.Series(dtype=bool)
+    if len(points):
+        lines.append(f"- Round trips verified: {int(verified.sum())} of {len(points)} points "
+                     "(exact mesh equality or array checksum).")
+    bad = failures(df)
+    if not bad.empty:
+        lines.append(f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}")
+    return "\n".join(lines) if lines else "No successful measurements to compare."
+
+
+__all__ = [
+    "ceilings_mbps",
+    "conclude_compression",
+    "draw_ceilings",
+    "mesh_rendering",
+    "pareto_front",
+    "pareto_table",
+    "plot_pareto",
+    "plot_zvtk_throughput",
+    "plot_zvtk_time_and_ratio",
+    "summarize_points",
+    "zvtk_levels",
+]

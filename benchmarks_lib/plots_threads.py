@@ -1,0 +1,225 @@
+"""Figures, the Amdahl fit and the conclusion of the thread-scaling chapter, from a records DataFrame.
+
+Per (contender, side, threads) the time is the median over iterations; speed-up is relative to
+the fewest threads measured; efficiency is speed-up / (threads / fewest threads). Amdahl's law
+``T(p) = T1 * (s + (1 - s) / p)`` is fitted only where threads <= cores, since it has no term
+for oversubscription.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from .plots import _empty
+from .plots_compression import MB, SIDE, draw_ceilings
+from .report import failures, ok_rows
+
+
+def fit_amdahl(threads, times) -> float:
+    """Serial fraction s of Amdahl's law fitted to (threads, time) pairs, in [0, 1].
+
+    Least squares of ``t = a + b / p`` with relative (1/t) weights, a, b >= 0; s = a / (a + b).
+    Needs at least two distinct thread counts and positive times.
+    """
+    p = np.asarray(threads, dtype=float).ravel()
+    t = np.asarray(times, dtype=float).ravel()
+    if p.shape != t.shape:
+        raise ValueError(f"threads ({p.size}) and times ({t.size}) differ in length")
+    keep = np.isfinite(p) & np.isfinite(t)
+    p, t = p[keep], t[keep]
+    if np.unique(p).size < 2:
+        raise ValueError("fit_amdahl needs times at two or more distinct thread counts")
+    if (p <= 0).any() or (t <= 0).any():
+        raise ValueError("thread counts and times must be positive")
+    w = 1.0 / t
+    x = np.column_stack([np.ones_like(p), 1.0 / p]) * w[:, None]
+    (a, b), *_ = np.linalg.lstsq(x, t * w, rcond=None)
+    if a < 0:  # faster than perfect scaling: no serial part
+        a, b = 0.0, float(np.sum(w**2 * t / p) / np.sum(w**2 / p**2))
+    if b <= 0:  # no gain from threads at all
+        return 1.0
+    return float(np.clip(a / (a + b), 0.0, 1.0))
+
+
+def amdahl_speedup(threads, serial_fraction: float, base_threads: float = 1.0) -> np.ndarray:
+    """Speed-up over ``base_threads`` that Amdahl's law predicts for a serial fraction."""
+    p = np.asarray(threads, dtype=float)
+    s = serial_fraction
+    return (s + (1 - s) / base_threads) / (s + (1 - s) / p)
+
+
+def thread_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Median/mean time, MB/s, speed-up and efficiency per (contender, side, threads)."""
+    rows = ok_rows(df)
+    rows = rows[(rows["backend"] != "ceiling") & rows["operation"].isin(list(SIDE)) & rows["threads"].notna()]
+    cols = ["backend", "side", "threads", "median_s", "mean_s", "n", "mbps", "speedup", "efficiency", "cores"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    rows = rows.assign(side=rows["operation"].map(SIDE), threads=rows["threads"].astype(int),
+                       in_memory=rows["operation"].isin(["encode", "decode"]))
+    g = rows.groupby(["backend", "side", "threads"])
+    out = pd.DataFrame({"median_s": g["elapsed_s"].median(), "mean_s": g["elapsed_s"].mean(), "n": g.size(),
+                        "nbytes": g["nbytes"].first().astype(float), "in_memory": g["in_memory"].all()}).reset_index()
+    out["cores"] = g["cores"].first().to_numpy() if "cores" in rows else np.nan
+    out["mbps"] = out["nbytes"] / out["median_s"] / MB
+    base = out.loc[out.groupby(["backend", "side"])["threads"].idxmin(), ["backend", "side", "threads", "median_s"]]
+    base = base.rename(columns={"threads": "base_threads", "median_s": "base_s"})
+    out = out.merge(base, on=["backend", "side"])
+    out["speedup"] = out["base_s"] / out["median_s"]
+    out["efficiency"] = out["speedup"] / (out["threads"] / out["base_threads"])
+    return out
+
+
+def cores_of(df: pd.DataFrame) -> int | None:
+    """The usable cores the cases ran on (recorded per row), or None."""
+    if "cores" not in df or df["cores"].dropna().empty:
+        return None
+    return int(df["cores"].dropna().max())
+
+
+def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Fitted serial fraction per contender and side (threads <= cores), with the ceiling it implies."""
+    summary = thread_summary(df)
+    cores = cores_of(df)
+    out = []
+    for (backend, side), part in summary.groupby(["backend", "side"]):
+        fit = part if cores is None else part[part["threads"] <= cores]
+        row = {"contender": backend, "side": side, "threads fitted": ",".join(map(str, fit["threads"])),
+               "best speed-up": part["speedup"].max(), "at threads": int(part.loc[part["speedup"].idxmax(), "threads"])}
+        try:
+            s = fit_amdahl(fit["threads"], fit["median_s"])
+        except ValueError:
+            s = np.nan
+        row["serial fraction"] = s
+        row["max speed-up (1/s)"] = 1 / s if s and np.isfinite(s) else np.inf
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _sides(summary: pd.DataFrame) -> list[str]:
+    return [s for s in ("write", "read") if s in set(summary["side"])]
+
+
+def _mark_cores(ax: plt.Axes, cores: int | None) -> None:
+    if cores:
+        ax.axvline(cores, color="gray", lw=1, ls=":", label=f"{cores} cores")
+
+
+def plot_time_vs_threads(df: pd.DataFrame) -> plt.Figure:
+    """Median write and read time vs threads (log), one line per contender (seed 002, figure 3)."""
+    summary = thread_summary(df)
+    if summary.empty:
+        return _empty("thread scaling")
+    sides = _sides(summary)
+    fig, axes = plt.subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
+    for ax, side in zip(axes.flat, sides, strict=True):
+        sns.lineplot(data=summary[summary["side"] == side], x="threads", y="median_s", hue="backend", marker="o",
+                     ax=ax)
+        _mark_cores(ax, cores_of(df))
+        ax.set(yscale="log", xlabel="threads", ylabel="time (s, log; median)", title=f"{side} time vs threads")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_throughput_vs_threads(df: pd.DataFrame, ceiling: dict[str, float] | None = None) -> plt.Figure:
+    """Write and read MB/s vs threads (seed 002, figure 4), with this machine's ceilings when given."""
+    summary = thread_summary(df)
+    if summary.empty:
+        return _empty("thread scaling")
+    sides = _sides(summary)
+    fig, axes = plt.subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
+    for ax, side in zip(axes.flat, sides, strict=True):
+        sns.lineplot(data=summary[summary["side"] == side], x="threads", y="mbps", hue="backend", marker="o", ax=ax)
+        draw_ceilings(ax, ceiling, ("write_nofsync",) if side == "write" else ("read_cold",), vertical=False)
+        _mark_cores(ax, cores_of(df))
+        ax.set(yscale="log", xlabel="threads", ylabel="MB/s of uncompressed data (log)",
+               title=f"{side} speed vs threads")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_speedup(df: pd.DataFrame) -> plt.Figure:
+    """Speed-up (with ideal and fitted-Amdahl curves) and parallel efficiency, per side."""
+    summary = thread_summary(df)
+    if summary.empty:
+        return _empty("thread scaling")
+    fits = amdahl_table(df).set_index(["contender", "side"])["serial fraction"]
+    sides = _sides(summary)
+    backends = sorted(summary["backend"].unique())
+    palette = dict(zip(backends, sns.color_palette("tab10", len(backends)), strict=False))
+    fig, axes = plt.subplots(2, len(sides), figsize=(6.5 * len(sides), 8), squeeze=False)
+    cores = cores_of(df)
+    for col, side in enumerate(sides):
+        part = summary[summary["side"] == side]
+        top, bottom = axes[0, col], axes[1, col]
+        grid = np.linspace(part["threads"].min(), part["threads"].max(), 100)
+        top.plot(grid, grid / part["threads"].min(), color="black", lw=1, ls="--", label="ideal")
+        for backend, b in part.groupby("backend"):
+            b = b.sort_values("threads")
+            s = fits.get((backend, side), np.nan)
+            top.plot(b["threads"], b["speedup"], marker="o", color=palette[backend],
+                     label=f"{backend} (s={s:.2f})" if np.isfinite(s) else backend)
+            if np.isfinite(s):
+                top.plot(grid, amdahl_speedup(grid, s, b["threads"].min()), color=palette[backend], lw=1, ls=":")
+            bottom.plot(b["threads"], b["efficiency"], marker="o", color=palette[backend], label=backend)
+        for ax in (top, bottom):
+            _mark_cores(ax, cores)
+        top.set(xlabel="threads", ylabel="speed-up",
+                title=f"{side}: speed-up (dotted: Amdahl fit, s = serial fraction)")
+        bottom.set(xlabel="threads", ylabel="parallel efficiency", ylim=(0, 1.2), title=f"{side}: efficiency")
+        top.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def conclude_threads(df: pd.DataFrame) -> str:
+    """A short markdown conclusion computed from the run: who scales, the serial fractions, the cores."""
+    summary = thread_summary(df)
+    if summary.empty:
+        return "No successful measurements to compare."
+    table = amdahl_table(df)
+    cores = cores_of(df)
+    lines = [f"- Measured on **{cores} usable cores**; threads above that are oversubscribed and left out of the "
+             "Amdahl fit." if cores else "- The core count was not recorded."]
+    for side in _sides(summary):
+        part = table[table["side"] == side].sort_values("serial fraction")
+        if part.empty:
+            continue
+        best = part.iloc[0]
+        ranked = summary[summary["side"] == side].sort_values("mbps", ascending=False)
+        stores = ranked[~ranked["in_memory"]]
+        fastest = stores.iloc[0] if len(stores) else ranked.iloc[0]
+        lines.append(f"- **{side}**: the fastest store is {fastest['backend']} with {fastest['threads']} thread(s) "
+                     f"({fastest['mbps']:.0f} MB/s); the best scaling is {best['contender']} (serial fraction "
+                     f"{best['serial fraction']:.2f}, best speed-up {best['best speed-up']:.2f}x with "
+                     f"{best['at threads']} threads).")
+        flat = part[part["serial fraction"] >= 0.9]
+        if len(flat):
+            lines.append(f"  Barely helped by threads here (serial fraction >= 0.9): "
+                         f"{', '.join(flat['contender'])}.")
+    text = ", ".join(f"{r['contender']} {r['side']} {r['serial fraction']:.2f}" for _, r in table.iterrows()
+                     if np.isfinite(r["serial fraction"]))
+    if text:
+        lines.append(f"- Serial fractions: {text}.")
+    bad = failures(df)
+    if not bad.empty:
+        lines.append(f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "amdahl_speedup",
+    "amdahl_table",
+    "conclude_threads",
+    "cores_of",
+    "fit_amdahl",
+    "plot_speedup",
+    "plot_throughput_vs_threads",
+    "plot_time_vs_threads",
+    "thread_summary",
+]

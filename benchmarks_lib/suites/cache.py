@@ -1,0 +1,618 @@
+"""The cache/prefetch chapter (seed 004): TTree and Zarr reads, local and over HTTP.
+
+Three readers, each configuration one :class:`Case`, each measured read one fresh Python
+process with the input evicted from the page cache first:
+
+- ``root``: seed 004's benchmark with real ROOT: TTreeCache size x ``TFile.AsyncPrefetching``
+  x location (local file; HTTP through ``TWebFile`` at each latency) on seed 004's sample file.
+- ``uproot``: the same file through uproot's sources (fsspec, HTTPSource, the multithreaded
+  source) and step sizes in entries and in bytes.
+- ``zarr``: a Zarr v3 store (unsharded and sharded) on the same server, read whole or as a pan
+  of overlapping cutouts by zarr-python (fsspec or obstore store) and tensorstore (http kvstore),
+  without and with a client cache, at several concurrency levels.
+
+Rows carry the client's own counters (ROOT's GetBytesRead/GetReadCalls, uproot's requests) next
+to the server's (requests, ranges, bytes), the real and CPU time, and the RSS over the fresh
+process's baseline. Inputs are built once per run in ``<run_dir>/inputs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import importlib.util
+import json
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..specs import SpecError, parse_dims, parse_int_list, parse_size
+from . import Case, CaseContext, Suite
+
+NAME = "cache"
+READERS = ("root", "uproot", "zarr")
+LOCATIONS = ("local", "http")
+ZARR_CLIENTS = ("zarr-fsspec", "zarr-obstore", "tensorstore")
+ZARR_LAYOUTS = ("unsharded", "sharded")
+ZARR_WORKLOADS = ("whole", "cutouts")
+ZARR_DATASET = "microscopy"
+#: bytes a client cache may hold when caching is on (tensorstore cache_pool, zarr CacheStore)
+CLIENT_CACHE_BYTES = 256 * 2**20
+#: fsspec block size for the block-cached store
+FSSPEC_BLOCK_SIZE = 1 << 20
+_ZARR_MODULES = {"zarr-fsspec": ("zarr", "fsspec", "aiohttp"), "zarr-obstore": ("zarr", "obstore"),
+                 "tensorstore": ("tensorstore",)}
+_ZARR_HINTS = {"zarr-fsspec": "pip install 'zarr>=3' fsspec aiohttp", "zarr-obstore": "pip install 'zarr>=3' obstore",
+               "tensorstore": "pip install tensorstore"}
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "quick": {
+        "readers": ["root", "uproot", "zarr"], "entries": 500, "branches": 16, "auto_flush": 100,
+        "sample_writer": "root", "cache_sizes": [0, "100MB"], "async_prefetch": [0, 1],
+        "locations": ["local", "http"], "latencies_ms": [0, 10], "bandwidth": None, "servers": ["builtin"],
+        "uproot_sources": ["fsspec", "http", "multithreaded"], "uproot_steps": [250, "100MB"],
+        "uproot_workers": 4, "zarr_clients": list(ZARR_CLIENTS), "zarr_layouts": list(ZARR_LAYOUTS),
+        "zarr_workloads": ["cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [1, 8],
+        "zarr_dims": "z:64:16:32,y:256:64:128,x:256:64:128", "zarr_cutout": "24,96,96", "zarr_cutouts": 4,
+        "read_timeout_s": 600, "iterations": 1, "warmups": 0,
+    },
+    "standard": {
+        "readers": ["root", "uproot", "zarr"], "entries": 2000, "branches": 128, "auto_flush": None,
+        "sample_writer": "root", "cache_sizes": [0, "10MB", "100MB"], "async_prefetch": [0, 1],
+        "locations": ["local", "http"], "latencies_ms": [0, 2, 10], "bandwidth": None, "servers": ["builtin", "nginx"],
+        "uproot_sources": ["fsspec", "http", "multithreaded"], "uproot_steps": [1000, "100MB"],
+        "uproot_workers": 8, "zarr_clients": list(ZARR_CLIENTS), "zarr_layouts": list(ZARR_LAYOUTS),
+        "zarr_workloads": ["whole", "cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [1, 8, 32],
+        "zarr_dims": "z:128:32:64,y:512:128:256,x:512:128:256", "zarr_cutout": "48,192,192", "zarr_cutouts": 8,
+        "read_timeout_s": 1800, "iterations": 3, "warmups": 0,
+    },
+    "seed": {
+        "readers": ["root", "uproot"], "entries": 10_000, "branches": 2000, "auto_flush": None,
+        "sample_writer": "root", "cache_sizes": [0, "100MB"], "async_prefetch": [0, 1],
+        "locations": ["local", "http"], "latencies_ms": [0, 10], "bandwidth": None, "servers": ["builtin"],
+        "uproot_sources": ["http", "multithreaded"], "uproot_steps": [1000, "100MB"], "uproot_workers": 8,
+        "zarr_clients": list(ZARR_CLIENTS), "zarr_layouts": list(ZARR_LAYOUTS), "zarr_workloads": ["whole", "cutouts"],
+        "zarr_cache": [False, True], "zarr_concurrency": [1, 8, 32],
+        "zarr_dims": "z:256:64:128,y:1024:128:512,x:1024:128:512", "zarr_cutout": "96,384,384", "zarr_cutouts": 8,
+        "read_timeout_s": 4 * 3600, "iterations": 3, "warmups": 0,
+    },
+}
+#: the runner's own parameters, passed through to it (iterations per configuration; warm-ups unused)
+RUNNER_PARAMETERS = ("iterations", "warmups")
+PARAMETERS = tuple(k for k in PROFILES["quick"] if k not in RUNNER_PARAMETERS)
+
+
+# ---------------------------------------------------------------------------------------------
+# parameters
+
+
+@dataclass(frozen=True)
+class CacheParams:
+    """Validated parameters of the chapter (see ``PROFILES`` for defaults per profile)."""
+
+    readers: tuple[str, ...]
+    entries: int
+    branches: int
+    auto_flush: int | None
+    sample_writer: str
+    cache_sizes: tuple[int, ...]
+    async_prefetch: tuple[int, ...]
+    locations: tuple[str, ...]
+    latencies_ms: tuple[float, ...]
+    bandwidth: int | None
+    servers: tuple[str, ...]
+    uproot_sources: tuple[str, ...]
+    uproot_steps: tuple[int | str, ...]
+    uproot_workers: int
+    zarr_clients: tuple[str, ...]
+    zarr_layouts: tuple[str, ...]
+    zarr_workloads: tuple[str, ...]
+    zarr_cache: tuple[bool, ...]
+    zarr_concurrency: tuple[int, ...]
+    zarr_dims: str
+    zarr_cutout: tuple[int, ...]
+    zarr_cutouts: int
+    read_timeout_s: float
+
+
+def _as_list(value: Any) -> list:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list | tuple):
+        return list(value)
+    return [value]
+
+
+def _choices(value: Any, what: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    items = _as_list(value)
+    if not items:
+        raise SpecError(f"{what} is empty; allowed: {', '.join(allowed)}")
+    for item in items:
+        if item not in allowed:
+            raise SpecError(f"{what} value {item!r} is unknown; allowed: {', '.join(allowed)}")
+    return tuple(dict.fromkeys(items))
+
+
+def _cache_size(value: Any) -> int:
+    if value in (0, "0", "0B", "0MB"):
+        return 0
+    if isinstance(value, bool):
+        raise SpecError(f"cache_sizes value {value!r} is not a size; use e.g. 0, 10MB, 100MB or bytes")
+    return parse_size(value)
+
+
+def _step(value: Any) -> int | str:
+    """An uproot step: an int (entries) or a size string such as ``100MB`` (bytes)."""
+    if isinstance(value, bool):
+        raise SpecError(f"uproot_steps value {value!r} must be entries (int) or a size such as '100MB'")
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
+        n = int(value)
+        if n < 1:
+            raise SpecError(f"uproot_steps value {n} must be >= 1 entries")
+        return n
+    nbytes = parse_size(value)
+    return f"{nbytes} B"
+
+
+def _flag(value: Any, what: str) -> bool:
+    if value in (True, 1, "1", "true", "on", "yes"):
+        return True
+    if value in (False, 0, "0", "false", "off", "no"):
+        return False
+    raise SpecError(f"{what} value {value!r} is not a flag; allowed: 0/1, true/false, on/off")
+
+
+def parse_params(params: dict | None, profile: str) -> CacheParams:
+    """Profile defaults overlaid with ``params`` (None values mean "profile default"), validated."""
+    if profile not in PROFILES:
+        raise SpecError(f"profile {profile!r} is unknown; allowed: {', '.join(PROFILES)}")
+    params = {k: v for k, v in (params or {}).items() if k not in RUNNER_PARAMETERS}
+    unknown = sorted(set(params) - set(PARAMETERS))
+    if unknown:
+        raise SpecError(f"cache suite parameter {unknown[0]!r} is unknown; allowed: {', '.join(PARAMETERS)}")
+    p = {**PROFILES[profile], **{k: v for k, v in params.items() if v is not None}}
+    if "auto_flush" in params and params["auto_flush"] is None:
+        p["auto_flush"] = PROFILES[profile]["auto_flush"]
+    auto_flush = p["auto_flush"]
+    if auto_flush is not None:
+        try:
+            auto_flush = int(auto_flush)
+        except (TypeError, ValueError):
+            raise SpecError(f"auto_flush {auto_flush!r} must be an integer (entries if > 0, bytes if < 0)") from None
+        if auto_flush == 0:
+            raise SpecError("auto_flush 0 is not allowed; use entries (> 0), bytes (< 0) or None for ROOT's default")
+    latencies = []
+    for v in _as_list(p["latencies_ms"]):
+        try:
+            ms = float(v)
+        except (TypeError, ValueError):
+            raise SpecError(f"latencies_ms value {v!r} is not a number of milliseconds") from None
+        if not 0 <= ms <= 10_000:
+            raise SpecError(f"latencies_ms value {ms} is out of range; allowed 0..10000 ms")
+        latencies.append(ms)
+    if not latencies:
+        raise SpecError("latencies_ms is empty; give at least one latency, e.g. [0]")
+    bandwidth = None if p["bandwidth"] in (None, 0, "0", "none") else parse_size(p["bandwidth"])
+    async_flags = tuple(dict.fromkeys(int(_flag(v, "async_prefetch")) for v in _as_list(p["async_prefetch"])))
+    if not async_flags:
+        raise SpecError("async_prefetch is empty; allowed values 0 and 1")
+    cache_sizes = tuple(dict.fromkeys(_cache_size(v) for v in _as_list(p["cache_sizes"])))
+    if not cache_sizes:
+        raise SpecError("cache_sizes is empty; give e.g. [0, '100MB']")
+    steps = tuple(dict.fromkeys(_step(v) for v in _as_list(p["uproot_steps"])))
+    if not steps:
+        raise SpecError("uproot_steps is empty; give entries (int) and/or sizes such as '100MB'")
+    dims = parse_dims(p["zarr_dims"])
+    cutout = parse_int_list(p["zarr_cutout"], "zarr_cutout")
+    if len(cutout) != len(dims.shape):
+        raise SpecError(f"zarr_cutout {cutout} has {len(cutout)} sizes; zarr_dims has {len(dims.shape)} dimensions")
+    for size, n, name in zip(cutout, dims.shape, dims.names, strict=True):
+        if size > n:
+            raise SpecError(f"zarr_cutout size {size} exceeds the size {n} of dimension {name!r}")
+    zarr_cache = tuple(dict.fromkeys(_flag(v, "zarr_cache") for v in _as_list(p["zarr_cache"])))
+    writer = p["sample_writer"]
+    if writer not in ("root", "uproot"):
+        raise SpecError(f"sample_writer {writer!r} is unknown; allowed: root, uproot")
+    timeout = float(p["read_timeout_s"])
+    if timeout <= 0:
+        raise SpecError(f"read_timeout_s {timeout} must be positive")
+    return CacheParams(
+        readers=_choices(p["readers"], "readers", READERS),
+        entries=parse_int_list([p["entries"]], "entries", maximum=10**9)[0],
+        branches=parse_int_list([p["branches"]], "branches", maximum=100_000)[0],
+        auto_flush=auto_flush, sample_writer=writer, cache_sizes=cache_sizes, async_prefetch=async_flags,
+        locations=_choices(p["locations"], "locations", LOCATIONS), latencies_ms=tuple(dict.fromkeys(latencies)),
+        bandwidth=bandwidth, servers=_choices(p["servers"], "servers", ("builtin", "nginx")),
+        uproot_sources=_choices(p["uproot_sources"], "uproot_sources", ("fsspec", "http", "multithreaded")),
+        uproot_steps=steps, uproot_workers=parse_int_list([p["uproot_workers"]], "uproot_workers", maximum=1024)[0],
+        zarr_clients=_choices(p["zarr_clients"], "zarr_clients", ZARR_CLIENTS),
+        zarr_layouts=_choices(p["zarr_layouts"], "zarr_layouts", ZARR_LAYOUTS),
+        zarr_workloads=_choices(p["zarr_workloads"], "zarr_workloads", ZARR_WORKLOADS),
+        zarr_cache=zarr_cache or (False,),
+        zarr_concurrency=tuple(dict.fromkeys(parse_int_list(p["zarr_concurrency"], "zarr_concurrency", maximum=1024))),
+        zarr_dims=str(dims), zarr_cutout=cutout,
+        zarr_cutouts=parse_int_list([p["zarr_cutouts"]], "zarr_cutouts", maximum=10_000)[0],
+        read_timeout_s=timeout,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# cases
+
+
+def _links(p: CacheParams) -> list[dict]:
+    return [{"server": s, "latency_ms": lat, "bandwidth": p.bandwidth} for s in p.servers for lat in p.latencies_ms]
+
+
+def build_cases(params: dict | None, profile: str) -> list[Case]:
+    """One case per configuration; raises SpecError on a bad parameter before any work."""
+    p = parse_params(params, profile)
+    sample = {"entries": p.entries, "branches": p.branches, "auto_flush": p.auto_flush, "writer": p.sample_writer}
+    local = {"location": "local", "server": None, "latency_ms": None, "bandwidth": None}
+    remote = [{"location": "http", **link} for link in _links(p)] if "http" in p.locations else []
+    places = ([local] if "local" in p.locations else []) + remote
+    timeout = p.read_timeout_s
+    cases: list[Case] = []
+    if "root" in p.readers:
+        for place in places:
+            for cache in p.cache_sizes:
+                for flag in p.async_prefetch:
+                    cases.append(Case(NAME, "root", {"reader": "root", "sample": sample, **place, "cache_bytes": cache,
+                                                     "async_prefetch": flag, "timeout_s": timeout}))
+    if "uproot" in p.readers:
+        for place in places:
+            sources = ["local"] if place["location"] == "local" else list(p.uproot_sources)
+            for source in sources:
+                for step in p.uproot_steps:
+                    workers = p.uproot_workers if source == "multithreaded" else 1
+                    cases.append(Case(NAME, "uproot", {"reader": "uproot", "sample": sample, **place, "source": source,
+                                                       "step": step, "num_workers": workers, "timeout_s": timeout}))
+    if "zarr" in p.readers:
+        store = {"dims": p.zarr_dims, "dataset": ZARR_DATASET}
+        for link in _links(p):
+            for client in p.zarr_clients:
+                for layout in p.zarr_layouts:
+                    for workload in p.zarr_workloads:
+                        for cache in p.zarr_cache:
+                            for conc in p.zarr_concurrency:
+                                cases.append(Case(NAME, client, {
+                                    "reader": "zarr", "store": store, "location": "http", **link, "client": client,
+                                    "layout": layout, "workload": workload, "client_cache": cache, "concurrency": conc,
+                                    "cutout": list(p.zarr_cutout), "cutouts": p.zarr_cutouts, "timeout_s": timeout}))
+    return cases
+
+
+def scratch_bytes(cases: list[Case]) -> int:
+    """Inputs live in the run directory; a case itself writes only small files to scratch."""
+    return 16 * 2**20
+
+
+# ---------------------------------------------------------------------------------------------
+# running a case
+
+
+def _fmt_bytes(n: int) -> str:
+    if n == 0:
+        return "0"
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} B"
+
+
+def config_label(params: dict) -> str:
+    """A short human label of one configuration, used by the figures."""
+    reader = params["reader"]
+    if reader == "root":
+        return f"cache {_fmt_bytes(params['cache_bytes'])}, async {params['async_prefetch']}"
+    if reader == "uproot":
+        step = params["step"]
+        step_text = f"{step} entries" if isinstance(step, int) else _fmt_bytes(int(str(step).split()[0]))
+        workers = f" x{params['num_workers']}" if params["source"] == "multithreaded" else ""
+        return f"{params['source']}{workers}, step {step_text}"
+    return f"{params['client']} {params['layout']}, cache {'on' if params['client_cache'] else 'off'}"
+
+
+def _inputs_dir(ctx: CaseContext) -> Path:
+    return (ctx.run_dir / "inputs") if ctx.run_dir is not None else (ctx.scratch / "inputs")
+
+
+def _missing(case: Case) -> str | None:
+    from .. import rootio
+
+    reader = case.params["reader"]
+    if reader == "root":
+        return rootio.root_missing_reason()
+    if reader == "uproot":
+        return rootio.uproot_missing_reason() or (
+            rootio.root_missing_reason() if case.params["sample"]["writer"] == "root" else None)
+    client = case.params["client"]
+    for module in _ZARR_MODULES[client]:
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed (needed by {client}); {_ZARR_HINTS[client]}"
+    if importlib.util.find_spec("zarr") is None:
+        return "zarr is not installed (it writes the store every client reads); pip install 'zarr>=3'"
+    return None
+
+
+def _base_row(case: Case) -> dict:
+    q = case.params
+    row: dict[str, Any] = {
+        "location": q["location"], "server": q.get("server"), "latency_ms": q.get("latency_ms"),
+        "bandwidth_bytes_s": q.get("bandwidth"), "config": config_label(q), "reader": q["reader"],
+    }
+    if q["reader"] in ("root", "uproot"):
+        s = q["sample"]
+        row.update(dataset="seed004-ttree", codec="zlib:1", entries=s["entries"], branches=s["branches"],
+                   auto_flush=s["auto_flush"], sample_writer=s["writer"])
+    if q["reader"] == "root":
+        row.update(operation="root_read", client="ROOT", cache_bytes=q["cache_bytes"], async_prefetch=q["async_prefetch"])
+    elif q["reader"] == "uproot":
+        step = q["step"]
+        row.update(operation="uproot_iterate", client=f"uproot-{q['source']}", step=str(step),
+                   step_unit="entries" if isinstance(step, int) else "bytes", concurrency=q["num_workers"])
+    else:
+        row.update(operation=f"zarr_read_{q['workload']}", client=q["client"], dataset=ZARR_DATASET, dtype="uint16",
+                   codec="zstd:0", layout=q["layout"], workload=q["workload"], client_cache=q["client_cache"],
+                   concurrency=q["concurrency"], zarr_dims=q["store"]["dims"],
+                   cutout="x".join(str(c) for c in q["cutout"]) if q["workload"] == "cutouts" else "whole")
+    return row
+
+
+def _skip_rows(case: Case, reason: str) -> list[dict]:
+    return [{**_base_row(case), "iteration": 0, "status": "skip", "reason": reason}]
+
+
+def run_case(case: Case, ctx: CaseContext) -> list[dict]:
+    """Measure one configuration ``ctx.iterations`` times, each read a fresh process on a cold input.
+
+    Warm-ups are not run: every iteration starts cold by design (fresh process, evicted input).
+    """
+    from .. import httpserver, rootio
+    from ..measure import evict_page_cache
+
+    reason = _missing(case)
+    if reason:
+        return _skip_rows(case, reason)
+    q = case.params
+    if q["location"] == "http" and q["server"] == "nginx" and httpserver.nginx_path() is None:
+        return _skip_rows(case, str(httpserver.ServerUnavailable(httpserver._NGINX_MISSING)))
+    inputs = _inputs_dir(ctx)
+    base = _base_row(case)
+    if q["reader"] in ("root", "uproot"):
+        s = q["sample"]
+        sample = rootio.ensure_sample_file(inputs, s["entries"], s["branches"], s["auto_flush"], writer=s["writer"])
+        target = Path(sample.path)
+        base.update(file_bytes=sample.file_bytes)
+        expected = sample.entry_bytes
+    else:
+        target = ensure_zarr_store(inputs, q["store"]["dims"], q["layout"], q["store"]["dataset"])
+        info = zarr_store_info(target)
+        base.update(file_bytes=info["stored_bytes"], compression_ratio=info["array_bytes"] / info["stored_bytes"])
+        expected = None
+    server_cm = (httpserver.serve(inputs, q["server"], latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
+                 if q["location"] == "http" else contextlib.nullcontext())
+    rows = []
+    with server_cm as server:
+        location = server.url_for(target) if server is not None else str(target)
+        for iteration in range(max(1, ctx.iterations)):
+            report = evict_page_cache(target, drop_caches=False)
+            if server is not None:
+                server.reset()
+            if q["reader"] == "root":
+                metrics = rootio.read_with_root(location, q["cache_bytes"], q["async_prefetch"], timeout_s=q["timeout_s"])
+            elif q["reader"] == "uproot":
+                metrics = rootio.read_with_uproot(location, source=q["source"] if server else "local",
+                                                  step_size=q["step"], num_workers=q["num_workers"],
+                                                  timeout_s=q["timeout_s"])
+            else:
+                metrics = rootio.run_fresh(f"{__name__}:measure_zarr_read", {
+                    "url": location, "client": q["client"], "workload": q["workload"], "client_cache": q["client_cache"],
+                    "concurrency": q["concurrency"], "cutout": q["cutout"], "cutouts": q["cutouts"],
+                    "dims": q["store"]["dims"], "dataset": q["store"]["dataset"]}, timeout_s=q["timeout_s"])
+            row = {**base, **metrics, "iteration": iteration, "status": "ok",
+                   "cache_state": "cold" if report.verified else "warm"}
+            if expected is not None:
+                row["verified"] = metrics.get("nbytes") == expected
+            if server is not None:
+                counters = server.counters()
+                row.update(counters.as_row())
+                if q["reader"] == "zarr" and metrics.get("cutout_bytes"):
+                    # bytes moved per byte asked for; "_stored" divides by the cutout's compressed share
+                    row["read_amplification"] = counters.payload_bytes / metrics["cutout_bytes"]
+                    row["read_amplification_stored"] = row["read_amplification"] * base["compression_ratio"]
+            rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Zarr store and reads
+
+
+def ensure_zarr_store(directory: str | Path, dims: str, layout: str, dataset: str = ZARR_DATASET, *,
+                      seed: int = 0) -> Path:
+    """A Zarr v3 store of a seeded dataset (zstd), unsharded or sharded per ``dims``; written once."""
+    import numpy as np
+    import zarr
+
+    from ..datasets import Dataset
+
+    spec = parse_dims(dims)
+    if layout not in ZARR_LAYOUTS:
+        raise SpecError(f"zarr layout {layout!r} is unknown; allowed: {', '.join(ZARR_LAYOUTS)}")
+    shards = spec.shards if layout == "sharded" else None
+    if layout == "sharded" and shards is None:
+        raise SpecError(f"zarr_dims {dims!r} has no shard sizes (name:size:chunk:shard); sharded layout needs them")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    slug = "".join(c if c.isalnum() else "-" for c in f"{dataset}-{dims}-{layout}-s{seed}")
+    target = directory / f"{slug}.zarr"
+    with open(directory / ".zarr.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / "zarr.json").exists() and (target / ".complete").exists():
+            return target
+        shutil.rmtree(target, ignore_errors=True)
+        data = Dataset(dataset, spec.shape, seed=seed)
+        arr = zarr.create_array(store=str(target), shape=spec.shape, dtype=data.dtype, chunks=spec.chunks,
+                                shards=shards, dimension_names=spec.names, zarr_format=3, fill_value=0)
+        step = (shards or spec.chunks)[0]
+        for start, block in data.blocks(step):
+            arr[start:start + block.shape[0]] = np.asarray(block)
+        stored = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
+        (target / ".complete").write_text(json.dumps({"dims": dims, "layout": layout, "dataset": dataset,
+                                                      "array_bytes": data.nbytes, "stored_bytes": stored}))
+    return target
+
+
+def zarr_store_info(store: str | Path) -> dict:
+    """What :func:`ensure_zarr_store` recorded: dims, layout, dataset, array and stored bytes."""
+    return json.loads((Path(store) / ".complete").read_text())
+
+
+def zarr_selections(shape: tuple[int, ...], chunks: tuple[int, ...], workload: str, cutout: tuple[int, ...],
+                    count: int) -> list[tuple[slice, ...]]:
+    """``whole``: the full array. ``cutouts``: a pan of ``count`` boxes starting half a chunk in,
+    each shifted by half the cutout along the last axis (wrapping), so neighbours overlap."""
+    if workload == "whole":
+        return [tuple(slice(0, n) for n in shape)]
+    out = []
+    starts = [min(c // 2, n - s) for c, n, s in zip(chunks, shape, cutout, strict=True)]
+    span = shape[-1] - cutout[-1]
+    for i in range(count):
+        pos = list(starts)
+        pos[-1] = (starts[-1] + i * max(1, cutout[-1] // 2)) % (span + 1) if span > 0 else 0
+        out.append(tuple(slice(a, a + s) for a, s in zip(pos, cutout, strict=True)))
+    return out
+
+
+def _fsspec_block_cache_store(url: str, block_size: int = FSSPEC_BLOCK_SIZE, cache_type: str = "blockcache") -> Any:
+    """A read-only zarr store over HTTP whose reads go through fsspec file caches.
+
+    Each key is opened once as an fsspec ``HTTPFile`` with ``cache_type`` (block cache by
+    default) and kept open, so later range reads of the same shard are served from its blocks.
+    """
+    import fsspec
+    from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
+    from zarr.storage import FsspecStore, WrapperStore
+
+    class BlockCachedStore(WrapperStore):
+        def __init__(self, store: FsspecStore) -> None:
+            super().__init__(store)
+            self._fs = fsspec.filesystem("http", skip_instance_cache=True)
+            self._files: dict[str, Any] = {}
+            self._lock = asyncio.Lock()
+
+        def _read(self, key: str, byte_range: Any) -> bytes | None:
+            f = self._files.get(key)
+            if f is None:
+                try:
+                    f = self._fs.open(f"{url.rstrip('/')}/{key}", "rb", block_size=block_size, cache_type=cache_type)
+                except FileNotFoundError:
+                    return None
+                self._files[key] = f
+            size = f.size
+            if byte_range is None:
+                start, stop = 0, size
+            elif isinstance(byte_range, RangeByteRequest):
+                start, stop = byte_range.start, byte_range.end
+            elif isinstance(byte_range, OffsetByteRequest):
+                start, stop = byte_range.offset, size
+            elif isinstance(byte_range, SuffixByteRequest):
+                start, stop = max(0, size - byte_range.suffix), size
+            else:
+                raise TypeError(f"unexpected byte range {byte_range!r}")
+            f.seek(start)
+            return f.read(stop - start)
+
+        async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+            async with self._lock:  # fsspec's file caches are not thread-safe
+                data = await asyncio.to_thread(self._read, key, byte_range)
+            return None if data is None else prototype.buffer.from_bytes(data)
+
+    return BlockCachedStore(FsspecStore.from_url(url, read_only=True))
+
+
+def _open_zarr_reader(url: str, client: str, client_cache: bool, concurrency: int) -> Any:
+    """An object whose ``[selection]`` returns a numpy array, for one client configuration."""
+    if client == "tensorstore":
+        import tensorstore as ts
+
+        context = {"cache_pool": {"total_bytes_limit": CLIENT_CACHE_BYTES if client_cache else 0},
+                   "data_copy_concurrency": {"limit": concurrency},
+                   "http_request_concurrency": {"limit": concurrency}}
+        store = ts.open({"driver": "zarr3", "kvstore": {"driver": "http", "base_url": url}, "context": context,
+                         "recheck_cached_data": False if client_cache else True}, read=True).result()
+
+        class _TensorStoreReader:
+            def __getitem__(self, sel: tuple[slice, ...]) -> Any:
+                return store[sel].read().result()
+
+        return _TensorStoreReader()
+    import zarr
+
+    zarr.config.set({"async.concurrency": concurrency, "threading.max_workers": concurrency})
+    if client == "zarr-fsspec":
+        if client_cache:
+            store = _fsspec_block_cache_store(url)
+        else:
+            store = zarr.storage.FsspecStore.from_url(url, read_only=True)
+    elif client == "zarr-obstore":
+        from obstore.store import HTTPStore
+
+        store = zarr.storage.ObjectStore(HTTPStore.from_url(url, client_options={"allow_http": True}), read_only=True)
+        if client_cache:
+            from zarr.experimental.cache_store import CacheStore
+
+            store = CacheStore(store, cache_store=zarr.storage.MemoryStore(), max_size=CLIENT_CACHE_BYTES)
+    else:
+        raise SpecError(f"zarr client {client!r} is unknown; allowed: {', '.join(ZARR_CLIENTS)}")
+    return zarr.open_array(store=store, mode="r", zarr_format=3)
+
+
+def measure_zarr_read(url: str, client: str, workload: str, client_cache: bool, concurrency: int,
+                      cutout: list[int], cutouts: int, dims: str, dataset: str = ZARR_DATASET) -> dict:
+    """Open the store and read the workload's selections one after another; verify against the dataset.
+
+    Timed from opening (metadata reads included) to the last selection.
+    """
+    import numpy as np
+
+    from ..datasets import Dataset
+    from ..rootio import _timed_read
+
+    spec = parse_dims(dims)
+    selections = zarr_selections(spec.shape, spec.chunks, workload, tuple(cutout), cutouts)
+    results: list = []
+
+    def read() -> dict:
+        reader = _open_zarr_reader(url, client, client_cache, concurrency)
+        for sel in selections:
+            results.append(np.asarray(reader[sel]))
+        return {"nbytes": sum(r.nbytes for r in results)}
+
+    row = _timed_read(read)
+    data = Dataset(dataset, spec.shape)
+    row["verified"] = all(np.array_equal(r, data.region(sel)) for r, sel in zip(results, selections, strict=True))
+    row["cutout_bytes"] = row["nbytes"]
+    row["selections"] = len(selections)
+    row["selection_bytes"] = int(math.prod(cutout) * np.dtype(data.dtype).itemsize) if workload == "cutouts" else row["nbytes"]
+    return row
+
+
+SUITE = Suite(
+    name=NAME,
+    title="ROOT-style cache and prefetch: TTree and Zarr reads, local and over HTTP",
+    build_cases=build_cases,
+    run_case=run_case,
+    profiles=PROFILES,
+    scratch_bytes=scratch_bytes,
+)
+
+__all__ = [
+    "LOCATIONS", "PROFILES", "READERS", "SUITE", "ZARR_CLIENTS", "ZARR_LAYOUTS", "ZARR_WORKLOADS", "CacheParams",
+    "build_cases", "config_label", "ensure_zarr_store", "measure_zarr_read", "parse_params", "run_case",
+    "zarr_selections", "zarr_store_info",
+]

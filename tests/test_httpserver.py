@@ -1,0 +1,178 @@
+"""The range servers: single and multi-range answers, counters, confinement to the root, clean shutdown."""
+
+import email
+import http.client
+import os
+import socket
+
+import pytest
+
+from benchmarks_lib import httpserver
+from benchmarks_lib.httpserver import (
+    MULTIPART_BOUNDARY,
+    ServerUnavailable,
+    parse_range_header,
+    port_is_open,
+    serve,
+)
+from benchmarks_lib.specs import SpecError
+
+KINDS = [
+    "builtin",
+    pytest.param("nginx", marks=pytest.mark.skipif(httpserver.nginx_path() is None,
+                                                   reason="nginx is not installed (apt-get install nginx-light)")),
+]
+SIZE = 200_000
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A server root with a data file, a nested file, and a symlink that points outside the root."""
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    data = os.urandom(SIZE)
+    (root / "data.bin").write_bytes(data)
+    (root / "sub" / "nested.txt").write_text("nested\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the root\n")
+    (root / "escape.txt").symlink_to(secret)
+    (root / "escape_dir").symlink_to(tmp_path)
+    return root, data
+
+
+def _get(url: str, path: str, headers: dict | None = None, method: str = "GET") -> tuple[int, dict, bytes]:
+    """One request with the path sent verbatim (no client-side normalisation of '..')."""
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        conn.putrequest(method, path, skip_accept_encoding=True)
+        for k, v in (headers or {}).items():
+            conn.putheader(k, v)
+        conn.endheaders()
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+def _parts(content_type: str, body: bytes) -> list[tuple[str, bytes]]:
+    """(Content-Range, payload) of each part of a multipart/byteranges body."""
+    msg = email.message_from_bytes(f"Content-Type: {content_type}\r\n\r\n".encode() + body)
+    assert msg.is_multipart()
+    return [(part["Content-Range"], part.get_payload(decode=True)) for part in msg.get_payload()]
+
+
+def test_parse_range_header():
+    assert parse_range_header(None, 100) is None
+    assert parse_range_header("bytes=0-9", 100) == [(0, 10)]
+    assert parse_range_header("bytes=0-9, 20-29,90-", 100) == [(0, 10), (20, 30), (90, 100)]
+    assert parse_range_header("bytes=-5", 100) == [(95, 100)]
+    assert parse_range_header("bytes=95-200", 100) == [(95, 100)]
+    assert parse_range_header("bytes=100-200", 100) == []
+    assert parse_range_header("bytes=9-0", 100) is None
+    assert parse_range_header("items=0-9", 100) is None
+    assert parse_range_header("bytes=a-b", 100) is None
+
+
+def test_multipart_boundary_is_lower_case_safe():
+    # TWebFile lower-cases header lines before looking for the boundary
+    assert MULTIPART_BOUNDARY.lower() == MULTIPART_BOUNDARY
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_ranges_and_counters(site, kind):
+    root, data = site
+    with serve(root, kind) as server:
+        url = server.url
+        status, headers, body = _get(url, "/data.bin", {"Range": "bytes=100-199"})
+        assert status == 206 and body == data[100:200]
+        assert headers["content-range"] == f"bytes 100-199/{SIZE}"
+        status, headers, body = _get(url, "/data.bin", {"Range": "bytes=0-9,1000-1099,-50"})
+        assert status == 206 and headers["content-type"].startswith("multipart/byteranges")
+        parts = _parts(headers["content-type"], body)
+        assert [p for _, p in parts] == [data[0:10], data[1000:1100], data[-50:]]
+        assert parts[1][0] == f"bytes 1000-1099/{SIZE}"
+        status, headers, body = _get(url, "/data.bin", method="HEAD")
+        assert status == 200 and body == b"" and int(headers["content-length"]) == SIZE
+        status, _, body = _get(url, "/data.bin")
+        assert status == 200 and body == data
+        assert _get(url, "/data.bin", {"Range": f"bytes={SIZE}-"})[0] == 416
+        assert _get(url, "/missing.bin")[0] == 404
+        c = server.counters()
+        assert c.requests == 6 and c.head_requests == 1 and c.get_requests == 5
+        assert c.ranges == 1 + 3 + 1
+        assert c.multi_range_requests == 1
+        assert c.payload_bytes == 100 + 160 + SIZE
+        assert c.bytes_sent > c.payload_bytes  # multipart framing
+        assert c.by_path["/data.bin"].requests == 5
+        assert c.statuses[206] == 2 and c.statuses[416] == 1 and c.statuses[404] == 1
+        server.reset()
+        assert server.counters().requests == 0
+        _get(url, "/sub/nested.txt")
+        assert server.counters().requests == 1 and server.counters().payload_bytes == len("nested\n")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("path", ["/../secret.txt", "/sub/../../secret.txt", "/%2e%2e/secret.txt",
+                                  "/escape.txt", "/escape_dir/secret.txt"])
+def test_paths_outside_the_root_are_refused(site, kind, path):
+    root, _ = site
+    with serve(root, kind) as server:
+        status, _, body = _get(server.url, path)
+    assert status in (400, 403, 404)
+    assert b"outside the root" not in body
+
+
+def test_builtin_serves_symlinks_that_stay_inside_the_root(site):
+    root, data = site
+    (root / "alias.bin").symlink_to(root / "data.bin")
+    with serve(root) as server:
+        status, _, body = _get(server.url, "/alias.bin", {"Range": "bytes=0-99"})
+    assert status == 206 and body == data[:100]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_server_is_gone_after_the_body_raises(site, kind):
+    root, _ = site
+    kept = None
+    with pytest.raises(RuntimeError, match="boom"), serve(root, kind, latency_ms=1) as server:
+        url = server.url
+        kept = socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])))  # an idle keep-alive client
+        assert port_is_open(url)
+        raise RuntimeError("boom")
+    assert not port_is_open(url)
+    kept.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_latency_and_bandwidth_keep_answers_correct(site, kind):
+    root, data = site
+    with serve(root, kind, latency_ms=2, bandwidth=50e6) as server:
+        status, headers, body = _get(server.url, "/data.bin", {"Range": "bytes=5-9,100-"})
+        assert status == 206
+        assert [p for _, p in _parts(headers["content-type"], body)] == [data[5:10], data[100:]]
+        assert server.counters().requests == 1
+
+
+def test_url_for_and_bad_arguments(site, tmp_path):
+    root, _ = site
+    server = serve(root)
+    try:
+        assert server.url_for("sub/nested.txt").endswith("/sub/nested.txt")
+        assert server.url_for(root / "data.bin").endswith("/data.bin")
+        with pytest.raises(SpecError, match="outside the server root"):
+            server.url_for(tmp_path / "secret.txt")
+    finally:
+        server.server_close()
+    with pytest.raises(SpecError, match="allowed: builtin, nginx"):
+        serve(root, "apache")
+    with pytest.raises(SpecError, match="latency_ms"):
+        serve(root, latency_ms=-1)
+    with pytest.raises(SpecError, match="not a directory"):
+        serve(tmp_path / "secret.txt")
+
+
+def test_missing_nginx_is_a_clear_error(site, monkeypatch):
+    monkeypatch.setattr(httpserver, "nginx_path", lambda: None)
+    with pytest.raises(ServerUnavailable, match="nginx-light"):
+        serve(site[0], "nginx")

