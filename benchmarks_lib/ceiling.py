@@ -81,9 +81,9 @@ def run_ceiling(case: Case, ctx: CaseContext) -> list[dict]:
         report = evict_page_cache(path)
         record("read_cold", i, measure(lambda: raw_read(path)), cache_state="cold", verified=report.verified)
         record("read_warm", i, measure(lambda: raw_read(path)), cache_state="warm")
-        src, dst = memcpy_buffers(nbytes)
-        record("memcpy", i, measure(lambda: memcpy(nbytes, src, dst)))
-        del src, dst
+        buffers = memcpy_buffers(nbytes)
+        record("memcpy", i, measure(lambda b=buffers: memcpy(nbytes, *b)))
+        del buffers
     return rows
 
 

@@ -8,6 +8,7 @@ Subcommands: ``backends``, ``suites``, ``run SUITE``, ``show RUN``, ``compare RU
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -49,14 +50,13 @@ def cmd_backends(args: argparse.Namespace) -> int:
         table.add_column(col)
     for name in REGISTRY:
         names = [name]
-        try:
+        with contextlib.suppress(ImportError):
             names += [f"{name}:{o}" for o in getattr(adapter_class(name), "options", ())]
-        except ImportError:
-            pass
         for n in names:
             s = backend_status(n)
             caps = s.capabilities
-            table.add_row(n, "[green]yes[/]" if s.available else "[red]no[/]", s.version or "-", str(caps.get("format", "-")),
+            available = "[green]yes[/]" if s.available else "[red]no[/]"
+            table.add_row(n, available, s.version or "-", str(caps.get("format", "-")),
                           str(caps.get("codecs", "-")), str(caps.get("supports_sharding", "-")),
                           str(caps.get("supports_append", "-")), "" if s.available else f"{s.reason}; {s.install_hint}")
     console.print(table)
@@ -168,6 +168,16 @@ def cmd_ceiling(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_crosscheck(args: argparse.Namespace) -> int:
+    from .crosscheck import DOCUMENTED_DIMS, ome_writers_crosscheck
+
+    table = ome_writers_crosscheck(args.backend or ["tensorstore", "acquire-zarr", "zarrs-python", "zarr-python"],
+                                   dims=args.dims or DOCUMENTED_DIMS, iterations=int(args.iterations),
+                                   results_dir=args.results_dir)
+    console.print(_table(table, "ome-writers' documented case: our runner vs its tools/benchmark.py timing"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="iobench", description="Measure array/mesh I/O correctly, on this machine.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -215,6 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--notebook", action="append", help="only these notebooks (stem), repeatable")
     sp.add_argument("--set", action="append", metavar="KEY=VALUE", help="notebook parameter for every notebook")
     sp.set_defaults(func=cmd_book)
+    sp = sub.add_parser("crosscheck", help="ome-writers' documented case: our runner vs its own timing")
+    sp.add_argument("-b", "--backend", action="append", help="ome-writers backend (repeatable)")
+    sp.add_argument("-d", "--dims", help="default: t:20:1,y:1024:256,x:1024:256 (its documented case)")
+    sp.add_argument("--iterations", default=10)
+    sp.add_argument("--results-dir", default="results")
+    sp.set_defaults(func=cmd_crosscheck)
     sp = sub.add_parser("ceiling", help="measure the machine's ceiling (optionally beside fio)")
     common(sp)
     sp.add_argument("--size", default="256MiB")

@@ -89,7 +89,7 @@ class Dataset:
     def _plane(self, lead: tuple[int, ...], rows: slice, cols: slice) -> np.ndarray:
         """One 2-D plane (the last two axes) at leading index ``lead``, cut to rows x cols."""
         dt = np.dtype(self.dtype)
-        region = tuple(slice(i, i + 1) for i in lead) + (rows, cols)
+        region = (*(slice(i, i + 1) for i in lead), rows, cols)
         h, w = self.shape[-2], self.shape[-1]
         if self.name == "labels":
             warp = self._field(region)[(0,) * len(lead)] * np.float32(24)
@@ -109,7 +109,7 @@ class Dataset:
                 full = np.frombuffer(rng.bytes(h * w * dt.itemsize), dtype=dt).reshape(h, w)
             return full[rows, cols].copy()
         # Noise is drawn for the whole plane, so a cutout equals the same cut of a full read.
-        full = tuple(slice(i, i + 1) for i in lead) + (slice(0, h), slice(0, w))
+        full = (*(slice(i, i + 1) for i in lead), slice(0, h), slice(0, w))
         field = self._field(full)[(0,) * len(lead)]
         if self.name == "em_like":
             noise = rng.standard_normal((h, w), dtype=np.float32)
@@ -148,7 +148,7 @@ class Dataset:
 
     def compressibility(self) -> float:
         """zlib-1 ratio of the first plane: the stated compressibility of this data."""
-        plane = self.region(tuple(slice(0, 1) for _ in self.shape[:-2]) + (slice(None), slice(None)))
+        plane = self.region((*(slice(0, 1) for _ in self.shape[:-2]), slice(None), slice(None)))
         raw = np.ascontiguousarray(plane).tobytes()
         return len(raw) / max(1, len(zlib.compress(raw, 1)))
 

@@ -516,6 +516,11 @@ _NGINX_MISSING = ("nginx is not installed (no `nginx` on PATH or in /usr/sbin); 
                   "`apt-get install nginx-light`, or use server kind 'builtin'")
 
 
+def nginx_missing_reason() -> str | None:
+    """None when nginx is installed, else a one-line reason with the install hint."""
+    return None if nginx_path() else _NGINX_MISSING
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))
@@ -562,7 +567,8 @@ class NginxServer:
     def _config(self, port: int) -> str:
         d = self._dir
         assert d is not None
-        temp = "\n".join(f"  {name}_temp_path {d / name};" for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        temps = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        temp = "\n".join(f"  {name}_temp_path {d / name};" for name in temps)
         user = "user root root;" if os.geteuid() == 0 else ""
         return f"""
 {user}
@@ -607,13 +613,15 @@ http {{
             self.nginx_port = _free_port()
             (self._dir / "nginx.conf").write_text(self._config(self.nginx_port))
             self._proc = subprocess.Popen(
-                [self.executable, "-p", str(self._dir), "-c", str(self._dir / "nginx.conf"), "-e", str(self._dir / "error.log")],
+                [self.executable, "-p", str(self._dir), "-c", str(self._dir / "nginx.conf"),
+                 "-e", str(self._dir / "error.log")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             try:
                 _wait_for_port(self.nginx_port, self._proc)
                 break
             except RuntimeError:
-                err = (self._dir / "error.log").read_text(errors="replace") if (self._dir / "error.log").exists() else ""
+                log = self._dir / "error.log"
+                err = log.read_text(errors="replace") if log.exists() else ""
                 self._kill()
                 if "Address already in use" not in err or attempt == 4:
                     self.stop()
@@ -742,6 +750,7 @@ def port_is_open(url_or_port: str | int) -> bool:
 
 __all__ = [
     "MULTIPART_BOUNDARY", "SERVER_KINDS", "BandwidthPacer", "DelayProxy", "NginxServer", "PathCounters",
-    "RangeHTTPServer", "ServerCounters", "ServerUnavailable", "confine", "nginx_path", "parse_range_header",
+    "RangeHTTPServer", "ServerCounters", "ServerUnavailable", "confine", "nginx_missing_reason", "nginx_path",
+    "parse_range_header",
     "port_is_open", "serve",
 ]

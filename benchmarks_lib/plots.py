@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import LogFormatterSciNotation, NullFormatter
 import seaborn as sns
 
 from .report import ceiling_gbps, ok_rows
@@ -15,6 +16,14 @@ from .report import ceiling_gbps, ok_rows
 CEILING_LABELS = {"write_fsync": "raw write + fsync", "write_nofsync": "raw write (no fsync)",
                   "read_cold": "raw cold read", "read_warm": "raw warm read", "memcpy": "memcpy"}
 sns.set_theme(style="whitegrid", context="notebook")
+
+
+def log_axis(ax: plt.Axes, axis: str = "x") -> None:
+    """Log scale with labelled decades only (no overlapping minor labels)."""
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    target.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False, minor_thresholds=(0, 0)))
+    target.set_minor_formatter(NullFormatter())
 
 
 def _empty(title: str) -> plt.Figure:
@@ -59,7 +68,8 @@ def write_gbps_vs_size(df: pd.DataFrame) -> plt.Figure:
     sns.lineplot(data=rows.assign(MB=rows["nbytes"] / 1e6), x="MB", y="gbps", hue="backend", marker="o",
                  errorbar=("pi", 100), ax=ax)
     add_ceiling(ax, df, ("write_fsync", "write_nofsync") if fsync else ("write_nofsync",))
-    ax.set(xscale="log", xlabel="bytes written (MB, log)", ylabel="GB/s",
+    log_axis(ax)
+    ax.set(xlabel="bytes written (MB, log)", ylabel="GB/s",
            title=f"Write test: a new store per size ({'fsync included' if fsync else 'no fsync'})")
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
@@ -100,7 +110,8 @@ def frame_latency(df: pd.DataFrame) -> plt.Figure:
         return _empty("append frames")
     fig, ax = plt.subplots(figsize=(8, 4.5))
     sns.ecdfplot(data=rows.assign(ms=rows["elapsed_s"] * 1e3), x="ms", hue="backend", ax=ax)
-    ax.set(xscale="log", xlabel="per-frame append latency (ms, log)", ylabel="fraction of frames",
+    log_axis(ax)
+    ax.set(xlabel="per-frame append latency (ms, log)", ylabel="fraction of frames",
            title="Per-frame latency distribution")
     fig.tight_layout()
     return fig
@@ -116,7 +127,8 @@ def read_times(df: pd.DataFrame) -> plt.Figure:
         lambda k: f" ({k})" if isinstance(k, str) and k else ""))
     fig, ax = plt.subplots(figsize=(8, 4.5))
     sns.barplot(data=rows, x="elapsed_s", y="label", hue="backend", errorbar=("pi", 100), ax=ax)
-    ax.set(xscale="log", xlabel="seconds (log; median, whiskers min-max)", ylabel="",
+    log_axis(ax)
+    ax.set(xlabel="seconds (log; median, whiskers min-max)", ylabel="",
            title="Full reads (cold / warm) and cutouts (cold)")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -131,19 +143,21 @@ def sharding_grid(df: pd.DataFrame) -> plt.Figure:
     metrics = [("total", "elapsed_s", "write (s)"), ("read_cold", "elapsed_s", "cold read (s)"),
                ("read_region_cold", "elapsed_s", "cold cutout (s)"), ("total", "bytes_on_disk", "MB on disk"),
                ("total", "inodes", "inodes")]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4 * len(metrics), 0.8 + 0.5 * rows["layout"].nunique()),
-                             sharey=True)
-    for ax, (op, col, label) in zip(axes, metrics, strict=True):
+    fig, grid = plt.subplots(2, 3, figsize=(14, 2 + 0.9 * rows["layout"].nunique()))
+    axes = grid.ravel()
+    axes[-1].set_axis_off()
+    for ax, (op, col, label) in zip(axes, metrics, strict=False):
         part = rows[rows["operation"] == op]
         if col == "bytes_on_disk":
             part = part.assign(bytes_on_disk=part[col] / 1e6)
         sns.barplot(data=part, x=col, y="layout", hue="backend", errorbar=None, ax=ax)
         ax.set(xlabel=label, ylabel="")
         if (part[col] > 0).any():
-            ax.set_xscale("log")
-        if ax is not axes[-1] and ax.get_legend():
+            log_axis(ax)
+        if ax.get_legend():
+            handles, labels = ax.get_legend_handles_labels()
             ax.get_legend().remove()
-    axes[-1].legend(fontsize=7, loc="lower right")
+    axes[-1].legend(handles, labels, loc="center", title="backend")
     fig.suptitle("Sharding sweep: inner chunk x metric (log scales)")
     fig.tight_layout()
     return fig

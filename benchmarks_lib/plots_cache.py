@@ -57,9 +57,24 @@ def prepare(df: pd.DataFrame, reader: str | None = None) -> pd.DataFrame:
     return rows
 
 
+def _legend_outside(ax: plt.Axes, title: str | None = None) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+
+def _plain_log_ticks(ax: plt.Axes, axis: str = "y") -> None:
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    target.set_major_formatter(ScalarFormatter())
+    target.set_minor_formatter(NullFormatter())
+
+
 def _link_order(rows: pd.DataFrame) -> list[str]:
     links = rows[["link", "location", "latency_ms"]].drop_duplicates()
-    links = links.assign(local=links["location"] != "http").sort_values(["local", "latency_ms"], ascending=[False, True])
+    links = links.assign(local=links["location"] != "http")
+    links = links.sort_values(["local", "latency_ms"], ascending=[False, True])
     return list(dict.fromkeys(links["link"]))
 
 
@@ -93,10 +108,12 @@ def transactions(df: pd.DataFrame) -> plt.Figure:
                              gridspec_kw={"height_ratios": heights})
     for ax, reader in zip(axes[:, 0], readers, strict=True):
         sub = long[long["reader"] == reader]
-        sns.barplot(data=sub, y="config", x="value", hue="counter", estimator="median", errorbar=None, ax=ax)
-        ax.set(xscale="log", xlabel="transactions (log; median over latencies and iterations)", ylabel="",
+        sns.barplot(data=sub, y="config", x="value", hue="counter", order=sorted(sub["config"].unique()),
+                    estimator="median", errorbar=None, ax=ax)
+        ax.set(xscale="log", xlim=(0.8, None), xlabel="transactions (log; median over latencies and iterations)",
+               ylabel="",
                title=f"{'ROOT (TWebFile for http)' if reader == 'root' else 'uproot'}: reads per configuration")
-        ax.legend(fontsize=8, loc="lower right")
+        _legend_outside(ax)
     fig.tight_layout()
     return fig
 
@@ -107,31 +124,42 @@ def times(df: pd.DataFrame, reader: str = "root") -> plt.Figure:
     if rows.empty:
         return _empty(f"{reader} times")
     order, links = _config_order(rows), _link_order(rows)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 1.2 + 0.55 * len(order) * max(1, len(links)) / 2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 1.2 + 0.55 * len(order) * max(1, len(links)) / 2), sharey=True)
     for ax, col, what in ((axes[0], "elapsed_s", "real time"), (axes[1], "cpu_s", "CPU time (all threads)")):
         sns.barplot(data=rows, y="config", x=col, hue="link", order=order, hue_order=links, errorbar=("pi", 100), ax=ax)
         ax.set(xlabel=f"{what}, s (median, whiskers min-max)", ylabel="", title=f"{reader}: {what}")
-        ax.legend(fontsize=8, title=None)
+        ax.get_legend().remove()
+    _legend_outside(axes[1])
     fig.tight_layout()
     return fig
 
 
 def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
-    """Real time against the server's added latency, one line per configuration, one panel per reader."""
+    """Real time against the server's added latency, one line per configuration, one panel per reader
+    (Zarr: cutouts at the highest concurrency, one line per client/layout, dashed with the client cache)."""
     rows = prepare(df)
     rows = rows[rows["location"] == "http"] if not rows.empty else rows
-    if rows.empty or rows["latency_ms"].nunique() < 1:
+    if rows.empty:
         return _empty("time vs latency")
     readers = [r for r in ("root", "uproot", "zarr") if r in set(rows["reader"])]
-    fig, axes = plt.subplots(1, len(readers), figsize=(6 * len(readers), 4.5), squeeze=False)
-    for ax, reader in zip(axes[0], readers, strict=True):
+    fig, axes = plt.subplots(len(readers), 1, figsize=(11, 3.6 * len(readers)), squeeze=False)
+    for ax, reader in zip(axes[:, 0], readers, strict=True):
         sub = rows[rows["reader"] == reader]
+        style = "server" if sub["server"].nunique() > 1 else None
         if reader == "zarr":
-            sub = sub.assign(config=sub["config"] + ", c=" + sub["concurrency"].astype("Int64").astype(str))
-        sns.lineplot(data=sub, x="latency_ms", y="elapsed_s", hue="config", style="server", marker="o",
+            sub = sub[sub["concurrency"] == sub["concurrency"].max()]
+            sub = sub[sub["workload"] == sub["workload"].iloc[-1]]
+            sub = sub.assign(config=sub["client"] + " / " + sub["layout"],
+                             cache=sub["client_cache"].map({True: "cache on", False: "cache off"}))
+            style = "cache"
+        sns.lineplot(data=sub, x="latency_ms", y="elapsed_s", hue="config", style=style, marker="o",
                      estimator="median", errorbar=("pi", 100), ax=ax)
-        ax.set(yscale="log", xlabel="added latency per request (ms)", ylabel="real time (s, log)", title=reader)
-        ax.legend(fontsize=7, loc="upper left")
+        what = reader
+        if reader == "zarr":
+            what = f"zarr ({sub['workload'].iloc[0]}, concurrency {int(sub['concurrency'].max())})"
+        ax.set(yscale="log", xlabel="added latency per request (ms)", ylabel="real time (s, log)", title=what)
+        _plain_log_ticks(ax)
+        _legend_outside(ax)
     fig.tight_layout()
     return fig
 
@@ -153,7 +181,7 @@ def memory(df: pd.DataFrame) -> plt.Figure:
                     ax=ax)
         ax.set(xlabel="peak RSS growth over baseline (MB)", ylabel="",
                title=f"{reader}: memory (fresh-process baseline {base:.0f} MB)")
-        ax.legend(fontsize=8, title=None)
+        _legend_outside(ax)
     fig.tight_layout()
     return fig
 
@@ -171,7 +199,8 @@ def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
     for (ax_a, ax_r, ax_t), workload in zip(axes, workloads, strict=True):
         sub = rows[rows["workload"] == workload]
         what = "whole array" if workload == "whole" else f"{int(sub['selections'].median())} overlapping cutouts"
-        sns.barplot(data=sub, y="store", x="read_amplification", hue="cache", estimator="median", errorbar=None, ax=ax_a)
+        sns.barplot(data=sub, y="store", x="read_amplification", hue="cache", estimator="median", errorbar=None,
+                    ax=ax_a)
         ax_a.axvline(1.0, ls="--", lw=1, color="0.4")
         ax_a.set(xlabel="bytes transferred / bytes asked for", ylabel="", title=f"read amplification: {what}")
         sns.barplot(data=sub, y="store", x="server_requests", hue="cache", estimator="median", errorbar=None, ax=ax_r)
@@ -179,10 +208,16 @@ def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
         top = sub[sub["latency_ms"] == sub["latency_ms"].max()]
         sns.lineplot(data=top, x="concurrency", y="elapsed_s", hue="store", style="cache", marker="o",
                      estimator="median", errorbar=None, ax=ax_t)
-        ax_t.set(xscale="log", yscale="log", xlabel="concurrency (log)", ylabel="real time (s, log)",
+        levels = sorted(top["concurrency"].dropna().unique())
+        ax_t.set(xscale="log", yscale="log", xlabel="requests in flight (log)", ylabel="real time (s, log)",
                  title=f"time at {top['latency_ms'].max():g} ms latency")
-        for ax in (ax_a, ax_r, ax_t):
-            ax.legend(fontsize=7)
+        _plain_log_ticks(ax_t)
+        ax_t.set_xticks(levels, [f"{int(c)}" for c in levels])
+        ax_t.xaxis.set_minor_locator(plt.NullLocator())
+        for ax in (ax_a, ax_r):
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7, loc="lower right")
+        _legend_outside(ax_t)
     fig.tight_layout()
     return fig
 
@@ -194,12 +229,16 @@ def _seed_label(row: pd.Series) -> str:
 
 
 def seed004_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Seed 004's summary per ROOT configuration: Avg RES memory, real and CPU time, bytes in N
-    transactions (ROOT's own counters), plus the server's request count and whether async ran."""
+    """Seed 004's summary per ROOT configuration: Avg RES memory, real and CPU time (s), bytes in N
+    transactions (ROOT's GetBytesRead/GetReadCalls), plus the server's request count and whether the
+    async prefetch thread actually ran."""
     rows = prepare(df, "root")
     if rows.empty:
         return pd.DataFrame()
-    rows = rows.assign(label=rows.apply(_seed_label, axis=1))
+    rows = rows.assign(label=rows.apply(_seed_label, axis=1), remote=rows["location"] == "http",
+                       latency=rows["latency_ms"].astype("float64").fillna(-1))
+    rows = rows.sort_values(["remote", "server", "latency", "cache_bytes", "async_prefetch"],
+                            ascending=[True, True, True, False, True])
     out = []
     for label, g in rows.groupby("label", sort=False):
         calls = g["root_read_calls"].astype("float64")
@@ -236,9 +275,9 @@ def _root_lines(rows: pd.DataFrame) -> list[str]:
             lines.append(
                 f"- **TTreeCache**: over HTTP at {lat:g} ms per request, reading without a cache took "
                 f"{_median(no_cache, 'root_read_calls'):.0f} transactions and {_median(no_cache, 'elapsed_s'):.2f} s; "
-                f"a {big['cache_bytes'].max() / MB:g} MB cache needed {_median(big, 'root_read_calls'):.0f} transactions "
-                f"and {_median(big, 'elapsed_s'):.2f} s ({_median(no_cache, 'elapsed_s') / _median(big, 'elapsed_s'):.1f}x "
-                "faster), as in seed 004.")
+                f"a {big['cache_bytes'].max() / MB:g} MB cache needed {_median(big, 'root_read_calls'):.0f} "
+                f"transactions and {_median(big, 'elapsed_s'):.2f} s "
+                f"({_median(no_cache, 'elapsed_s') / _median(big, 'elapsed_s'):.1f}x faster).")
         for size in sorted(at["cache_bytes"].unique()):
             a = at[(at["cache_bytes"] == size) & (at["async_prefetch"] == 1)]
             s = at[(at["cache_bytes"] == size) & (at["async_prefetch"] == 0)]
@@ -247,19 +286,26 @@ def _root_lines(rows: pd.DataFrame) -> list[str]:
             active = bool(a["async_active"].astype(bool).any())
             change = _median(a, "elapsed_s") / _median(s, "elapsed_s") - 1
             mem = (_median(a, "rss_growth_bytes") - _median(s, "rss_growth_bytes")) / MB
+            cache_text = "no TTreeCache" if size == 0 else f"a {size / MB:g} MB TTreeCache"
             lines.append(
-                f"- **Async prefetching** (cache {size / MB:g} MB, {lat:g} ms): real time {change:+.0%}, "
-                f"RSS growth {mem:+.1f} MB versus standard prefetching"
-                + ("" if active else "; ROOT did not start the prefetch thread (async needs a TTreeCache)") + ".")
+                f"- **Async prefetching** ({cache_text}, {lat:g} ms): real time {change:+.0%}, "
+                f"peak RSS growth {mem:+.1f} MB versus standard prefetching"
+                + ("" if active else "; ROOT did not start the prefetch thread (it works through the TTreeCache)")
+                + ".")
     if not local.empty and (local["async_prefetch"] == 1).any():
         active = bool(local[local["async_prefetch"] == 1]["async_active"].astype(bool).any())
         lines.append("- **Local files**: " + ("async prefetching was active." if active else
                      "ROOT turns async prefetching off for local files by design; the async rows of the local "
                      "file show the same reads as the standard ones."))
     if "server_requests" in remote and not remote.empty:
-        extra = (remote["server_requests"].astype("float64") - remote["root_read_calls"].astype("float64")).median()
-        lines.append(f"- The server saw {extra:.0f} request(s) more than ROOT's GetReadCalls (median): TWebFile's "
-                     "HEAD at open, and a vector read split when its Range header grows too long.")
+        extra = remote["server_requests"].astype("float64") - remote["root_read_calls"].astype("float64")
+        if (extra == 1).all():
+            lines.append("- The server counted exactly one request more than ROOT's GetReadCalls in every remote "
+                         "read: TWebFile's HEAD when opening the file.")
+        else:
+            lines.append(f"- The server counted {extra.min():.0f} to {extra.max():.0f} requests more than ROOT's "
+                         "GetReadCalls: TWebFile's HEAD at open, plus vector reads that TWebFile split into "
+                         "several HTTP requests.")
     return lines
 
 
@@ -303,8 +349,9 @@ def _zarr_lines(rows: pd.DataFrame) -> list[str]:
     at = rows[rows["latency_ms"] == lat]
     conc = at.groupby("concurrency")["elapsed_s"].median()
     if len(conc) > 1:
-        lines.append(f"- Concurrency at {lat:g} ms: median real time {conc.iloc[0]:.2f} s at {conc.index[0]} versus "
-                     f"{conc.iloc[-1]:.2f} s at {conc.index[-1]} requests in flight.")
+        lines.append(f"- Zarr concurrency at {lat:g} ms: median real time {conc.iloc[0]:.2f} s with "
+                     f"{int(conc.index[0])} request(s) in flight versus {conc.iloc[-1]:.2f} s with "
+                     f"{int(conc.index[-1])}.")
     return lines
 
 

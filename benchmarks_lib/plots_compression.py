@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .plots import CEILING_LABELS, _empty
+from .plots import CEILING_LABELS, _empty, log_axis
 from .report import failures, ok_rows
 
 MB = 1e6
@@ -83,7 +83,7 @@ def plot_zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
         return _empty("zvtk levels")
     fig, ax1 = plt.subplots(figsize=(11, 4.5))
     ax1.plot(z["level"], z["write_s"], marker="o", color="tab:blue", label="write time (median)")
-    ax1.set_yscale("log")
+    log_axis(ax1, "y")
     ax1.set_xlabel("zstd compression level")
     ax1.set_ylabel("write time (s, log)", color="tab:blue")
     ax1.tick_params(axis="y", labelcolor="tab:blue")
@@ -115,7 +115,8 @@ def plot_zvtk_throughput(df: pd.DataFrame, ceiling: dict[str, float] | None = No
         ax.scatter([z["level"].max() + 1.5], [row["write_mbps"]], marker="x", color="tab:blue")
         ax.annotate(f"vtu {row['codec']}", (z["level"].max() + 1.5, row["write_mbps"]), fontsize=7,
                     xytext=(4, 0), textcoords="offset points", va="center")
-    ax.set(xlabel="zstd compression level", ylabel="MB/s of uncompressed data (log)", yscale="log",
+    log_axis(ax, "y")
+    ax.set(xlabel="zstd compression level", ylabel="MB/s of uncompressed data (log)",
            title="zvtk read/write speed vs compression level (x: the .vtu writer's write speed, for reference)")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -123,6 +124,17 @@ def plot_zvtk_throughput(df: pd.DataFrame, ceiling: dict[str, float] | None = No
 
 
 # -- Pareto front -------------------------------------------------------------------------
+def _ratio_log_axis(ax: plt.Axes) -> None:
+    """Log y axis labelled 1, 2, 5, 10, 20 ... (ratios read better as plain numbers)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+
 def pareto_front(df: pd.DataFrame, speed: str = "write_mbps", *, in_memory: bool = False) -> pd.DataFrame:
     """Points no other point of the same dataset beats on both compression ratio and ``speed``.
 
@@ -200,8 +212,11 @@ def plot_pareto(df: pd.DataFrame, ceiling: dict[str, float] | None = None, speed
                         xytext=(3, 3), textcoords="offset points")
         draw_ceilings(ax, ceiling, CEILING_OPS[speed], vertical=True)
         wide = part["compression_ratio"].max() / max(part["compression_ratio"].min(), 1e-9) > 4
-        ax.set(xscale="log", yscale="log" if wide else "linear", title=name,
-               xlabel=f"{speed.split('_')[0]} MB/s (log)", ylabel="compression ratio" + (" (log)" if wide else ""))
+        log_axis(ax, "x")
+        if wide:
+            _ratio_log_axis(ax)
+        ax.set(title=name, xlabel=f"{speed.split('_')[0]} MB/s (log)",
+               ylabel="compression ratio" + (" (log)" if wide else ""))
     for ax in list(axes.flat)[len(datasets):]:
         ax.set_axis_off()
     handles = [plt.Line2D([], [], color=palette[b], marker="o", ls="", label=b) for b in backends]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .plots import _empty
+from .plots import _empty, log_axis
 from .plots_compression import MB, SIDE, draw_ceilings
 from .report import failures, ok_rows
 
@@ -52,10 +52,13 @@ def amdahl_speedup(threads, serial_fraction: float, base_threads: float = 1.0) -
 
 
 def thread_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Median/mean time, MB/s, speed-up and efficiency per (contender, side, threads)."""
+    """Median/mean time, MB/s, speed-up and efficiency per (contender, side, threads).
+
+    ``spread`` is (max - min) / median of the repeated times: differences smaller than it are noise.
+    """
     rows = ok_rows(df)
     rows = rows[(rows["backend"] != "ceiling") & rows["operation"].isin(list(SIDE)) & rows["threads"].notna()]
-    cols = ["backend", "side", "threads", "median_s", "mean_s", "n", "mbps", "speedup", "efficiency", "cores"]
+    cols = ["backend", "side", "threads", "median_s", "mean_s", "n", "mbps", "spread", "speedup", "efficiency", "cores"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
     rows = rows.assign(side=rows["operation"].map(SIDE), threads=rows["threads"].astype(int),
@@ -68,6 +71,7 @@ def thread_summary(df: pd.DataFrame) -> pd.DataFrame:
     base = out.loc[out.groupby(["backend", "side"])["threads"].idxmin(), ["backend", "side", "threads", "median_s"]]
     base = base.rename(columns={"threads": "base_threads", "median_s": "base_s"})
     out = out.merge(base, on=["backend", "side"])
+    out["spread"] = ((g["elapsed_s"].max() - g["elapsed_s"].min()) / g["elapsed_s"].median()).to_numpy()
     out["speedup"] = out["base_s"] / out["median_s"]
     out["efficiency"] = out["speedup"] / (out["threads"] / out["base_threads"])
     return out
@@ -94,7 +98,7 @@ def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
         except ValueError:
             s = np.nan
         row["serial fraction"] = s
-        row["max speed-up (1/s)"] = 1 / s if s and np.isfinite(s) else np.inf
+        row["max speed-up (1/s)"] = (1 / s if s > 0 else np.inf) if np.isfinite(s) else np.nan
         out.append(row)
     return pd.DataFrame(out)
 
@@ -103,7 +107,17 @@ def _sides(summary: pd.DataFrame) -> list[str]:
     return [s for s in ("write", "read") if s in set(summary["side"])]
 
 
-def _mark_cores(ax: plt.Axes, cores: int | None) -> None:
+def _palette(summary: pd.DataFrame) -> dict:
+    """One colour per contender, the same in every panel."""
+    backends = sorted(summary["backend"].unique())
+    return dict(zip(backends, sns.color_palette("tab10", len(backends)), strict=False))
+
+
+def _thread_axis(ax: plt.Axes, threads: pd.Series, cores: int | None) -> None:
+    """Integer ticks at the measured thread counts and a dotted line at the core count."""
+    values = sorted(set(int(t) for t in threads))
+    if len(values) <= 16:
+        ax.set_xticks(values)
     if cores:
         ax.axvline(cores, color="gray", lw=1, ls=":", label=f"{cores} cores")
 
@@ -117,9 +131,10 @@ def plot_time_vs_threads(df: pd.DataFrame) -> plt.Figure:
     fig, axes = plt.subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
     for ax, side in zip(axes.flat, sides, strict=True):
         sns.lineplot(data=summary[summary["side"] == side], x="threads", y="median_s", hue="backend", marker="o",
-                     ax=ax)
-        _mark_cores(ax, cores_of(df))
-        ax.set(yscale="log", xlabel="threads", ylabel="time (s, log; median)", title=f"{side} time vs threads")
+                     palette=_palette(summary), ax=ax)
+        _thread_axis(ax, summary["threads"], cores_of(df))
+        log_axis(ax, "y")
+        ax.set(xlabel="threads", ylabel="time (s, log; median)", title=f"{side} time vs threads")
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -133,10 +148,12 @@ def plot_throughput_vs_threads(df: pd.DataFrame, ceiling: dict[str, float] | Non
     sides = _sides(summary)
     fig, axes = plt.subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
     for ax, side in zip(axes.flat, sides, strict=True):
-        sns.lineplot(data=summary[summary["side"] == side], x="threads", y="mbps", hue="backend", marker="o", ax=ax)
+        sns.lineplot(data=summary[summary["side"] == side], x="threads", y="mbps", hue="backend", marker="o",
+                     palette=_palette(summary), ax=ax)
         draw_ceilings(ax, ceiling, ("write_nofsync",) if side == "write" else ("read_cold",), vertical=False)
-        _mark_cores(ax, cores_of(df))
-        ax.set(yscale="log", xlabel="threads", ylabel="MB/s of uncompressed data (log)",
+        _thread_axis(ax, summary["threads"], cores_of(df))
+        log_axis(ax, "y")
+        ax.set(xlabel="threads", ylabel="MB/s of uncompressed data (log)",
                title=f"{side} speed vs threads")
         ax.legend(fontsize=8)
     fig.tight_layout()
@@ -150,8 +167,7 @@ def plot_speedup(df: pd.DataFrame) -> plt.Figure:
         return _empty("thread scaling")
     fits = amdahl_table(df).set_index(["contender", "side"])["serial fraction"]
     sides = _sides(summary)
-    backends = sorted(summary["backend"].unique())
-    palette = dict(zip(backends, sns.color_palette("tab10", len(backends)), strict=False))
+    palette = _palette(summary)
     fig, axes = plt.subplots(2, len(sides), figsize=(6.5 * len(sides), 8), squeeze=False)
     cores = cores_of(df)
     for col, side in enumerate(sides):
@@ -168,7 +184,7 @@ def plot_speedup(df: pd.DataFrame) -> plt.Figure:
                 top.plot(grid, amdahl_speedup(grid, s, b["threads"].min()), color=palette[backend], lw=1, ls=":")
             bottom.plot(b["threads"], b["efficiency"], marker="o", color=palette[backend], label=backend)
         for ax in (top, bottom):
-            _mark_cores(ax, cores)
+            _thread_axis(ax, part["threads"], cores)
         top.set(xlabel="threads", ylabel="speed-up",
                 title=f"{side}: speed-up (dotted: Amdahl fit, s = serial fraction)")
         bottom.set(xlabel="threads", ylabel="parallel efficiency", ylim=(0, 1.2), title=f"{side}: efficiency")
@@ -187,7 +203,7 @@ def conclude_threads(df: pd.DataFrame) -> str:
     lines = [f"- Measured on **{cores} usable cores**; threads above that are oversubscribed and left out of the "
              "Amdahl fit." if cores else "- The core count was not recorded."]
     for side in _sides(summary):
-        part = table[table["side"] == side].sort_values("serial fraction")
+        part = table[table["side"] == side].dropna(subset=["serial fraction"]).sort_values("serial fraction")
         if part.empty:
             continue
         best = part.iloc[0]
@@ -206,6 +222,10 @@ def conclude_threads(df: pd.DataFrame) -> str:
                      if np.isfinite(r["serial fraction"]))
     if text:
         lines.append(f"- Serial fractions: {text}.")
+    spread = summary["spread"].median()
+    if np.isfinite(spread) and spread > 0.1:
+        lines.append(f"- Repeated timings of one point varied by {100 * spread:.0f}% (median of max-min over median); "
+                     "speed-ups within that are not significant on this machine.")
     bad = failures(df)
     if not bad.empty:
         lines.append(f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}")

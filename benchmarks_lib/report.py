@@ -124,7 +124,8 @@ def writers_summary(df: pd.DataFrame) -> pd.DataFrame:
     skipped = df[(df["status"] == "skip") & (df["backend"] != "ceiling")]
     for backend in backends:
         if not table[backend] and backend in set(skipped["backend"]):
-            table[backend] = {"status": "skipped: " + str(skipped[skipped["backend"] == backend]["reason"].iloc[0])[:80]}
+            reason = str(skipped[skipped["backend"] == backend]["reason"].iloc[0])
+            table[backend] = {"status": f"skipped: {reason[:80]}"}
     return pd.DataFrame(table).astype(object).fillna("-")
 
 

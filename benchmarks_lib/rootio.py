@@ -176,9 +176,8 @@ Long64_t iobench_fill_sample(const char* path, Long64_t entries, int branches, L
 
 
 def _declare(root: Any, name: str, code: str) -> Any:
-    if not hasattr(root, name):
-        if not root.gInterpreter.Declare(code):
-            raise RuntimeError(f"cling could not compile {name}")
+    if not hasattr(root, name) and not root.gInterpreter.Declare(code):
+        raise RuntimeError(f"cling could not compile {name}")
     return getattr(root, name)
 
 
@@ -252,11 +251,8 @@ def _write_with_uproot(path: Path, entries: int, branches: int, auto_flush: int,
     import numpy as np
     import uproot
 
-    if auto_flush > 0:
-        step = auto_flush
-    else:
-        # bytes per cluster -> entries, estimating ~1.2x compression of these random values
-        step = max(1, int(-auto_flush * 1.2 // max(1, entry_bytes(1, branches))))
+    # auto_flush < 0 is bytes per cluster: entries, estimating ~1.2x compression of these random values
+    step = auto_flush if auto_flush > 0 else max(1, int(-auto_flush * 1.2 // max(1, entry_bytes(1, branches))))
     step = min(step, entries)
     rng = np.random.default_rng(seed)
     dtypes = {f"b{b}": ELEMENT_TYPES[b % 4][1] for b in range(branches)}
@@ -392,6 +388,8 @@ def measure_uproot_read(location: str, *, source: str = "fsspec", step_size: int
             raise SpecError(f"uproot source {source!r} is unknown; allowed: {', '.join(UPROOT_SOURCES)}")
         module, _, cls = UPROOT_SOURCES[source].rpartition(".")
         options["handler"] = getattr(importlib.import_module(module), cls)
+        if source == "fsspec":  # imported lazily by fsspec on first use: keep it out of the timed read
+            importlib.import_module("fsspec.implementations.http")
     state: dict = {}
 
     def read() -> dict:
@@ -417,14 +415,17 @@ def measure_uproot_read(location: str, *, source: str = "fsspec", step_size: int
 # fresh processes
 
 
-def _child_env() -> dict:
-    env = dict(os.environ)
-    package_parent = str(Path(__file__).resolve().parents[1])
-    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if package_parent not in paths:
-        env["PYTHONPATH"] = os.pathsep.join([package_parent, *paths])
-    env.setdefault("PYTHONWARNINGS", "ignore")
-    return env
+#: The child imports only what the measured call needs: ``benchmarks_lib`` is registered as a bare
+#: package (its ``__init__``, which pulls in pandas and the runner, is not run), so the fresh
+#: process's RSS baseline is the reader's own and startup stays short.
+_BOOTSTRAP = (
+    "import sys, types\n"
+    "package = types.ModuleType('benchmarks_lib')\n"
+    "package.__path__ = [sys.argv[1]]\n"
+    "sys.modules['benchmarks_lib'] = package\n"
+    "from benchmarks_lib.rootio import _main\n"
+    "sys.exit(_main(sys.argv[2:]))\n"
+)
 
 
 def run_fresh(target: str, kwargs: dict, *, timeout_s: float | None = None) -> dict:
@@ -433,11 +434,13 @@ def run_fresh(target: str, kwargs: dict, *, timeout_s: float | None = None) -> d
     A missing library in the child raises :class:`ReaderUnavailable` here; any other failure
     raises :class:`FreshProcessError` with the tail of the child's stderr.
     """
+    package_dir = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "PYTHONWARNINGS": os.environ.get("PYTHONWARNINGS", "ignore")}
     with tempfile.TemporaryDirectory(prefix="iobench-fresh-") as tmp:
         out = Path(tmp) / "result.json"
-        cmd = [sys.executable, "-m", "benchmarks_lib.rootio", target, json.dumps(kwargs), str(out)]
+        cmd = [sys.executable, "-c", _BOOTSTRAP, package_dir, target, json.dumps(kwargs), str(out)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=_child_env(),
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise FreshProcessError(f"{target} did not finish within {timeout_s} s") from None
@@ -454,7 +457,8 @@ def read_with_root(location: str | Path, cache_bytes: int, async_prefetch: bool 
                    timeout_s: float | None = None) -> dict:
     """Seed 004's read of one configuration in a fresh process: metrics dict (see ``measure_root_read``)."""
     return run_fresh("benchmarks_lib.rootio:measure_root_read",
-                     {"location": str(location), "cache_bytes": int(cache_bytes), "async_prefetch": bool(async_prefetch)},
+                     {"location": str(location), "cache_bytes": int(cache_bytes),
+                      "async_prefetch": bool(async_prefetch)},
                      timeout_s=timeout_s)
 
 
@@ -462,7 +466,8 @@ def read_with_uproot(location: str | Path, *, source: str = "fsspec", step_size:
                      num_workers: int = 1, timeout_s: float | None = None) -> dict:
     """uproot's read of one configuration in a fresh process (see ``measure_uproot_read``)."""
     return run_fresh("benchmarks_lib.rootio:measure_uproot_read",
-                     {"location": str(location), "source": source, "step_size": step_size, "num_workers": int(num_workers)},
+                     {"location": str(location), "source": source, "step_size": step_size,
+                      "num_workers": int(num_workers)},
                      timeout_s=timeout_s)
 
 
@@ -478,4 +483,8 @@ def _main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+    # ``python -m benchmarks_lib.rootio TARGET KWARGS OUT`` by hand: run the package's copy of this
+    # module, so exception classes and module state are the ones the called function uses
+    from benchmarks_lib.rootio import _main as package_main
+
+    sys.exit(package_main(sys.argv[1:]))

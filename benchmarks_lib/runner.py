@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import datetime as dt
 import json
@@ -59,7 +60,8 @@ def resolve_params(suite_name: str, params: dict | None, profile: str) -> dict:
     allowed = set(defaults) | {"iterations", "warmups"}
     unknown = sorted(set(given) - allowed)
     if unknown:
-        raise SpecError(f"parameter {unknown[0]!r} is unknown for suite {suite_name!r}; allowed: {', '.join(sorted(allowed))}")
+        raise SpecError(f"parameter {unknown[0]!r} is unknown for suite {suite_name!r}; "
+                        f"allowed: {', '.join(sorted(allowed))}")
     merged = {**defaults, **given}
     merged["iterations"] = parse_count(merged.get("iterations", 3), "iterations", maximum=10_000)
     merged["warmups"] = parse_count(merged.get("warmups", 1), "warmups", minimum=0, maximum=1000)
@@ -91,10 +93,8 @@ def _print_progress(text: str) -> None:
 
 
 def _die_with_parent() -> None:
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def _run_worker(case: Case, job: dict, job_path: Path, timeout_s: float) -> tuple[int, str]:
@@ -152,12 +152,14 @@ def run_suite(
     if meta_path.exists():
         old = json.loads(meta_path.read_text())
         if {k: old.get(k) for k in request} != json.loads(json.dumps(request)):
-            raise SpecError(f"run id {run_id!r} exists with other parameters; pick another --run-id or the same parameters")
+            raise SpecError(f"run id {run_id!r} exists with other parameters; "
+                            "pick another --run-id or the same parameters")
         meta = old
     else:
         free = _free_bytes(scratch_root)
         if need * 1.2 > free:
-            raise SpecError(f"scratch {scratch_root} has {free / 1e9:.1f} GB free; this run needs about {need * 1.2 / 1e9:.1f} GB")
+            raise SpecError(f"scratch {scratch_root} has {free / 1e9:.1f} GB free; "
+                            f"this run needs about {need * 1.2 / 1e9:.1f} GB")
         env = collect_environment(scratch_root)
         meta = {**request, "schema_version": SCHEMA_VERSION, "run_id": run_id, "environment": env,
                 "started_at": env["collected_at"], "cases": [c.case_id for c in cases]}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from benchmarks_lib import httpserver, plots_cache, rootio
-from benchmarks_lib.records import to_frame
+from benchmarks_lib.records import SCHEMA_VERSION, to_frame
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites import cache as suite
@@ -232,7 +232,7 @@ def test_missing_libraries_and_servers_become_skip_rows(tmp_path, monkeypatch):
 def test_figures_table_and_conclusion(rows):
     import matplotlib.pyplot as plt
 
-    df = to_frame([{**r, "iteration": r.get("iteration", 0)} for r in rows])
+    df = to_frame([{"schema_version": SCHEMA_VERSION, **r} for r in rows])
     for figure in (plots_cache.transactions, plots_cache.times, plots_cache.time_vs_latency, plots_cache.memory,
                    plots_cache.zarr_amplification):
         fig = figure(df)
@@ -246,3 +246,9 @@ def test_figures_table_and_conclusion(rows):
         assert table["Read"].str.contains("transactions").all()
         assert "TTreeCache" in text and "Local files" in text
     assert plots_cache.conclude(df.iloc[0:0]).startswith("No measurements")
+
+
+@needs_root
+def test_a_failing_fresh_read_reports_the_child_error(tmp_path):
+    with pytest.raises(rootio.FreshProcessError, match=r"nothing\.root"):
+        rootio.read_with_root(tmp_path / "nothing.root", 0, False, timeout_s=120)

@@ -65,3 +65,13 @@ def test_fio_cross_check(workdir):
         print(f"{op}: iobench {table[op]:.3f} GB/s, fio {fio[op]:.3f} GB/s, ratio {ratio:.2f}")
         # a units/method sanity check, not a timing assertion: same order of magnitude
         assert 0.2 < ratio < 5
+
+
+def test_ome_writers_crosscheck_reports_both_timings(workdir):
+    pytest.importorskip("ome_writers")
+    from benchmarks_lib.crosscheck import ome_writers_crosscheck
+
+    table = ome_writers_crosscheck(["zarr-python"], dims="t:4:1,y:64:32,x:64:32", warmups=0, iterations=2,
+                                   results_dir="results")
+    assert list(table["backend"]) == ["ome-writers:zarr-python"]
+    assert (table[["ours_gbps", "theirs_gbps"]] > 0).all().all()

@@ -18,6 +18,15 @@ TINY = {
         "CUTOUT_POSITIONS": 1, "SHARD_DATASETS": ["labels"], "SHARD_VOLUME": 32, "SHARD": 32, "INNER_CHUNKS": [16],
         "ITERATIONS": 1, "WARMUPS": 0,
     },
+    "compression_sweep": {
+        "MESH_N": 8, "LEVELS": [1, 3], "VTU_COMPRESSORS": ["zlib"], "DATASETS": ["em_like", "labels"],
+        "DIMS": "z:4:4,y:32:16,x:32:16", "CODECS": ["zstd:1", "blosc-lz4:5:shuffle"], "TIME_CAP_S": 0.2,
+        "ITERATIONS": 1, "WARMUPS": 0,
+    },
+    "thread_scaling": {
+        "THREADS": [1, 2], "MESH_N": 8, "DIMS": "z:4:2,y:32:16,x:32:16", "TIME_CAP_S": 0.2, "ITERATIONS": 1,
+        "WARMUPS": 0,
+    },
 }
 
 

@@ -40,8 +40,7 @@ BAD_RUNS = [
 
 @pytest.mark.parametrize(("argv", "named"), BAD_RUNS, ids=[" ".join(a[1:]) for a, _ in BAD_RUNS])
 def test_bad_input_is_one_clear_line_and_writes_nothing(workdir, capsys, argv, named):
-    rc = main([*argv, "--results-dir", str(workdir / "results")] if argv[0] == "run" else
-              [*argv, "--results-dir", str(workdir / "results")])
+    rc = main([*argv, "--results-dir", str(workdir / "results")])
     err = capsys.readouterr().err.strip()
     assert rc == 2
     assert err.startswith("iobench: error:")

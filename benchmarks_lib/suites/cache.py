@@ -62,7 +62,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "standard": {
         "readers": ["root", "uproot", "zarr"], "entries": 2000, "branches": 128, "auto_flush": None,
         "sample_writer": "root", "cache_sizes": [0, "10MB", "100MB"], "async_prefetch": [0, 1],
-        "locations": ["local", "http"], "latencies_ms": [0, 2, 10], "bandwidth": None, "servers": ["builtin", "nginx"],
+        "locations": ["local", "http"], "latencies_ms": [0, 2, 10], "bandwidth": "50MB", "servers": ["builtin"],
         "uproot_sources": ["fsspec", "http", "multithreaded"], "uproot_steps": [1000, "100MB"],
         "uproot_workers": 8, "zarr_clients": list(ZARR_CLIENTS), "zarr_layouts": list(ZARR_LAYOUTS),
         "zarr_workloads": ["whole", "cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [1, 8, 32],
@@ -286,8 +286,20 @@ def build_cases(params: dict | None, profile: str) -> list[Case]:
 
 
 def scratch_bytes(cases: list[Case]) -> int:
-    """Inputs live in the run directory; a case itself writes only small files to scratch."""
-    return 16 * 2**20
+    """Disk the run's inputs need (they live in the run directory, usually on the scratch disk):
+    the sample file (~0.9 of its entry bytes, zlib-1 on random values) and each Zarr store."""
+    from ..rootio import entry_bytes
+
+    inputs: dict[str, int] = {}
+    for case in cases:
+        q = case.params
+        if "sample" in q:
+            s = q["sample"]
+            inputs[json.dumps(s, sort_keys=True)] = int(0.9 * entry_bytes(s["entries"], s["branches"]))
+        elif "store" in q:
+            key = json.dumps([q["store"], q["layout"]], sort_keys=True)
+            inputs[key] = 2 * math.prod(parse_dims(q["store"]["dims"]).shape)
+    return sum(inputs.values()) + 16 * 2**20
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,11 +336,14 @@ def _missing(case: Case) -> str | None:
     from .. import rootio
 
     reader = case.params["reader"]
-    if reader == "root":
-        return rootio.root_missing_reason()
-    if reader == "uproot":
-        return rootio.uproot_missing_reason() or (
-            rootio.root_missing_reason() if case.params["sample"]["writer"] == "root" else None)
+    if reader in ("root", "uproot"):
+        writer = case.params["sample"]["writer"]
+        needs = {reader, writer}
+        for lib in ("root", "uproot"):
+            reason = (rootio.root_missing_reason if lib == "root" else rootio.uproot_missing_reason)()
+            if lib in needs and reason:
+                return reason
+        return None
     client = case.params["client"]
     for module in _ZARR_MODULES[client]:
         if importlib.util.find_spec(module) is None:
@@ -349,7 +364,8 @@ def _base_row(case: Case) -> dict:
         row.update(dataset="seed004-ttree", codec="zlib:1", entries=s["entries"], branches=s["branches"],
                    auto_flush=s["auto_flush"], sample_writer=s["writer"])
     if q["reader"] == "root":
-        row.update(operation="root_read", client="ROOT", cache_bytes=q["cache_bytes"], async_prefetch=q["async_prefetch"])
+        row.update(operation="root_read", client="ROOT", cache_bytes=q["cache_bytes"],
+                   async_prefetch=q["async_prefetch"])
     elif q["reader"] == "uproot":
         step = q["step"]
         row.update(operation="uproot_iterate", client=f"uproot-{q['source']}", step=str(step),
@@ -372,14 +388,24 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     Warm-ups are not run: every iteration starts cold by design (fresh process, evicted input).
     """
     from .. import httpserver, rootio
-    from ..measure import evict_page_cache
 
     reason = _missing(case)
     if reason:
         return _skip_rows(case, reason)
     q = case.params
-    if q["location"] == "http" and q["server"] == "nginx" and httpserver.nginx_path() is None:
-        return _skip_rows(case, str(httpserver.ServerUnavailable(httpserver._NGINX_MISSING)))
+    if q["location"] == "http" and q["server"] == "nginx" and httpserver.nginx_missing_reason():
+        return _skip_rows(case, httpserver.nginx_missing_reason())
+    try:
+        return _measure_case(case, ctx)
+    except rootio.ReaderUnavailable as exc:  # found missing only in the child (e.g. a broken install)
+        return _skip_rows(case, str(exc))
+
+
+def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
+    from .. import httpserver, rootio
+    from ..measure import evict_page_cache
+
+    q = case.params
     inputs = _inputs_dir(ctx)
     base = _base_row(case)
     if q["reader"] in ("root", "uproot"):
@@ -403,14 +429,16 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
             if server is not None:
                 server.reset()
             if q["reader"] == "root":
-                metrics = rootio.read_with_root(location, q["cache_bytes"], q["async_prefetch"], timeout_s=q["timeout_s"])
+                metrics = rootio.read_with_root(location, q["cache_bytes"], q["async_prefetch"],
+                                                timeout_s=q["timeout_s"])
             elif q["reader"] == "uproot":
                 metrics = rootio.read_with_uproot(location, source=q["source"] if server else "local",
                                                   step_size=q["step"], num_workers=q["num_workers"],
                                                   timeout_s=q["timeout_s"])
             else:
                 metrics = rootio.run_fresh(f"{__name__}:measure_zarr_read", {
-                    "url": location, "client": q["client"], "workload": q["workload"], "client_cache": q["client_cache"],
+                    "url": location, "client": q["client"], "workload": q["workload"],
+                    "client_cache": q["client_cache"],
                     "concurrency": q["concurrency"], "cutout": q["cutout"], "cutouts": q["cutouts"],
                     "dims": q["store"]["dims"], "dataset": q["store"]["dataset"]}, timeout_s=q["timeout_s"])
             row = {**base, **metrics, "iteration": iteration, "status": "ok",
@@ -544,7 +572,7 @@ def _open_zarr_reader(url: str, client: str, client_cache: bool, concurrency: in
                    "data_copy_concurrency": {"limit": concurrency},
                    "http_request_concurrency": {"limit": concurrency}}
         store = ts.open({"driver": "zarr3", "kvstore": {"driver": "http", "base_url": url}, "context": context,
-                         "recheck_cached_data": False if client_cache else True}, read=True).result()
+                         "recheck_cached_data": not client_cache}, read=True).result()
 
         class _TensorStoreReader:
             def __getitem__(self, sel: tuple[slice, ...]) -> Any:
@@ -572,11 +600,40 @@ def _open_zarr_reader(url: str, client: str, client_cache: bool, concurrency: in
     return zarr.open_array(store=store, mode="r", zarr_format=3)
 
 
+def warm_up_zarr_client(client: str) -> None:
+    """Import the client's libraries and round-trip a tiny in-memory array, so that one-time
+    costs (imports, codec set-up, zarr's event-loop thread) stay out of the timed read."""
+    import numpy as np
+
+    if client == "tensorstore":
+        import tensorstore as ts
+
+        arr = ts.open({"driver": "zarr3", "kvstore": {"driver": "memory"}}, create=True, dtype=ts.uint16,
+                      shape=[4, 4]).result()
+        arr.write(np.ones((4, 4), dtype=np.uint16)).result()
+        arr.read().result()
+        return
+    import zarr
+    import zarr.storage
+
+    for shards in (None, (4, 4)):
+        arr = zarr.create_array(store=zarr.storage.MemoryStore(), shape=(4, 4), chunks=(2, 2), shards=shards,
+                                dtype="uint16", zarr_format=3)
+        arr[:] = np.ones((4, 4), dtype=np.uint16)
+        arr[:]
+    if client == "zarr-fsspec":
+        importlib.import_module("fsspec.implementations.http")
+    else:
+        importlib.import_module("obstore.store")
+        importlib.import_module("zarr.experimental.cache_store")
+
+
 def measure_zarr_read(url: str, client: str, workload: str, client_cache: bool, concurrency: int,
                       cutout: list[int], cutouts: int, dims: str, dataset: str = ZARR_DATASET) -> dict:
     """Open the store and read the workload's selections one after another; verify against the dataset.
 
-    Timed from opening (metadata reads included) to the last selection.
+    Timed from opening (metadata reads included) to the last selection; the client's libraries are
+    warmed up on an in-memory array first.
     """
     import numpy as np
 
@@ -586,6 +643,7 @@ def measure_zarr_read(url: str, client: str, workload: str, client_cache: bool, 
     spec = parse_dims(dims)
     selections = zarr_selections(spec.shape, spec.chunks, workload, tuple(cutout), cutouts)
     results: list = []
+    warm_up_zarr_client(client)
 
     def read() -> dict:
         reader = _open_zarr_reader(url, client, client_cache, concurrency)
@@ -598,7 +656,8 @@ def measure_zarr_read(url: str, client: str, workload: str, client_cache: bool, 
     row["verified"] = all(np.array_equal(r, data.region(sel)) for r, sel in zip(results, selections, strict=True))
     row["cutout_bytes"] = row["nbytes"]
     row["selections"] = len(selections)
-    row["selection_bytes"] = int(math.prod(cutout) * np.dtype(data.dtype).itemsize) if workload == "cutouts" else row["nbytes"]
+    itemsize = np.dtype(data.dtype).itemsize
+    row["selection_bytes"] = int(math.prod(cutout) * itemsize) if workload == "cutouts" else row["nbytes"]
     return row
 
 
@@ -614,5 +673,5 @@ SUITE = Suite(
 __all__ = [
     "LOCATIONS", "PROFILES", "READERS", "SUITE", "ZARR_CLIENTS", "ZARR_LAYOUTS", "ZARR_WORKLOADS", "CacheParams",
     "build_cases", "config_label", "ensure_zarr_store", "measure_zarr_read", "parse_params", "run_case",
-    "zarr_selections", "zarr_store_info",
+    "warm_up_zarr_client", "zarr_selections", "zarr_store_info",
 ]

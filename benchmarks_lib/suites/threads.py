@@ -51,9 +51,9 @@ MAX_THREADS = 4096
 
 PROFILES: dict[str, dict] = {
     "quick": {
-        "contenders": list(CONTENDERS), "threads": None, "mesh_n": 50, "level": 3,
-        "dataset": "microscopy", "dims": "z:32:8,y:512:256,x:1024:256", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "time_cap_s": 2.0, "iterations": 3, "warmups": 1,
+        "contenders": list(CONTENDERS), "threads": None, "mesh_n": 40, "level": 3,
+        "dataset": "microscopy", "dims": "z:16:8,y:512:256,x:1024:256", "codec": "blosc-zstd:3:shuffle",
+        "seed": 42, "time_cap_s": 1.0, "iterations": 2, "warmups": 1,
     },
     "standard": {
         "contenders": list(CONTENDERS), "threads": None, "mesh_n": 127, "level": 3,

@@ -105,7 +105,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if len(read_dims.dims) < 2 or len(dims.dims) < 2:
         raise SpecError("dims and read_dims need at least 2 dimensions")
     multipliers = parse_int_list(params["multipliers"], "multipliers")
-    for key in ("append_frames", "append_step", "append_repeats", "cutout", "cutout_positions", "shard_volume", "shard"):
+    scalars = ("append_frames", "append_step", "append_repeats", "cutout", "cutout_positions", "shard_volume", "shard")
+    for key in scalars:
         parse_int_list([params[key]], key)
     inner = parse_int_list(params["inner_chunks"], "inner_chunks")
     if params["shard"] > params["shard_volume"] or params["shard_volume"] % params["shard"]:
@@ -286,7 +287,8 @@ def _phase_rows(phases: dict, iteration: int, nbytes: int, fsync: bool, extra: d
         rows.append({"operation": name, "iteration": iteration, "elapsed_s": phases[name], "nbytes": nbytes,
                      "fsync_included": name == "fsync", **extra})
     rows.append({"operation": "total", "iteration": iteration, "elapsed_s": total, "nbytes": nbytes,
-                 "fsync_included": fsync or writer_fsyncs, "writer_fsyncs": writer_fsyncs, "peak_rss_bytes": phases["peak_rss_bytes"],
+                 "fsync_included": fsync or writer_fsyncs, "writer_fsyncs": writer_fsyncs,
+                 "peak_rss_bytes": phases["peak_rss_bytes"],
                  "rss_growth_bytes": phases["rss_growth_bytes"], "threads_max": phases["threads_max"],
                  "io_write_bytes": phases["io_write_bytes"], **extra})
     return rows

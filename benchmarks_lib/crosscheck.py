@@ -1,0 +1,71 @@
+"""Cross-check: ome-writers' own documented case through our runner and timed its own way.
+
+ome-writers' ``tools/benchmark.py`` times ``create_stream``, then the append loop plus the
+backend's finalize ("write"), and reports bandwidth = bytes / mean write time. We time the
+same case through the writers suite (write + finalize phases, no extra fsync) and compare
+per backend. The figures are reported, never asserted: they are timings.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .datasets import Dataset
+from .runner import run_suite
+from .specs import parse_dims
+
+#: the case in ome-writers' performance docs: (20, 1024, 1024) uint16, chunks (1, 256, 256), no compression
+DOCUMENTED_DIMS = "t:20:1,y:1024:256,x:1024:256"
+
+
+def time_like_ome_writers(backend: str, dims: str, warmups: int, iterations: int) -> list[float]:
+    """Write seconds (append loop + finalize) per iteration, measured as tools/benchmark.py does."""
+    import ome_writers as ow
+
+    spec = parse_dims(dims)
+    frames = list(Dataset("microscopy", spec.shape).region(tuple(slice(0, n) for n in spec.shape)))
+    dimensions = [ow.Dimension(name=d.name, count=d.size, chunk_size=d.chunk) for d in spec.dims]
+    out = []
+    for i in range(warmups + iterations):
+        tmp = Path(tempfile.mkdtemp(prefix="iobench-ow-"))
+        try:
+            settings = ow.AcquisitionSettings(root_path=str(tmp / "bench.ome.zarr"), dimensions=dimensions,
+                                              dtype="uint16", compression=None,
+                                              format=ow.OmeZarrFormat(backend=backend), overwrite=True)
+            stream = ow.create_stream(settings)
+            t1 = time.perf_counter()
+            for frame in frames:
+                stream.append(frame)
+            stream.close()
+            t3 = time.perf_counter()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if i >= warmups:
+            out.append(t3 - t1)
+    return out
+
+
+def ome_writers_crosscheck(backends: list[str], *, dims: str = DOCUMENTED_DIMS, warmups: int = 1,
+                           iterations: int = 10, results_dir: str | Path = "results") -> pd.DataFrame:
+    """Per backend: GB/s through our runner and as ome-writers times it, and their difference."""
+    names = [f"ome-writers:{b}" for b in backends]
+    result = run_suite("writers", {"backends": names, "tests": ["write"], "dims": dims, "multipliers": [1],
+                                   "dataset": "microscopy", "codec": "none", "fsync": False,
+                                   "iterations": iterations, "warmups": warmups}, results_dir=results_dir,
+                       progress=None)
+    df = result.df[result.df["status"] == "ok"]
+    nbytes = Dataset("microscopy", parse_dims(dims).shape).nbytes
+    rows = []
+    for backend, name in zip(backends, names, strict=True):
+        mine = df[(df["backend"] == name) & df["operation"].isin(["write", "finalize"])]
+        ours_s = mine.groupby("iteration")["elapsed_s"].sum().mean() if len(mine) else np.nan
+        theirs_s = float(np.mean(time_like_ome_writers(backend, dims, warmups, iterations)))
+        rows.append({"backend": name, "ours_gbps": nbytes / ours_s / 1e9, "theirs_gbps": nbytes / theirs_s / 1e9,
+                     "difference_pct": 100 * (theirs_s / ours_s - 1) if ours_s else np.nan})
+    return pd.DataFrame(rows)

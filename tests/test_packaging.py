@@ -1,0 +1,38 @@
+"""pyproject.toml and environment.yml carry the same pins; the CLI entry point exists."""
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pins(items) -> dict[str, str]:
+    out = {}
+    for item in items:
+        m = re.match(r"^([A-Za-z0-9_.\-]+)==([^;\s]+)$", item.strip())
+        if m:
+            out[m.group(1).lower()] = m.group(2)
+    return out
+
+
+def test_environment_yml_has_the_pyproject_pins():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = _pins(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        pins.update(_pins(extra))
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    conda = _pins(pip)
+    assert pins == conda, {k: (pins.get(k), conda.get(k)) for k in set(pins) | set(conda) if pins.get(k) != conda.get(k)}
+
+
+def test_console_script_and_readme_commands():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["scripts"]["iobench"] == "benchmarks_lib.cli:main"
+    readme = (ROOT / "README.md").read_text().splitlines()
+    first_block = "\n".join(readme[:6])
+    assert "make book" in first_block and "make test" in first_block
+    assert "make test" in (ROOT / ".ci" / "run").read_text()

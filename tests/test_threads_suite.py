@@ -1,0 +1,143 @@
+"""The thread-scaling suite at tiny sizes: every contender's round trip, validation, the Amdahl fit."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks_lib.plots_threads import amdahl_speedup, fit_amdahl
+from benchmarks_lib.records import to_frame
+from benchmarks_lib.specs import SpecError
+from benchmarks_lib.suites import CaseContext
+from benchmarks_lib.suites.threads import CONTENDERS, SUITE, build_cases, default_threads
+from benchmarks_lib.worker import finish_rows
+
+TINY = {"mesh_n": 5, "dims": "z:8:2,y:32:16,x:32:16", "threads": [1, 2], "time_cap_s": 5, "seed": 1}
+MODULES = {"zvtk": "zvtk", "tensorstore": "tensorstore", "zarr-python": "zarr", "zarrs": "zarrs", "blosc": "numcodecs",
+           "acquire-zarr": "acquire_zarr"}
+#: contenders whose library is installed here (the others must be recorded as skips)
+AVAILABLE = {c for c, m in MODULES.items() if importlib.util.find_spec(m)}
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> pd.DataFrame:
+    """Every contender at 1 and 2 threads, run in-process (1 iteration, no warm-up)."""
+    rows = []
+    for case in build_cases(TINY, "quick"):
+        scratch = tmp_path_factory.mktemp(f"{case.backend}-{case.params['threads']}")
+        out = SUITE.run_case(case, CaseContext(scratch=scratch, iterations=1, warmups=0, profile="quick"))
+        assert not list(scratch.iterdir()), f"{case.backend} left files behind"
+        rows += finish_rows(out, case, {"run_id": "test", "machine": "test", "profile": "quick"})
+    return to_frame(rows)
+
+
+# -- Amdahl ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("serial", [0.0, 0.05, 0.2, 0.5, 1.0])
+def test_fit_amdahl_recovers_a_known_serial_fraction(serial: float):
+    threads = [1, 2, 3, 4, 8, 16]
+    times = [7.0 * (serial + (1 - serial) / p) for p in threads]
+    assert fit_amdahl(threads, times) == pytest.approx(serial, abs=1e-9)
+
+
+def test_fit_amdahl_with_noise_and_repeats():
+    rng = np.random.default_rng(0)
+    threads = np.repeat([1, 2, 4, 8], 5)
+    times = 3.0 * (0.1 + 0.9 / threads) * rng.normal(1.0, 0.02, threads.size)
+    assert fit_amdahl(threads, times) == pytest.approx(0.1, abs=0.03)
+    # faster than ideal (superlinear) clips to 0; slower with more threads clips to 1
+    assert fit_amdahl([1, 2], [1.0, 0.4]) == 0.0
+    assert fit_amdahl([1, 2, 4], [1.0, 1.1, 1.3]) == 1.0
+
+
+def test_fit_amdahl_refuses_what_it_cannot_fit():
+    with pytest.raises(ValueError, match="two or more"):
+        fit_amdahl([2, 2], [1.0, 1.1])
+    with pytest.raises(ValueError, match="differ in length"):
+        fit_amdahl([1, 2], [1.0])
+    with pytest.raises(ValueError, match="positive"):
+        fit_amdahl([1, 2], [1.0, 0.0])
+
+
+def test_amdahl_speedup_curve():
+    assert amdahl_speedup([1, 2, 1000], 0.0).tolist() == pytest.approx([1, 2, 1000])
+    assert amdahl_speedup([4], 0.25, base_threads=1)[0] == pytest.approx(1 / (0.25 + 0.75 / 4))
+    assert amdahl_speedup([1e9], 0.1)[0] == pytest.approx(10, rel=1e-6)
+
+
+# -- parameters -----------------------------------------------------------------------------
+@pytest.mark.parametrize(("params", "message"), [
+    ({"threads": [0]}, "threads"),
+    ({"threads": [1, "two"]}, "two"),
+    ({"threads": []}, "threads is empty"),
+    ({"contenders": ["numpy"]}, "numpy"),
+    ({"level": 23}, "23"),
+    ({"codec": "brotli"}, "brotli"),
+    ({"dataset": "faces"}, "faces"),
+    ({"dims": "z"}, "malformed"),
+    ({"mesh_n": 0}, "mesh_n 0"),
+    ({"time_cap_s": -1}, "time_cap_s"),
+    ({"cores": 4}, "cores"),
+])
+def test_bad_parameters_are_refused_in_one_line(params: dict, message: str):
+    with pytest.raises(SpecError, match=message) as info:
+        build_cases({**TINY, **params}, "quick")
+    assert "\n" not in str(info.value)
+
+
+def test_threads_default_to_every_core_and_accept_more(monkeypatch):
+    from benchmarks_lib.suites import threads
+
+    assert default_threads(4) == [1, 2, 3, 4]
+    monkeypatch.setattr(threads, "usable_cores", lambda: 16)
+    cases = build_cases({**TINY, "threads": None}, "quick")
+    assert sorted({c.params["threads"] for c in cases}) == list(range(1, 17))
+    assert len(cases) == 16 * len(CONTENDERS)
+    cases = build_cases({**TINY, "threads": [24, 1, 2, 2]}, "quick")  # oversubscription allowed; sorted, unique
+    assert sorted({c.params["threads"] for c in cases}) == [1, 2, 24]
+    seed = build_cases({}, "seed")
+    assert sorted({c.params["threads"] for c in seed}) == [1, 2, 3, 4, 5, 6, 7, 8, 16, 24]
+
+
+# -- the suite -----------------------------------------------------------------------------
+def test_every_contender_round_trips_verified(tiny_run: pd.DataFrame):
+    assert not (tiny_run["status"] == "error").any(), tiny_run[tiny_run["status"] == "error"]["reason"].tolist()
+    ok = tiny_run[tiny_run["status"] == "ok"]
+    assert set(ok["backend"]) == AVAILABLE
+    assert set(tiny_run[tiny_run["status"] == "skip"]["backend"]) == set(CONTENDERS) - AVAILABLE
+    assert ok["verified"].all()
+    assert set(ok["threads"]) == {1, 2}
+    ops = {b: set(part["operation"]) for b, part in ok.groupby("backend")}
+    expected = {"blosc": {"encode", "decode"}, "acquire-zarr": {"write"}}  # acquire-zarr: verified via zarr-python
+    assert all(ops[c] == expected.get(c, {"write", "read"}) for c in AVAILABLE)
+    assert (ok["cores"] >= 1).all() and ok["threads_setting"].notna().all()
+
+
+def test_a_codec_a_contender_lacks_is_a_skip_row(tmp_path):
+    pytest.importorskip("numcodecs")
+    case = next(c for c in build_cases({**TINY, "codec": "zstd:3", "threads": [1]}, "quick") if c.backend == "blosc")
+    rows = SUITE.run_case(case, CaseContext(scratch=tmp_path, iterations=1, warmups=0, profile="quick"))
+    assert {r["status"] for r in rows} == {"skip"} and "blosc codec" in rows[0]["reason"]
+
+
+def test_summary_and_conclusion_from_a_tiny_run(tiny_run: pd.DataFrame):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benchmarks_lib import plots_threads as pt
+
+    summary = pt.thread_summary(tiny_run)
+    assert (summary[summary["threads"] == 1]["speedup"] == 1).all()
+    table = pt.amdahl_table(tiny_run)
+    assert set(table["contender"]) == AVAILABLE
+    assert table["serial fraction"].between(0, 1).all()
+    text = pt.conclude_threads(tiny_run)
+    assert "usable cores" in text and "Serial fractions" in text
+    for fig in (pt.plot_time_vs_threads(tiny_run), pt.plot_throughput_vs_threads(tiny_run, {"read_cold": 1.0}),
+                pt.plot_speedup(tiny_run)):
+        assert fig.axes
+        plt.close(fig)
