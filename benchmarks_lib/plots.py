@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.ticker import LogFormatterSciNotation, NullFormatter
 import seaborn as sns
+from matplotlib.ticker import LogFormatterSciNotation, NullFormatter
 
 from .report import ceiling_gbps, ok_rows
 

@@ -185,7 +185,9 @@ def run_suite(
             label = f"[{n}/{len(cases)}] {case.suite} {case.backend} {_describe(case)}"
             t0 = time.perf_counter()
             try:
-                rc, stderr = _run_worker(case, job, scratch / "job.json", case_timeout_s)
+                owner = get_suite(case.suite)
+                limit = owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
+                rc, stderr = _run_worker(case, job, scratch / "job.json", limit)
             finally:
                 clear_dir(case_scratch, scratch)
             if not out.exists():
@@ -203,7 +205,8 @@ def run_suite(
 
 
 def _describe(case: Case) -> str:
-    keys = ("test", "dataset", "codec", "size", "threads", "level", "config")
+    keys = ("test", "reader", "client", "dataset", "codec", "threads", "level", "location", "latency_ms",
+            "cache_bytes", "async_prefetch", "layout", "concurrency")
     return " ".join(f"{k}={case.params[k]}" for k in keys if k in case.params)
 
 

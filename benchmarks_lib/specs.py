@@ -137,7 +137,8 @@ class CodecSpec:
 
 
 def parse_codec(text: str) -> CodecSpec:
-    allowed = "allowed: none, lz4, zstd[:level], gzip[:level], blosc-{" + "|".join(BLOSC_CNAMES) + "}[:clevel[:" + "|".join(BLOSC_SHUFFLES) + "]]"
+    allowed = (f"allowed: none, lz4, zstd[:level], gzip[:level], blosc-{{{'|'.join(BLOSC_CNAMES)}}}"
+               f"[:clevel[:{'|'.join(BLOSC_SHUFFLES)}]]")
     if not isinstance(text, str) or not text:
         raise SpecError(f"codec {text!r} is empty; {allowed}")
     head, *rest = text.split(":")

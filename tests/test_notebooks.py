@@ -23,6 +23,13 @@ TINY = {
         "DIMS": "z:4:4,y:32:16,x:32:16", "CODECS": ["zstd:1", "blosc-lz4:5:shuffle"], "TIME_CAP_S": 0.2,
         "ITERATIONS": 1, "WARMUPS": 0,
     },
+    "cache_prefetch": {
+        "READERS": ["root", "uproot", "zarr"], "ENTRIES": 50, "BRANCHES": 4, "CACHE_SIZES": [0, "10MB"],
+        "ASYNC_PREFETCH": [0], "LOCATIONS": ["local", "http"], "LATENCIES_MS": [0], "UPROOT_SOURCES": ["fsspec"],
+        "UPROOT_STEPS": [25], "ZARR_CLIENTS": ["zarr-fsspec", "tensorstore"], "ZARR_LAYOUTS": ["sharded"],
+        "ZARR_CACHE": [False], "ZARR_CONCURRENCY": [2], "ZARR_DIMS": "z:8:4:8,y:32:16:32,x:32:16:32",
+        "ZARR_CUTOUT": "4,8,8", "ZARR_CUTOUTS": 2, "ITERATIONS": 1,
+    },
     "thread_scaling": {
         "THREADS": [1, 2], "MESH_N": 8, "DIMS": "z:4:2,y:32:16,x:32:16", "TIME_CAP_S": 0.2, "ITERATIONS": 1,
         "WARMUPS": 0,

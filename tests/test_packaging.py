@@ -26,7 +26,8 @@ def test_environment_yml_has_the_pyproject_pins():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     conda = _pins(pip)
-    assert pins == conda, {k: (pins.get(k), conda.get(k)) for k in set(pins) | set(conda) if pins.get(k) != conda.get(k)}
+    differ = {k: (pins.get(k), conda.get(k)) for k in set(pins) | set(conda) if pins.get(k) != conda.get(k)}
+    assert not differ, differ
 
 
 def test_console_script_and_readme_commands():

@@ -37,7 +37,8 @@ class Case:
             object.__setattr__(self, "case_id", f"{slug}-{digest.hexdigest()[:10]}")
 
     def to_json(self) -> str:
-        return json.dumps({"suite": self.suite, "backend": self.backend, "params": self.params, "case_id": self.case_id})
+        return json.dumps({"suite": self.suite, "backend": self.backend, "params": self.params,
+                           "case_id": self.case_id})
 
     @classmethod
     def from_json(cls, text: str) -> Case:
@@ -69,6 +70,8 @@ class Suite:
     scratch_bytes: Callable[[list[Case]], int] = lambda cases: 0
     #: bytes the run's ceiling case moves (raw write/read, memcpy); None = the profile's default
     ceiling_bytes: Callable[[list[Case]], int] | None = None
+    #: (case, iterations) -> seconds a case may run before it is killed; None = the runner's default
+    case_timeout_s: Callable[[Case, int], float] | None = None
 
 
 # name -> module holding SUITE; imported lazily
