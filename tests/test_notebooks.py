@@ -52,9 +52,12 @@ def test_notebooks_are_committed_clean_and_parameterized():
         params = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
         assert len(params) == 1, name
         lines = "".join(params[0]["source"]).splitlines()
-        for i, line in enumerate(lines):  # every parameter has a comment line above it (or a trailing one)
+        for i, line in enumerate(lines):  # every parameter is documented by the comment that heads its group
             if line and not line.startswith("#") and "=" in line:
-                assert "#" in line or any(lines[j].startswith("#") for j in range(max(0, i - 3), i)), (name, line)
+                j = i - 1
+                while j >= 0 and lines[j] and not lines[j].startswith("#"):
+                    j -= 1
+                assert "#" in line or (j >= 0 and lines[j].startswith("#")), (name, line)
         assert "sys.path" not in json.dumps(nb) and "!pip" not in json.dumps(nb)
 
 
