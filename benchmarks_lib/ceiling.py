@@ -25,12 +25,12 @@ BLOCK = 8 * 2**20
 CEILING_OPERATIONS = ("write_nofsync", "write_fsync", "read_cold", "read_warm", "memcpy")
 
 
-def _buffer(nbytes: int) -> np.ndarray:
+def write_buffer(nbytes: int) -> np.ndarray:
+    """The block the raw write repeats (made before the clock starts)."""
     return np.frombuffer(np.random.default_rng(0).bytes(min(nbytes, BLOCK)), dtype=np.uint8)
 
 
-def raw_write(path: Path, nbytes: int, *, fsync: bool) -> None:
-    buf = _buffer(nbytes)
+def raw_write(path: Path, nbytes: int, buf: np.ndarray, *, fsync: bool) -> None:
     left = nbytes
     with open(path, "wb", buffering=0) as f:
         while left > 0:
@@ -72,12 +72,25 @@ def run_ceiling(case: Case, ctx: CaseContext) -> list[dict]:
 
     def record(op: str, i: int, m, **extra) -> None:
         if i >= ctx.warmups:
-            rows.append({"operation": op, "iteration": i - ctx.warmups, "status": "ok", "nbytes": nbytes,
-                         "dataset": "random", "codec": "none", **m.as_row(), **extra})
+            rows.append(
+                {
+                    "operation": op,
+                    "iteration": i - ctx.warmups,
+                    "status": "ok",
+                    "nbytes": nbytes,
+                    "dataset": "random",
+                    "codec": "none",
+                    **m.as_row(),
+                    **extra,
+                }
+            )
 
+    buf = write_buffer(nbytes)
     for i in range(ctx.warmups + ctx.iterations):
-        record("write_nofsync", i, measure(lambda: raw_write(path, nbytes, fsync=False)), fsync_included=False)
-        record("write_fsync", i, measure(lambda: raw_write(path, nbytes, fsync=True)), fsync_included=True)
+        path.unlink(missing_ok=True)  # a new file each time, like a writer's new store
+        record("write_nofsync", i, measure(lambda: raw_write(path, nbytes, buf, fsync=False)), fsync_included=False)
+        path.unlink(missing_ok=True)
+        record("write_fsync", i, measure(lambda: raw_write(path, nbytes, buf, fsync=True)), fsync_included=True)
         report = evict_page_cache(path)
         record("read_cold", i, measure(lambda: raw_read(path)), cache_state="cold", verified=report.verified)
         record("read_warm", i, measure(lambda: raw_read(path)), cache_state="warm")
@@ -114,17 +127,30 @@ def run_fio(directory: Path, nbytes: int, repeats: int = 3) -> dict[str, float]:
     exe = shutil.which("fio")
     if exe is None:
         raise FileNotFoundError("fio is not installed (apt-get install fio)")
-    common = ["--name=seq", f"--directory={directory}", f"--size={nbytes}", "--bs=8M", "--ioengine=psync",
-              "--numjobs=1", "--output-format=json", "--filename=fio.bin"]
+    common = [
+        "--name=seq",
+        f"--directory={directory}",
+        f"--size={nbytes}",
+        "--bs=8M",
+        "--ioengine=psync",
+        "--numjobs=1",
+        "--output-format=json",
+        "--filename=fio.bin",
+    ]
+    # like our raw write: a new file each time, blocks allocated while writing (no fallocate)
+    write = ["--rw=write", "--end_fsync=1", "--fallocate=none"]
     out = {}
-    for op, extra in (("write_fsync", ["--rw=write", "--end_fsync=1"]), ("read_cold", ["--rw=read", "--invalidate=1"])):
+    for op, extra in (("write_fsync", write), ("read_cold", ["--rw=read", "--invalidate=1"])):
         rates = []
         for _ in range(repeats):
+            if op == "write_fsync":
+                (directory / "fio.bin").unlink(missing_ok=True)
             result = subprocess.run([exe, *common, *extra], capture_output=True, text=True, check=True, timeout=600)
             job = json.loads(result.stdout)["jobs"][0]
-            side = job["write"] if op.startswith("write") else job["read"]
-            # job_runtime (ms) includes the final fsync; the per-direction runtime does not
-            rates.append(side["io_bytes"] / (job["job_runtime"] / 1000) / 1e9)
+            if op == "write_fsync":  # job_runtime (ms) includes the final fsync; the write runtime does not
+                rates.append(job["write"]["io_bytes"] / (job["job_runtime"] / 1000) / 1e9)
+            else:
+                rates.append(job["read"]["bw_bytes"] / 1e9)
             evict_page_cache(directory / "fio.bin")
         out[op] = statistics.median(rates)
     (directory / "fio.bin").unlink(missing_ok=True)

@@ -74,6 +74,28 @@ def cmd_suites(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def progress_reporter():
+    """A rich progress bar on a terminal; plain per-case lines otherwise (CI logs)."""
+    from .runner import print_progress
+
+    if not sys.stderr.isatty():
+        yield print_progress
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=False) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def update(done: int, total: int, message: str, finished: bool) -> None:
+            bar.update(task, completed=done, total=total, description=message[:70])
+            if finished and (": error" in message):
+                bar.console.print(f"[red]{message}[/]")
+
+        yield update
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .report import ceiling_table, failures, generic_summary, writers_summary
     from .runner import run_suite
@@ -87,8 +109,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     shortcuts = {"dims": args.dims, "backends": args.backend, "codec": args.codec, "dataset": args.dataset,
                  "tests": args.test, "iterations": args.iterations, "warmups": args.warmups}
     params.update({k: v for k, v in shortcuts.items() if v is not None})
-    result = run_suite(args.suite, params, profile=args.profile, results_dir=args.results_dir, run_id=args.run_id,
-                       scratch_dir=args.scratch_dir)
+    with progress_reporter() as progress:
+        result = run_suite(args.suite, params, profile=args.profile, results_dir=args.results_dir,
+                           run_id=args.run_id, scratch_dir=args.scratch_dir, progress=progress)
     df = result.df
     console.print(_table(ceiling_table(df), "Ceiling (same run)"))
     summary = writers_summary(df) if args.suite == "writers" else generic_summary(df)

@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 SCHEMA_VERSION = 1
@@ -83,6 +84,12 @@ def to_frame(rows: list[dict]) -> pd.DataFrame:
             kinds = {type(v) for v in values}
             if kinds and kinds <= {list, tuple}:
                 df[col] = df[col].map(lambda v: [int(x) for x in v] if isinstance(v, list | tuple) else None)
+            elif kinds and kinds <= {bool, np.bool_}:
+                df[col] = df[col].astype("boolean")
+            elif kinds and kinds <= {int, np.int64, bool}:
+                df[col] = df[col].astype("Int64")
+            elif kinds and kinds <= {int, float, np.int64, np.float64}:
+                df[col] = df[col].astype("float64")
             elif kinds and not kinds <= {str}:
                 df[col] = df[col].map(lambda v: str(v) if isinstance(v, list | tuple) or not pd.isna(v) else None)
     return df[list(COLUMNS) + sorted(extra)]

@@ -33,6 +33,7 @@ from .records import SCHEMA_VERSION, find_run, load_run, to_frame, write_atomic_
 from .scratch import clear_dir, make_scratch, remove_tree
 from .specs import SpecError, parse_count, parse_profile
 from .suites import Case, get_suite
+from .suites.common import with_defaults
 from .worker import error_row, finish_rows
 
 DEFAULT_CEILING_BYTES = {"quick": 64 * 2**20, "standard": 512 * 2**20, "seed": 2 * 2**30}
@@ -54,15 +55,7 @@ class RunResult:
 def resolve_params(suite_name: str, params: dict | None, profile: str) -> dict:
     """Profile defaults overlaid with the given parameters (None means 'profile default')."""
     suite = get_suite(suite_name)
-    profile = parse_profile(profile)
-    defaults = dict(suite.profiles.get(profile, {}))
-    given = {k: v for k, v in (params or {}).items() if v is not None}
-    allowed = set(defaults) | {"iterations", "warmups"}
-    unknown = sorted(set(given) - allowed)
-    if unknown:
-        raise SpecError(f"parameter {unknown[0]!r} is unknown for suite {suite_name!r}; "
-                        f"allowed: {', '.join(sorted(allowed))}")
-    merged = {**defaults, **given}
+    merged = with_defaults(params or {}, parse_profile(profile), suite.profiles, suite_name)
     merged["iterations"] = parse_count(merged.get("iterations", 3), "iterations", maximum=10_000)
     merged["warmups"] = parse_count(merged.get("warmups", 1), "warmups", minimum=0, maximum=1000)
     return merged
@@ -83,13 +76,14 @@ def _free_bytes(path: Path) -> int:
     return st.f_bavail * st.f_frsize
 
 
-def _emit(progress: Callable[[str], None] | None, text: str) -> None:
-    if progress:
-        progress(text)
+#: progress(done, total, message, finished): called before (finished=False) and after each case
+Progress = Callable[[int, int, str, bool], None]
 
 
-def _print_progress(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+def print_progress(done: int, total: int, message: str, finished: bool) -> None:
+    """Plain progress: one line per finished case on stderr (logs, notebooks)."""
+    if finished:
+        print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
 
 
 def _die_with_parent() -> None:
@@ -128,7 +122,7 @@ def run_suite(
     scratch_dir: str | Path | None = None,
     ceiling: bool = True,
     case_timeout_s: float = 3600,
-    progress: Callable[[str], None] | None = _print_progress,
+    progress: Progress | None = print_progress,
 ) -> RunResult:
     """Measure a suite and return its rows; resumes when ``run_id`` names an existing run."""
     suite = get_suite(suite_name)
@@ -173,8 +167,8 @@ def run_suite(
     clear_dir(scratch, scratch)  # leftovers of a killed run
     todo = [c for c in cases if not (records / f"{c.case_id}.parquet").exists()]
     done = len(cases) - len(todo)
-    if done:
-        _emit(progress, f"resuming {run_id}: {done} of {len(cases)} cases already recorded")
+    if done and progress:
+        progress(done, len(cases), f"resuming {run_id}: {done} cases already recorded", True)
     try:
         for n, case in enumerate(todo, start=done + 1):
             out = records / f"{case.case_id}.parquet"
@@ -182,7 +176,9 @@ def run_suite(
             case_scratch.mkdir(exist_ok=True)
             job = {"case": case.to_json(), "scratch": str(case_scratch), "iterations": iterations, "warmups": warmups,
                    "profile": profile, "run_dir": str(run_dir.resolve()), "run_columns": run_columns, "out": str(out)}
-            label = f"[{n}/{len(cases)}] {case.suite} {case.backend} {_describe(case)}"
+            label = f"{case.suite} {case.backend} {_describe(case)}".strip()
+            if progress:
+                progress(n - 1, len(cases), label, False)
             t0 = time.perf_counter()
             try:
                 owner = get_suite(case.suite)
@@ -194,8 +190,8 @@ def run_suite(
                 reason = f"worker exited with status {rc}" + (" (killed by signal)" if rc < 0 else "")
                 rows = finish_rows([error_row(case, f"{reason}\n{stderr}")], case, run_columns)
                 write_atomic_parquet(to_frame(rows), out)
-            status = _case_status(out)
-            _emit(progress, f"{label}: {status} ({time.perf_counter() - t0:.1f} s)")
+            if progress:
+                progress(n, len(cases), f"{label}: {_case_status(out)} ({time.perf_counter() - t0:.1f} s)", True)
     finally:
         remove_tree(scratch, scratch)
     df, meta = load_run(run_dir)

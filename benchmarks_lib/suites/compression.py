@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import shutil
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,12 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from ..adapters import backend_status, make_adapter
+from ..adapters import make_adapter
 from ..datasets import DATASETS, Dataset, checksum_array
 from ..measure import disk_usage, evict_page_cache, measure
 from ..meshes import VTU_COMPRESSORS, mesh_nbytes_estimate, parse_mesh_n
 from ..specs import ArraySpec, CodecSpec, SpecError, parse_codec, parse_count, parse_dims, parse_int_list
 from . import Case, CaseContext, Suite
+from .common import remove_output, unavailable_reason, with_defaults
 
 MESH_BACKENDS = ("zvtk", "vtu")
 ARRAY_BACKENDS = ("zarr-python", "tensorstore", "numcodecs")
@@ -155,10 +155,6 @@ def skip_rows(reason: str, columns: dict, operations: Iterable[str] = ("write", 
     return [{**columns, "operation": op, "status": "skip", "reason": reason} for op in operations]
 
 
-def unavailable_reason(backend: str) -> str | None:
-    """Why a registered backend cannot run here (not installed), or None."""
-    status = backend_status(backend)
-    return None if status.available else f"{status.reason}; install: {status.install_hint}"
 
 
 def missing_module(module: str) -> str | None:
@@ -168,11 +164,6 @@ def missing_module(module: str) -> str | None:
     return None if importlib.util.find_spec(module) else f"module {module!r} is not installed; pip install {module}"
 
 
-def remove_output(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
 
 
 # -- contenders ---------------------------------------------------------------------------
@@ -305,16 +296,6 @@ def parse_time_cap(value: Any) -> float:
     return cap
 
 
-def with_defaults(params: dict, profile: str, profiles: dict[str, dict], suite: str) -> dict:
-    """Profile defaults overlaid with the given (non-None) parameters; unknown names are refused."""
-    if profile not in profiles:
-        raise SpecError(f"profile {profile!r} is unknown; allowed: {', '.join(profiles)}")
-    defaults = profiles[profile]
-    unknown = sorted(set(params) - set(defaults))
-    if unknown:
-        allowed = ", ".join(sorted(defaults))
-        raise SpecError(f"parameter {unknown[0]!r} is unknown for suite {suite!r}; allowed: {allowed}")
-    return {**defaults, **{k: v for k, v in params.items() if v is not None}}
 
 
 def _batches(items: list, size: int) -> list[list]:

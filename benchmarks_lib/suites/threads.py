@@ -26,6 +26,7 @@ from ..datasets import DATASETS, Dataset, checksum_array
 from ..meshes import mesh_nbytes_estimate, parse_mesh_n
 from ..specs import ArraySpec, SpecError, parse_codec, parse_count, parse_dims, parse_int_list
 from . import Case, CaseContext, Suite
+from .common import remove_output, unavailable_reason, with_defaults
 from .compression import (
     RoundTrip,
     adapter_round_trip,
@@ -36,12 +37,9 @@ from .compression import (
     numcodecs_codec,
     parse_names,
     parse_time_cap,
-    remove_output,
     skip_rows,
     split_chunks,
-    unavailable_reason,
     usable_cores,
-    with_defaults,
 )
 
 CONTENDERS = ("zvtk", "tensorstore", "zarr-python", "zarrs", "blosc", "acquire-zarr")

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +35,7 @@ from ..measure import ResourceSampler, disk_usage, evict_page_cache, measure
 from ..measure.iocounters import read_io_counters
 from ..specs import ArraySpec, Dim, DimsSpec, SpecError, parse_codec, parse_dims, parse_int_list
 from . import Case, CaseContext, Suite
+from .common import remove_output, unavailable_reason
 
 TESTS = ("write", "append", "read", "sharding")
 BLOCK_TARGET = 64 * 2**20
@@ -209,11 +209,6 @@ def _skip(reason: str, **extra) -> list[dict]:
     return [{"operation": extra.pop("operation", "case"), "status": "skip", "reason": reason, **extra}]
 
 
-def _unavailable(backend: str) -> str | None:
-    status = backend_status(backend)
-    if status.available:
-        return None
-    return f"{status.reason}; install: {status.install_hint}"
 
 
 def _verifier(writer: Adapter, spec: ArraySpec) -> str:
@@ -348,15 +343,10 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
                 if i == ctx.warmups + ctx.iterations - 1:
                     it_rows = _verify_rows(verify(path, spec, adapter, source.checksum, step), it_rows, extra)
                 rows += it_rows
-            _remove(path)
+            remove_output(path)
     return rows
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
 
 
 def run_append(case: Case, ctx: CaseContext) -> list[dict]:
@@ -415,7 +405,7 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
         if rep == p["append_repeats"] - 1:
             new_rows = _verify_rows(verify(path, spec, adapter, source.checksum, step), new_rows, extra, "append_total")
         rows += new_rows
-        _remove(path)
+        remove_output(path)
     return rows
 
 
@@ -488,7 +478,7 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
     rows: list[dict] = []
     path = ctx.scratch / "store"
     for i in range(max(1, write_iterations and ctx.warmups + write_iterations)):
-        _remove(path)
+        remove_output(path)
         writer = make_adapter(case.backend)
         phases = _write_store(writer, path, spec, source, fsync)
         if write_iterations and i >= ctx.warmups:
@@ -521,7 +511,7 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
                              "cutout_index": n, "cutout_origin": [s.start for s in index],
                              "verified": checksum_array(np.asarray(data)) == checksum_array(expected),
                              **row, **extra})
-    _remove(path)
+    remove_output(path)
     return rows
 
 
@@ -569,7 +559,7 @@ RUNNERS = {"write": run_write, "append": run_append, "read": run_read, "sharding
 
 
 def run_case(case: Case, ctx: CaseContext) -> list[dict]:
-    if reason := _unavailable(case.backend):
+    if reason := unavailable_reason(case.backend):
         return _skip(reason, test=case.params["test"])
     rows = RUNNERS[case.params["test"]](case, ctx)
     version = backend_status(case.backend).version

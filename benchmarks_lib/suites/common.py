@@ -1,0 +1,38 @@
+"""Small helpers every suite shares: parameter defaults, backend availability, output removal."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from ..adapters import backend_status
+from ..specs import SpecError
+
+RUN_KEYS = ("iterations", "warmups")
+
+
+def with_defaults(params: dict, profile: str, profiles: dict[str, dict], suite: str) -> dict:
+    """Profile defaults overlaid with the given (non-None) parameters; unknown names are refused."""
+    if profile not in profiles:
+        raise SpecError(f"profile {profile!r} is unknown; allowed: {', '.join(profiles)}")
+    defaults = profiles[profile]
+    allowed = set(defaults) | set(RUN_KEYS)
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise SpecError(f"parameter {unknown[0]!r} is unknown for suite {suite!r}; "
+                        f"allowed: {', '.join(sorted(allowed))}")
+    return {**defaults, **{k: v for k, v in params.items() if v is not None}}
+
+
+def unavailable_reason(backend: str) -> str | None:
+    """Why a registered backend cannot run here (not installed), with the install hint; or None."""
+    status = backend_status(backend)
+    return None if status.available else f"{status.reason}; install: {status.install_hint}"
+
+
+def remove_output(path: Path) -> None:
+    """Remove one output (a file or a store directory) inside a case's scratch directory."""
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
