@@ -95,8 +95,20 @@ class _Tally:
     """Thread-safe accumulation of :class:`ServerCounters`."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
+        self._in_flight = 0
         self.reset()
+
+    def begin(self) -> None:
+        """A request started (before any byte of its response is sent)."""
+        with self._lock:
+            self._in_flight += 1
+
+    def end(self) -> None:
+        """A request is fully answered and tallied."""
+        with self._lock:
+            self._in_flight -= 1
+            self._lock.notify_all()
 
     def reset(self) -> None:
         with self._lock:
@@ -124,8 +136,10 @@ class _Tally:
             p[1] += ranges
             p[2] += body
 
-    def snapshot(self) -> ServerCounters:
+    def snapshot(self, wait_s: float = 5.0) -> ServerCounters:
+        """The counts, once requests in flight are tallied (a client may see the last byte first)."""
         with self._lock:
+            self._lock.wait_for(lambda: self._in_flight == 0, timeout=wait_s)
             paths = {k: PathCounters(*v) for k, v in self._paths.items()}
             return ServerCounters(**self._totals, statuses=dict(self._statuses), by_path=paths)
 
@@ -247,6 +261,13 @@ class _RangeRequestHandler(BaseHTTPRequestHandler):
         self.server.tally.request(self.path, method, status.value, 0, 0 if method == "HEAD" else len(body), 0)
 
     def _respond(self, head: bool) -> None:
+        self.server.tally.begin()
+        try:
+            self._answer(head)
+        finally:
+            self.server.tally.end()
+
+    def _answer(self, head: bool) -> None:
         server = self.server
         method = "HEAD" if head else "GET"
         if server.latency_s:
