@@ -3,12 +3,17 @@
 ome-writers' ``tools/benchmark.py`` times ``create_stream``, then the append loop plus the
 backend's finalize ("write"), and reports bandwidth = bytes / mean write time. We time the
 same case through the writers suite (write + finalize phases, no extra fsync) and compare
-per backend. The figures are reported, never asserted: they are timings.
+per backend. Both sides run in fresh processes, backend by backend (ours, then theirs), so
+neither inherits the other's process state or a disk busy with the other's writes. The figures
+are reported, never asserted: they are timings.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -54,18 +59,21 @@ def time_like_ome_writers(backend: str, dims: str, warmups: int, iterations: int
 def ome_writers_crosscheck(backends: list[str], *, dims: str = DOCUMENTED_DIMS, warmups: int = 1,
                            iterations: int = 10, results_dir: str | Path = "results") -> pd.DataFrame:
     """Per backend: GB/s through our runner and as ome-writers times it, and their difference."""
-    names = [f"ome-writers:{b}" for b in backends]
-    result = run_suite("writers", {"backends": names, "tests": ["write"], "dims": dims, "multipliers": [1],
-                                   "dataset": "microscopy", "codec": "none", "fsync": False,
-                                   "iterations": iterations, "warmups": warmups}, results_dir=results_dir,
-                       progress=None)
-    df = result.df[result.df["status"] == "ok"]
     nbytes = Dataset("microscopy", parse_dims(dims).shape).nbytes
     rows = []
-    for backend, name in zip(backends, names, strict=True):
-        mine = df[(df["backend"] == name) & df["operation"].isin(["write", "finalize"])]
+    for backend in backends:
+        name = f"ome-writers:{backend}"
+        result = run_suite("writers", {"backends": [name], "tests": ["write"], "dims": dims, "multipliers": [1],
+                                       "dataset": "microscopy", "codec": "none", "fsync": False,
+                                       "iterations": iterations, "warmups": warmups},
+                           results_dir=results_dir, ceiling=False, progress=None)
+        df = result.df[result.df["status"] == "ok"]
+        mine = df[df["operation"].isin(["write", "finalize"])]
         ours_s = mine.groupby("iteration")["elapsed_s"].sum().mean() if len(mine) else np.nan
-        theirs_s = float(np.mean(time_like_ome_writers(backend, dims, warmups, iterations)))
+        code = ("import json, sys; from benchmarks_lib.crosscheck import time_like_ome_writers as t; "
+                f"print(json.dumps(t({backend!r}, {dims!r}, {warmups}, {iterations})))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        theirs_s = float(np.mean(json.loads(out.stdout.strip().splitlines()[-1])))
         rows.append({"backend": name, "ours_gbps": nbytes / ours_s / 1e9, "theirs_gbps": nbytes / theirs_s / 1e9,
                      "difference_pct": 100 * (theirs_s / ours_s - 1) if ours_s else np.nan})
     return pd.DataFrame(rows)
