@@ -26,7 +26,8 @@ def log_axis(ax: plt.Axes, axis: str = "x") -> None:
     target.set_minor_formatter(NullFormatter())
 
 
-def _empty(title: str) -> plt.Figure:
+def empty_figure(title: str) -> plt.Figure:
+    """A small placeholder figure saying there is no data for ``title``."""
     fig, ax = plt.subplots(figsize=(6, 2))
     ax.text(0.5, 0.5, f"{title}: no data", ha="center", va="center")
     ax.set_axis_off()
@@ -50,7 +51,7 @@ def ceiling_bars(df: pd.DataFrame) -> plt.Figure:
     rows = ok_rows(df)
     rows = rows[rows["backend"] == "ceiling"]
     if rows.empty:
-        return _empty("ceiling")
+        return empty_figure("ceiling")
     fig, ax = plt.subplots(figsize=(7, 3))
     sns.barplot(data=rows, y="operation", x="gbps", errorbar=("pi", 100), ax=ax, color="0.6")
     ax.set(xlabel="GB/s (bars: median, whiskers: min-max)", ylabel="", title="This machine's ceiling")
@@ -62,7 +63,7 @@ def write_gbps_vs_size(df: pd.DataFrame) -> plt.Figure:
     rows = ok_rows(df)
     rows = rows[(rows["operation"] == "total") & (rows.get("test") == "write")] if "test" in rows else rows.iloc[0:0]
     if rows.empty:
-        return _empty("write test")
+        return empty_figure("write test")
     fsync = bool(rows["fsync_included"].fillna(False).any())
     fig, ax = plt.subplots(figsize=(8, 4.5))
     sns.lineplot(data=rows.assign(MB=rows["nbytes"] / 1e6), x="MB", y="gbps", hue="backend", marker="o",
@@ -80,7 +81,7 @@ def mean_bars(df: pd.DataFrame, operation: str = "total", test: str = "write") -
     rows = ok_rows(df)
     rows = rows[(rows["operation"] == operation) & (rows.get("test") == test)] if "test" in rows else rows.iloc[0:0]
     if rows.empty:
-        return _empty(f"{test} {operation}")
+        return empty_figure(f"{test} {operation}")
     fig, ax = plt.subplots(figsize=(8, 0.5 + 0.45 * rows["backend"].nunique()))
     order = rows.groupby("backend")["gbps"].mean().sort_values(ascending=False).index
     sns.barplot(data=rows, y="backend", x="gbps", order=order, errorbar="sd", ax=ax)
@@ -93,7 +94,7 @@ def append_gbps_vs_step(df: pd.DataFrame) -> plt.Figure:
     rows = ok_rows(df)
     rows = rows[rows["operation"] == "append_step"]
     if rows.empty:
-        return _empty("append test")
+        return empty_figure("append test")
     fig, ax = plt.subplots(figsize=(8, 4.5))
     sns.lineplot(data=rows, x="step", y="gbps", hue="backend", marker="o", errorbar=("pi", 100), ax=ax)
     add_ceiling(ax, df, ("write_nofsync",))
@@ -107,7 +108,7 @@ def frame_latency(df: pd.DataFrame) -> plt.Figure:
     rows = ok_rows(df)
     rows = rows[rows["operation"] == "append_frame"]
     if rows.empty:
-        return _empty("append frames")
+        return empty_figure("append frames")
     fig, ax = plt.subplots(figsize=(8, 4.5))
     sns.ecdfplot(data=rows.assign(ms=rows["elapsed_s"] * 1e3), x="ms", hue="backend", ax=ax)
     log_axis(ax)
@@ -122,7 +123,7 @@ def read_times(df: pd.DataFrame) -> plt.Figure:
     ops = ("read_cold", "read_warm", "read_region_cold")
     rows = rows[rows["operation"].isin(ops) & (rows.get("test") == "read")] if "test" in rows else rows.iloc[0:0]
     if rows.empty:
-        return _empty("read test")
+        return empty_figure("read test")
     rows = rows.assign(label=rows["operation"] + rows.get("cutout_kind", pd.Series("", index=rows.index)).map(
         lambda k: f" ({k})" if isinstance(k, str) and k else ""))
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -139,7 +140,7 @@ def sharding_grid(df: pd.DataFrame) -> plt.Figure:
     rows = ok_rows(df)
     rows = rows[rows.get("test") == "sharding"] if "test" in rows else rows.iloc[0:0]
     if rows.empty:
-        return _empty("sharding sweep")
+        return empty_figure("sharding sweep")
     metrics = [("total", "elapsed_s", "write (s)"), ("read_cold", "elapsed_s", "cold read (s)"),
                ("read_region_cold", "elapsed_s", "cold cutout (s)"), ("total", "bytes_on_disk", "MB on disk"),
                ("total", "inodes", "inodes")]
@@ -167,7 +168,7 @@ def memory_and_threads(df: pd.DataFrame) -> plt.Figure:
     rows = ok_rows(df)
     rows = rows[rows["operation"].isin(["total", "append_total"]) & rows["memory_ratio"].notna()]
     if rows.empty:
-        return _empty("memory")
+        return empty_figure("memory")
     rows = rows.assign(kind=rows["operation"].map({"total": "write", "append_total": "append"}))
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 0.8 + 0.45 * rows["backend"].nunique()), sharey=True)
     sns.barplot(data=rows, x="memory_ratio", y="backend", hue="kind", errorbar=None, ax=a)

@@ -11,17 +11,11 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from .plots import empty_figure
 from .report import ok_rows
 
 sns.set_theme(style="whitegrid", context="notebook")
 MB = 1e6
-
-
-def _empty(title: str) -> plt.Figure:
-    fig, ax = plt.subplots(figsize=(6, 2))
-    ax.text(0.5, 0.5, f"{title}: no data", ha="center", va="center")
-    ax.set_axis_off()
-    return fig
 
 
 def _link(row: pd.Series) -> str:
@@ -88,7 +82,7 @@ def transactions(df: pd.DataFrame) -> plt.Figure:
     rows = prepare(df)
     rows = rows[rows["reader"].isin(["root", "uproot"])] if not rows.empty else rows
     if rows.empty:
-        return _empty("transactions")
+        return empty_figure("transactions")
     parts = []
     for reader, label in (("root", "ROOT GetReadCalls"), ("uproot", "uproot requests")):
         r = rows[rows["reader"] == reader]
@@ -122,7 +116,7 @@ def times(df: pd.DataFrame, reader: str = "root") -> plt.Figure:
     """Real and CPU time per configuration and link (local file, each server latency)."""
     rows = prepare(df, reader)
     if rows.empty:
-        return _empty(f"{reader} times")
+        return empty_figure(f"{reader} times")
     order, links = _config_order(rows), _link_order(rows)
     fig, axes = plt.subplots(1, 2, figsize=(13, 1.2 + 0.55 * len(order) * max(1, len(links)) / 2), sharey=True)
     for ax, col, what in ((axes[0], "elapsed_s", "real time"), (axes[1], "cpu_s", "CPU time (all threads)")):
@@ -140,7 +134,7 @@ def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
     rows = prepare(df)
     rows = rows[rows["location"] == "http"] if not rows.empty else rows
     if rows.empty:
-        return _empty("time vs latency")
+        return empty_figure("time vs latency")
     readers = [r for r in ("root", "uproot", "zarr") if r in set(rows["reader"])]
     fig, axes = plt.subplots(len(readers), 1, figsize=(11, 3.6 * len(readers)), squeeze=False)
     for ax, reader in zip(axes[:, 0], readers, strict=True):
@@ -169,7 +163,7 @@ def memory(df: pd.DataFrame) -> plt.Figure:
     rows = prepare(df)
     rows = rows[rows["reader"].isin(["root", "uproot"])] if not rows.empty else rows
     if rows.empty or "rss_growth_bytes" not in rows:
-        return _empty("memory")
+        return empty_figure("memory")
     rows = rows.assign(growth_mb=rows["rss_growth_bytes"].astype("float64") / MB)
     readers = [r for r in ("root", "uproot") if r in set(rows["reader"])]
     fig, axes = plt.subplots(1, len(readers), figsize=(7 * len(readers), 1.5 + 0.5 * rows["config"].nunique() / 2),
@@ -191,7 +185,7 @@ def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
     real time against concurrency at the highest latency."""
     rows = prepare(df, "zarr")
     if rows.empty:
-        return _empty("zarr over http")
+        return empty_figure("zarr over http")
     rows = rows.assign(store=rows["client"] + " / " + rows["layout"],
                        cache=rows["client_cache"].map({True: "client cache on", False: "client cache off"}))
     workloads = list(dict.fromkeys(rows["workload"]))

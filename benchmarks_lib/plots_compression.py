@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .plots import CEILING_LABELS, _empty, log_axis
+from .plots import CEILING_LABELS, empty_figure, log_axis
 from .report import failures, ok_rows
 
 MB = 1e6
@@ -80,7 +80,7 @@ def plot_zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
     """Seed 002, figure 1: write time (log) and compression ratio vs zstd level, on twin axes."""
     z = zvtk_levels(df)
     if z.empty:
-        return _empty("zvtk levels")
+        return empty_figure("zvtk levels")
     fig, ax1 = plt.subplots(figsize=(11, 4.5))
     ax1.plot(z["level"], z["write_s"], marker="o", color="tab:blue", label="write time (median)")
     log_axis(ax1, "y")
@@ -104,7 +104,7 @@ def plot_zvtk_throughput(df: pd.DataFrame, ceiling: dict[str, float] | None = No
     """Seed 002, figure 2: write and cold-read MB/s vs level, with the disk ceiling when given."""
     z = zvtk_levels(df)
     if z.empty:
-        return _empty("zvtk levels")
+        return empty_figure("zvtk levels")
     fig, ax = plt.subplots(figsize=(11, 4.5))
     ax.plot(z["level"], z["write_mbps"], marker="o", label="write")
     ax.plot(z["level"], z["read_mbps"], marker="o", label="read (cold)")
@@ -187,7 +187,7 @@ def plot_pareto(df: pd.DataFrame, ceiling: dict[str, float] | None = None, speed
     """Ratio vs speed for every point, one panel per dataset; the front joined; ceilings as lines."""
     points = summarize_points(df).dropna(subset=[speed, "compression_ratio"])
     if points.empty:
-        return _empty("Pareto front")
+        return empty_figure("Pareto front")
     datasets = sorted(points["dataset"].unique())
     cols = min(3, len(datasets))
     rows_n = int(np.ceil(len(datasets) / cols))

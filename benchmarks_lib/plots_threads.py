@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .plots import _empty, log_axis
+from .plots import empty_figure, log_axis
 from .plots_compression import MB, SIDE, draw_ceilings
 from .report import failures, ok_rows
 
@@ -122,49 +122,42 @@ def _thread_axis(ax: plt.Axes, threads: pd.Series, cores: int | None) -> None:
         ax.axvline(cores, color="gray", lw=1, ls=":", label=f"{cores} cores")
 
 
-def plot_time_vs_threads(df: pd.DataFrame) -> plt.Figure:
-    """Median write and read time vs threads (log), one line per contender (seed 002, figure 3)."""
+def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str,
+              ceiling: dict[str, float] | None = None) -> plt.Figure:
+    """One panel per side (write, read): ``y`` vs threads, a line per contender, log y."""
     summary = thread_summary(df)
     if summary.empty:
-        return _empty("thread scaling")
+        return empty_figure("thread scaling")
     sides = _sides(summary)
     fig, axes = plt.subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
     for ax, side in zip(axes.flat, sides, strict=True):
-        sns.lineplot(data=summary[summary["side"] == side], x="threads", y="median_s", hue="backend", marker="o",
+        sns.lineplot(data=summary[summary["side"] == side], x="threads", y=y, hue="backend", marker="o",
                      palette=_palette(summary), ax=ax)
+        if ceiling is not None:
+            draw_ceilings(ax, ceiling, ("write_nofsync",) if side == "write" else ("read_cold",), vertical=False)
         _thread_axis(ax, summary["threads"], cores_of(df))
         log_axis(ax, "y")
-        ax.set(xlabel="threads", ylabel="time (s, log; median)", title=f"{side} time vs threads")
+        ax.set(xlabel="threads", ylabel=ylabel, title=title.format(side=side))
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def plot_time_vs_threads(df: pd.DataFrame) -> plt.Figure:
+    """Median write and read time vs threads (log), one line per contender (seed 002, figure 3)."""
+    return _per_side(df, "median_s", "time (s, log; median)", "{side} time vs threads")
 
 
 def plot_throughput_vs_threads(df: pd.DataFrame, ceiling: dict[str, float] | None = None) -> plt.Figure:
     """Write and read MB/s vs threads (seed 002, figure 4), with this machine's ceilings when given."""
-    summary = thread_summary(df)
-    if summary.empty:
-        return _empty("thread scaling")
-    sides = _sides(summary)
-    fig, axes = plt.subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
-    for ax, side in zip(axes.flat, sides, strict=True):
-        sns.lineplot(data=summary[summary["side"] == side], x="threads", y="mbps", hue="backend", marker="o",
-                     palette=_palette(summary), ax=ax)
-        draw_ceilings(ax, ceiling, ("write_nofsync",) if side == "write" else ("read_cold",), vertical=False)
-        _thread_axis(ax, summary["threads"], cores_of(df))
-        log_axis(ax, "y")
-        ax.set(xlabel="threads", ylabel="MB/s of uncompressed data (log)",
-               title=f"{side} speed vs threads")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _per_side(df, "mbps", "MB/s of uncompressed data (log)", "{side} speed vs threads", ceiling)
 
 
 def plot_speedup(df: pd.DataFrame) -> plt.Figure:
     """Speed-up (with ideal and fitted-Amdahl curves) and parallel efficiency, per side."""
     summary = thread_summary(df)
     if summary.empty:
-        return _empty("thread scaling")
+        return empty_figure("thread scaling")
     fits = amdahl_table(df).set_index(["contender", "side"])["serial fraction"]
     sides = _sides(summary)
     palette = _palette(summary)

@@ -510,7 +510,8 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
     source = BlockSource(dataset, step, tile=False).prepare()
     rows: list[dict] = []
     path = ctx.scratch / "store"
-    for i in range(max(1, write_iterations and ctx.warmups + write_iterations)):
+    writes = ctx.warmups + write_iterations if write_iterations else 1
+    for i in range(writes):
         remove_output(path)
         writer = make_adapter(case.backend)
         phases = _write_store(writer, path, spec, source, fsync)
