@@ -2,6 +2,8 @@
 
 Schema history (bump ``SCHEMA_VERSION`` on any change of meaning):
   1 - first version.
+  2 - ``cpu_s`` (process CPU time of the timed region); write/append times are one wall-clock
+      region from the first call to the end of finalize.
 
 A run lives in ``<results>/<machine>/<run-id>/``: ``run.json`` holds the environment and the
 run's parameters once; ``records/<case-id>.parquet`` holds the rows of one finished case
@@ -17,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STATUSES = ("ok", "skip", "error")
 
 # Typed columns every row has (suite-specific scalar columns may be added beside them).
@@ -39,6 +41,7 @@ COLUMNS: dict[str, str] = {
     "codec": "string",
     "threads": "Int64",
     "elapsed_s": "float64",
+    "cpu_s": "float64",
     "nbytes": "Int64",
     "gbps": "float64",
     "bytes_on_disk": "Int64",

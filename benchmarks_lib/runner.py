@@ -30,7 +30,7 @@ import pandas as pd
 from .ceiling import ceiling_case
 from .environment import collect_environment, machine_name
 from .records import SCHEMA_VERSION, find_run, load_run, to_frame, write_atomic_parquet, write_json_atomic
-from .scratch import clear_dir, make_scratch, remove_tree
+from .scratch import claim_scratch, create_marked_dir, remove_tree
 from .specs import SpecError, parse_count, parse_profile
 from .suites import Case, get_suite
 from .suites.common import with_defaults
@@ -163,8 +163,7 @@ def run_suite(
     run_columns = {"run_id": run_id, "profile": profile, **{k: env.get(k) for k in RUN_COLUMNS_FROM_ENV}}
     records = run_dir / "records"
     records.mkdir(parents=True, exist_ok=True)
-    scratch = make_scratch(scratch_root, run_id)
-    clear_dir(scratch, scratch)  # leftovers of a killed run
+    scratch = claim_scratch(scratch_root, run_id)
     todo = [c for c in cases if not (records / f"{c.case_id}.parquet").exists()]
     done = len(cases) - len(todo)
     if done and progress:
@@ -172,8 +171,7 @@ def run_suite(
     try:
         for n, case in enumerate(todo, start=done + 1):
             out = records / f"{case.case_id}.parquet"
-            case_scratch = scratch / "case"
-            case_scratch.mkdir(exist_ok=True)
+            case_scratch = create_marked_dir(scratch / "case")
             job = {"case": case.to_json(), "scratch": str(case_scratch), "iterations": iterations, "warmups": warmups,
                    "profile": profile, "run_dir": str(run_dir.resolve()), "run_columns": run_columns, "out": str(out)}
             label = f"{case.suite} {case.backend} {_describe(case)}".strip()
@@ -185,7 +183,7 @@ def run_suite(
                 limit = owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
                 rc, stderr = _run_worker(case, job, scratch / "job.json", limit)
             finally:
-                clear_dir(case_scratch, scratch)
+                remove_tree(case_scratch, scratch)
             if not out.exists():
                 reason = f"worker exited with status {rc}" + (" (killed by signal)" if rc < 0 else "")
                 rows = finish_rows([error_row(case, f"{reason}\n{stderr}")], case, run_columns)

@@ -15,7 +15,7 @@ from benchmarks_lib.datasets import DATASETS, Dataset, checksum_array
 from benchmarks_lib.measure import disk_usage, evict_page_cache, measure, resident_bytes
 from benchmarks_lib.records import COLUMNS, SCHEMA_VERSION, load_run, to_frame, write_atomic_parquet
 from benchmarks_lib.runner import run_suite
-from benchmarks_lib.scratch import MARKER, ScratchError, make_scratch, remove_tree
+from benchmarks_lib.scratch import MARKER, ScratchError, claim_scratch, remove_tree
 
 
 @pytest.mark.parametrize("name", list(DATASETS))
@@ -71,7 +71,7 @@ def test_cleanup_never_follows_a_symlink_out_of_scratch(tmp_path):
     outside = tmp_path / "precious"
     outside.mkdir()
     (outside / "keep.txt").write_text("measured data")
-    scratch = make_scratch(tmp_path / "scr", "run")
+    scratch = claim_scratch(tmp_path / "scr", "run")
     (scratch / "case").mkdir()
     (scratch / "case" / "link").symlink_to(outside, target_is_directory=True)
     (scratch / "link-file").symlink_to(outside / "keep.txt")

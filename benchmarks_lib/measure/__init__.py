@@ -1,11 +1,10 @@
-"""Measurement: timers, a resource sampler, I/O counters, page-cache eviction, disk usage."""
+"""Measurement: the one timed region (``timed``/``measure``), a resource sampler, I/O counters, page-cache eviction, disk usage."""
 
 from .cache import EvictionReport, evict_page_cache, resident_bytes
 from .disk import DiskUsage, disk_usage, list_files
 from .iocounters import IOCounters, read_io_counters
-from .probe import Measurement, measure
+from .probe import Measurement, measure, timed
 from .sampler import ResourceSampler
-from .timing import Stats, summarize
 
 __all__ = [
     "DiskUsage",
@@ -13,12 +12,11 @@ __all__ = [
     "IOCounters",
     "Measurement",
     "ResourceSampler",
-    "Stats",
     "disk_usage",
     "evict_page_cache",
     "list_files",
     "measure",
     "read_io_counters",
     "resident_bytes",
-    "summarize",
+    "timed",
 ]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from ..adapters import backend_status
+from ..scratch import remove_tree
 from ..specs import SpecError
 
 RUN_KEYS = ("iterations", "warmups")
@@ -31,8 +31,5 @@ def unavailable_reason(backend: str) -> str | None:
 
 
 def remove_output(path: Path) -> None:
-    """Remove one output (a file or a store directory) inside a case's scratch directory."""
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
+    """Remove one output (a file or a store directory) inside a case's marked scratch directory."""
+    remove_tree(path)
