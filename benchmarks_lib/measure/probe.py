@@ -43,7 +43,7 @@ class Measurement:
         }
 
 
-class timed:  # noqa: N801 - used as a context manager, like contextlib's
+class timed:
     """A timed region: ``with timed() as region: op()``; then ``region.result``.
 
     ``sample`` runs the RSS/thread sampler (a 10 ms thread) for the region's duration.
