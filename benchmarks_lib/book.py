@@ -5,6 +5,9 @@ Executed copies go to ``book/executed/`` (ignored by git); the HTML to ``_build/
 
 from __future__ import annotations
 
+import ast
+import json
+import os
 import subprocess
 import sys
 import time
@@ -12,7 +15,7 @@ from pathlib import Path
 
 from .records import load_run
 from .report import ceiling_table
-from .specs import parse_profile
+from .specs import SpecError, parse_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ("writer_comparison", "compression_sweep", "thread_scaling", "cache_prefetch")
@@ -26,6 +29,50 @@ def project_root(root: str | Path | None = None) -> Path:
     return root
 
 
+#: parameters the book itself sets (from its own options)
+BOOK_PARAMETERS = ("PROFILE", "RESULTS_DIR", "RUN_ID")
+
+
+class BookError(RuntimeError):
+    """A notebook failed to execute or the book failed to build (one line; the log says more)."""
+
+
+def notebook_parameters(path: Path) -> list[str]:
+    """The names assigned in a notebook's cell tagged ``parameters`` (read, never executed)."""
+    nb = json.loads(path.read_text())
+    for cell in nb.get("cells", []):
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            tree = ast.parse("".join(cell["source"]))
+            return [t.id for node in tree.body if isinstance(node, ast.Assign)
+                    for t in node.targets if isinstance(t, ast.Name)]
+    return []
+
+
+def split_parameters(parameters: dict, names: list[str], root: Path) -> dict[str, dict]:
+    """Per notebook, the ``--set`` parameters it receives; unknown keys are refused before anything runs.
+
+    ``NAME`` goes to every selected notebook that declares it (at least one must); ``NOTEBOOK:NAME``
+    to that notebook only. Keys are only ever names from the parameters cells; values stay data.
+    """
+    declared = {n: notebook_parameters(root / "notebooks" / f"{n}.ipynb") for n in names}
+    out: dict[str, dict] = {n: {} for n in names}
+    for key, value in parameters.items():
+        notebook, _, name = key.rpartition(":")
+        if name in BOOK_PARAMETERS:
+            raise SpecError(f"parameter {name!r} is set by the book itself; use --profile / --results-dir")
+        targets = [notebook] if notebook else [n for n in names if name in declared[n]]
+        if notebook and notebook not in declared:
+            raise SpecError(f"--set {key!r}: notebook {notebook!r} is not among those built; "
+                            f"allowed: {', '.join(names)}")
+        if not targets or any(name not in declared[t] for t in targets):
+            where = notebook or "any selected notebook"
+            known = sorted({p for t in (targets or names) for p in declared[t]} - set(BOOK_PARAMETERS))
+            raise SpecError(f"--set {key!r}: {name!r} is not a parameter of {where}; allowed: {', '.join(known)}")
+        for t in targets:
+            out[t][name] = value
+    return out
+
+
 def execute_notebook(name: str, *, profile: str, results_dir: Path, parameters: dict, out_dir: Path,
                      root: Path) -> Path:
     import papermill as pm
@@ -35,8 +82,12 @@ def execute_notebook(name: str, *, profile: str, results_dir: Path, parameters: 
     params = {"PROFILE": profile, "RESULTS_DIR": str(results_dir.resolve()), **parameters}
     print(f"executing {source.name} ({profile}) ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    pm.execute_notebook(str(source), str(target), parameters=params, cwd=str(root), progress_bar=False,
-                        kernel_name="python3", log_output=False)
+    try:
+        pm.execute_notebook(str(source), str(target), parameters=params, cwd=str(root), progress_bar=False,
+                            kernel_name="python3", log_output=False)
+    except pm.PapermillExecutionError as exc:
+        raise BookError(f"notebook {name} failed: {exc.ename}: {' '.join(str(exc.evalue).split())[:300]} "
+                        f"(executed copy with the error: {target})") from None
     print(f"  done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return target
 
@@ -89,19 +140,25 @@ def build_book(
     notebooks: list[str] | None = None,
     parameters: dict | None = None,
     root: str | Path | None = None,
+    assume_yes: bool = False,
 ) -> Path:
     """Execute the notebooks (unless ``execute`` is false) and build the HTML; return index.html.
 
-    ``parameters`` go to every notebook; a key ``"<notebook>:<NAME>"`` goes to that notebook only.
+    ``parameters`` go to every notebook that declares them; a key ``"<notebook>:<NAME>"`` goes to
+    that notebook only. Everything is validated before the first notebook runs.
     """
+    from .runner import check_writable_dir
+
     profile = parse_profile(profile)
     root = project_root(root)
     names = notebooks or list(NOTEBOOKS)
     unknown = [n for n in names if n not in NOTEBOOKS]
     if unknown:
-        from .specs import SpecError
-
         raise SpecError(f"notebook {unknown[0]!r} is unknown; allowed: {', '.join(NOTEBOOKS)}")
+    per_notebook = split_parameters(parameters or {}, names, root)
+    check_writable_dir(Path(results_dir), "results directory")
+    if assume_yes:
+        os.environ["IOBENCH_YES"] = "1"  # read by the runner inside each notebook's kernel
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_ids = {}
     out_dir = root / "book" / "executed"
@@ -113,8 +170,7 @@ def build_book(
         target = out_dir / f"{name}.ipynb"
         if execute and name in names:
             run_ids[name] = f"book-{profile}-{stamp}-{name}"
-            own = {"RUN_ID": run_ids[name], **{k: v for k, v in (parameters or {}).items() if ":" not in k}}
-            own.update({k.split(":", 1)[1]: v for k, v in (parameters or {}).items() if k.startswith(f"{name}:")})
+            own = {"RUN_ID": run_ids[name], **per_notebook[name]}
             execute_notebook(name, profile=profile, results_dir=results, parameters=own, out_dir=out_dir, root=root)
         elif not target.exists():
             target.write_text((root / "notebooks" / f"{name}.ipynb").read_text())
@@ -123,5 +179,5 @@ def build_book(
     jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if jb.returncode != 0:
         sys.stderr.write(jb.stdout[-6000:] + jb.stderr[-6000:])
-        raise RuntimeError(f"jupyter-book build failed (exit {jb.returncode}); see the log above")
+        raise BookError(f"jupyter-book build failed (exit {jb.returncode}); see the log above")
     return root / "_build" / "html" / "index.html"

@@ -11,7 +11,7 @@ import argparse
 import contextlib
 import json
 import sys
-from pathlib import Path
+from typing import NoReturn
 
 from rich.console import Console
 from rich.table import Table
@@ -35,11 +35,32 @@ def _table(df, title: str = "", index: bool = False) -> Table:
     return table
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a bad command line in one line (no usage block) and exits 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog.split()[0]} --help)\n")
+
+
 def _parse_value(text: str):
+    """A JSON value (numbers, true/false, lists, quoted strings), else the text itself."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+
+
+def parse_assignments(items: list[str] | None, flag: str) -> dict:
+    """``KEY=VALUE`` options (JSON values) as a dict; a repeated key is an error."""
+    out: dict = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SpecError(f"{flag} {item!r} is not KEY=VALUE")
+        if key in out:
+            raise SpecError(f"{flag} {key!r} is given twice")
+        out[key] = _parse_value(value)
+    return out
 
 
 def cmd_backends(args: argparse.Namespace) -> int:
@@ -100,18 +121,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .report import ceiling_table, failures, generic_summary, writers_summary
     from .runner import run_suite
 
-    params: dict = {}
-    for item in args.param or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SpecError(f"--param {item!r} is not KEY=VALUE")
-        params[key] = _parse_value(value)
+    params = parse_assignments(args.param, "--param")
     shortcuts = {"dims": args.dims, "backends": args.backend, "codec": args.codec, "dataset": args.dataset,
                  "tests": args.test, "iterations": args.iterations, "warmups": args.warmups}
-    params.update({k: v for k, v in shortcuts.items() if v is not None})
+    for key, value in shortcuts.items():
+        if value is None:
+            continue
+        if key in params:
+            raise SpecError(f"{key!r} is given both by its own flag and by --param; give it once")
+        params[key] = value
     with progress_reporter() as progress:
         result = run_suite(args.suite, params, profile=args.profile, results_dir=args.results_dir,
-                           run_id=args.run_id, scratch_dir=args.scratch_dir, progress=progress)
+                           run_id=args.run_id, scratch_dir=args.scratch_dir, progress=progress,
+                           assume_yes=args.yes or None)
     df = result.df
     console.print(_table(ceiling_table(df), "Ceiling (same run)"))
     summary = writers_summary(df) if args.suite == "writers" else generic_summary(df)
@@ -154,37 +176,48 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from .records import export_csv, find_run
 
-    console.print(str(export_csv(find_run(args.results_dir, args.run), args.output)))
+    console.print(str(export_csv(find_run(args.results_dir, args.run), args.output, overwrite=args.force)))
     return 0
 
 
 def cmd_book(args: argparse.Namespace) -> int:
-    from .book import build_book
+    from .book import BookError, build_book
 
-    index = build_book(profile=args.profile, results_dir=args.results_dir, execute=not args.no_execute,
-                       notebooks=args.notebook, parameters=dict(p.split("=", 1) for p in args.set or []))
+    try:
+        index = build_book(profile=args.profile, results_dir=args.results_dir, execute=not args.no_execute,
+                           notebooks=args.notebook, parameters=parse_assignments(args.set, "--set"),
+                           assume_yes=args.yes)
+    except BookError as exc:
+        print(f"iobench: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
     console.print(f"book: {index}")
     return 0
 
 
 def cmd_ceiling(args: argparse.Namespace) -> int:
+    import os
+    import shutil
+
     from .ceiling import run_fio
     from .report import ceiling_table
     from .runner import run_suite
+    from .scratch import claim_scratch, remove_tree
     from .specs import parse_size
 
+    nbytes = parse_size(args.size)
+    if args.fio and shutil.which("fio") is None:
+        raise SpecError("--fio needs the fio program, which is not installed (apt-get install fio)")
     result = run_suite("ceiling", {"nbytes": args.size, "iterations": args.iterations}, profile=args.profile,
-                       results_dir=args.results_dir, scratch_dir=args.scratch_dir)
+                       results_dir=args.results_dir, scratch_dir=args.scratch_dir, assume_yes=args.yes or None)
     ours = ceiling_table(result.df).set_index("operation")["GB/s median"]
     console.print(_table(ceiling_table(result.df), "Ceiling"))
     if args.fio:
-        scratch = Path(args.scratch_dir or ".iobench-scratch") / "fio"
-        scratch.mkdir(parents=True, exist_ok=True)
+        root = args.scratch_dir or os.environ.get("IOBENCH_SCRATCH", ".iobench-scratch")
+        scratch = claim_scratch(root, f"fio-{result.meta['run_id']}")
         try:
-            fio = run_fio(scratch, parse_size(args.size))
+            fio = run_fio(scratch, nbytes)
         finally:
-            (scratch / "fio.bin").unlink(missing_ok=True)
-            scratch.rmdir()
+            remove_tree(scratch, scratch)
         for op, value in fio.items():
             console.print(f"{op}: iobench {ours.get(op, float('nan')):.3f} GB/s, fio {value:.3f} GB/s "
                           f"({100 * (ours.get(op, float('nan')) / value - 1):+.1f}%)")
@@ -193,17 +226,24 @@ def cmd_ceiling(args: argparse.Namespace) -> int:
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     from .crosscheck import DOCUMENTED_DIMS, ome_writers_crosscheck
+    from .specs import parse_count, parse_dims, parse_names
 
-    table = ome_writers_crosscheck(args.backend or ["tensorstore", "acquire-zarr", "zarrs-python", "zarr-python"],
-                                   dims=args.dims or DOCUMENTED_DIMS, iterations=int(args.iterations),
-                                   results_dir=args.results_dir)
+    allowed = ("tensorstore", "acquire-zarr", "zarrs-python", "zarr-python")
+    backends = parse_names(args.backend or list(allowed), "ome-writers backend", allowed)
+    dims = str(parse_dims(args.dims or DOCUMENTED_DIMS))
+    iterations = parse_count(args.iterations, "iterations", maximum=1000)
+    table = ome_writers_crosscheck(backends, dims=dims, iterations=iterations, results_dir=args.results_dir)
     console.print(_table(table, "ome-writers' documented case: our runner vs its tools/benchmark.py timing"))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="iobench", description="Measure array/mesh I/O correctly, on this machine.")
+    p = OneLineParser(prog="iobench", description="Measure array/mesh I/O correctly, on this machine.")
     sub = p.add_subparsers(dest="command", required=True)
+
+    def yes(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--yes", action="store_true",
+                        help="go ahead with a run larger than its profile's disk budget or the free memory")
 
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--results-dir", default="results", help="where runs are stored (default: results/)")
@@ -227,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--param", action="append", metavar="KEY=VALUE", help="any suite parameter (JSON values)")
     sp.add_argument("--run-id", help="name of the run; an existing one is resumed")
     sp.add_argument("--scratch-dir", help="scratch directory (default .iobench-scratch or $IOBENCH_SCRATCH)")
+    yes(sp)
     sp.set_defaults(func=cmd_run)
     sp = sub.add_parser("show", help="summarise a recorded run")
     sp.add_argument("run")
@@ -240,13 +281,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("export", help="a run's records as CSV")
     sp.add_argument("run")
     sp.add_argument("--results-dir", default="results")
-    sp.add_argument("-o", "--output")
+    sp.add_argument("-o", "--output", help="CSV file to write (default: records.csv in the run directory)")
+    sp.add_argument("--force", action="store_true", help="replace the output file if it exists")
     sp.set_defaults(func=cmd_export)
     sp = sub.add_parser("book", help="execute the notebooks (papermill) and build the HTML book")
     common(sp)
     sp.add_argument("--no-execute", action="store_true", help="build from already executed notebooks")
     sp.add_argument("--notebook", action="append", help="only these notebooks (stem), repeatable")
-    sp.add_argument("--set", action="append", metavar="KEY=VALUE", help="notebook parameter for every notebook")
+    sp.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="a notebook parameter (JSON value) for every notebook, or NOTEBOOK:KEY=VALUE for one")
+    yes(sp)
     sp.set_defaults(func=cmd_book)
     sp = sub.add_parser("crosscheck", help="ome-writers' documented case: our runner vs its own timing")
     sp.add_argument("-b", "--backend", action="append", help="ome-writers backend (repeatable)")
@@ -260,19 +304,32 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--iterations", default=3)
     sp.add_argument("--fio", action="store_true", help="also run fio on the same size")
     sp.add_argument("--scratch-dir")
+    yes(sp)
     sp.set_defaults(func=cmd_ceiling)
     return p
 
 
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 600 else text[:597] + "..."
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Exit 0 done, 1 a case or the run failed (finished cases are kept), 2 bad input (nothing written)."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except (SpecError, FileNotFoundError) as exc:
-        err.print(f"iobench: error: {exc}", highlight=False, soft_wrap=True)
+        print(f"iobench: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk or a vanished directory mid-run: what was finished is kept
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"iobench: error: {exc.strerror or _one_line(exc)}{where}; finished cases are kept "
+              "(re-run with the same --run-id to resume)", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
-        err.print("iobench: interrupted; finished cases are kept (re-run with the same --run-id to resume)")
+        print("iobench: interrupted; finished cases are kept (re-run with the same --run-id to resume)",
+              file=sys.stderr)
         return 130
 
 

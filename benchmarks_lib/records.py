@@ -12,15 +12,20 @@ run's parameters once; ``records/<case-id>.parquet`` holds the rows of one finis
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
 
+from .specs import SpecError
+
 SCHEMA_VERSION = 2
-STATUSES = ("ok", "skip", "error")
 
 # Typed columns every row has (suite-specific scalar columns may be added beside them).
 COLUMNS: dict[str, str] = {
@@ -98,18 +103,74 @@ def to_frame(rows: list[dict]) -> pd.DataFrame:
     return df[list(COLUMNS) + sorted(extra)]
 
 
-def write_atomic_parquet(df: pd.DataFrame, path: Path) -> None:
+class RecordError(SpecError):
+    """A record file (run.json or a case's parquet) cannot be read; the message names the file."""
+
+
+def _write_atomic(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Write to a new temporary file (created exclusively, so it is ours), fsync, then rename into place.
+
+    On any failure (a full disk, say) the temporary file, which this call created, is removed
+    and ``path`` is left as it was: a reader sees the whole file or the old one, never a part.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "xb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def write_atomic_parquet(df: pd.DataFrame, path: Path) -> None:
+    _write_atomic(path, lambda fh: df.to_parquet(fh, index=False))
 
 
 def write_json_atomic(data: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
-    os.replace(tmp, path)
+    text = json.dumps(data, indent=2, sort_keys=True, default=str).encode()
+    _write_atomic(path, lambda fh: fh.write(text))
+
+
+def read_run_json(path: Path) -> dict:
+    """A run's run.json, or a RecordError naming the file."""
+    try:
+        meta = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordError(f"run file {str(path)!r} cannot be read ({type(exc).__name__}); "
+                          "it is not a run.json written by iobench") from None
+    if not isinstance(meta, dict) or not {"suite", "profile", "params", "environment"} <= set(meta):
+        raise RecordError(f"run file {str(path)!r} is incomplete (no suite/profile/params/environment)")
+    return meta
+
+
+def read_records(path: Path) -> pd.DataFrame:
+    """One case's records, or a RecordError naming the file."""
+    try:
+        df = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise RecordError(f"record file {str(path)!r} cannot be read ({type(exc).__name__}); "
+                          "it is damaged or not a parquet file") from None
+    if "status" not in df or "operation" not in df:
+        raise RecordError(f"record file {str(path)!r} has no status/operation columns; not an iobench record")
+    return df
+
+
+def record_is_complete(path: Path) -> bool:
+    """True when a case's record file exists and reads back; a damaged one is set aside (renamed
+    ``*.damaged``, never deleted) so that the case is measured again."""
+    if not path.exists():
+        return False
+    try:
+        read_records(path)
+        return True
+    except RecordError:
+        path.rename(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
+        return False
 
 
 def run_dirs(results_dir: str | Path) -> list[Path]:
@@ -134,9 +195,9 @@ def find_run(results_dir: str | Path, run: str) -> Path:
 def load_run(run_dir: str | Path) -> tuple[pd.DataFrame, dict]:
     """All rows of a run (case files concatenated) and its run.json."""
     run_dir = Path(run_dir)
-    meta = json.loads((run_dir / "run.json").read_text())
+    meta = read_run_json(run_dir / "run.json")
     files = sorted((run_dir / "records").glob("*.parquet"))
-    frames = [pd.read_parquet(f) for f in files]
+    frames = [read_records(f) for f in files]
     df = pd.concat(frames, ignore_index=True) if frames else to_frame([])
     return df, meta
 
@@ -152,8 +213,21 @@ def load_results(path: str | Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def export_csv(run_dir: str | Path, out: str | Path | None = None) -> Path:
-    df, _ = load_run(run_dir)
+def export_csv(run_dir: str | Path, out: str | Path | None = None, *, overwrite: bool = False) -> Path:
+    """A run's rows as CSV; an existing file is never replaced unless ``overwrite``."""
     target = Path(out) if out else Path(run_dir) / "records.csv"
-    df.to_csv(target, index=False)
+    if any(len(os.fsencode(part)) > os.pathconf("/", "PC_NAME_MAX") for part in target.parts):
+        raise SpecError(f"export target {str(target)[:80]!r}... has a name too long for the filesystem")
+    if target.is_dir():
+        raise SpecError(f"export target {str(target)!r} is a directory; give a file name")
+    if target.exists() and not overwrite:
+        raise SpecError(f"export target {str(target)!r} exists; pass --force to replace it")
+    if not target.parent.is_dir():
+        raise SpecError(f"export target {str(target)!r}: its directory does not exist")
+    df, _ = load_run(run_dir)
+    text = df.to_csv(index=False).encode()
+    try:
+        _write_atomic(target, lambda fh: fh.write(text))
+    except OSError as exc:
+        raise SpecError(f"export target {str(target)!r} cannot be written: {exc.strerror}") from None
     return target

@@ -29,9 +29,18 @@ import pandas as pd
 
 from .ceiling import ceiling_case
 from .environment import collect_environment, machine_name
-from .records import SCHEMA_VERSION, find_run, load_run, to_frame, write_atomic_parquet, write_json_atomic
-from .scratch import claim_scratch, create_marked_dir, remove_tree
-from .specs import SpecError, parse_count, parse_profile
+from .records import (
+    SCHEMA_VERSION,
+    find_run,
+    load_run,
+    read_run_json,
+    record_is_complete,
+    to_frame,
+    write_atomic_parquet,
+    write_json_atomic,
+)
+from .scratch import check_scratch_available, claim_scratch, create_marked_dir, is_within, remove_tree
+from .specs import SpecError, format_bytes, parse_count, parse_profile, parse_run_id
 from .suites import Case, get_suite
 from .suites.common import with_defaults
 from .worker import error_row, finish_rows
@@ -65,15 +74,75 @@ def default_run_id(suite: str, profile: str) -> str:
     return f"{suite}-{profile}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
-def _check_run_id(run_id: str) -> str:
-    if not run_id or any(c in run_id for c in "/\\\0") or run_id in (".", ".."):
-        raise SpecError(f"run id {run_id!r} is not a plain name; use letters, digits, '-', '_' or '.'")
-    return run_id
+#: the disk a profile is planned to need at most; a run asking for more (or for more than the
+#: machine's free memory) needs ``--yes`` (``assume_yes``, or IOBENCH_YES=1)
+DISK_BUDGET = {"quick": 4 * 10**9, "standard": 40 * 10**9, "seed": 400 * 10**9}
+#: what the records of a run need on the results filesystem at least
+RESULTS_RESERVE = 64 * 2**20
+
+
+def _existing_ancestor(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path("/")
+
+
+def check_writable_dir(path: Path, what: str) -> Path:
+    """Refuse, before anything is created, a directory we could not create or write into."""
+    path = Path(path).absolute()
+    name_max = os.pathconf("/", "PC_NAME_MAX")
+    if any(len(os.fsencode(part)) > name_max for part in path.parts):
+        raise SpecError(f"{what} {str(path)[:80]!r}... has a name longer than {name_max} bytes")
+    if len(os.fsencode(str(path))) > os.pathconf("/", "PC_PATH_MAX") - 256:
+        raise SpecError(f"{what} {str(path)[:80]!r}... is too long a path")
+    base = _existing_ancestor(path)
+    if base == path and not path.is_dir():
+        raise SpecError(f"{what} {str(path)!r} is a file, not a directory")
+    if not base.is_dir():
+        raise SpecError(f"{what} {str(path)!r} is below {str(base)!r}, which is a file, not a directory")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise SpecError(f"{what} {str(path)!r} is not writable ({str(base)!r} is read-only for this user)")
+    return base
 
 
 def _free_bytes(path: Path) -> int:
     st = os.statvfs(path)
     return st.f_bavail * st.f_frsize
+
+
+def _available_memory() -> int:
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        lines = Path("/proc/meminfo").read_text().splitlines()
+        return int(next(line for line in lines if line.startswith("MemAvailable:")).split()[1]) * 1024
+    return 0
+
+
+def _check_space(need: int, profile: str, scratch_base: Path, results_base: Path, assume_yes: bool) -> None:
+    free = _free_bytes(scratch_base)
+    if need * 1.2 > free:
+        raise SpecError(f"scratch filesystem of {str(scratch_base)!r} has {format_bytes(free)} free; "
+                        f"this run needs about {format_bytes(need * 1.2)}")
+    free_results = _free_bytes(results_base)
+    if free_results < RESULTS_RESERVE:
+        raise SpecError(f"results filesystem of {str(results_base)!r} has {format_bytes(free_results)} free; "
+                        f"records need at least {format_bytes(RESULTS_RESERVE)}")
+    memory = _available_memory()
+    if not assume_yes and (need > DISK_BUDGET[profile] or (memory and need > memory)):
+        raise SpecError(f"this run writes up to {format_bytes(need)} at once, more than the {profile} profile's "
+                        f"budget of {format_bytes(DISK_BUDGET[profile])} or this machine's "
+                        f"{format_bytes(memory)} of free memory; pass --yes (or IOBENCH_YES=1) to go ahead")
+
+
+def _existing_meta(meta_path: Path, request: dict, run_id: str) -> dict | None:
+    """The run.json of a run being resumed (None for a new run); refused if unreadable or different."""
+    if not meta_path.exists():
+        return None
+    old = read_run_json(meta_path)
+    if {k: old.get(k) for k in request} != json.loads(json.dumps(request)):
+        raise SpecError(f"run id {run_id!r} exists with other parameters; "
+                        "pick another --run-id or the same parameters")
+    return old
 
 
 #: progress(done, total, message, finished): called before (finished=False) and after each case
@@ -123,6 +192,7 @@ def run_suite(
     ceiling: bool = True,
     case_timeout_s: float = 3600,
     progress: Progress | None = print_progress,
+    assume_yes: bool | None = None,
 ) -> RunResult:
     """Measure a suite and return its rows; resumes when ``run_id`` names an existing run."""
     suite = get_suite(suite_name)
@@ -135,25 +205,29 @@ def run_suite(
         nbytes = suite.ceiling_bytes(cases) if suite.ceiling_bytes else DEFAULT_CEILING_BYTES[profile]
         cases = [ceiling_case(nbytes), *cases]
         need = max(need, nbytes)
-    run_id = _check_run_id(run_id or default_run_id(suite_name, profile))
+    run_id = parse_run_id(run_id if run_id is not None else default_run_id(suite_name, profile))
     scratch_root = Path(scratch_dir or os.environ.get("IOBENCH_SCRATCH", ".iobench-scratch"))
-    scratch_root.mkdir(parents=True, exist_ok=True)
+    if assume_yes is None:
+        assume_yes = os.environ.get("IOBENCH_YES") == "1"
 
+    # Everything is checked before anything is created: exit 2 means nothing was written.
+    scratch_base = check_writable_dir(scratch_root, "scratch directory")
+    results_base = check_writable_dir(Path(results_dir), "results directory")
+    check_scratch_available(scratch_root, run_id)
     machine = machine_name()
     run_dir = Path(results_dir) / machine / run_id
+    if run_dir.exists() and not run_dir.is_dir():
+        raise SpecError(f"run directory {str(run_dir)!r} is a file, not a directory")
+    run_abs, scratch_abs = run_dir.resolve(), (scratch_root / run_id).resolve()
+    if is_within(run_abs, scratch_abs) or is_within(scratch_abs, Path(results_dir).resolve()):
+        raise SpecError(f"scratch directory {str(scratch_root)!r} and results directory {str(results_dir)!r} "
+                        "overlap; scratch is emptied after every case, so keep them apart")
     meta_path = run_dir / "run.json"
     request = {"suite": suite_name, "profile": profile, "params": merged}
-    if meta_path.exists():
-        old = json.loads(meta_path.read_text())
-        if {k: old.get(k) for k in request} != json.loads(json.dumps(request)):
-            raise SpecError(f"run id {run_id!r} exists with other parameters; "
-                            "pick another --run-id or the same parameters")
-        meta = old
-    else:
-        free = _free_bytes(scratch_root)
-        if need * 1.2 > free:
-            raise SpecError(f"scratch {scratch_root} has {free / 1e9:.1f} GB free; "
-                            f"this run needs about {need * 1.2 / 1e9:.1f} GB")
+    meta = _existing_meta(meta_path, request, run_id)
+    if meta is None:
+        _check_space(need, profile, scratch_base, results_base, assume_yes)
+        scratch_root.mkdir(parents=True, exist_ok=True)
         env = collect_environment(scratch_root)
         meta = {**request, "schema_version": SCHEMA_VERSION, "run_id": run_id, "environment": env,
                 "started_at": env["collected_at"], "cases": [c.case_id for c in cases]}
@@ -164,7 +238,7 @@ def run_suite(
     records = run_dir / "records"
     records.mkdir(parents=True, exist_ok=True)
     scratch = claim_scratch(scratch_root, run_id)
-    todo = [c for c in cases if not (records / f"{c.case_id}.parquet").exists()]
+    todo = [c for c in cases if not record_is_complete(records / f"{c.case_id}.parquet")]
     done = len(cases) - len(todo)
     if done and progress:
         progress(done, len(cases), f"resuming {run_id}: {done} cases already recorded", True)

@@ -13,12 +13,14 @@ import os
 import shutil
 from pathlib import Path
 
+from .specs import SpecError
+
 MARKER = ".iobench-scratch"
 MARKER_TEXT = "created by iobench; everything in this directory may be deleted by iobench\n"
 
 
 class ScratchError(RuntimeError):
-    """A directory cannot be used or a deletion was refused (it would reach what we did not create)."""
+    """A deletion was refused: it would reach what iobench did not create."""
 
 
 def is_within(path: Path, root: Path) -> bool:
@@ -42,21 +44,27 @@ def create_marked_dir(path: str | Path) -> Path:
     try:
         path.mkdir()
     except FileExistsError:
-        raise ScratchError(f"{path} exists already and was not created by iobench; refusing to use it "
-                           "(pick another --scratch-dir or --run-id)") from None
+        raise SpecError(f"{str(path)!r} exists already and was not created by iobench; refusing to use it "
+                        "(pick another --scratch-dir or --run-id)") from None
     (path / MARKER).write_text(MARKER_TEXT)
     return path.resolve()
 
 
+def check_scratch_available(root: str | Path, name: str) -> Path:
+    """``root/name`` if we may use it as scratch (absent, or marked as ours); else a one-line SpecError."""
+    base = Path(root).absolute()
+    path = base / name
+    if path.parent != base or name in ("", ".", ".."):
+        raise SpecError(f"scratch name {name!r} escapes {str(base)!r}")
+    if path.is_symlink() or (path.exists() and not is_marked(path)):
+        raise SpecError(f"{str(path)!r} exists and was not created by iobench (no {MARKER} marker); "
+                        "refusing to use or delete it: pick another --scratch-dir or --run-id")
+    return path
+
+
 def claim_scratch(root: str | Path, name: str) -> Path:
     """``root/name`` as a run's scratch: created and marked now, or ours from a killed run (emptied)."""
-    base = Path(root).resolve()
-    path = base / name
-    if path.resolve().parent != base:
-        raise ScratchError(f"scratch name {name!r} escapes {base}")
-    if path.is_symlink() or (path.exists() and not is_marked(path)):
-        raise ScratchError(f"{path} exists and was not created by iobench (no {MARKER} marker); "
-                           "refusing to use or delete it (pick another --scratch-dir or --run-id)")
+    path = check_scratch_available(root, name)
     if path.exists():
         clear_dir(path)  # leftovers of a killed run of ours
         return path.resolve()

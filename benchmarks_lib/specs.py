@@ -82,19 +82,21 @@ class DimsSpec:
         return ",".join(parts)
 
 
-def parse_dims(text: str) -> DimsSpec:
+def parse_dims(text: str, what: str = "dims") -> DimsSpec:
     """Parse ``t:64,y:1080:540,x:1920`` (``name:size[:chunk[:shard]]``, ome-writers' syntax)."""
     allowed = "expected comma-separated name:size[:chunk[:shard]], e.g. t:64,y:1080:540,x:1920"
-    if not isinstance(text, str) or not text.strip():
-        raise SpecError(f"dims {text!r} is empty; {allowed}")
+    if not isinstance(text, str):
+        raise SpecError(f"{what} {text!r} is a {type(text).__name__}, not text; {allowed}")
+    if not text.strip():
+        raise SpecError(f"{what} {text!r} is empty; {allowed}")
     dims: list[Dim] = []
     for item in text.split(","):
         parts = item.strip().split(":")
         if not 2 <= len(parts) <= 4 or not _NAME.match(parts[0]):
-            raise SpecError(f"dims item {item!r} is malformed; {allowed}")
+            raise SpecError(f"{what} item {item!r} is malformed; {allowed}")
         name = parts[0]
         if name in (d.name for d in dims):
-            raise SpecError(f"dims name {name!r} is repeated; each dimension needs its own name")
+            raise SpecError(f"{what} name {name!r} is repeated; each dimension needs its own name")
         size = _int(parts[1], f"size of {name!r}")
         chunk = _int(parts[2], f"chunk of {name!r}") if len(parts) > 2 and parts[2] else size
         if chunk > size:
@@ -104,7 +106,7 @@ def parse_dims(text: str) -> DimsSpec:
             raise SpecError(f"shard {shard} of {name!r} is not a multiple of its chunk {chunk}")
         dims.append(Dim(name, size, chunk, shard))
     if len(dims) > 8:
-        raise SpecError(f"dims has {len(dims)} dimensions; at most 8 are allowed")
+        raise SpecError(f"{what} has {len(dims)} dimensions; at most 8 are allowed")
     return DimsSpec(tuple(dims))
 
 
@@ -139,7 +141,9 @@ class CodecSpec:
 def parse_codec(text: str) -> CodecSpec:
     allowed = (f"allowed: none, lz4, zstd[:level], gzip[:level], blosc-{{{'|'.join(BLOSC_CNAMES)}}}"
                f"[:clevel[:{'|'.join(BLOSC_SHUFFLES)}]]")
-    if not isinstance(text, str) or not text:
+    if not isinstance(text, str):
+        raise SpecError(f"codec {text!r} is a {type(text).__name__}, not a codec name; {allowed}")
+    if not text:
         raise SpecError(f"codec {text!r} is empty; {allowed}")
     head, *rest = text.split(":")
     if head == "none" and not rest:
@@ -171,27 +175,90 @@ def parse_codec(text: str) -> CodecSpec:
 
 
 def parse_profile(text: str) -> str:
-    if text not in PROFILES:
+    if not isinstance(text, str) or text not in PROFILES:
         raise SpecError(f"profile {text!r} is unknown; allowed: {', '.join(PROFILES)}")
     return text
 
 
 def parse_count(value: int | str, what: str, *, minimum: int = 1, maximum: int = 1_000_000) -> int:
-    """An integer option such as iterations or warm-ups, range-checked."""
-    number = _int(str(value), what, minimum=minimum)
-    if number > maximum:
-        raise SpecError(f"{what} {number} is too large; allowed {minimum}..{maximum}")
+    """An integer option such as iterations or warm-ups (an int, or its digits as text), range-checked."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise SpecError(f"{what} {value!r} is not an integer; allowed {minimum}..{maximum}")
+    try:
+        number = int(value.strip() if isinstance(value, str) else value)
+    except ValueError:
+        raise SpecError(f"{what} {value!r} is not an integer; allowed {minimum}..{maximum}") from None
+    if not minimum <= number <= maximum:
+        raise SpecError(f"{what} {number} is out of range; allowed {minimum}..{maximum}")
     return number
 
 
+def parse_bool(value: object, what: str) -> bool:
+    """A flag: true/false (JSON booleans only, so "no" is not silently true)."""
+    if not isinstance(value, bool):
+        raise SpecError(f"{what} {value!r} must be true or false")
+    return value
+
+
+def parse_seconds(value: object, what: str, *, minimum: float = 0.001, maximum: float = 7 * 86400) -> float:
+    """A time limit in seconds: a finite number in range."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise SpecError(f"{what} {value!r} is not a number of seconds; allowed {minimum:g}..{maximum:g}")
+    if not minimum <= value <= maximum:
+        raise SpecError(f"{what} {value!r} is out of range; allowed {minimum:g}..{maximum:g} seconds")
+    return float(value)
+
+
+def parse_names(value: object, what: str, allowed: tuple[str, ...] | list[str] | None = None, *,
+                empty_ok: bool = False) -> list[str]:
+    """A list of names: a JSON list of strings, or one string ("a" or "a,b" for a list)."""
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",") if v.strip()]
+    elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        items = [v.strip() for v in value]
+    else:
+        raise SpecError(f"{what} {value!r} is not a name or a list of names"
+                        + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
+    if not items and not empty_ok:
+        raise SpecError(f"{what} is empty" + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
+    for item in items:
+        if allowed is not None and item not in allowed:
+            raise SpecError(f"{what} {item!r} is unknown; allowed: {', '.join(allowed)}")
+    return items
+
+
+_RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+
+
+def parse_run_id(value: object) -> str:
+    """A run id: 1-100 letters, digits, '-', '_' or '.' (not '.' or '..'); it names a directory."""
+    if not isinstance(value, str) or not _RUN_ID.match(value) or value in (".", ".."):
+        raise SpecError(f"run id {value!r} is not allowed; use 1-100 letters, digits, '-', '_' or '.'")
+    return value
+
+
+def format_bytes(n: float) -> str:
+    """Bytes in the largest decimal unit that keeps a readable number (e.g. 52.4 MB, 1.20 GB)."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
 def parse_int_list(values, what: str, *, minimum: int = 1, maximum: int | None = None) -> tuple[int, ...]:
-    """A non-empty list of integers, e.g. thread counts or compression levels."""
+    """A non-empty list of integers, e.g. thread counts or compression levels (one integer = a list of one)."""
     if isinstance(values, str):
         values = [v for v in values.split(",") if v.strip()]
+    elif isinstance(values, int) and not isinstance(values, bool):
+        values = [values]
+    if not isinstance(values, list | tuple):
+        raise SpecError(f"{what} {values!r} is not a list of integers")
     if not values:
         raise SpecError(f"{what} is empty; give at least one integer")
     out = []
     for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | str):
+            raise SpecError(f"{what} value {v!r} is not an integer")
         n = _int(str(v).strip(), what, minimum=minimum)
         if maximum is not None and n > maximum:
             raise SpecError(f"{what} value {n} is too large; allowed {minimum}..{maximum}")
@@ -206,7 +273,9 @@ _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
 
 def parse_size(text: str | int) -> int:
     """A byte size such as ``64MB``, ``1.5GiB`` or ``1000``."""
-    if isinstance(text, int) and not isinstance(text, bool):
+    if isinstance(text, bool) or not isinstance(text, int | str):
+        raise SpecError(f"size {text!r} is not understood; use e.g. 64MB, 1.5GiB or 1000 (bytes)")
+    if isinstance(text, int):
         if text <= 0:
             raise SpecError(f"size {text} must be positive")
         return text
@@ -214,8 +283,8 @@ def parse_size(text: str | int) -> int:
     if not m:
         raise SpecError(f"size {text!r} is not understood; use e.g. 64MB, 1.5GiB or 1000 (bytes)")
     number = float(m.group(1)) * _UNITS[(m.group(2) or "B").lower()]
-    if number < 1 or not math.isfinite(number):
-        raise SpecError(f"size {text!r} must be at least 1 byte")
+    if number < 1 or not math.isfinite(number) or number > 2**60:
+        raise SpecError(f"size {text!r} is out of range; allowed 1 byte to 1 EiB")
     return int(number)
 
 

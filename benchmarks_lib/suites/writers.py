@@ -33,7 +33,18 @@ from ..adapters.base import Adapter
 from ..datasets import DATASETS, Dataset, checksum_array
 from ..measure import ResourceSampler, disk_usage, evict_page_cache, measure
 from ..measure.iocounters import read_io_counters
-from ..specs import ArraySpec, Dim, DimsSpec, SpecError, parse_codec, parse_dims, parse_int_list
+from ..specs import (
+    ArraySpec,
+    Dim,
+    DimsSpec,
+    SpecError,
+    parse_bool,
+    parse_codec,
+    parse_count,
+    parse_dims,
+    parse_int_list,
+    parse_names,
+)
 from . import Case, CaseContext, Suite
 from .common import remove_output, unavailable_reason
 
@@ -83,56 +94,45 @@ PROFILES = {
 
 
 # -- parameters --------------------------------------------------------------------------
-def _as_list(value, what: str) -> list:
-    if isinstance(value, str):
-        value = [v.strip() for v in value.split(",") if v.strip()]
-    if not value:
-        raise SpecError(f"{what} is empty")
-    return list(value)
-
-
 def build_cases(params: dict, profile: str) -> list[Case]:
-    tests = _as_list(params["tests"], "tests")
-    for t in tests:
-        if t not in TESTS:
-            raise SpecError(f"test {t!r} is unknown; allowed: {', '.join(TESTS)}")
-    for name in [params["dataset"], *_as_list(params["shard_datasets"], "shard_datasets")]:
-        if name not in DATASETS:
-            raise SpecError(f"dataset {name!r} is unknown; allowed: {', '.join(DATASETS)}")
-    codec = ",".join(str(parse_codec(c)) for c in _as_list(params["codec"], "codec"))
+    tests = parse_names(params["tests"], "tests", TESTS)
+    dataset = parse_names(params["dataset"], "dataset", tuple(DATASETS))
+    if len(dataset) != 1:
+        raise SpecError(f"dataset {params['dataset']!r} must be one name; allowed: {', '.join(DATASETS)}")
+    shard_datasets = parse_names(params["shard_datasets"], "shard_datasets", tuple(DATASETS))
+    codec = ",".join(str(parse_codec(c)) for c in parse_names(params["codec"], "codec"))
     dims = parse_dims(params["dims"])
-    read_dims = parse_dims(params["read_dims"])
+    read_dims = parse_dims(params["read_dims"], "read_dims")
     if len(read_dims.dims) < 2 or len(dims.dims) < 2:
         raise SpecError("dims and read_dims need at least 2 dimensions")
-    multipliers = parse_int_list(params["multipliers"], "multipliers")
-    scalars = ("append_frames", "append_step", "append_repeats", "cutout", "cutout_positions", "shard_volume", "shard")
-    for key in scalars:
-        parse_int_list([params[key]], key)
+    multipliers = parse_int_list(params["multipliers"], "multipliers", maximum=10_000)
+    n = {key: parse_count(params[key], key, maximum=10**7) for key in
+         ("append_frames", "append_step", "append_repeats", "cutout", "cutout_positions", "shard_volume", "shard")}
     inner = parse_int_list(params["inner_chunks"], "inner_chunks")
-    if params["shard"] > params["shard_volume"] or params["shard_volume"] % params["shard"]:
-        raise SpecError(f"shard {params['shard']} must divide shard_volume {params['shard_volume']}")
+    if n["shard"] > n["shard_volume"] or n["shard_volume"] % n["shard"]:
+        raise SpecError(f"shard {n['shard']} must divide shard_volume {n['shard_volume']}")
     for c in inner:
-        if params["shard"] % c:
-            raise SpecError(f"inner chunk {c} does not divide shard {params['shard']}")
-    if not isinstance(params["fsync"], bool):
-        raise SpecError(f"fsync {params['fsync']!r} must be true or false")
-    backends = expand_backends(_as_list(params["backends"], "backends"))
-    common = {"codec": codec, "seed": int(params["seed"]), "fsync": params["fsync"]}
+        if n["shard"] % c:
+            raise SpecError(f"inner chunk {c} does not divide shard {n['shard']}")
+    fsync = parse_bool(params["fsync"], "fsync")
+    seed = parse_count(params["seed"], "seed", minimum=0, maximum=2**32 - 1)
+    backends = expand_backends(parse_names(params["backends"], "backends"))
+    common = {"codec": codec, "seed": seed, "fsync": fsync}
     cases = []
     for test in tests:
         for backend in backends:
             p = {"test": test, **common}
             if test == "write":
-                p.update(dataset=params["dataset"], dims=str(dims), multipliers=list(multipliers))
+                p.update(dataset=dataset[0], dims=str(dims), multipliers=list(multipliers))
             elif test == "append":
-                p.update(dataset=params["dataset"], dims=str(dims), append_frames=int(params["append_frames"]),
-                         append_step=int(params["append_step"]), append_repeats=int(params["append_repeats"]))
+                p.update(dataset=dataset[0], dims=str(dims), append_frames=n["append_frames"],
+                         append_step=n["append_step"], append_repeats=n["append_repeats"])
             elif test == "read":
-                p.update(dataset=params["dataset"], dims=str(read_dims), cutout=int(params["cutout"]),
-                         cutout_positions=int(params["cutout_positions"]))
+                p.update(dataset=dataset[0], dims=str(read_dims), cutout=n["cutout"],
+                         cutout_positions=n["cutout_positions"])
             else:
-                p.update(datasets=list(params["shard_datasets"]), shard_volume=int(params["shard_volume"]),
-                         shard=int(params["shard"]), inner_chunks=list(inner), cutout=int(params["cutout"]))
+                p.update(datasets=shard_datasets, shard_volume=n["shard_volume"], shard=n["shard"],
+                         inner_chunks=list(inner), cutout=n["cutout"])
             cases.append(Case("writers", backend, p))
     return cases
 
