@@ -117,7 +117,7 @@ def test_hdf5_filter_without_decoder_is_said_and_read_by_h5py(tmp_path: Path):
     assert isinstance(reason, str) and "filter 3" in reason
     check = verify(tmp_path / "out", spec, adapter, data.checksum(), 3)
     assert check["verified"] and not check["verified_independently"]
-    assert check["verified_by"] == "h5py" and check["verify_note"] == reason
+    assert check["verified_by"] == "h5py" and reason in check["verify_note"]
 
 
 # -- verification fails when it should ---------------------------------------------------

@@ -268,7 +268,9 @@ def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: in
             by = independent.by
             got = checksum_blocks(independent.blocks)
         else:
-            by, note = name or writer.name, independent or ""
+            by = name or writer.name
+            if independent:
+                note = f"no other installed library reads {writer.format} with {spec.codec}; {independent}"
             reader = make_adapter(by)
             try:
                 reader.open_reader(writer.array_path(path) if name else path, spec)
