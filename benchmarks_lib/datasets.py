@@ -143,7 +143,7 @@ class Dataset:
             yield start, self.region((slice(start, stop), *full))
 
     def checksum(self, step: int | None = None) -> str:
-        """blake2b of the C-order bytes, computed block by block."""
+        """The checksum (dtype, shape and bytes) of the whole array, computed block by block."""
         return checksum_blocks(block for _, block in self.blocks(step or default_step(self.shape, self.dtype)))
 
     def compressibility(self) -> float:
@@ -153,15 +153,70 @@ class Dataset:
         return len(raw) / max(1, len(zlib.compress(raw, 1)))
 
 
+def checksum_header(dtype, shape: tuple[int, ...]) -> bytes:
+    """The dtype and shape that every checksum covers, as the bytes hashed before the data.
+
+    The dtype is written little-endian (``<u2``, ``|u1``), the byte order the data is hashed in,
+    so equal values in either byte order give one checksum.
+    """
+    dt = np.dtype(dtype).newbyteorder("<")
+    return f"iobench-array-v1|{dt.str}|{','.join(str(int(n)) for n in shape)}".encode()
+
+
+class ArrayDigest:
+    """A checksum of an array fed as consecutive blocks along the first axis: blake2b over
+    :func:`checksum_header` (dtype and shape) followed by the blake2b of the C-order,
+    little-endian bytes. How the array is cut into blocks does not change it.
+
+    The dtype and the shape are taken from the blocks themselves (the dtype and trailing shape
+    of the first block, the rows summed), so an array read back as another dtype, with its axes
+    swapped or with rows missing gets a different checksum even when its bytes agree. Blocks
+    that disagree with the first block's dtype or trailing shape make the header say so.
+    """
+
+    def __init__(self) -> None:
+        self._bytes = hashlib.blake2b(digest_size=32)
+        self._dtype: np.dtype | None = None
+        self._trailing: tuple[int, ...] | None = None
+        self._rows = 0
+        self._mixed = False
+
+    def update(self, block: np.ndarray) -> None:
+        block = np.asarray(block)
+        if block.ndim == 0:
+            block = block.reshape(1)
+        if self._dtype is None:
+            self._dtype, self._trailing = block.dtype, block.shape[1:]
+        elif block.dtype != self._dtype or block.shape[1:] != self._trailing:
+            self._mixed = True
+        little = block.dtype.newbyteorder("<")
+        if block.dtype != little:
+            block = block.astype(little)
+        self._rows += block.shape[0]
+        self._bytes.update(np.ascontiguousarray(block).data)
+
+    def hexdigest(self) -> str:
+        if self._dtype is None:
+            header = b"iobench-array-v1|empty"
+        elif self._mixed:
+            header = b"iobench-array-v1|mixed blocks"
+        else:
+            header = checksum_header(self._dtype, (self._rows, *self._trailing))
+        h = hashlib.blake2b(header, digest_size=16)
+        h.update(self._bytes.digest())
+        return h.hexdigest()
+
+
 def checksum_blocks(blocks: Iterable[np.ndarray]) -> str:
-    """blake2b of the C-order bytes of consecutive blocks along the first axis."""
-    h = hashlib.blake2b(digest_size=16)
+    """The :class:`ArrayDigest` of consecutive blocks along the first axis (dtype, shape, bytes)."""
+    digest = ArrayDigest()
     for block in blocks:
-        h.update(np.ascontiguousarray(block).data)
-    return h.hexdigest()
+        digest.update(block)
+    return digest.hexdigest()
 
 
 def checksum_array(array: np.ndarray) -> str:
+    """The checksum of a whole array: equal to ``checksum_blocks`` of any split along axis 0."""
     return checksum_blocks([array])
 
 

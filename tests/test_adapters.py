@@ -3,8 +3,9 @@
 Correctness only, never timings: write in blocks, finalize twice, read back whole, block by
 block and as a cutout, compare with ``Dataset.region`` and the checksums; append, a codec and
 a sharded case where the writer offers them. Zarr outputs are read by a *different* library
-(tensorstore for zarr-python's, zarr-python for the others). Missing backends skip with the
-registry's reason.
+(tensorstore for zarr-python's, zarr-python for the others); formats with no second library
+(HDF5, wkw, raw) are also decoded by the adapter's ``independent_read``. Missing backends skip
+with the registry's reason.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from benchmarks_lib.adapters import adapter_class, backend_status, expand_backends, make_adapter
-from benchmarks_lib.adapters.base import Adapter
+from benchmarks_lib.adapters.base import Adapter, IndependentRead
 from benchmarks_lib.datasets import Dataset, checksum_array, checksum_blocks
 from benchmarks_lib.measure.disk import disk_usage
 from benchmarks_lib.specs import ArraySpec, parse_codec, parse_dims
@@ -91,6 +92,13 @@ def check_round_trip(adapter: Adapter, path: Path, spec: ArraySpec, data: Datase
     other = read_other_library(adapter, path, spec)
     if other is not None:
         np.testing.assert_array_equal(other, expected)
+    independent = adapter.independent_read(path, spec)
+    if isinstance(independent, IndependentRead):
+        blocks = list(independent.blocks)
+        np.testing.assert_array_equal(np.concatenate(blocks), expected)
+        assert checksum_blocks(blocks) == data.checksum()
+    else:
+        assert independent and adapter.format not in ("hdf5", "wkw", "raw"), independent
     if not adapter.supports_read:
         assert other is not None, f"{adapter.label} cannot read and no other library verified it"
         return

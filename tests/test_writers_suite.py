@@ -1,18 +1,7 @@
 """The writers suite's data source: generated before the clock, bounded, checksummed as written."""
 
-import hashlib
-
-import numpy as np
-
-from benchmarks_lib.datasets import Dataset
+from benchmarks_lib.datasets import Dataset, checksum_blocks
 from benchmarks_lib.suites import writers
-
-
-def _digest(blocks) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for b in blocks:
-        h.update(np.ascontiguousarray(b).data)
-    return h.hexdigest()
 
 
 def test_small_data_is_kept_whole_and_matches_the_dataset():
@@ -31,7 +20,7 @@ def test_large_data_is_tiled_from_a_bounded_pool(monkeypatch):
     blocks = [b for _, b in source]
     assert len(blocks) == 10 and sum(b.shape[0] for b in blocks) == 10
     first_two = [d.region((slice(i, i + 1), slice(0, 32), slice(0, 48))) for i in range(2)]
-    assert source.checksum == _digest([first_two[i % 2] for i in range(10)])
+    assert source.checksum == checksum_blocks([first_two[i % 2] for i in range(10)])
     assert source.checksum != d.checksum()
 
 

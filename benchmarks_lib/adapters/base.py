@@ -15,6 +15,11 @@ resizing API use it, the default writes at a running offset.
 Reading: ``open_reader(path, spec)`` then ``read(index)`` for a full read (block by block)
 or a cutout; ``close_reader()``. ``output_files(path)`` lists what to evict and measure.
 
+Verifying: a write is read back by a different library where one reads the format. Where none
+does (HDF5, wkw, raw), ``independent_read(path, spec)`` decodes the files without the writer's
+library (plain file I/O and the codec library) and returns an :class:`IndependentRead`, or
+says why it cannot; the default says there is no such reader.
+
 Capabilities are class variables (data, not code), so the registry, the CLI and the
 book can show them without importing the writer library.
 """
@@ -22,6 +27,8 @@ book can show them without importing the writer library.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -31,6 +38,16 @@ from ..measure.disk import list_files
 from ..specs import ArraySpec
 
 OPERATIONS = ("write", "append", "read", "read_region")
+
+
+@dataclass(frozen=True)
+class IndependentRead:
+    """A store decoded without its writer's library: the whole array as consecutive blocks
+    along axis 0 (read lazily, one block in memory at a time)."""
+
+    #: what read and decoded the bytes, e.g. "mmap" or "file I/O + numcodecs.Blosc"
+    by: str
+    blocks: Iterator[np.ndarray]
 
 
 class Adapter(ABC):
@@ -124,3 +141,12 @@ class Adapter(ABC):
 
     def close_reader(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release the reader; safe to call twice."""
+
+    # -- verifying ------------------------------------------------------------------------
+    def independent_read(self, path: Path, spec: ArraySpec) -> IndependentRead | str:
+        """The written array decoded without this adapter's library, or why that cannot be done.
+
+        Used to verify a write when no second library reads the format. Decoding errors are
+        raised when the blocks are read, so a corrupt store fails verification.
+        """
+        return f"no reader independent of {self.name} is known for the {self.format} format"

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..specs import ArraySpec, CodecSpec
-from .base import Adapter
+from .base import Adapter, IndependentRead
 
 DATASET = "data"
 _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
@@ -92,3 +92,9 @@ class H5pyAdapter(Adapter):
         if getattr(self, "reader", None) is not None:
             self.reader.close()
             self.reader = None
+
+    def independent_read(self, path: Path, spec: ArraySpec) -> IndependentRead | str:
+        """Chunk bytes read with file I/O and decoded with zlib/numcodecs, not HDF5's filters."""
+        from .independent import hdf5_read
+
+        return hdf5_read(path, DATASET)

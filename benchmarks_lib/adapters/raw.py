@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..specs import ArraySpec
-from .base import Adapter
+from .base import Adapter, IndependentRead
 
 
 class RawAdapter(Adapter):
@@ -49,3 +49,9 @@ class RawAdapter(Adapter):
         rest = index[1:]
         whole = all(sl.indices(n)[:2] == (0, n) for sl, n in zip(rest, self.spec.shape[1:], strict=True))
         return data if whole else data[(slice(None), *rest)]
+
+    def independent_read(self, path: Path, spec: ArraySpec) -> IndependentRead | str:
+        """The file read with plain file I/O, its length taken from the file size."""
+        from .independent import raw_read
+
+        return raw_read(path, spec)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..specs import ArraySpec
-from .base import Adapter
+from .base import Adapter, IndependentRead
 
 
 def _pow2(n: int) -> bool:
@@ -107,3 +107,9 @@ class WkwAdapter(Adapter):
         if getattr(self, "reader", None) is not None:
             self.reader.close()
             self.reader = None
+
+    def independent_read(self, path: Path, spec: ArraySpec) -> IndependentRead | str:
+        """The files parsed as the wkw specification describes; LZ4 blocks decoded by numcodecs."""
+        from .independent import wkw_read
+
+        return wkw_read(path, spec)
