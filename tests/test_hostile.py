@@ -245,3 +245,33 @@ def test_ceiling_fio_leaves_a_users_fio_directory_alone(home: Path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (home / "scratch" / "fio" / "fio.bin").read_text() == "the user's"
     assert sorted(p.name for p in (home / "scratch").iterdir()) == ["fio", "linked", "userrun"]
+
+
+def _small_tmpfs(path: Path, size: str) -> bool:
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    path.mkdir()
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                          capture_output=True).returncode == 0
+
+
+def test_a_full_disk_keeps_the_old_record_and_leaves_no_partial_file(tmp_path: Path):
+    from benchmarks_lib.records import write_atomic_parquet, write_json_atomic
+
+    disk = tmp_path / "disk"
+    if not _small_tmpfs(disk, "1m"):
+        pytest.skip("needs root and mount to make a small full filesystem")
+    try:
+        small = pd.DataFrame({"status": ["ok"], "operation": ["total"]})
+        write_atomic_parquet(small, disk / "case.parquet")
+        write_json_atomic({"a": 1}, disk / "run.json")
+        big = pd.DataFrame({"status": [os.urandom(64).hex() for _ in range(40_000)], "operation": "total"})
+        with pytest.raises(OSError):
+            write_atomic_parquet(big, disk / "case.parquet")
+        with pytest.raises(OSError):
+            write_json_atomic({"a": "x" * 2_000_000}, disk / "run.json")
+        assert pd.read_parquet(disk / "case.parquet").equals(small)
+        assert json.loads((disk / "run.json").read_text()) == {"a": 1}
+        assert sorted(p.name for p in disk.iterdir()) == ["case.parquet", "run.json"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
