@@ -18,7 +18,20 @@ from .report import ceiling_table
 from .specs import SpecError, parse_profile
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = ("writer_comparison", "compression_sweep", "thread_scaling", "cache_prefetch")
+EXECUTED = "book/executed/"
+
+
+def chapter_notebooks(root: Path = ROOT) -> tuple[str, ...]:
+    """The chapters that are executed notebooks, in the order of ``_toc.yml`` (the one list of chapters)."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", []) if "file" in c]
+    return tuple(f[len(EXECUTED):] for f in files
+                 if f.startswith(EXECUTED) and (root / "notebooks" / f"{f[len(EXECUTED):]}.ipynb").exists())
+
+
+NOTEBOOKS = chapter_notebooks()
 
 
 def project_root(root: str | Path | None = None) -> Path:

@@ -85,13 +85,20 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 
 def cmd_suites(args: argparse.Namespace) -> int:
+    from .runner import DISK_BUDGET, planned_scratch_bytes
+    from .specs import format_bytes
     from .suites import SUITES, get_suite
 
     for name in SUITES:
         suite = get_suite(name)
         console.print(f"[bold]{name}[/]: {suite.title}")
+        budget = suite.time_budget_s.get(args.profile)
+        console.print(f"    ({args.profile}: about {budget / 60:.0f} min on 2 cores, " if budget else
+                      f"    ({args.profile}: ", end="")
+        console.print(f"up to {format_bytes(planned_scratch_bytes(name, args.profile))} of scratch at once; "
+                      f"disk budget {format_bytes(DISK_BUDGET[args.profile])})", highlight=False)
         for key, value in suite.profiles.get(args.profile, {}).items():
-            console.print(f"    {key} = {value!r}")
+            console.print(f"    {key} = {value!r}", highlight=False)
     return 0
 
 

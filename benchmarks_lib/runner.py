@@ -70,6 +70,24 @@ def resolve_params(suite_name: str, params: dict | None, profile: str) -> dict:
     return merged
 
 
+def plan(suite_name: str, params: dict | None, profile: str, ceiling: bool = True) -> tuple[dict, list[Case], int]:
+    """Validated parameters, the cases (the ceiling first) and the scratch bytes the run needs at once."""
+    suite = get_suite(suite_name)
+    merged = resolve_params(suite_name, params, profile)
+    suite_params = {k: v for k, v in merged.items() if k not in ("iterations", "warmups")}
+    cases = suite.build_cases(suite_params, profile)
+    need = suite.scratch_bytes(cases)
+    if ceiling and suite_name != "ceiling":
+        nbytes = suite.ceiling_bytes(cases) if suite.ceiling_bytes else DEFAULT_CEILING_BYTES[profile]
+        cases = [ceiling_case(nbytes), *cases]
+        need = max(need, nbytes)
+    return merged, cases, need
+
+
+def planned_scratch_bytes(suite_name: str, profile: str) -> int:
+    return plan(suite_name, None, profile)[2]
+
+
 def default_run_id(suite: str, profile: str) -> str:
     return f"{suite}-{profile}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
@@ -195,16 +213,8 @@ def run_suite(
     assume_yes: bool | None = None,
 ) -> RunResult:
     """Measure a suite and return its rows; resumes when ``run_id`` names an existing run."""
-    suite = get_suite(suite_name)
-    merged = resolve_params(suite_name, params, profile)
+    merged, cases, need = plan(suite_name, params, profile, ceiling)
     iterations, warmups = merged["iterations"], merged["warmups"]
-    suite_params = {k: v for k, v in merged.items() if k not in ("iterations", "warmups")}
-    cases = suite.build_cases(suite_params, profile)
-    need = suite.scratch_bytes(cases)
-    if ceiling and suite_name != "ceiling":
-        nbytes = suite.ceiling_bytes(cases) if suite.ceiling_bytes else DEFAULT_CEILING_BYTES[profile]
-        cases = [ceiling_case(nbytes), *cases]
-        need = max(need, nbytes)
     run_id = parse_run_id(run_id if run_id is not None else default_run_id(suite_name, profile))
     scratch_root = Path(scratch_dir or os.environ.get("IOBENCH_SCRATCH", ".iobench-scratch"))
     if assume_yes is None:

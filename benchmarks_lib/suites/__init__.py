@@ -72,6 +72,8 @@ class Suite:
     ceiling_bytes: Callable[[list[Case]], int] | None = None
     #: (case, iterations) -> seconds a case may run before it is killed; None = the runner's default
     case_timeout_s: Callable[[Case, int], float] | None = None
+    #: stated wall time per profile on a 2-core machine (seconds; shown by ``iobench suites``)
+    time_budget_s: dict[str, float] = field(default_factory=dict)
 
 
 # name -> module holding SUITE; imported lazily
