@@ -112,7 +112,7 @@ def label_layouts(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(layout=rows["layout"].where(~mask, rows["layout"].astype(str) + " (1 chunk per shard)"))
 
 
-def _common_size(w: pd.DataFrame) -> float | None:
+def common_size(w: pd.DataFrame) -> float | None:
     """The largest ``nbytes`` every backend's write test finished (None when they share none)."""
     sizes = [set(part["nbytes"].dropna()) for _, part in w.groupby("backend")]
     common = set.intersection(*sizes) if sizes else set()
@@ -130,7 +130,7 @@ def writers_summary(df: pd.DataFrame) -> pd.DataFrame:
     rows = rows[rows["suite"] == "writers"] if "suite" in rows else rows
     backends = [b for b in dict.fromkeys(df["backend"]) if b != "ceiling"]
     writes = rows[(rows["operation"] == "total") & (rows.get("test") == "write")] if "test" in rows else rows.iloc[0:0]
-    common = _common_size(writes[writes["backend"] != "ceiling"])
+    common = common_size(writes[writes["backend"] != "ceiling"])
     table: dict[str, dict[str, str]] = {}
     for backend in backends:
         b = rows[rows["backend"] == backend]
