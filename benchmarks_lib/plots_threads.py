@@ -245,8 +245,12 @@ def conclude_threads(df: pd.DataFrame) -> str:
         fastest = stores.iloc[0]
         text = (f"- **{side}**: the fastest store is {fastest['backend']}{_codec_text(fastest)} with "
                 f"{fastest['threads']} thread(s) ({fastest['mbps']:.0f} MB/s, median of n={fastest['n']})")
-        others = stores[stores["backend"] != fastest["backend"]]
-        if len(others):
+        others = stores[(stores["backend"] != fastest["backend"]) & (stores["nbytes"] == fastest["nbytes"])]
+        if "codec" in others:  # rank only among the same codec and bytes
+            others = others[others["codec"] == fastest["codec"]]
+        if others.empty:
+            text += "; no other store used the same codec on the same bytes, so it is not ranked"
+        else:
             second = others.iloc[0]
             apart = rankable((0, fastest["ci_lo_s"], fastest["ci_hi_s"]), (0, second["ci_lo_s"], second["ci_hi_s"]))
             text += (f"; {'ahead of' if apart else '**not separable** (95% CIs overlap) from'} the next, "

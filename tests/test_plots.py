@@ -97,3 +97,15 @@ def test_thread_figures_draw_the_median_with_its_interval():
     assert line.get_ydata()[0] == pytest.approx(np.median(SKEWED))
     assert "median" in fig.axes[0].get_ylabel()
     plt.close(fig)
+
+
+def test_thread_conclusion_ranks_stores_only_on_the_same_codec():
+    def run(codec_b: str) -> str:
+        rows = [{"suite": "threads", "backend": b, "operation": "write", "iteration": i, "threads": 1, "codec": c,
+                 "nbytes": 100 * MB, "elapsed_s": t, "cores": 8}
+                for b, c, ts in (("a", "zstd:3", [1.0, 1.01, 0.99]), ("b", codec_b, [2.0, 2.01, 1.99]))
+                for i, t in enumerate(ts)]
+        return pt.conclude_threads(_frame(rows))
+
+    assert "not ranked" in run("lz4") and "ahead of" not in run("lz4")
+    assert "ahead of the next, b" in run("zstd:3")
