@@ -110,7 +110,7 @@ def median_bars(df: pd.DataFrame, operation: str = "total", test: str = "write")
     sns.barplot(data=rows, y="contender", x="gbps", order=order, estimator="median", **CI95, ax=ax)
     where = f"{rows['nbytes'].iloc[0] / 1e6:.3g} MB" + ("" if size is not None else " (largest; not shared by all)")
     ax.set(xlabel=f"GB/s ({WHISKERS}; n = iterations)", ylabel="",
-           title=f"Median {test} bandwidth at {where}: compare only bars of the same codec")
+           title=f"Median {test} bandwidth at {where}\ncompare only bars of the same codec")
     fig.tight_layout()
     return fig
 
