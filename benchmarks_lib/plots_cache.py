@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .plots import empty_figure
+from .plots import CI95, WHISKERS, empty_figure
 from .report import ok_rows
+from .stats import format_values, median_ci, rankable
 
-sns.set_theme(style="whitegrid", context="notebook")
 MB = 1e6
 
 
@@ -102,8 +102,8 @@ def transactions(df: pd.DataFrame) -> plt.Figure:
                              gridspec_kw={"height_ratios": heights})
     for ax, reader in zip(axes[:, 0], readers, strict=True):
         sub = long[long["reader"] == reader]
-        sns.barplot(data=sub, y="config", x="value", hue="counter", order=sorted(sub["config"].unique()),
-                    estimator="median", errorbar=None, ax=ax)
+        sns.barplot(data=sub, estimator="median", errorbar=None, y="config", x="value", hue="counter",
+                    order=sorted(sub["config"].unique()), ax=ax)
         ax.set(xscale="log", xlim=(0.8, None), xlabel="transactions (log; median over latencies and iterations)",
                ylabel="",
                title=f"{'ROOT (TWebFile for http)' if reader == 'root' else 'uproot'}: reads per configuration")
@@ -120,8 +120,9 @@ def times(df: pd.DataFrame, reader: str = "root") -> plt.Figure:
     order, links = _config_order(rows), _link_order(rows)
     fig, axes = plt.subplots(1, 2, figsize=(13, 1.2 + 0.55 * len(order) * max(1, len(links)) / 2), sharey=True)
     for ax, col, what in ((axes[0], "elapsed_s", "real time"), (axes[1], "cpu_s", "CPU time (all threads)")):
-        sns.barplot(data=rows, y="config", x=col, hue="link", order=order, hue_order=links, errorbar=("pi", 100), ax=ax)
-        ax.set(xlabel=f"{what}, s (median, whiskers min-max)", ylabel="", title=f"{reader}: {what}")
+        sns.barplot(data=rows, estimator="median", **CI95, y="config", x=col, hue="link", order=order,
+                    hue_order=links, ax=ax)
+        ax.set(xlabel=f"{what}, s ({WHISKERS})", ylabel="", title=f"{reader}: {what}")
         ax.get_legend().remove()
     _legend_outside(axes[1])
     fig.tight_layout()
@@ -146,12 +147,13 @@ def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
             sub = sub.assign(config=sub["client"] + " / " + sub["layout"],
                              cache=sub["client_cache"].map({True: "cache on", False: "cache off"}))
             style = "cache"
-        sns.lineplot(data=sub, x="latency_ms", y="elapsed_s", hue="config", style=style, marker="o",
-                     estimator="median", errorbar=("pi", 100), ax=ax)
+        sns.lineplot(data=sub, estimator="median", **CI95, x="latency_ms", y="elapsed_s", hue="config", style=style,
+                     marker="o", ax=ax)
         what = reader
         if reader == "zarr":
             what = f"zarr ({sub['workload'].iloc[0]}, concurrency {int(sub['concurrency'].max())})"
-        ax.set(yscale="log", xlabel="added latency per request (ms)", ylabel="real time (s, log)", title=what)
+        ax.set(yscale="log", xlabel="added latency per request (ms)", ylabel=f"real time (s, log; {WHISKERS})",
+               title=what)
         _plain_log_ticks(ax)
         _legend_outside(ax)
     fig.tight_layout()
@@ -171,9 +173,9 @@ def memory(df: pd.DataFrame) -> plt.Figure:
     for ax, reader in zip(axes[0], readers, strict=True):
         sub = rows[rows["reader"] == reader]
         base = sub["rss_baseline_bytes"].astype("float64").median() / MB
-        sns.barplot(data=sub, y="config", x="growth_mb", hue="link", hue_order=_link_order(sub), errorbar=("pi", 100),
-                    ax=ax)
-        ax.set(xlabel="peak RSS growth over baseline (MB)", ylabel="",
+        sns.barplot(data=sub, estimator="median", **CI95, y="config", x="growth_mb", hue="link",
+                    hue_order=_link_order(sub), ax=ax)
+        ax.set(xlabel=f"peak RSS growth over baseline (MB; {WHISKERS})", ylabel="",
                title=f"{reader}: memory (fresh-process baseline {base:.0f} MB)")
         _legend_outside(ax)
     fig.tight_layout()
@@ -193,17 +195,18 @@ def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
     for (ax_a, ax_r, ax_t), workload in zip(axes, workloads, strict=True):
         sub = rows[rows["workload"] == workload]
         what = "whole array" if workload == "whole" else f"{int(sub['selections'].median())} overlapping cutouts"
-        sns.barplot(data=sub, y="store", x="read_amplification", hue="cache", estimator="median", errorbar=None,
+        sns.barplot(data=sub, estimator="median", errorbar=None, y="store", x="read_amplification", hue="cache",
                     ax=ax_a)
         ax_a.axvline(1.0, ls="--", lw=1, color="0.4")
-        ax_a.set(xlabel="bytes transferred / bytes asked for", ylabel="", title=f"read amplification: {what}")
-        sns.barplot(data=sub, y="store", x="server_requests", hue="cache", estimator="median", errorbar=None, ax=ax_r)
+        ax_a.set(xlabel="bytes transferred / bytes asked for (median)", ylabel="",
+                 title=f"read amplification: {what}")
+        sns.barplot(data=sub, estimator="median", errorbar=None, y="store", x="server_requests", hue="cache", ax=ax_r)
         ax_r.set(xlabel="server requests (median)", ylabel="", yticklabels=[], title="requests")
         top = sub[sub["latency_ms"] == sub["latency_ms"].max()]
-        sns.lineplot(data=top, x="concurrency", y="elapsed_s", hue="store", style="cache", marker="o",
-                     estimator="median", errorbar=None, ax=ax_t)
+        sns.lineplot(data=top, estimator="median", errorbar=None, x="concurrency", y="elapsed_s", hue="store",
+                     style="cache", marker="o", ax=ax_t)
         levels = sorted(top["concurrency"].dropna().unique())
-        ax_t.set(xscale="log", yscale="log", xlabel="requests in flight (log)", ylabel="real time (s, log)",
+        ax_t.set(xscale="log", yscale="log", xlabel="requests in flight (log)", ylabel="real time (s, log; median)",
                  title=f"time at {top['latency_ms'].max():g} ms latency")
         _plain_log_ticks(ax_t)
         ax_t.set_xticks(levels, [f"{int(c)}" for c in levels])
@@ -243,6 +246,7 @@ def seed004_table(df: pd.DataFrame) -> pd.DataFrame:
             "Avg RES memory": f"{g['rss_after_bytes'].astype('float64').mean() / 1024:.0f} KB",
             "Avg REAL time": round(float(g["elapsed_s"].mean()), 3),
             "Avg CPU time": round(float(g["cpu_s"].mean()), 3),
+            "REAL time, s (median [95% CI])": format_values(g["elapsed_s"].astype("float64")),
             "Read": f"{nbytes.median():.0f} bytes in {calls.median():.0f} transactions",
             "server requests": None if np.isnan(server) else int(server),
             "async active": bool(g["async_active"].astype(bool).any()) if "async_active" in g else None,
@@ -254,6 +258,13 @@ def seed004_table(df: pd.DataFrame) -> pd.DataFrame:
 def _median(rows: pd.DataFrame, col: str) -> float:
     vals = rows[col].astype("float64").dropna()
     return float(vals.median()) if len(vals) else float("nan")
+
+
+def _separable(a: pd.DataFrame, b: pd.DataFrame, col: str = "elapsed_s") -> str:
+    """``separable`` when the 95% intervals of the medians of ``col`` do not overlap, else says they do."""
+    ca = median_ci(a[col].astype("float64"))
+    cb = median_ci(b[col].astype("float64"))
+    return "separable" if rankable(ca, cb) else "not separable: 95% CIs overlap"
 
 
 def _root_lines(rows: pd.DataFrame) -> list[str]:
@@ -271,7 +282,8 @@ def _root_lines(rows: pd.DataFrame) -> list[str]:
                 f"{_median(no_cache, 'root_read_calls'):.0f} transactions and {_median(no_cache, 'elapsed_s'):.2f} s; "
                 f"a {big['cache_bytes'].max() / MB:g} MB cache needed {_median(big, 'root_read_calls'):.0f} "
                 f"transactions and {_median(big, 'elapsed_s'):.2f} s "
-                f"({_median(no_cache, 'elapsed_s') / _median(big, 'elapsed_s'):.1f}x faster).")
+                f"({_median(no_cache, 'elapsed_s') / _median(big, 'elapsed_s'):.1f}x faster; "
+                f"{_separable(no_cache, big)}).")
         for size in sorted(at["cache_bytes"].unique()):
             a = at[(at["cache_bytes"] == size) & (at["async_prefetch"] == 1)]
             s = at[(at["cache_bytes"] == size) & (at["async_prefetch"] == 0)]
@@ -282,7 +294,8 @@ def _root_lines(rows: pd.DataFrame) -> list[str]:
             mem = (_median(a, "rss_growth_bytes") - _median(s, "rss_growth_bytes")) / MB
             cache_text = "no TTreeCache" if size == 0 else f"a {size / MB:g} MB TTreeCache"
             lines.append(
-                f"- **Async prefetching** ({cache_text}, {lat:g} ms): real time {change:+.0%}, "
+                f"- **Async prefetching** ({cache_text}, {lat:g} ms): median real time {change:+.0%} "
+                f"({_separable(a, s)}), "
                 f"peak RSS growth {mem:+.1f} MB versus standard prefetching"
                 + ("" if active else "; ROOT did not start the prefetch thread (it works through the TTreeCache)")
                 + ".")
@@ -318,8 +331,12 @@ def _uproot_lines(rows: pd.DataFrame) -> list[str]:
             f"{lat:g} ms); in entries it does not ({_median(entries, 'server_requests'):.0f} requests, "
             f"{_median(entries, 'elapsed_s'):.2f} s).")
     best = at.groupby("config")["elapsed_s"].median().sort_values()
-    if len(best):
-        lines.append(f"- Fastest uproot configuration at {lat:g} ms: {best.index[0]} ({best.iloc[0]:.2f} s).")
+    if len(best) > 1:
+        first, second = (at[at["config"] == c] for c in best.index[:2])
+        verdict = "ahead of" if _separable(first, second) == "separable" else "**not separable** from"
+        lines.append(f"- Fastest uproot configuration at {lat:g} ms: {best.index[0]} "
+                     f"({format_values(first['elapsed_s'])} s), {verdict} {best.index[1]} "
+                     f"({format_values(second['elapsed_s'])} s).")
     return lines
 
 
@@ -343,9 +360,10 @@ def _zarr_lines(rows: pd.DataFrame) -> list[str]:
     at = rows[rows["latency_ms"] == lat]
     conc = at.groupby("concurrency")["elapsed_s"].median()
     if len(conc) > 1:
+        low, high = at[at["concurrency"] == conc.index[0]], at[at["concurrency"] == conc.index[-1]]
         lines.append(f"- Zarr concurrency at {lat:g} ms: median real time {conc.iloc[0]:.2f} s with "
                      f"{int(conc.index[0])} request(s) in flight versus {conc.iloc[-1]:.2f} s with "
-                     f"{int(conc.index[-1])}.")
+                     f"{int(conc.index[-1])} (pooled over clients and layouts; {_separable(low, high)}).")
     return lines
 
 

@@ -85,7 +85,7 @@ def plot_zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
     ax1.plot(z["level"], z["write_s"], marker="o", color="tab:blue", label="write time (median)")
     log_axis(ax1, "y")
     ax1.set_xlabel("zstd compression level")
-    ax1.set_ylabel("write time (s, log)", color="tab:blue")
+    ax1.set_ylabel("write time (s, log; median over iterations)", color="tab:blue")
     ax1.tick_params(axis="y", labelcolor="tab:blue")
     ax2 = ax1.twinx()
     ax2.plot(z["level"], z["compression_ratio"], marker="s", color="tab:orange", label="compression ratio")
@@ -116,7 +116,7 @@ def plot_zvtk_throughput(df: pd.DataFrame, ceiling: dict[str, float] | None = No
         ax.annotate(f"vtu {row['codec']}", (z["level"].max() + 1.5, row["write_mbps"]), fontsize=7,
                     xytext=(4, 0), textcoords="offset points", va="center")
     log_axis(ax, "y")
-    ax.set(xlabel="zstd compression level", ylabel="MB/s of uncompressed data (log)",
+    ax.set(xlabel="zstd compression level", ylabel="MB/s of uncompressed data (log; median over iterations)",
            title="zvtk read/write speed vs compression level (x: the .vtu writer's write speed, for reference)")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -215,7 +215,7 @@ def plot_pareto(df: pd.DataFrame, ceiling: dict[str, float] | None = None, speed
         log_axis(ax, "x")
         if wide:
             _ratio_log_axis(ax)
-        ax.set(title=name, xlabel=f"{speed.split('_')[0]} MB/s (log)",
+        ax.set(title=name, xlabel=f"{speed.split('_')[0]} MB/s (log; median over iterations)",
                ylabel="compression ratio" + (" (log)" if wide else ""))
     for ax in list(axes.flat)[len(datasets):]:
         ax.set_axis_off()

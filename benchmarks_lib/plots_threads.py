@@ -3,7 +3,9 @@
 Per (contender, side, threads) the time is the median over iterations; speed-up is relative to
 the fewest threads measured; efficiency is speed-up / (threads / fewest threads). Amdahl's law
 ``T(p) = T1 * (s + (1 - s) / p)`` is fitted only where threads <= cores, since it has no term
-for oversubscription.
+for oversubscription, and only on three or more distinct thread counts: its two parameters
+pass exactly through any two points, so such a "fit" would say nothing. Without a fit the
+curve is still drawn and the table says why (``reason``).
 """
 
 from __future__ import annotations
@@ -13,16 +15,20 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .plots import empty_figure, log_axis
+from .plots import CI95, WHISKERS, empty_figure, log_axis
 from .plots_compression import MB, SIDE, draw_ceilings
 from .report import failures, ok_rows
+from .stats import rankable, summarize
+
+#: distinct thread counts (up to the cores) a two-parameter Amdahl fit needs to be more than exact
+MIN_FIT_COUNTS = 3
 
 
 def fit_amdahl(threads, times) -> float:
     """Serial fraction s of Amdahl's law fitted to (threads, time) pairs, in [0, 1].
 
     Least squares of ``t = a + b / p`` with relative (1/t) weights, a, b >= 0; s = a / (a + b).
-    Needs at least two distinct thread counts and positive times.
+    Needs at least three distinct thread counts (two would be fitted exactly) and positive times.
     """
     p = np.asarray(threads, dtype=float).ravel()
     t = np.asarray(times, dtype=float).ravel()
@@ -30,8 +36,9 @@ def fit_amdahl(threads, times) -> float:
         raise ValueError(f"threads ({p.size}) and times ({t.size}) differ in length")
     keep = np.isfinite(p) & np.isfinite(t)
     p, t = p[keep], t[keep]
-    if np.unique(p).size < 2:
-        raise ValueError("fit_amdahl needs times at two or more distinct thread counts")
+    if np.unique(p).size < MIN_FIT_COUNTS:
+        raise ValueError(f"fit_amdahl needs times at {MIN_FIT_COUNTS} or more distinct thread counts "
+                         f"(got {np.unique(p).size}): two parameters pass exactly through two points")
     if (p <= 0).any() or (t <= 0).any():
         raise ValueError("thread counts and times must be positive")
     w = 1.0 / t
@@ -51,21 +58,32 @@ def amdahl_speedup(threads, serial_fraction: float, base_threads: float = 1.0) -
     return (s + (1 - s) / base_threads) / (s + (1 - s) / p)
 
 
+def point_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The OK rows of the thread suite with ``side``, integer ``threads`` and per-iteration ``mbps``."""
+    rows = ok_rows(df)
+    rows = rows[(rows["backend"] != "ceiling") & rows["operation"].isin(list(SIDE)) & rows["threads"].notna()]
+    return rows.assign(side=rows["operation"].map(SIDE), threads=rows["threads"].astype(int),
+                       in_memory=rows["operation"].isin(["encode", "decode"]),
+                       mbps=rows["nbytes"].astype(float) / rows["elapsed_s"] / MB)
+
+
 def thread_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Median/mean time, MB/s, speed-up and efficiency per (contender, side, threads).
+    """Median time with its 95% bootstrap interval and n, MB/s, speed-up and efficiency per
+    (contender, side, threads).
 
     ``spread`` is (max - min) / median of the repeated times: differences smaller than it are noise.
     """
-    rows = ok_rows(df)
-    rows = rows[(rows["backend"] != "ceiling") & rows["operation"].isin(list(SIDE)) & rows["threads"].notna()]
-    cols = ["backend", "side", "threads", "median_s", "mean_s", "n", "mbps", "spread", "speedup", "efficiency", "cores"]
+    rows = point_rows(df)
+    cols = ["backend", "side", "threads", "median_s", "ci_lo_s", "ci_hi_s", "n", "mbps", "spread", "speedup",
+            "efficiency", "cores"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
-    rows = rows.assign(side=rows["operation"].map(SIDE), threads=rows["threads"].astype(int),
-                       in_memory=rows["operation"].isin(["encode", "decode"]))
     g = rows.groupby(["backend", "side", "threads"])
-    out = pd.DataFrame({"median_s": g["elapsed_s"].median(), "mean_s": g["elapsed_s"].mean(), "n": g.size(),
-                        "nbytes": g["nbytes"].first().astype(float), "in_memory": g["in_memory"].all()}).reset_index()
+    ci = summarize(rows, ["backend", "side", "threads"], "elapsed_s").set_index(["backend", "side", "threads"])
+    out = pd.DataFrame({"median_s": g["elapsed_s"].median(), "ci_lo_s": ci["ci_lo"], "ci_hi_s": ci["ci_hi"],
+                        "n": g.size(), "nbytes": g["nbytes"].first().astype(float),
+                        "codec": g["codec"].first() if "codec" in rows else None,
+                        "in_memory": g["in_memory"].all()}).reset_index()
     out["cores"] = g["cores"].first().to_numpy() if "cores" in rows else np.nan
     out["mbps"] = out["nbytes"] / out["median_s"] / MB
     base = out.loc[out.groupby(["backend", "side"])["threads"].idxmin(), ["backend", "side", "threads", "median_s"]]
@@ -85,7 +103,11 @@ def cores_of(df: pd.DataFrame) -> int | None:
 
 
 def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Fitted serial fraction per contender and side (threads <= cores), with the ceiling it implies."""
+    """Fitted serial fraction per contender and side (threads <= cores), with the ceiling it implies.
+
+    A fit needs ``MIN_FIT_COUNTS`` distinct thread counts up to the core count; otherwise the
+    serial fraction is NaN and ``reason`` says why.
+    """
     summary = thread_summary(df)
     cores = cores_of(df)
     out = []
@@ -93,14 +115,23 @@ def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
         fit = part if cores is None else part[part["threads"] <= cores]
         row = {"contender": backend, "side": side, "threads fitted": ",".join(map(str, fit["threads"])),
                "best speed-up": part["speedup"].max(), "at threads": int(part.loc[part["speedup"].idxmax(), "threads"])}
-        try:
-            s = fit_amdahl(fit["threads"], fit["median_s"])
-        except ValueError:
-            s = np.nan
+        counts = fit["threads"].nunique()
+        s, reason = np.nan, ""
+        if counts < MIN_FIT_COUNTS:
+            within = f"up to the {cores} cores" if cores else "(cores not recorded)"
+            reason = (f"no fit: {counts} distinct thread count(s) {within}; Amdahl's two parameters need "
+                      f"{MIN_FIT_COUNTS} or more (through two points any fit is exact)")
+        else:
+            try:
+                s = fit_amdahl(fit["threads"], fit["median_s"])
+            except ValueError as exc:
+                reason = f"no fit: {exc}"
         row["serial fraction"] = s
         row["max speed-up (1/s)"] = (1 / s if s > 0 else np.inf) if np.isfinite(s) else np.nan
+        row["reason"] = reason
         out.append(row)
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, columns=["contender", "side", "threads fitted", "best speed-up", "at threads",
+                                      "serial fraction", "max speed-up (1/s)", "reason"])
 
 
 def _sides(summary: pd.DataFrame) -> list[str]:
@@ -124,18 +155,19 @@ def _thread_axis(ax: plt.Axes, threads: pd.Series, cores: int | None) -> None:
 
 def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str,
               ceiling: dict[str, float] | None = None) -> plt.Figure:
-    """One panel per side (write, read): ``y`` vs threads, a line per contender, log y."""
-    summary = thread_summary(df)
-    if summary.empty:
+    """One panel per side (write, read): the median of ``y`` (a column of ``point_rows``) vs threads, a line
+    per contender, whiskers the median's 95% bootstrap interval, log y."""
+    rows = point_rows(df)
+    if rows.empty:
         return empty_figure("thread scaling")
-    sides = _sides(summary)
+    sides = _sides(rows)
     fig, axes = plt.subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
     for ax, side in zip(axes.flat, sides, strict=True):
-        sns.lineplot(data=summary[summary["side"] == side], x="threads", y=y, hue="backend", marker="o",
-                     palette=_palette(summary), ax=ax)
+        sns.lineplot(data=rows[rows["side"] == side], estimator="median", **CI95, x="threads", y=y, hue="backend",
+                     marker="o", palette=_palette(rows), ax=ax)
         if ceiling is not None:
             draw_ceilings(ax, ceiling, ("write_nofsync",) if side == "write" else ("read_cold",), vertical=False)
-        _thread_axis(ax, summary["threads"], cores_of(df))
+        _thread_axis(ax, rows["threads"], cores_of(df))
         log_axis(ax, "y")
         ax.set(xlabel="threads", ylabel=ylabel, title=title.format(side=side))
         ax.legend(fontsize=8)
@@ -145,12 +177,12 @@ def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str,
 
 def plot_time_vs_threads(df: pd.DataFrame) -> plt.Figure:
     """Median write and read time vs threads (log), one line per contender (seed 002, figure 3)."""
-    return _per_side(df, "median_s", "time (s, log; median)", "{side} time vs threads")
+    return _per_side(df, "elapsed_s", f"time (s, log; {WHISKERS})", "{side} time vs threads")
 
 
 def plot_throughput_vs_threads(df: pd.DataFrame, ceiling: dict[str, float] | None = None) -> plt.Figure:
     """Write and read MB/s vs threads (seed 002, figure 4), with this machine's ceilings when given."""
-    return _per_side(df, "mbps", "MB/s of uncompressed data (log)", "{side} speed vs threads", ceiling)
+    return _per_side(df, "mbps", f"MB/s of uncompressed data (log; {WHISKERS})", "{side} speed vs threads", ceiling)
 
 
 def plot_speedup(df: pd.DataFrame) -> plt.Figure:
@@ -159,6 +191,7 @@ def plot_speedup(df: pd.DataFrame) -> plt.Figure:
     if summary.empty:
         return empty_figure("thread scaling")
     fits = amdahl_table(df).set_index(["contender", "side"])["serial fraction"]
+    fitted = bool(np.isfinite(fits.to_numpy(dtype=float)).any())
     sides = _sides(summary)
     palette = _palette(summary)
     fig, axes = plt.subplots(2, len(sides), figsize=(6.5 * len(sides), 8), squeeze=False)
@@ -172,18 +205,24 @@ def plot_speedup(df: pd.DataFrame) -> plt.Figure:
             b = b.sort_values("threads")
             s = fits.get((backend, side), np.nan)
             top.plot(b["threads"], b["speedup"], marker="o", color=palette[backend],
-                     label=f"{backend} (s={s:.2f})" if np.isfinite(s) else backend)
+                     label=f"{backend} (s={s:.2f})" if np.isfinite(s) else f"{backend} (no Amdahl fit)")
             if np.isfinite(s):
                 top.plot(grid, amdahl_speedup(grid, s, b["threads"].min()), color=palette[backend], lw=1, ls=":")
             bottom.plot(b["threads"], b["efficiency"], marker="o", color=palette[backend], label=backend)
         for ax in (top, bottom):
             _thread_axis(ax, part["threads"], cores)
-        top.set(xlabel="threads", ylabel="speed-up",
-                title=f"{side}: speed-up (dotted: Amdahl fit, s = serial fraction)")
+        why = "dotted: Amdahl fit, s = serial fraction" if fitted else \
+            f"no Amdahl fit: fewer than {MIN_FIT_COUNTS} thread counts up to the cores"
+        top.set(xlabel="threads", ylabel="speed-up of the median time", title=f"{side}: speed-up ({why})")
         bottom.set(xlabel="threads", ylabel="parallel efficiency", ylim=(0, 1.2), title=f"{side}: efficiency")
         top.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def _codec_text(point: pd.Series) -> str:
+    codec = point.get("codec")
+    return f" (`{codec}`)" if isinstance(codec, str) and codec else ""
 
 
 def conclude_threads(df: pd.DataFrame) -> str:
@@ -195,18 +234,34 @@ def conclude_threads(df: pd.DataFrame) -> str:
     cores = cores_of(df)
     lines = [f"- Measured on **{cores} usable cores**; threads above that are oversubscribed and left out of the "
              "Amdahl fit." if cores else "- The core count was not recorded."]
+    unfitted = table[table["serial fraction"].isna()]
+    if len(unfitted):
+        lines.append(f"- No Amdahl fit for {', '.join(unfitted['contender'] + ' ' + unfitted['side'])}: "
+                     f"{unfitted['reason'].iloc[0].removeprefix('no fit: ')}.")
     for side in _sides(summary):
-        part = table[table["side"] == side].dropna(subset=["serial fraction"]).sort_values("serial fraction")
-        if part.empty:
-            continue
-        best = part.iloc[0]
         ranked = summary[summary["side"] == side].sort_values("mbps", ascending=False)
         stores = ranked[~ranked["in_memory"]]
-        fastest = stores.iloc[0] if len(stores) else ranked.iloc[0]
-        lines.append(f"- **{side}**: the fastest store is {fastest['backend']} with {fastest['threads']} thread(s) "
-                     f"({fastest['mbps']:.0f} MB/s); the best scaling is {best['contender']} (serial fraction "
-                     f"{best['serial fraction']:.2f}, best speed-up {best['best speed-up']:.2f}x with "
-                     f"{best['at threads']} threads).")
+        stores = stores if len(stores) else ranked
+        fastest = stores.iloc[0]
+        text = (f"- **{side}**: the fastest store is {fastest['backend']}{_codec_text(fastest)} with "
+                f"{fastest['threads']} thread(s) ({fastest['mbps']:.0f} MB/s, median of n={fastest['n']})")
+        others = stores[(stores["backend"] != fastest["backend"]) & (stores["nbytes"] == fastest["nbytes"])]
+        if "codec" in others:  # rank only among the same codec and bytes
+            others = others[others["codec"] == fastest["codec"]]
+        if others.empty:
+            text += "; no other store used the same codec on the same bytes, so it is not ranked"
+        else:
+            second = others.iloc[0]
+            apart = rankable((0, fastest["ci_lo_s"], fastest["ci_hi_s"]), (0, second["ci_lo_s"], second["ci_hi_s"]))
+            text += (f"; {'ahead of' if apart else '**not separable** (95% CIs overlap) from'} the next, "
+                     f"{second['backend']}{_codec_text(second)} with {second['threads']} thread(s) "
+                     f"({second['mbps']:.0f} MB/s)")
+        part = table[table["side"] == side].dropna(subset=["serial fraction"]).sort_values("serial fraction")
+        if not part.empty:
+            best = part.iloc[0]
+            text += (f"; the best scaling is {best['contender']} (serial fraction {best['serial fraction']:.2f}, "
+                     f"best speed-up {best['best speed-up']:.2f}x with {best['at threads']} threads)")
+        lines.append(text + ".")
         flat = part[part["serial fraction"] >= 0.9]
         if len(flat):
             lines.append(f"  Barely helped by threads here (serial fraction >= 0.9): "
@@ -234,5 +289,6 @@ __all__ = [
     "plot_speedup",
     "plot_throughput_vs_threads",
     "plot_time_vs_threads",
+    "point_rows",
     "thread_summary",
 ]

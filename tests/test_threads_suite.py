@@ -48,17 +48,17 @@ def test_fit_amdahl_with_noise_and_repeats():
     times = 3.0 * (0.1 + 0.9 / threads) * rng.normal(1.0, 0.02, threads.size)
     assert fit_amdahl(threads, times) == pytest.approx(0.1, abs=0.03)
     # faster than ideal (superlinear) clips to 0; slower with more threads clips to 1
-    assert fit_amdahl([1, 2], [1.0, 0.4]) == 0.0
+    assert fit_amdahl([1, 2, 4], [1.0, 0.4, 0.15]) == 0.0
     assert fit_amdahl([1, 2, 4], [1.0, 1.1, 1.3]) == 1.0
 
 
 def test_fit_amdahl_refuses_what_it_cannot_fit():
-    with pytest.raises(ValueError, match="two or more"):
-        fit_amdahl([2, 2], [1.0, 1.1])
+    with pytest.raises(ValueError, match="3 or more"):
+        fit_amdahl([1, 2, 2], [1.0, 0.6, 0.5])
     with pytest.raises(ValueError, match="differ in length"):
-        fit_amdahl([1, 2], [1.0])
+        fit_amdahl([1, 2, 4], [1.0])
     with pytest.raises(ValueError, match="positive"):
-        fit_amdahl([1, 2], [1.0, 0.0])
+        fit_amdahl([1, 2, 4], [1.0, 0.5, 0.0])
 
 
 def test_amdahl_speedup_curve():
@@ -134,9 +134,10 @@ def test_summary_and_conclusion_from_a_tiny_run(tiny_run: pd.DataFrame):
     assert (summary[summary["threads"] == 1]["speedup"] == 1).all()
     table = pt.amdahl_table(tiny_run)
     assert set(table["contender"]) == AVAILABLE
-    assert table["serial fraction"].between(0, 1).all()
+    assert table["serial fraction"].isna().all()  # two thread counts: no fit, and the reason says why
+    assert table["reason"].str.contains("distinct thread count").all()
     text = pt.conclude_threads(tiny_run)
-    assert "usable cores" in text and "Serial fractions" in text
+    assert "usable cores" in text and "No Amdahl fit" in text
     for fig in (pt.plot_time_vs_threads(tiny_run), pt.plot_throughput_vs_threads(tiny_run, {"read_cold": 1.0}),
                 pt.plot_speedup(tiny_run)):
         assert fig.axes

@@ -456,24 +456,42 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
     return rows
 
 
-def _cutouts(dims: DimsSpec, size: int, count: int, seed: int) -> list[tuple[str, tuple[slice, ...]]]:
-    """``count`` aligned and ``count`` unaligned cutouts of ``size`` per side, seeded."""
-    rng = np.random.default_rng(seed)
+#: cutout positions per kind when a test does not say (the sharding sweep)
+MIN_CUTOUT_POSITIONS = 8
+
+
+def _positions(rng: np.random.Generator, starts: list[np.ndarray], count: int) -> list[tuple[int, ...]]:
+    """``count`` distinct combinations of per-dimension ``starts`` while there are enough, then repeated."""
+    total = int(np.prod([len(s) for s in starts]))
+    picks = rng.choice(total, size=min(count, total), replace=False)
+    picks = np.resize(picks, count)
+    return [tuple(int(s[i]) for s, i in zip(starts, idx, strict=True))
+            for idx in zip(*np.unravel_index(picks, [len(s) for s in starts]), strict=True)]
+
+
+def _cutouts(shape: tuple[int, ...], size: int, count: int) -> list[tuple[str, tuple[slice, ...]]]:
+    """``count`` aligned and ``count`` unaligned cutouts of ``size`` per side.
+
+    The positions depend on the array shape and the cutout size only (the seed is made from
+    them), so every writer and every layout of a comparison reads the same cutouts. *aligned*
+    cutouts start at multiples of the cutout size in every dimension: where chunks, inner chunks
+    and shards divide the cutout size or are multiples of it (powers of two in every profile),
+    such a cutout covers whole chunks or lies inside one chunk in every layout compared.
+    *unaligned* cutouts start off those multiples wherever a dimension leaves room. Positions are
+    distinct while the shape has enough of them, then repeat.
+    """
+    rng = np.random.default_rng([size, *shape])
+    sides = [min(size, n) for n in shape]
+    aligned = [np.arange(0, n - side + 1, size) for n, side in zip(shape, sides, strict=True)]
+    unaligned = []
+    for n, side in zip(shape, sides, strict=True):
+        starts = np.arange(0, n - side + 1)
+        off = starts[starts % size != 0]
+        unaligned.append(off if off.size else starts[:1])
     out = []
-    for kind in ("aligned", "unaligned"):
-        for _ in range(count):
-            index = []
-            for d in dims.dims:
-                side = min(size, d.size)
-                if kind == "aligned":
-                    starts = range(0, d.size - side + 1, d.chunk) or [0]
-                    start = int(rng.choice(list(starts)))
-                else:
-                    start = int(rng.integers(0, d.size - side + 1))
-                    if d.size - side > 0 and start % d.chunk == 0:
-                        start = min(start + max(1, side // 2), d.size - side)
-                index.append(slice(start, start + side))
-            out.append((kind, tuple(index)))
+    for kind, starts in (("aligned", aligned), ("unaligned", unaligned)):
+        for origin in _positions(rng, starts, count):
+            out.append((kind, tuple(slice(o, o + side) for o, side in zip(origin, sides, strict=True))))
     return out
 
 
@@ -551,7 +569,7 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
             if i >= ctx.warmups:
                 rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": i - ctx.warmups,
                              "verified": digest == source.checksum, **row, **extra})
-    for n, (kind, index) in enumerate(_cutouts(dims, cutout, positions, dataset.seed + 1)):
+    for n, (kind, index) in enumerate(_cutouts(dims.shape, cutout, positions)):
         expected = dataset.region(index)
         for i in range(ctx.warmups + ctx.iterations):
             row, data = _timed_read(reader, read_path, spec, files, True, step, index)
@@ -599,7 +617,8 @@ def run_sharding(case: Case, ctx: CaseContext) -> list[dict]:
             extra = {"test": "sharding", "layout": label, "inner_chunk": chunk, "shard_size": shard or 0,
                      "sharded": shard is not None, "shape": list(dims.shape), "chunks": list(dims.chunks),
                      "dataset": name, "dtype": dataset.dtype}
-            rows += _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], 1, p["fsync"],
+            rows += _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"],
+                               p.get("cutout_positions", MIN_CUTOUT_POSITIONS), p["fsync"],
                                write_iterations=ctx.iterations)
     return rows
 

@@ -1,0 +1,111 @@
+"""Figures and the Amdahl table from synthetic records: every figure draws the statistic its label names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from benchmarks_lib import plots
+from benchmarks_lib import plots_threads as pt
+from benchmarks_lib.records import SCHEMA_VERSION, to_frame
+
+MB = 10**6
+SKEWED = [1.0, 1.1, 1.2, 1.0, 1.05, 9.0]
+PLOT_MODULES = ["plots.py", "plots_compression.py", "plots_threads.py", "plots_cache.py"]
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    return to_frame([{"schema_version": SCHEMA_VERSION, "run_id": "r", "status": "ok", **r} for r in rows])
+
+
+def _writes(backend: str, times, nbytes: int = 100 * MB, codec: str = "lz4") -> list[dict]:
+    return [{"suite": "writers", "backend": backend, "test": "write", "operation": "total", "iteration": i,
+             "codec": codec, "nbytes": nbytes, "elapsed_s": t, "fsync_included": True} for i, t in enumerate(times)]
+
+
+def _threads(times: dict[int, list[float]], cores: int = 8) -> pd.DataFrame:
+    rows = [{"suite": "threads", "backend": "zarrs", "operation": "write", "iteration": i, "threads": p,
+             "codec": "zstd:3", "nbytes": 100 * MB, "elapsed_s": t, "cores": cores}
+            for p, ts in times.items() for i, t in enumerate(ts)]
+    return _frame(rows)
+
+
+def test_every_seaborn_call_names_its_estimator():
+    root = Path(plots.__file__).parent
+    call = re.compile(r"sns\.(barplot|pointplot|lineplot|catplot|relplot)\(")
+    for name in PLOT_MODULES:
+        for line in (root / name).read_text().splitlines():
+            if call.search(line):
+                assert "estimator=" in line, f"{name}: {line.strip()}"
+
+
+def test_median_bars_draw_the_median_not_the_mean():
+    df = _frame(_writes("zarrs", SKEWED) + _writes("zarrs", [0.5], nbytes=400 * MB) + _writes("wkw", [2.0, 2.1]))
+    fig = plots.median_bars(df)
+    ax = fig.axes[0]
+    widths = {t.get_text(): p.get_width() for t, p in zip(ax.get_yticklabels(), ax.patches, strict=False)}
+    gbps = [0.1 / t for t in SKEWED]
+    assert widths["zarrs (lz4, no shuffle)"] == pytest.approx(np.median(gbps))  # the 100 MB both finished
+    assert widths["zarrs (lz4, no shuffle)"] != pytest.approx(np.mean(gbps))
+    assert "median" in ax.get_xlabel() and "95%" in ax.get_xlabel() and "100 MB" in ax.get_title()
+    plt.close(fig)
+
+
+def test_write_lines_draw_the_median():
+    df = _frame(_writes("zarrs", SKEWED))
+    fig = plots.write_gbps_vs_size(df)
+    line = next(ln for ln in fig.axes[0].get_lines() if len(ln.get_ydata()) == 1 and ln.get_marker() == "o")
+    assert line.get_ydata()[0] == pytest.approx(np.median([0.1 / t for t in SKEWED]))
+    assert "median" in fig.axes[0].get_ylabel()
+    plt.close(fig)
+
+
+def test_amdahl_needs_three_thread_counts():
+    two = _threads({1: [1.0, 1.02, 0.98], 2: [0.6, 0.61, 0.59]})
+    table = pt.amdahl_table(two)
+    assert table["serial fraction"].isna().all()
+    assert "2 distinct thread count(s) up to the 8 cores" in table["reason"].iloc[0]
+    assert "No Amdahl fit for zarrs write" in pt.conclude_threads(two)
+    fig = pt.plot_speedup(two)  # the curve is still drawn
+    assert fig.axes[0].get_lines() and "no Amdahl fit" in fig.axes[0].get_title()
+    plt.close(fig)
+
+    times = {p: [0.2 + 0.8 / p] * 3 for p in (1, 2, 4, 16)}
+    table = pt.amdahl_table(_threads(times))
+    assert table["serial fraction"].iloc[0] == pytest.approx(0.2, abs=1e-6)
+    assert table["threads fitted"].iloc[0] == "1,2,4" and table["reason"].iloc[0] == ""
+    # 16 threads lie above the 8 cores and are left out; with 2 cores only 1 and 2 remain: no fit
+    assert pt.amdahl_table(_threads(times, cores=2))["serial fraction"].isna().all()
+
+
+def test_thread_figures_draw_the_median_with_its_interval():
+    df = _threads({1: SKEWED, 2: [0.6, 0.61, 0.59]})
+    summary = pt.thread_summary(df)
+    one = summary[summary["threads"] == 1].iloc[0]
+    assert one["median_s"] == pytest.approx(np.median(SKEWED)) and one["n"] == 6
+    assert one["ci_lo_s"] <= one["median_s"] <= one["ci_hi_s"]
+    fig = pt.plot_time_vs_threads(df)
+    line = next(ln for ln in fig.axes[0].get_lines() if len(ln.get_ydata()) == 2)
+    assert line.get_ydata()[0] == pytest.approx(np.median(SKEWED))
+    assert "median" in fig.axes[0].get_ylabel()
+    plt.close(fig)
+
+
+def test_thread_conclusion_ranks_stores_only_on_the_same_codec():
+    def run(codec_b: str) -> str:
+        rows = [{"suite": "threads", "backend": b, "operation": "write", "iteration": i, "threads": 1, "codec": c,
+                 "nbytes": 100 * MB, "elapsed_s": t, "cores": 8}
+                for b, c, ts in (("a", "zstd:3", [1.0, 1.01, 0.99]), ("b", codec_b, [2.0, 2.01, 1.99]))
+                for i, t in enumerate(ts)]
+        return pt.conclude_threads(_frame(rows))
+
+    assert "not ranked" in run("lz4") and "ahead of" not in run("lz4")
+    assert "ahead of the next, b" in run("zstd:3")

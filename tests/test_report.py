@@ -1,0 +1,115 @@
+"""Tables and conclusions of the writer chapter from synthetic records: medians, intervals, like for like."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks_lib import report
+from benchmarks_lib.records import SCHEMA_VERSION
+from benchmarks_lib.records import to_frame as _to_frame
+from benchmarks_lib.stats import median_ci
+
+MB = 10**6
+SKEWED = [1.0, 1.1, 1.2, 1.0, 1.05, 9.0]
+
+
+def _writes(backend: str, codec: str, times, nbytes: int = 100 * MB, fsync: bool = True, threads: int = 4,
+            **extra) -> list[dict]:
+    return [{"run_id": "r", "suite": "writers", "backend": backend, "test": "write", "operation": "total",
+             "iteration": i, "status": "ok", "codec": codec, "nbytes": nbytes, "elapsed_s": t, "fsync_included": fsync,
+             "threads_max": threads, "multiplier": nbytes // MB, "shape": [10, 100, 100], "memory_ratio": 0.1,
+             "bytes_on_disk": nbytes // 2, "inodes": 10, "verified": True, **extra} for i, t in enumerate(times)]
+
+
+def _ceiling() -> list[dict]:
+    return [{"run_id": "r", "suite": "writers", "backend": "ceiling", "operation": op, "iteration": i,
+             "status": "ok", "nbytes": 100 * MB, "elapsed_s": 0.05} for op in ("write_fsync", "write_nofsync")
+            for i in range(3)]
+
+
+def to_frame(rows: list[dict]) -> pd.DataFrame:
+    return _to_frame([{"schema_version": SCHEMA_VERSION, **r} for r in rows])
+
+
+FAST = [1.0, 1.01, 0.99, 1.02, 0.98]
+SLOW = [2.0, 2.01, 1.99, 2.02, 1.98]
+NOISY = [0.6, 3.0, 1.5, 2.5, 1.0]
+
+
+def test_summary_states_median_ci_and_n_not_mean():
+    df = to_frame(_ceiling() + _writes("zarr-python", "blosc-lz4:5:shuffle", SKEWED))
+    table = report.writers_summary(df)
+    cell = table.loc["bandwidth (GB/s, median [95% CI])", "zarr-python"]
+    gbps = [0.1 / t for t in SKEWED]
+    med, lo, hi, _ = median_ci(gbps)
+    assert cell == f"{med:.3g} [{lo:.3g}, {hi:.3g}] (n=6)"
+    assert f"{np.mean(gbps):.3g}" not in cell
+    assert not any("mean" in str(i) for i in table.index)
+    assert table.loc["shuffle", "zarr-python"] == "shuffle"
+    assert "thread" in table.loc["threads", "zarr-python"]
+
+
+def test_summary_compares_the_size_every_backend_finished():
+    df = to_frame(_writes("a", "lz4", FAST, nbytes=100 * MB) + _writes("a", "lz4", FAST, nbytes=400 * MB)
+                  + _writes("b", "lz4", SLOW, nbytes=100 * MB))
+    table = report.writers_summary(df)
+    assert table.loc["size (MB)", "a"] == table.loc["size (MB)", "b"] == "100.0"
+
+
+def test_conclusion_refuses_to_rank_different_codecs_and_names_raw_the_baseline():
+    df = to_frame(_ceiling() + _writes("raw", "none", FAST, threads=1) + _writes("wkw", "lz4", SLOW, threads=1)
+                  + _writes("ome-writers:tensorstore", "blosc-lz4:5:bitshuffle", FAST)
+                  + _writes("h5py", "blosc-lz4:5:shuffle", SLOW, threads=1))
+    text = report.writers_conclusion(df)
+    assert "ahead" not in text and "fastest" not in text
+    assert text.count("not ranked") == 4  # three lone codecs and the baseline
+    assert "raw (uncompressed, not ranked)" in text
+    assert "codec `blosc-lz4:5:bitshuffle` (bitshuffle)" in text and "codec `lz4` (no shuffle)" in text
+    assert "1 thread(s)" in text or "up to 1 threads seen" in text
+
+
+def test_conclusion_ranks_only_separable_equals():
+    codec = "blosc-lz4:5:shuffle"
+    df = to_frame(_writes("a", codec, FAST) + _writes("b", codec, SLOW) + _writes("c", codec, NOISY))
+    text = report.writers_conclusion(df)
+    line = next(x for x in text.splitlines() if x.startswith("- **write**"))
+    assert line.index("- **write**") < line.index(" a ") < line.index(" c ") < line.index(" b ")
+    assert "not separable" in line  # a vs c and c vs b overlap
+    text = report.writers_conclusion(to_frame(_writes("a", codec, FAST) + _writes("b", codec, SLOW)))
+    assert "ahead (2.00x) of b" in text and "not separable" not in text.split("\n", 1)[1]
+
+
+def test_conclusion_keeps_sizes_and_fsync_apart():
+    codec = "lz4"
+    df = to_frame(_writes("a", codec, FAST, nbytes=100 * MB) + _writes("a", codec, FAST, nbytes=400 * MB)
+                  + _writes("b", codec, SLOW, nbytes=100 * MB) + _writes("c", codec, FAST, fsync=False))
+    lines = [x for x in report.writers_conclusion(df).splitlines() if x.startswith("- **write**")]
+    assert len(lines) == 2
+    synced = next(x for x in lines if "fsync included" in x)
+    assert "100 MB" in synced and "ahead" in synced and " c " not in synced
+    unsynced = next(x for x in lines if "no fsync" in x)
+    assert " c " in unsynced and "not ranked" in unsynced
+
+
+def test_always_sharded_writer_is_labelled():
+    df = to_frame(_writes("acquire-zarr", "blosc-lz4:5:shuffle", FAST))
+    assert "one chunk per shard" in report.writers_summary(df).loc["note", "acquire-zarr"]
+    rows = pd.DataFrame({"backend": ["acquire-zarr", "acquire-zarr", "zarr-python"],
+                         "layout": ["unsharded 64", "sharded 128/32", "unsharded 64"]})
+    assert report.label_layouts(rows)["layout"].tolist() == ["unsharded 64 (1 chunk per shard)", "sharded 128/32",
+                                                             "unsharded 64"]
+
+
+@pytest.mark.parametrize(("codec", "shuffle"), [("blosc-zstd:3:bitshuffle", "bitshuffle"), ("blosc-lz4:5:noshuffle",
+                         "no shuffle"), ("blosc-lz4", "shuffle"), ("zstd:3", "no shuffle"), (None, "no shuffle")])
+def test_shuffle_of(codec, shuffle):
+    assert report.shuffle_of(codec) == shuffle
+
+
+def test_generic_summary_does_not_pool_codecs():
+    df = to_frame(_writes("a", "lz4", FAST) + _writes("a", "zstd:3", SLOW))
+    out = report.generic_summary(df)
+    assert len(out) == 2 and set(out["codec"]) == {"lz4", "zstd:3"}
+    assert (out["95% CI lo s"] <= out["median s"]).all() and (out["n"] == 5).all()
