@@ -1,15 +1,18 @@
 """The machine's own ceiling, measured in the same run as the contenders.
 
-Raw sequential write of the same number of bytes (plain buffered file I/O, with and without
-fsync), a cold sequential read of that file (page cache evicted and verified), a warm read,
-and memcpy bandwidth. Every throughput in the book is also shown as a fraction of these.
-An optional cross-check runs ``fio`` on the same file size.
+Raw sequential write of the same number of bytes into a file that does not exist yet (the
+last one is removed off the clock): ``write_nofsync`` ends at close, ``write_fsync`` ends
+with the suites' own fsync policy, one ``syncfs`` of the store (``measure.sync_store``), so
+that a contender's write with fsync is divided by a ceiling that paid the same flush. Then
+a cold sequential read of that file (``cold`` only when the eviction and the read's disk
+bytes prove it, else ``cold_unverified``), a warm read, and memcpy bandwidth. Every
+throughput in the book is also shown as a fraction of these. An optional cross-check runs
+``fio`` on the same file size.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -17,9 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .measure import evict_page_cache, measure
+from .measure import SYNC_METHOD, cold_read_state, disk_usage, evict_page_cache, measure, sync_store
 from .specs import parse_size
 from .suites import Case, CaseContext, Suite
+from .suites.common import remove_output
 
 BLOCK = 8 * 2**20
 CEILING_OPERATIONS = ("write_nofsync", "write_fsync", "read_cold", "read_warm", "memcpy")
@@ -31,14 +35,15 @@ def write_buffer(nbytes: int) -> np.ndarray:
 
 
 def raw_write(path: Path, nbytes: int, buf: np.ndarray, *, fsync: bool) -> None:
+    """Write ``nbytes`` (``buf`` repeated) to a new file; with ``fsync``, one syncfs after the close."""
     left = nbytes
-    with open(path, "wb", buffering=0) as f:
+    with open(path, "xb", buffering=0) as f:  # "x": a timed write never starts on an old file
         while left > 0:
             n = min(left, buf.size)
             f.write(buf[:n].data)
             left -= n
-        if fsync:
-            os.fsync(f.fileno())
+    if fsync:
+        sync_store(path)
 
 
 def raw_read(path: Path) -> int:
@@ -85,18 +90,28 @@ def run_ceiling(case: Case, ctx: CaseContext) -> list[dict]:
                 }
             )
 
+    def write(fsync: bool):
+        remove_output(path)  # off the clock: every timed write creates its file
+        return measure(lambda: raw_write(path, nbytes, buf, fsync=fsync))
+
     buf = write_buffer(nbytes)
+    no_sync = {"fsync_included": False, "writer_fsyncs": False, "sync_method": "none"}
+    with_sync = {"fsync_included": True, "writer_fsyncs": False, "sync_method": SYNC_METHOD}
     for i in range(ctx.warmups + ctx.iterations):
-        path.unlink(missing_ok=True)  # a new file each time, like a writer's new store
-        record("write_nofsync", i, measure(lambda: raw_write(path, nbytes, buf, fsync=False)), fsync_included=False)
-        path.unlink(missing_ok=True)
-        record("write_fsync", i, measure(lambda: raw_write(path, nbytes, buf, fsync=True)), fsync_included=True)
+        record("write_nofsync", i, write(fsync=False), **no_sync)
+        record("write_fsync", i, write(fsync=True), **with_sync)
+        on_disk = disk_usage(path).allocated_bytes
         report = evict_page_cache(path)
-        record("read_cold", i, measure(lambda: raw_read(path)), cache_state="cold", verified=report.verified)
-        record("read_warm", i, measure(lambda: raw_read(path)), cache_state="warm")
+        cold = measure(lambda: raw_read(path))
+        io_read = cold.io.read_bytes if cold.io is not None else None
+        record("read_cold", i, cold, cache_state=cold_read_state(report, io_read, on_disk), **report.as_row(),
+               verified=cold.value == nbytes)
+        warm = measure(lambda: raw_read(path))
+        record("read_warm", i, warm, cache_state="warm", verified=warm.value == nbytes)
         buffers = memcpy_buffers(nbytes)
         record("memcpy", i, measure(lambda b=buffers: memcpy(nbytes, *b)))
         del buffers
+    remove_output(path)
     return rows
 
 
