@@ -25,6 +25,7 @@ MODULES = {"zvtk": "zvtk", "vtu": "pyvista", "zarr-python": "zarr", "tensorstore
 AVAILABLE = {c for c, m in MODULES.items() if importlib.util.find_spec(m)}
 
 TINY = {
+    "mesh_backends": ["zvtk", "vtu"], "array_backends": ["zarr-python", "tensorstore", "numcodecs"],
     "mesh_n": 5, "levels": [-5, 3], "vtu_compressors": ["none", "zlib"], "datasets": ["em_like", "labels"],
     "dims": "z:4:2,y:32:16,x:32:16", "codecs": ["lz4", "zstd:1", "gzip:1", "blosc-lz4:5:shuffle"], "threads": 2,
     "time_cap_s": 5, "seed": 1,
@@ -284,6 +285,8 @@ def test_the_ceiling_labels_its_rows(tmp_path: Path):
     ({"time_cap_s": True}, "time_cap_s True"),
     ({"mesh_n": 2.5}, "mesh_n 2.5"),
     ({"points_per_case": "many"}, "points_per_case"),
+    ({"generate_bytes": "lots"}, "lots"),
+    ({"generate_bytes": [1]}, "generate_bytes"),
 ])
 def test_bad_parameters_are_refused_in_one_line(params: dict, message: str):
     with pytest.raises(SpecError, match=message) as info:
@@ -300,14 +303,32 @@ def test_a_single_codec_string_is_a_one_item_list():
 
 
 def test_profiles_build_and_group_points():
-    for profile in ("quick", "standard", "seed"):
+    for profile in ("standard", "seed"):
         cases = build_cases({}, profile)
         assert {c.backend for c in cases} == {"zvtk", "vtu", "zarr-python", "tensorstore", "numcodecs"}
+    # quick: few, big points on disk (the codecs alone in memory last a few ms at its sizes)
+    assert {c.backend for c in build_cases({}, "quick")} == {"zvtk", "vtu", "zarr-python", "tensorstore"}
     seed = build_cases({}, "seed")
     levels = [lvl for c in seed if c.backend == "zvtk" for lvl in c.params["levels"]]
     assert levels == list(range(-22, 23))
     assert all(c.params["mesh_n"] == 127 and c.params["threads"] == 8 for c in seed if c.backend == "zvtk")
     assert len([c for c in build_cases({}, "quick") if c.backend == "zvtk"]) == 1
+
+
+def test_data_beyond_generate_bytes_is_whole_chunks_repeated():
+    from benchmarks_lib.datasets import Dataset
+    from benchmarks_lib.suites.compression import suite_data
+
+    dataset = Dataset("microscopy", (10, 16, 16), seed=1)
+    full, tiled = suite_data(dataset, (2, 8, 8), None)
+    assert not tiled and full.shape == (10, 16, 16)
+    data, tiled = suite_data(dataset, (2, 8, 8), 4 * 16 * 16 * 2)  # room for 4 planes: 2 chunks of 2
+    assert tiled and data.shape == (10, 16, 16) and data.flags.c_contiguous
+    assert np.array_equal(data[:4], full[:4]) and np.array_equal(data[4:8], full[:4])
+    assert np.array_equal(data[8:], full[:2])
+    small, tiled = suite_data(dataset, (2, 8, 8), 1)  # less than one chunk: one chunk's planes
+    assert tiled and np.array_equal(small[2:4], full[:2])
+    assert not suite_data(dataset, (2, 8, 8), 10**9)[1]
 
 
 # -- figures and conclusions ----------------------------------------------------------------

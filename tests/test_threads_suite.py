@@ -16,7 +16,8 @@ from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.threads import CONTENDERS, SUITE, build_cases, default_threads
 from benchmarks_lib.worker import finish_rows
 
-TINY = {"mesh_n": 5, "dims": "z:8:2,y:32:16,x:32:16", "threads": [1, 2], "time_cap_s": 5, "seed": 1}
+TINY = {"contenders": list(CONTENDERS), "mesh_n": 5, "dims": "z:8:2,y:32:16,x:32:16", "threads": [1, 2],
+        "time_cap_s": 5, "seed": 1}
 MODULES = {"zvtk": "zvtk", "tensorstore": "tensorstore", "zarr-python": "zarr", "zarrs": "zarrs", "blosc": "numcodecs",
            "acquire-zarr": "acquire_zarr"}
 #: contenders whose library is installed here (the others must be recorded as skips)
@@ -112,7 +113,10 @@ def test_quick_profile_counts_threads_up_to_the_cores(monkeypatch):
     from benchmarks_lib.suites import threads
 
     monkeypatch.setattr(threads, "usable_cores", lambda: 2)
-    assert sorted({c.params["threads"] for c in build_cases({}, "quick")}) == [1, 2]
+    quick = build_cases({}, "quick")
+    assert sorted({c.params["threads"] for c in quick}) == [1, 2]
+    assert "blosc" not in {c.backend for c in quick}  # in memory it lasts a few ms at quick sizes
+    assert {c.backend for c in build_cases({}, "standard")} == set(CONTENDERS)
 
 
 def test_threads_default_to_every_core_and_accept_more(monkeypatch):

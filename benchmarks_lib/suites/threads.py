@@ -42,11 +42,13 @@ from .compression import (
     missing_module,
     numcodecs_codec,
     parse_bool,
+    parse_generate_bytes,
     parse_ints,
     parse_names,
     parse_time_cap,
     skip_rows,
     split_chunks,
+    suite_data,
     usable_cores,
 )
 
@@ -55,22 +57,26 @@ ADAPTER_CONTENDERS = ("tensorstore", "zarr-python", "zarrs", "acquire-zarr")
 THREADS_SETTING = {"zvtk": "zvtk n_threads", "blosc": "numcodecs.blosc.set_nthreads"}
 MAX_THREADS = 4096
 
+#: quick: four contenders that write files (zarr-python is in the compression chapter's quick run;
+#: blosc in memory decodes a quick-sized array in a few ms), at sizes where every timed write and
+#: read lasts >= ~100 ms on a small machine, within ~40 s for 1..2 threads
+QUICK_CONTENDERS = ["zvtk", "tensorstore", "zarrs", "acquire-zarr"]
 PROFILES: dict[str, dict] = {
     "quick": {
-        "contenders": list(CONTENDERS), "threads": None, "mesh_n": 40, "level": 3,
-        "dataset": "microscopy", "dims": "z:16:8,y:512:256,x:1024:256", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "fsync": False, "time_cap_s": 1.0, "iterations": 2, "warmups": 1,
+        "contenders": QUICK_CONTENDERS, "threads": None, "mesh_n": 80, "level": 3,
+        "dataset": "microscopy", "dims": "z:80:16,y:1024:256,x:512:256", "codec": "blosc-zstd:3:shuffle",
+        "seed": 42, "fsync": False, "generate_bytes": "16MiB", "time_cap_s": 1.0, "iterations": 2, "warmups": 1,
     },
     "standard": {
         "contenders": list(CONTENDERS), "threads": None, "mesh_n": 127, "level": 3,
         "dataset": "microscopy", "dims": "z:128:16,y:1024:256,x:1024:256", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "fsync": False, "time_cap_s": 10.0, "iterations": 5, "warmups": 1,
+        "seed": 42, "fsync": False, "generate_bytes": None, "time_cap_s": 10.0, "iterations": 5, "warmups": 1,
     },
     # seed 002: the ~10 GB mesh (n=342), threads 1..8, 16, 24, level 3, 5 runs, 20 s cap
     "seed": {
         "contenders": list(CONTENDERS), "threads": [1, 2, 3, 4, 5, 6, 7, 8, 16, 24], "mesh_n": 342, "level": 3,
         "dataset": "microscopy", "dims": "z:256:16,y:2048:512,x:2048:512", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "fsync": False, "time_cap_s": 20.0, "iterations": 5, "warmups": 0,
+        "seed": 42, "fsync": False, "generate_bytes": None, "time_cap_s": 20.0, "iterations": 5, "warmups": 0,
     },
 }
 
@@ -114,7 +120,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
               "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}
     mesh = {"dataset": "tet_mesh", "mesh_n": parse_mesh_n(p["mesh_n"]), "level": level, "codec": f"zstd:{level}"}
-    arrays = {"dataset": dataset, "dims": str(dims), "codec": codec}
+    arrays = {"dataset": dataset, "dims": str(dims), "codec": codec,
+              "generate_bytes": parse_generate_bytes(p["generate_bytes"])}
     cases = []
     for contender in contenders:
         for n in threads:
@@ -167,7 +174,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
             reason = reason or unavailable_reason("zarr-python")
     if reason:
         return skip_rows(reason, columns, ops)
-    data = dataset.region(tuple(slice(0, n) for n in dims.shape))
+    data, columns["data_tiled"] = suite_data(dataset, dims.chunks, p.get("generate_bytes"))
     checksum = checksum_array(data)
     path = ctx.scratch / "store.zarr"
     if contender == "blosc":
