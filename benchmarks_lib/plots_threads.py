@@ -14,7 +14,7 @@ import pandas as pd
 import seaborn as sns
 
 from .plots import empty_figure, log_axis
-from .plots_compression import MB, SIDE, draw_ceilings
+from .plots_compression import MB, SIDE, draw_ceilings, write_ceiling_op
 from .report import failures, ok_rows
 
 
@@ -134,7 +134,7 @@ def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str,
         sns.lineplot(data=summary[summary["side"] == side], x="threads", y=y, hue="backend", marker="o",
                      palette=_palette(summary), ax=ax)
         if ceiling is not None:
-            draw_ceilings(ax, ceiling, ("write_nofsync",) if side == "write" else ("read_cold",), vertical=False)
+            draw_ceilings(ax, ceiling, (write_ceiling_op(df),) if side == "write" else ("read_cold",), vertical=False)
         _thread_axis(ax, summary["threads"], cores_of(df))
         log_axis(ax, "y")
         ax.set(xlabel="threads", ylabel=ylabel, title=title.format(side=side))

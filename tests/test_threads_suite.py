@@ -170,6 +170,12 @@ def test_the_fsync_policy_is_the_same_syncfs_for_every_contender(tmp_path):
     if "zarr-python" in AVAILABLE:
         assert methods["zarr-python"] == ("syncfs", True)
     assert methods["blosc"] == ("none", False)  # in memory: nothing to flush
+    # the figure's write ceiling follows the policy: the raw write that paid the same syncfs
+    from benchmarks_lib.plots_compression import write_ceiling_op
+
+    frame = pd.DataFrame(rows).assign(backend=lambda d: d["contender"])
+    assert write_ceiling_op(frame) == ("write_fsync" if "zarr-python" in AVAILABLE else "write_nofsync")
+    assert write_ceiling_op(frame.assign(sync_method="none")) == "write_nofsync"
 
 
 def test_a_codec_a_contender_lacks_is_a_skip_row(tmp_path):
