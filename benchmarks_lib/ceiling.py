@@ -13,6 +13,7 @@ throughput in the book is also shown as a fraction of these. An optional cross-c
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .measure import SYNC_METHOD, cold_read_state, disk_usage, evict_page_cache, measure, sync_store
+from .scratch import create_marked_dir, remove_tree
 from .specs import parse_size
 from .suites import Case, CaseContext, Suite
 from .suites.common import remove_output
@@ -137,14 +139,24 @@ def ceiling_case(nbytes: int) -> Case:
 def run_fio(directory: Path, nbytes: int, repeats: int = 3) -> dict[str, float]:
     """fio's sequential write (fsync at end) and cold read of ``nbytes``, in GB/s (median of repeats).
 
-    Needs the ``fio`` binary (Debian package ``fio``); raises FileNotFoundError otherwise.
+    fio works in a marked scratch directory it creates under ``directory`` (removed after), so
+    its file is deleted only by ``remove_output``. Needs the ``fio`` binary (Debian package
+    ``fio``); raises FileNotFoundError otherwise.
     """
     exe = shutil.which("fio")
     if exe is None:
         raise FileNotFoundError("fio is not installed (apt-get install fio)")
+    work = create_marked_dir(Path(directory) / f"fio-{os.getpid()}")
+    try:
+        return _run_fio_in(exe, work, nbytes, repeats)
+    finally:
+        remove_tree(work, work)
+
+
+def _run_fio_in(exe: str, work: Path, nbytes: int, repeats: int) -> dict[str, float]:
     common = [
         "--name=seq",
-        f"--directory={directory}",
+        f"--directory={work}",
         f"--size={nbytes}",
         "--bs=8M",
         "--ioengine=psync",
@@ -159,14 +171,13 @@ def run_fio(directory: Path, nbytes: int, repeats: int = 3) -> dict[str, float]:
         rates = []
         for _ in range(repeats):
             if op == "write_fsync":
-                (directory / "fio.bin").unlink(missing_ok=True)
+                remove_output(work / "fio.bin")
             result = subprocess.run([exe, *common, *extra], capture_output=True, text=True, check=True, timeout=600)
             job = json.loads(result.stdout)["jobs"][0]
             if op == "write_fsync":  # job_runtime (ms) includes the final fsync; the write runtime does not
                 rates.append(job["write"]["io_bytes"] / (job["job_runtime"] / 1000) / 1e9)
             else:
                 rates.append(job["read"]["bw_bytes"] / 1e9)
-            evict_page_cache(directory / "fio.bin")
+            evict_page_cache(work / "fio.bin")
         out[op] = statistics.median(rates)
-    (directory / "fio.bin").unlink(missing_ok=True)
     return out
