@@ -90,6 +90,7 @@ def test_amdahl_speedup_curve():
     ({"contenders": 5}, "contenders 5"),
     ({"contenders": "zvtk,numpy"}, "numpy"),
     ({"level": [3]}, "not a list"),
+    ({"level": "3,5"}, "not a list"),
     ({"level": "high"}, "level 'high'"),
     ({"codec": ["zstd:3"]}, "one codec string"),
     ({"dataset": ["microscopy"]}, "dataset \\['microscopy'\\]"),

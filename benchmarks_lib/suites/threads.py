@@ -106,9 +106,11 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     p = with_defaults(params, profile, PROFILES, "threads")
     contenders = parse_names(p["contenders"], "contenders", CONTENDERS)
     threads = parse_threads_list(p["threads"])
-    if isinstance(p["level"], list | tuple):
+    levels = None if isinstance(p["level"], list | tuple) else parse_ints(p["level"], "level", minimum=-131072,
+                                                                          maximum=22)
+    if not levels or len(levels) != 1:
         raise SpecError(f"level {p['level']!r} must be one integer (-131072..22), not a list")
-    level = parse_ints(p["level"], "level", minimum=-131072, maximum=22)[0]
+    level = levels[0]
     dataset = parse_choice(p["dataset"], "dataset", DATASETS)
     dims = parse_dims(p["dims"])
     if len(dims.dims) < 2:
