@@ -278,7 +278,7 @@ def test_the_ceiling_labels_its_rows(tmp_path: Path):
     ({"threads": True}, "threads True"),
     ({"levels": "x"}, "levels 'x'"),
     ({"levels": 3.5}, "levels 3.5"),
-    ({"levels": [True]}, "levels item True"),
+    ({"levels": [True]}, "levels True"),
     ({"datasets": 5}, "datasets 5"),
     ({"array_backends": [["zarr-python"]]}, "array_backends item"),
     ({"fsync": "yes"}, "fsync 'yes'"),
@@ -383,3 +383,15 @@ def test_conclusion_and_figures_from_a_tiny_run(tiny_run: pd.DataFrame):
                 pc.plot_pareto(tiny_run, ceiling), pc.plot_pareto(tiny_run, None, speed="read_mbps")):
         assert fig.axes
         plt.close(fig)
+
+
+@pytest.mark.parametrize("params", [{"codecs": 5}, {"codecs": [5]}, {"threads": "abc"}, {"threads": [2]},
+                                    {"levels": "x"}, {"levels": 3.5}, {"datasets": 5}, {"fsync": "yes"},
+                                    {"generate_bytes": [1]}])
+def test_a_wrong_type_names_the_value_and_what_is_allowed(params: dict):
+    with pytest.raises(SpecError) as info:
+        build_cases({**TINY, **params}, "quick")
+    message, value = str(info.value), next(iter(params.values()))
+    shown = [value, *value] if isinstance(value, list) else [value]  # the value, or the list item at fault
+    assert any(repr(v) in message or str(v) in message for v in shown)
+    assert any(word in message for word in ("allowed", "e.g.", "must be"))

@@ -85,7 +85,7 @@ def test_amdahl_speedup_curve():
     # wrong JSON types: refused in one line at build time, never iterated or coerced
     ({"threads": "abc"}, "threads 'abc'"),
     ({"threads": {"n": 2}}, "must be a list"),
-    ({"threads": [1.5]}, "threads item 1.5"),
+    ({"threads": [1.5]}, "threads 1.5"),
     ({"threads": True}, "threads True"),
     ({"contenders": 5}, "contenders 5"),
     ({"contenders": "zvtk,numpy"}, "numpy"),
@@ -205,3 +205,15 @@ def test_summary_and_conclusion_from_a_tiny_run(tiny_run: pd.DataFrame):
                 pt.plot_speedup(tiny_run)):
         assert fig.axes
         plt.close(fig)
+
+
+@pytest.mark.parametrize("params", [{"threads": "abc"}, {"threads": {"n": 2}}, {"threads": [1.5]},
+                                    {"contenders": 5}, {"level": [3]}, {"codec": ["zstd:3"]},
+                                    {"dataset": ["microscopy"]}, {"fsync": 1}])
+def test_a_wrong_type_names_the_value_and_what_is_allowed(params: dict):
+    with pytest.raises(SpecError) as info:
+        build_cases({**TINY, **params}, "quick")
+    message, value = str(info.value), next(iter(params.values()))
+    shown = [value, *value] if isinstance(value, list) else [value]  # the value, or the list item at fault
+    assert any(repr(v) in message or str(v) in message for v in shown)
+    assert any(word in message for word in ("allowed", "e.g.", "must be"))

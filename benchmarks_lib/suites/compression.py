@@ -394,10 +394,10 @@ def parse_ints(value: Any, what: str, *, minimum: int, maximum: int) -> list[int
         value = [value]
     items = parse_items(value, what, "[1, 3, 9]")
     for item in items:
-        if isinstance(item, bool) or not isinstance(item, int | str):
-            raise SpecError(f"{what} item {item!r} is not an integer; allowed {minimum}..{maximum}")
-    out = list(parse_int_list(items, what, minimum=minimum, maximum=maximum))
-    return out
+        if isinstance(item, bool) or not isinstance(item, int | str) or (
+                isinstance(item, str) and not item.strip().lstrip("+-").isdigit()):
+            raise SpecError(f"{what} {item!r} is not an integer; allowed {minimum}..{maximum}")
+    return list(parse_int_list(items, what, minimum=minimum, maximum=maximum))
 
 
 def parse_codecs(value: Any, what: str = "codecs") -> list[str]:
@@ -413,8 +413,9 @@ def parse_threads(value: Any, what: str = "threads") -> int:
     """One thread count (>= 1); None means every usable core."""
     if value is None:
         return usable_cores()
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise SpecError(f"{what} {value!r} must be one integer >= 1 (or null for every core)")
+    if isinstance(value, bool) or not isinstance(value, int | str) or (
+            isinstance(value, str) and not value.strip().isdigit()):
+        raise SpecError(f"{what} {value!r} must be one integer, 1..4096 (or null for every core)")
     return parse_count(value, what, minimum=1, maximum=4096)
 
 
