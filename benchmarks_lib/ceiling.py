@@ -1,9 +1,13 @@
 """The machine's own ceiling, measured in the same run as the contenders.
 
-Raw sequential write of the same number of bytes (plain buffered file I/O, with and without
-fsync), a cold sequential read of that file (page cache evicted and verified), a warm read,
-and memcpy bandwidth. Every throughput in the book is also shown as a fraction of these.
-An optional cross-check runs ``fio`` on the same file size.
+Raw sequential write of the same number of bytes into a file that does not exist yet (the
+last one is removed off the clock): ``write_nofsync`` ends at close, ``write_fsync`` ends
+with the suites' own fsync policy, one ``syncfs`` of the store (``measure.sync_store``), so
+that a contender's write with fsync is divided by a ceiling that paid the same flush. Then
+a cold sequential read of that file (``cold`` only when the eviction and the read's disk
+bytes prove it, else ``cold_unverified``), a warm read, and memcpy bandwidth. Every
+throughput in the book is also shown as a fraction of these. An optional cross-check runs
+``fio`` on the same file size.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .measure import evict_page_cache, measure
+from .measure import SYNC_METHOD, cold_read_state, disk_usage, evict_page_cache, measure, sync_store
+from .scratch import create_marked_dir, remove_tree
 from .specs import parse_size
 from .suites import Case, CaseContext, Suite
+from .suites.common import remove_output
 
 BLOCK = 8 * 2**20
 CEILING_OPERATIONS = ("write_nofsync", "write_fsync", "read_cold", "read_warm", "memcpy")
@@ -31,14 +37,15 @@ def write_buffer(nbytes: int) -> np.ndarray:
 
 
 def raw_write(path: Path, nbytes: int, buf: np.ndarray, *, fsync: bool) -> None:
+    """Write ``nbytes`` (``buf`` repeated) to a new file; with ``fsync``, one syncfs after the close."""
     left = nbytes
-    with open(path, "wb", buffering=0) as f:
+    with open(path, "xb", buffering=0) as f:  # "x": a timed write never starts on an old file
         while left > 0:
             n = min(left, buf.size)
             f.write(buf[:n].data)
             left -= n
-        if fsync:
-            os.fsync(f.fileno())
+    if fsync:
+        sync_store(path)
 
 
 def raw_read(path: Path) -> int:
@@ -85,18 +92,28 @@ def run_ceiling(case: Case, ctx: CaseContext) -> list[dict]:
                 }
             )
 
+    def write(fsync: bool):
+        remove_output(path)  # off the clock: every timed write creates its file
+        return measure(lambda: raw_write(path, nbytes, buf, fsync=fsync))
+
     buf = write_buffer(nbytes)
+    no_sync = {"fsync_included": False, "writer_fsyncs": False, "sync_method": "none"}
+    with_sync = {"fsync_included": True, "writer_fsyncs": False, "sync_method": SYNC_METHOD}
     for i in range(ctx.warmups + ctx.iterations):
-        path.unlink(missing_ok=True)  # a new file each time, like a writer's new store
-        record("write_nofsync", i, measure(lambda: raw_write(path, nbytes, buf, fsync=False)), fsync_included=False)
-        path.unlink(missing_ok=True)
-        record("write_fsync", i, measure(lambda: raw_write(path, nbytes, buf, fsync=True)), fsync_included=True)
+        record("write_nofsync", i, write(fsync=False), **no_sync)
+        record("write_fsync", i, write(fsync=True), **with_sync)
+        on_disk = disk_usage(path).allocated_bytes
         report = evict_page_cache(path)
-        record("read_cold", i, measure(lambda: raw_read(path)), cache_state="cold", verified=report.verified)
-        record("read_warm", i, measure(lambda: raw_read(path)), cache_state="warm")
+        cold = measure(lambda: raw_read(path))
+        io_read = cold.io.read_bytes if cold.io is not None else None
+        record("read_cold", i, cold, cache_state=cold_read_state(report, io_read, on_disk), **report.as_row(),
+               verified=cold.value == nbytes)
+        warm = measure(lambda: raw_read(path))
+        record("read_warm", i, warm, cache_state="warm", verified=warm.value == nbytes)
         buffers = memcpy_buffers(nbytes)
         record("memcpy", i, measure(lambda b=buffers: memcpy(nbytes, *b)))
         del buffers
+    remove_output(path)
     return rows
 
 
@@ -122,14 +139,24 @@ def ceiling_case(nbytes: int) -> Case:
 def run_fio(directory: Path, nbytes: int, repeats: int = 3) -> dict[str, float]:
     """fio's sequential write (fsync at end) and cold read of ``nbytes``, in GB/s (median of repeats).
 
-    Needs the ``fio`` binary (Debian package ``fio``); raises FileNotFoundError otherwise.
+    fio works in a marked scratch directory it creates under ``directory`` (removed after), so
+    its file is deleted only by ``remove_output``. Needs the ``fio`` binary (Debian package
+    ``fio``); raises FileNotFoundError otherwise.
     """
     exe = shutil.which("fio")
     if exe is None:
         raise FileNotFoundError("fio is not installed (apt-get install fio)")
+    work = create_marked_dir(Path(directory) / f"fio-{os.getpid()}")
+    try:
+        return _run_fio_in(exe, work, nbytes, repeats)
+    finally:
+        remove_tree(work, work)
+
+
+def _run_fio_in(exe: str, work: Path, nbytes: int, repeats: int) -> dict[str, float]:
     common = [
         "--name=seq",
-        f"--directory={directory}",
+        f"--directory={work}",
         f"--size={nbytes}",
         "--bs=8M",
         "--ioengine=psync",
@@ -144,14 +171,13 @@ def run_fio(directory: Path, nbytes: int, repeats: int = 3) -> dict[str, float]:
         rates = []
         for _ in range(repeats):
             if op == "write_fsync":
-                (directory / "fio.bin").unlink(missing_ok=True)
+                remove_output(work / "fio.bin")
             result = subprocess.run([exe, *common, *extra], capture_output=True, text=True, check=True, timeout=600)
             job = json.loads(result.stdout)["jobs"][0]
             if op == "write_fsync":  # job_runtime (ms) includes the final fsync; the write runtime does not
                 rates.append(job["write"]["io_bytes"] / (job["job_runtime"] / 1000) / 1e9)
             else:
                 rates.append(job["read"]["bw_bytes"] / 1e9)
-            evict_page_cache(directory / "fio.bin")
+            evict_page_cache(work / "fio.bin")
         out[op] = statistics.median(rates)
-    (directory / "fio.bin").unlink(missing_ok=True)
     return out

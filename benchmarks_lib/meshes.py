@@ -43,8 +43,10 @@ def mesh_nbytes_estimate(n: int) -> int:
 
 
 def parse_mesh_n(value: Any) -> int:
-    """The mesh edge length in points (>= 2)."""
+    """The mesh edge length in points (>= 2): an integer or its decimal string, nothing else."""
     try:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise TypeError(value)
         n = int(value)
     except (TypeError, ValueError):
         raise SpecError(f"mesh_n {value!r} is not an integer; give the edge in points, e.g. 127 (~531 MB)") from None
@@ -115,7 +117,11 @@ def mesh_mismatch(expected: pv.UnstructuredGrid, actual: Any) -> str | None:
 
 # -- formats ------------------------------------------------------------------------------
 def write_zvtk(mesh: pv.UnstructuredGrid, path: Path, *, level: int = 3, threads: int | None = None) -> None:
-    """zvtk.write with an explicit zstd level and thread count (zvtk's ``n_threads``)."""
+    """zvtk.write with an explicit zstd level and thread count (zvtk's ``n_threads``).
+
+    Writing over an existing file would make the write truncate (free) the old one on the
+    clock: a timed caller removes the last output first (``RoundTrip.clear``).
+    """
     import zvtk
 
     zvtk.write(mesh, path, level=level, n_threads=threads)
@@ -128,7 +134,10 @@ def read_zvtk(path: Path, *, threads: int | None = None) -> pv.UnstructuredGrid:
 
 
 def write_vtu(mesh: pv.UnstructuredGrid, path: Path, *, compressor: str = "zlib") -> None:
-    """The VTK XML writer via pyvista's ``save`` (binary, the compressor's default level)."""
+    """The VTK XML writer via pyvista's ``save`` (binary, the compressor's default level).
+
+    Like :func:`write_zvtk`, give it a path that does not exist when timing it.
+    """
     mesh.save(path, binary=True, compression=None if compressor == "none" else compressor)
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 import seaborn as sns
 
 from .plots import CI95, WHISKERS, empty_figure, log_axis
-from .plots_compression import MB, SIDE, draw_ceilings
+from .plots_compression import MB, SIDE, draw_ceilings, write_ceiling_op
 from .report import failures, ok_rows
 from .stats import rankable, summarize
 
@@ -166,7 +166,7 @@ def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str,
         sns.lineplot(data=rows[rows["side"] == side], estimator="median", **CI95, x="threads", y=y, hue="backend",
                      marker="o", palette=_palette(rows), ax=ax)
         if ceiling is not None:
-            draw_ceilings(ax, ceiling, ("write_nofsync",) if side == "write" else ("read_cold",), vertical=False)
+            draw_ceilings(ax, ceiling, (write_ceiling_op(df),) if side == "write" else ("read_cold",), vertical=False)
         _thread_axis(ax, rows["threads"], cores_of(df))
         log_axis(ax, "y")
         ax.set(xlabel="threads", ylabel=ylabel, title=title.format(side=side))

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from benchmarks_lib.records import to_frame
+from benchmarks_lib.scratch import create_marked_dir
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.compression import SUITE, RoundTrip, build_cases, measure_round_trips
@@ -24,6 +25,7 @@ MODULES = {"zvtk": "zvtk", "vtu": "pyvista", "zarr-python": "zarr", "tensorstore
 AVAILABLE = {c for c, m in MODULES.items() if importlib.util.find_spec(m)}
 
 TINY = {
+    "mesh_backends": ["zvtk", "vtu"], "array_backends": ["zarr-python", "tensorstore", "numcodecs"],
     "mesh_n": 5, "levels": [-5, 3], "vtu_compressors": ["none", "zlib"], "datasets": ["em_like", "labels"],
     "dims": "z:4:2,y:32:16,x:32:16", "codecs": ["lz4", "zstd:1", "gzip:1", "blosc-lz4:5:shuffle"], "threads": 2,
     "time_cap_s": 5, "seed": 1,
@@ -35,9 +37,9 @@ def tiny_run(tmp_path_factory) -> pd.DataFrame:
     """Every case of a tiny sweep, run in-process (1 iteration, no warm-up), as a records frame."""
     rows = []
     for case in build_cases(TINY, "quick"):
-        scratch = tmp_path_factory.mktemp(case.backend)
+        scratch = create_marked_dir(tmp_path_factory.mktemp(case.backend) / "scratch")
         out = SUITE.run_case(case, CaseContext(scratch=scratch, iterations=1, warmups=0, profile="quick"))
-        assert not list(scratch.iterdir()), f"{case.backend} left files behind"
+        assert [p.name for p in scratch.iterdir()] == [".iobench-scratch"], f"{case.backend} left files behind"
         rows += finish_rows(out, case, {"run_id": "test", "machine": "test", "profile": "quick"})
     return to_frame(rows)
 
@@ -113,6 +115,11 @@ def test_tiny_sweep_round_trips_are_verified(tiny_run: pd.DataFrame):
     assert (ok["elapsed_s"] > 0).all() and (ok["compression_ratio"] > 0).all()
     reads = ok[ok["operation"] == "read"]
     assert (reads["cache_state"] == "cold").all() and reads["eviction_verified"].all()
+    assert (reads["io_read_bytes"] > 0).all() and reads["resident_bytes_before_read"].notna().all()
+    writes = ok[ok["operation"].isin(["write", "encode"])]
+    # the suite's policy here is no fsync, and none of these writers fsyncs by itself
+    assert not writes["fsync_included"].any() and set(writes["sync_method"]) == {"none"}
+    assert writes["fsync_comparable"].all() and not writes["writer_fsyncs"].any()
     zvtk = ok[ok["backend"] == "zvtk"]
     assert sorted(zvtk["level"].unique()) == [-5, 3] and set(zvtk["codec"]) == {"zstd:-5", "zstd:3"}
     labels = ok[(ok["dataset"] == "labels") & (ok["backend"] == "numcodecs") & (ok["codec"] == "zstd:1")]
@@ -139,6 +146,113 @@ def test_time_cap_stops_repeating_a_point():
     assert len(rows) == 2 and rows[0]["compression_ratio"] == 2
 
 
+def _events_round_trip(scratch: Path, events: list, monkeypatch, *, writer_fsyncs: bool = False) -> RoundTrip:
+    """A file round trip that logs clear / enter / write / sync / exit, so the order can be checked."""
+    from contextlib import contextmanager
+
+    from benchmarks_lib.suites import compression
+
+    real_timed = compression.timed
+
+    @contextmanager
+    def logged_timed(**kwargs):
+        events.append("enter")
+        with real_timed(**kwargs) as region:
+            yield region
+        events.append("exit")
+
+    monkeypatch.setattr(compression, "timed", logged_timed)
+    monkeypatch.setattr(compression, "sync_store", lambda path: events.append("sync"))
+    path = scratch / "out.bin"
+
+    def write() -> None:
+        events.append("write on an old file" if path.exists() else "write")
+        path.write_bytes(b"x" * 8192)
+
+    return RoundTrip(write=write, read=lambda: path.read_bytes(), verify=lambda got: None,
+                     stored_bytes=lambda: path.stat().st_size, files=lambda: [path], path=path,
+                     reset=lambda: events.append("clear"), writer_fsyncs=writer_fsyncs)
+
+
+def test_old_output_is_removed_off_the_clock_and_syncfs_is_on_it(tmp_path: Path, monkeypatch):
+    events: list[str] = []
+    rt = _events_round_trip(create_marked_dir(tmp_path / "scratch"), events, monkeypatch)
+    rows = measure_round_trips(rt, iterations=3, warmups=1, time_cap_s=60, nbytes=8192, columns={}, fsync=True)
+    # 1 warm-up + 3 rounds, each: clear (off the clock), then write + syncfs in one timed region
+    assert events.count("write") == 4 and "write on an old file" not in events
+    starts = [i for i, e in enumerate(events) if e == "clear"]
+    assert len(starts) == 4
+    for start in starts:
+        assert events[start:start + 5] == ["clear", "enter", "write", "sync", "exit"]
+    write_rows = [r for r in rows if r["operation"] == "write"]
+    assert len(write_rows) == 3
+    assert all(r["fsync_included"] and r["sync_method"] == "syncfs" and r["fsync_comparable"] for r in write_rows)
+
+
+@pytest.mark.parametrize(("fsync", "writer", "included", "method"), [
+    (False, False, False, "none"), (True, False, True, "syncfs"),
+    (False, True, True, "writer"), (True, True, True, "syncfs+writer"),
+])
+def test_write_rows_say_what_their_time_includes(tmp_path: Path, monkeypatch, fsync, writer, included, method):
+    rt = _events_round_trip(create_marked_dir(tmp_path / "scratch"), [], monkeypatch, writer_fsyncs=writer)
+    rows = measure_round_trips(rt, iterations=1, warmups=0, time_cap_s=60, nbytes=8192, columns={}, fsync=fsync)
+    write = next(r for r in rows if r["operation"] == "write")
+    assert (write["fsync_included"], write["writer_fsyncs"], write["sync_method"]) == (included, writer, method)
+    assert write["fsync_comparable"] is (not writer)
+
+
+def test_a_failed_eviction_is_labelled_cold_unverified(tmp_path: Path, monkeypatch):
+    from benchmarks_lib.measure import EvictionReport
+    from benchmarks_lib.suites import compression
+
+    monkeypatch.setattr(compression, "evict_page_cache",
+                        lambda files: EvictionReport(1, 8192, resident_bytes_after=8192, dropped_caches=False))
+    rt = _events_round_trip(create_marked_dir(tmp_path / "scratch"), [], monkeypatch)
+    rows = measure_round_trips(rt, iterations=1, warmups=0, time_cap_s=60, nbytes=8192, columns={})
+    read = next(r for r in rows if r["operation"] == "read")
+    assert read["cache_state"] == "cold_unverified"
+    assert read["eviction_verified"] is False and read["resident_bytes_before_read"] == 8192
+
+
+def test_the_suite_writes_zvtk_and_zarr_on_paths_that_do_not_exist(tmp_path: Path, monkeypatch):
+    """The writers' own overwrite (zarr-python overwrite=True, zvtk truncation) must never run on the clock."""
+    from benchmarks_lib import meshes
+    from benchmarks_lib.adapters import adapter_class
+
+    seen: list[tuple[str, bool]] = []
+    real_zvtk = meshes.write_zvtk
+    monkeypatch.setattr(meshes, "write_zvtk",
+                        lambda mesh, path, **kw: (seen.append(("zvtk", path.exists())), real_zvtk(mesh, path, **kw)))
+    cls = adapter_class("zarr-python")
+    real_create = cls.create
+    monkeypatch.setattr(cls, "create",
+                        lambda self, path, spec, **kw: (seen.append(("zarr", path.exists())),
+                                                        real_create(self, path, spec, **kw)))
+    params = {**TINY, "levels": [3], "mesh_backends": ["zvtk"], "array_backends": ["zarr-python"],
+              "datasets": ["labels"], "codecs": ["zstd:1"]}
+    for case in build_cases(params, "quick"):
+        scratch = create_marked_dir(tmp_path / case.case_id)
+        rows = SUITE.run_case(case, CaseContext(scratch=scratch, iterations=2, warmups=1, profile="quick"))
+        assert {r["status"] for r in rows} == {"ok"}
+    assert sorted(set(seen)) == [("zarr", False), ("zvtk", False)] and len(seen) == 6
+
+
+def test_the_ceiling_labels_its_rows(tmp_path: Path):
+    from benchmarks_lib.ceiling import ceiling_case, run_ceiling
+
+    scratch = create_marked_dir(tmp_path / "scratch")
+    rows = run_ceiling(ceiling_case(2 * 2**20), CaseContext(scratch=scratch, iterations=2, warmups=1, profile="quick"))
+    by_op = {r["operation"]: r for r in rows}
+    assert [r["operation"] for r in rows].count("read_cold") == 2
+    assert by_op["write_fsync"]["sync_method"] == "syncfs" and by_op["write_fsync"]["fsync_included"]
+    assert by_op["write_nofsync"]["sync_method"] == "none" and not by_op["write_nofsync"]["fsync_included"]
+    cold = by_op["read_cold"]
+    assert cold["cache_state"] in ("cold", "cold_unverified") and cold["verified"]
+    assert cold["cache_state"] == ("cold" if cold["eviction_verified"] else "cold_unverified")
+    assert {"resident_bytes_before_read", "evicted_bytes", "drop_caches"} <= set(cold)
+    assert [p.name for p in scratch.iterdir()] == [".iobench-scratch"]
+
+
 @pytest.mark.parametrize(("params", "message"), [
     ({"levels": [23]}, "23"),
     ({"levels": [-200000]}, "-200000"),
@@ -155,6 +269,24 @@ def test_time_cap_stops_repeating_a_point():
     ({"dims": "z:4:8"}, "chunk 8"),
     ({"colour": "red"}, "colour"),
     ({"mesh_backends": [], "array_backends": []}, "nothing to measure"),
+    # wrong JSON types: refused in one line, never iterated or coerced
+    ({"codecs": 5}, "codecs 5 must be a list"),
+    ({"codecs": {"zstd": 1}}, "must be a list"),
+    ({"codecs": [5]}, "codecs item 5"),
+    ({"threads": "abc"}, "threads 'abc'"),
+    ({"threads": [2]}, "threads \\[2\\]"),
+    ({"threads": True}, "threads True"),
+    ({"levels": "x"}, "levels 'x'"),
+    ({"levels": 3.5}, "levels 3.5"),
+    ({"levels": [True]}, "levels True"),
+    ({"datasets": 5}, "datasets 5"),
+    ({"array_backends": [["zarr-python"]]}, "array_backends item"),
+    ({"fsync": "yes"}, "fsync 'yes'"),
+    ({"time_cap_s": True}, "time_cap_s True"),
+    ({"mesh_n": 2.5}, "mesh_n 2.5"),
+    ({"points_per_case": "many"}, "points_per_case"),
+    ({"generate_bytes": "lots"}, "lots"),
+    ({"generate_bytes": [1]}, "generate_bytes"),
 ])
 def test_bad_parameters_are_refused_in_one_line(params: dict, message: str):
     with pytest.raises(SpecError, match=message) as info:
@@ -162,15 +294,41 @@ def test_bad_parameters_are_refused_in_one_line(params: dict, message: str):
     assert "\n" not in str(info.value)
 
 
+def test_a_single_codec_string_is_a_one_item_list():
+    cases = build_cases({**TINY, "mesh_backends": [], "array_backends": ["zarr-python"], "codecs": "lz4"}, "quick")
+    assert {codec for c in cases for _, codec in c.params["points"]} == {"lz4"}
+    cases = build_cases({**TINY, "mesh_backends": [], "array_backends": ["zarr-python"], "codecs": "zstd:1, lz4",
+                         "levels": 3}, "quick")
+    assert {codec for c in cases for _, codec in c.params["points"]} == {"zstd:1", "lz4"}
+
+
 def test_profiles_build_and_group_points():
-    for profile in ("quick", "standard", "seed"):
+    for profile in ("standard", "seed"):
         cases = build_cases({}, profile)
         assert {c.backend for c in cases} == {"zvtk", "vtu", "zarr-python", "tensorstore", "numcodecs"}
+    # quick: few, big points on disk (the codecs alone in memory last a few ms at its sizes)
+    assert {c.backend for c in build_cases({}, "quick")} == {"zvtk", "vtu", "zarr-python", "tensorstore"}
     seed = build_cases({}, "seed")
     levels = [lvl for c in seed if c.backend == "zvtk" for lvl in c.params["levels"]]
     assert levels == list(range(-22, 23))
     assert all(c.params["mesh_n"] == 127 and c.params["threads"] == 8 for c in seed if c.backend == "zvtk")
     assert len([c for c in build_cases({}, "quick") if c.backend == "zvtk"]) == 1
+
+
+def test_data_beyond_generate_bytes_is_whole_chunks_repeated():
+    from benchmarks_lib.datasets import Dataset
+    from benchmarks_lib.suites.compression import suite_data
+
+    dataset = Dataset("microscopy", (10, 16, 16), seed=1)
+    full, tiled = suite_data(dataset, (2, 8, 8), None)
+    assert not tiled and full.shape == (10, 16, 16)
+    data, tiled = suite_data(dataset, (2, 8, 8), 4 * 16 * 16 * 2)  # room for 4 planes: 2 chunks of 2
+    assert tiled and data.shape == (10, 16, 16) and data.flags.c_contiguous
+    assert np.array_equal(data[:4], full[:4]) and np.array_equal(data[4:8], full[:4])
+    assert np.array_equal(data[8:], full[:2])
+    small, tiled = suite_data(dataset, (2, 8, 8), 1)  # less than one chunk: one chunk's planes
+    assert tiled and np.array_equal(small[2:4], full[:2])
+    assert not suite_data(dataset, (2, 8, 8), 10**9)[1]
 
 
 # -- figures and conclusions ----------------------------------------------------------------
@@ -225,3 +383,15 @@ def test_conclusion_and_figures_from_a_tiny_run(tiny_run: pd.DataFrame):
                 pc.plot_pareto(tiny_run, ceiling), pc.plot_pareto(tiny_run, None, speed="read_mbps")):
         assert fig.axes
         plt.close(fig)
+
+
+@pytest.mark.parametrize("params", [{"codecs": 5}, {"codecs": [5]}, {"threads": "abc"}, {"threads": [2]},
+                                    {"levels": "x"}, {"levels": 3.5}, {"datasets": 5}, {"fsync": "yes"},
+                                    {"generate_bytes": [1]}])
+def test_a_wrong_type_names_the_value_and_what_is_allowed(params: dict):
+    with pytest.raises(SpecError) as info:
+        build_cases({**TINY, **params}, "quick")
+    message, value = str(info.value), next(iter(params.values()))
+    shown = [value, *value] if isinstance(value, list) else [value]  # the value, or the list item at fault
+    assert any(repr(v) in message or str(v) in message for v in shown)
+    assert any(word in message for word in ("allowed", "e.g.", "must be"))

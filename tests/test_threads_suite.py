@@ -10,12 +10,14 @@ import pytest
 
 from benchmarks_lib.plots_threads import amdahl_speedup, fit_amdahl
 from benchmarks_lib.records import to_frame
+from benchmarks_lib.scratch import create_marked_dir
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.threads import CONTENDERS, SUITE, build_cases, default_threads
 from benchmarks_lib.worker import finish_rows
 
-TINY = {"mesh_n": 5, "dims": "z:8:2,y:32:16,x:32:16", "threads": [1, 2], "time_cap_s": 5, "seed": 1}
+TINY = {"contenders": list(CONTENDERS), "mesh_n": 5, "dims": "z:8:2,y:32:16,x:32:16", "threads": [1, 2],
+        "time_cap_s": 5, "seed": 1}
 MODULES = {"zvtk": "zvtk", "tensorstore": "tensorstore", "zarr-python": "zarr", "zarrs": "zarrs", "blosc": "numcodecs",
            "acquire-zarr": "acquire_zarr"}
 #: contenders whose library is installed here (the others must be recorded as skips)
@@ -27,9 +29,9 @@ def tiny_run(tmp_path_factory) -> pd.DataFrame:
     """Every contender at 1 and 2 threads, run in-process (1 iteration, no warm-up)."""
     rows = []
     for case in build_cases(TINY, "quick"):
-        scratch = tmp_path_factory.mktemp(f"{case.backend}-{case.params['threads']}")
+        scratch = create_marked_dir(tmp_path_factory.mktemp(f"{case.backend}-{case.params['threads']}") / "s")
         out = SUITE.run_case(case, CaseContext(scratch=scratch, iterations=1, warmups=0, profile="quick"))
-        assert not list(scratch.iterdir()), f"{case.backend} left files behind"
+        assert [p.name for p in scratch.iterdir()] == [".iobench-scratch"], f"{case.backend} left files behind"
         rows += finish_rows(out, case, {"run_id": "test", "machine": "test", "profile": "quick"})
     return to_frame(rows)
 
@@ -80,11 +82,42 @@ def test_amdahl_speedup_curve():
     ({"mesh_n": 0}, "mesh_n 0"),
     ({"time_cap_s": -1}, "time_cap_s"),
     ({"cores": 4}, "cores"),
+    # wrong JSON types: refused in one line at build time, never iterated or coerced
+    ({"threads": "abc"}, "threads 'abc'"),
+    ({"threads": {"n": 2}}, "must be a list"),
+    ({"threads": [1.5]}, "threads 1.5"),
+    ({"threads": True}, "threads True"),
+    ({"contenders": 5}, "contenders 5"),
+    ({"contenders": "zvtk,numpy"}, "numpy"),
+    ({"level": [3]}, "not a list"),
+    ({"level": "3,5"}, "not a list"),
+    ({"level": "high"}, "level 'high'"),
+    ({"codec": ["zstd:3"]}, "one codec string"),
+    ({"dataset": ["microscopy"]}, "dataset \\['microscopy'\\]"),
+    ({"fsync": 1}, "fsync 1"),
+    ({"time_cap_s": "soon"}, "time_cap_s 'soon'"),
 ])
 def test_bad_parameters_are_refused_in_one_line(params: dict, message: str):
     with pytest.raises(SpecError, match=message) as info:
         build_cases({**TINY, **params}, "quick")
     assert "\n" not in str(info.value)
+
+
+def test_scalars_and_strings_are_one_item_lists():
+    cases = build_cases({**TINY, "threads": 2, "contenders": "zvtk"}, "quick")
+    assert [(c.backend, c.params["threads"]) for c in cases] == [("zvtk", 2)]
+    cases = build_cases({**TINY, "threads": "1,2", "contenders": ["blosc"]}, "quick")
+    assert [c.params["threads"] for c in cases] == [1, 2]
+
+
+def test_quick_profile_counts_threads_up_to_the_cores(monkeypatch):
+    from benchmarks_lib.suites import threads
+
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    quick = build_cases({}, "quick")
+    assert sorted({c.params["threads"] for c in quick}) == [1, 2]
+    assert "blosc" not in {c.backend for c in quick}  # in memory it lasts a few ms at quick sizes
+    assert {c.backend for c in build_cases({}, "standard")} == set(CONTENDERS)
 
 
 def test_threads_default_to_every_core_and_accept_more(monkeypatch):
@@ -113,6 +146,37 @@ def test_every_contender_round_trips_verified(tiny_run: pd.DataFrame):
     expected = {"blosc": {"encode", "decode"}, "acquire-zarr": {"write"}}  # acquire-zarr: verified via zarr-python
     assert all(ops[c] == expected.get(c, {"write", "read"}) for c in AVAILABLE)
     assert (ok["cores"] >= 1).all() and ok["threads_setting"].notna().all()
+    reads = ok[ok["operation"] == "read"]
+    assert set(reads["cache_state"]) <= {"cold", "cold_unverified"} and reads["eviction_verified"].notna().all()
+    assert (reads["cache_state"] == "cold").eq(reads["eviction_verified"].astype(bool)).all()
+
+
+def test_every_write_row_says_what_its_time_includes(tiny_run: pd.DataFrame):
+    """acquire-zarr fsyncs its own files: its rows say so, and that they are not like the others'."""
+    writes = tiny_run[(tiny_run["status"] == "ok") & tiny_run["operation"].isin(["write", "encode"])]
+    own = writes["backend"] == "acquire-zarr"
+    assert (writes["fsync_included"] == own).all() and (writes["writer_fsyncs"] == own).all()
+    assert (writes["fsync_comparable"] == ~own).all()
+    assert set(writes[~own]["sync_method"]) == {"none"} and set(writes[own]["sync_method"]) <= {"writer"}
+
+
+def test_the_fsync_policy_is_the_same_syncfs_for_every_contender(tmp_path):
+    rows = []
+    for case in build_cases({**TINY, "fsync": True, "threads": [1], "contenders": ["zarr-python", "blosc"]},
+                            "quick"):
+        scratch = create_marked_dir(tmp_path / case.case_id)
+        rows += SUITE.run_case(case, CaseContext(scratch=scratch, iterations=1, warmups=0, profile="quick"))
+    methods = {r["contender"]: (r["sync_method"], r["fsync_included"]) for r in rows
+               if r["operation"] in ("write", "encode") and r["status"] == "ok"}
+    if "zarr-python" in AVAILABLE:
+        assert methods["zarr-python"] == ("syncfs", True)
+    assert methods["blosc"] == ("none", False)  # in memory: nothing to flush
+    # the figure's write ceiling follows the policy: the raw write that paid the same syncfs
+    from benchmarks_lib.plots_compression import write_ceiling_op
+
+    frame = pd.DataFrame(rows).assign(backend=lambda d: d["contender"])
+    assert write_ceiling_op(frame) == ("write_fsync" if "zarr-python" in AVAILABLE else "write_nofsync")
+    assert write_ceiling_op(frame.assign(sync_method="none")) == "write_nofsync"
 
 
 def test_a_codec_a_contender_lacks_is_a_skip_row(tmp_path):
@@ -142,3 +206,15 @@ def test_summary_and_conclusion_from_a_tiny_run(tiny_run: pd.DataFrame):
                 pt.plot_speedup(tiny_run)):
         assert fig.axes
         plt.close(fig)
+
+
+@pytest.mark.parametrize("params", [{"threads": "abc"}, {"threads": {"n": 2}}, {"threads": [1.5]},
+                                    {"contenders": 5}, {"level": [3]}, {"codec": ["zstd:3"]},
+                                    {"dataset": ["microscopy"]}, {"fsync": 1}])
+def test_a_wrong_type_names_the_value_and_what_is_allowed(params: dict):
+    with pytest.raises(SpecError) as info:
+        build_cases({**TINY, **params}, "quick")
+    message, value = str(info.value), next(iter(params.values()))
+    shown = [value, *value] if isinstance(value, list) else [value]  # the value, or the list item at fault
+    assert any(repr(v) in message or str(v) in message for v in shown)
+    assert any(word in message for word in ("allowed", "e.g.", "must be"))

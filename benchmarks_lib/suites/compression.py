@@ -2,10 +2,17 @@
 
 Points are (contender, data, codec setting). Each point runs warm-ups, then up to
 ``iterations`` round trips, stopping early once its timed seconds reach ``time_cap_s``
-(seed 002: 5 runs, 20 s). A round trip is: write (timed, into the page cache, no fsync),
-evict the files from the page cache and prove it (untimed), cold read (timed), verify the
-data read back (untimed; exact mesh equality or array checksum). In-memory contenders
-(``numcodecs``) encode and decode chunk by chunk instead, with no files.
+(seed 002: 5 runs, 20 s). A round trip is: remove the last output (untimed, so every timed
+write starts on a path that does not exist), write (timed; with ``fsync`` one ``syncfs`` of
+the store inside the clock, the same for every contender), evict the files from the page
+cache and prove it (untimed), cold read (timed; ``cold`` only when the eviction and the
+read's disk bytes prove it, else ``cold_unverified``), verify the data read back (untimed;
+exact mesh equality or array checksum). In-memory contenders (``numcodecs``) encode and
+decode chunk by chunk instead, with no files.
+
+Every write row states what its time includes: ``fsync_included``, ``writer_fsyncs`` (the
+library fsyncs its own files, whatever the policy), ``sync_method`` and ``fsync_comparable``
+(False when the writer's own fsyncs make its time unlike the others').
 
 Contenders: ``zvtk`` (levels), ``vtu`` (the VTK XML writer with its compressors), and for the
 core datasets ``zarr-python`` and ``tensorstore`` (through their adapters) and ``numcodecs``
@@ -27,9 +34,27 @@ import numpy as np
 
 from ..adapters import make_adapter
 from ..datasets import DATASETS, Dataset, checksum_array
-from ..measure import disk_usage, evict_page_cache, measure
+from ..measure import (
+    SYNC_METHOD,
+    Measurement,
+    cold_read_state,
+    disk_usage,
+    evict_page_cache,
+    measure,
+    sync_store,
+    timed,
+)
 from ..meshes import VTU_COMPRESSORS, mesh_nbytes_estimate, parse_mesh_n
-from ..specs import ArraySpec, CodecSpec, SpecError, parse_codec, parse_count, parse_dims, parse_int_list
+from ..specs import (
+    ArraySpec,
+    CodecSpec,
+    SpecError,
+    parse_codec,
+    parse_count,
+    parse_dims,
+    parse_int_list,
+    parse_size,
+)
 from . import Case, CaseContext, Suite
 from .common import remove_output, unavailable_reason, with_defaults
 
@@ -55,14 +80,17 @@ def codec_grid(*, zstd: Iterable[int] = (), gzip: Iterable[int] = (), lz4: bool 
 
 
 _ALL_BLOSC = {"blosc_cnames": ("lz4", "zstd", "blosclz"), "blosc_shuffles": ("shuffle", "bitshuffle", "noshuffle")}
+#: the quick profile answers the chapter's question with few, big points: every timed write and
+#: read lasts >= ~100 ms here, so fixed costs do not make the speeds. In-memory codec runs are
+#: left to standard/seed: a fast codec decodes a quick-sized array in a few ms.
 PROFILES: dict[str, dict] = {
     "quick": {
-        "mesh_backends": list(MESH_BACKENDS), "mesh_n": 40, "seed": 42,
-        "levels": [-22, -5, 1, 3, 9, 19], "vtu_compressors": ["none", "zlib"],
-        "array_backends": list(ARRAY_BACKENDS), "datasets": list(DATASETS), "dims": "z:16:16,y:256:128,x:256:128",
-        "codecs": ["lz4", "zstd:1", "zstd:9", "gzip:6", "blosc-lz4:5:shuffle", "blosc-zstd:5:bitshuffle",
-                   "blosc-blosclz:5:noshuffle"],
-        "threads": None, "time_cap_s": 0.5, "points_per_case": 1000, "iterations": 2, "warmups": 1,
+        "mesh_backends": list(MESH_BACKENDS), "mesh_n": 80, "seed": 42,
+        "levels": [1, 3, 6], "vtu_compressors": ["lz4"],
+        "array_backends": ["zarr-python", "tensorstore"], "datasets": ["microscopy"],
+        "dims": "z:112:16,y:1024:256,x:512:256", "codecs": ["zstd:1", "blosc-zstd:5:bitshuffle"],
+        "threads": None, "fsync": False, "generate_bytes": "16MiB", "time_cap_s": 1.2, "points_per_case": 1000,
+        "iterations": 3, "warmups": 1,
     },
     "standard": {
         "mesh_backends": list(MESH_BACKENDS), "mesh_n": 80, "seed": 42,
@@ -70,7 +98,8 @@ PROFILES: dict[str, dict] = {
         "array_backends": list(ARRAY_BACKENDS), "datasets": list(DATASETS), "dims": "z:64:32,y:1024:256,x:1024:256",
         "codecs": codec_grid(lz4=True, zstd=(-5, 1, 3, 5, 9, 15, 19, 22), gzip=(1, 6, 9), blosc_levels=(1, 5, 9),
                              **_ALL_BLOSC),
-        "threads": None, "time_cap_s": 10.0, "points_per_case": 25, "iterations": 5, "warmups": 1,
+        "threads": None, "fsync": False, "generate_bytes": None, "time_cap_s": 10.0, "points_per_case": 25,
+        "iterations": 5, "warmups": 1,
     },
     # seed 002: the ~500 MB mesh (n=127), levels -22..22, 8 threads, 5 runs, 20 s cap, no warm-up
     "seed": {
@@ -78,7 +107,8 @@ PROFILES: dict[str, dict] = {
         "levels": list(range(-22, 23)), "vtu_compressors": ["none", "lz4", "zlib", "lzma"],
         "array_backends": list(ARRAY_BACKENDS), "datasets": list(DATASETS), "dims": "z:128:64,y:1024:256,x:1024:256",
         "codecs": codec_grid(lz4=True, zstd=range(1, 23), gzip=range(1, 10), blosc_levels=range(1, 10), **_ALL_BLOSC),
-        "threads": 8, "time_cap_s": 20.0, "points_per_case": 4, "iterations": 5, "warmups": 0,
+        "threads": 8, "fsync": False, "generate_bytes": None, "time_cap_s": 20.0, "points_per_case": 4,
+        "iterations": 5, "warmups": 0,
     },
 }
 
@@ -96,51 +126,85 @@ class RoundTrip:
     stored_bytes: Callable[[], int]
     #: files to evict before a cold read; None for an in-memory contender
     files: Callable[[], list[Path]] | None = None
-    #: where the output lives (for allocated bytes and inodes); None in memory
+    #: where the output lives (removed before each write, off the clock); None in memory
     path: Path | None = None
+    #: drops what the last in-memory write produced (called off the clock before each write)
+    reset: Callable[[], None] | None = None
     write_op: str = "write"
     read_op: str = "read"
     #: False for write-only contenders; ``read`` is then only a verification (untimed)
     timed_read: bool = True
+    #: the library fsyncs the files it writes itself (acquire-zarr), whatever the suite's policy
+    writer_fsyncs: bool = False
+
+    def clear(self) -> None:
+        """Remove the previous output (untimed), so that the next write starts from nothing."""
+        if self.path is not None:
+            remove_output(self.path)
+            if self.path.exists():
+                raise RuntimeError(f"{self.path} still exists after removal; a timed write must start on no file")
+        if self.reset is not None:
+            self.reset()
 
 
-def _cold(rt: RoundTrip) -> dict:
-    if rt.files is None:
-        return {"cache_state": "memory"}
-    report = evict_page_cache(rt.files())
-    return {"cache_state": "cold" if report.verified else "cold_unverified", "eviction_verified": report.verified}
+def sync_columns(rt: RoundTrip, fsync: bool) -> dict:
+    """What a write row's time includes: our syncfs (policy), the writer's own fsyncs, or neither."""
+    ours = fsync and rt.path is not None
+    method = "+".join(m for m, on in ((SYNC_METHOD, ours), ("writer", rt.writer_fsyncs)) if on) or "none"
+    return {"fsync_included": ours or rt.writer_fsyncs, "writer_fsyncs": rt.writer_fsyncs, "sync_method": method,
+            "fsync_comparable": not rt.writer_fsyncs}
+
+
+def timed_write(rt: RoundTrip, *, fsync: bool, sample: bool = True) -> Measurement:
+    """Clear the last output (untimed), then one timed region: the write and, with ``fsync``, one syncfs."""
+    rt.clear()
+    with timed(sample=sample) as region:
+        rt.write()
+        if fsync and rt.path is not None:
+            sync_store(rt.path)
+    assert region.result is not None
+    return region.result
 
 
 def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_cap_s: float, nbytes: int,
-                        columns: dict) -> list[dict]:
+                        columns: dict, fsync: bool = False) -> list[dict]:
     """Warm-ups, then timed write / evict / read / verify rounds until ``iterations`` or the time cap.
 
     Returns one row per timed operation; a verification failure ends the point with error rows.
+    With ``fsync`` the write's timed region ends with :func:`~benchmarks_lib.measure.sync_store`.
     """
     spent = 0.0
     for _ in range(warmups):
-        spent += measure(rt.write, sample=False).elapsed_s
-        _cold(rt)
+        spent += timed_write(rt, fsync=fsync, sample=False).elapsed_s
+        if rt.files is not None:
+            evict_page_cache(rt.files())
         spent += measure(rt.read, sample=False).elapsed_s
         if spent >= time_cap_s:
             break
     rows: list[dict] = []
     spent = 0.0
+    sync = sync_columns(rt, fsync)
     for iteration in range(iterations):
-        wrote = measure(rt.write)
+        wrote = timed_write(rt, fsync=fsync)
         stored = rt.stored_bytes()
         size = {"compressed_bytes": stored, "compression_ratio": nbytes / stored if stored else None}
         if rt.path is not None:
             usage = disk_usage(rt.path)
             size.update(bytes_on_disk=usage.allocated_bytes, inodes=usage.inodes)
-        cache = _cold(rt)
+        report = evict_page_cache(rt.files()) if rt.files is not None else None
         got = measure(rt.read) if rt.timed_read else measure(rt.read, sample=False)
+        if report is None:
+            cache = {"cache_state": "memory"}
+        else:
+            io_read = got.io.read_bytes if got.io is not None else None
+            cache = {**report.as_row(),
+                     "cache_state": cold_read_state(report, io_read, size.get("bytes_on_disk") or stored)}
         problem = rt.verify(got.value)
         check = {"status": "ok", "verified": problem is None}
         if problem:
             check.update(status="error", reason=f"round trip not verified: {problem}")
         common = {**columns, **size, **check, "iteration": iteration, "nbytes": nbytes}
-        rows.append({**common, **wrote.as_row(), "operation": rt.write_op, "fsync_included": False})
+        rows.append({**common, **wrote.as_row(), **sync, "operation": rt.write_op})
         if rt.timed_read:
             rows.append({**common, **got.as_row(), **cache, "operation": rt.read_op})
         spent += wrote.elapsed_s + (got.elapsed_s if rt.timed_read else 0.0)
@@ -164,6 +228,36 @@ def missing_module(module: str) -> str | None:
     return None if importlib.util.find_spec(module) else f"module {module!r} is not installed; pip install {module}"
 
 
+
+
+# -- data ----------------------------------------------------------------------------------
+def suite_data(dataset: Dataset, chunks: tuple[int, ...], generate_bytes: int | None) -> tuple[np.ndarray, bool]:
+    """The whole array handed to the writers, made before any clock; and whether it is tiled.
+
+    Generated in full up to ``generate_bytes`` (None: always). A larger array is its first whole
+    chunks along axis 0 (about ``generate_bytes``) repeated to the full shape: every chunk is
+    compressed on its own, so each costs and compresses what a generated one does, while the
+    quick profile's sizes stop paying seconds of generation per case (``data_tiled`` in the rows).
+    """
+    full = tuple(slice(0, n) for n in dataset.shape)
+    lead = dataset.shape[0]
+    if generate_bytes is not None and dataset.nbytes > generate_bytes:
+        step = chunks[0]
+        lead = max(step, generate_bytes // (dataset.nbytes // dataset.shape[0]) // step * step)
+    if lead >= dataset.shape[0]:
+        return dataset.region(full), False
+    pool = dataset.region((slice(0, lead), *full[1:]))
+    reps = -(-dataset.shape[0] // lead)
+    return np.ascontiguousarray(np.concatenate([pool] * reps, axis=0)[: dataset.shape[0]]), True
+
+
+def parse_generate_bytes(value: Any) -> int | None:
+    """At most this many bytes of an array are generated (None: all); more are tiled (``suite_data``)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise SpecError(f"generate_bytes {value!r} must be a size such as 16MiB, or null to generate everything")
+    return parse_size(value)
 
 
 # -- contenders ---------------------------------------------------------------------------
@@ -214,7 +308,8 @@ def adapter_round_trip(backend: str, spec: ArraySpec, data: np.ndarray, checksum
         return None if checksum_array(got) == checksum else "checksum of the data read back differs"
 
     return RoundTrip(write=write, read=read, verify=verify, files=files, path=path,
-                     stored_bytes=lambda: disk_usage(path).logical_bytes)
+                     stored_bytes=lambda: disk_usage(path).logical_bytes,
+                     writer_fsyncs=bool(make_adapter(backend, threads=threads).fsyncs))
 
 
 def numcodecs_codec(codec: CodecSpec, dtype: str) -> Any:
@@ -265,28 +360,74 @@ def codec_round_trip(codec_obj: Any, pieces: list[tuple[tuple[slice, ...], np.nd
         return None if checksum_array(out) == checksum else "checksum of the decoded chunks differs"
 
     return RoundTrip(write=write, read=read, verify=verify, stored_bytes=lambda: sum(len(e) for e in encoded),
-                     write_op="encode", read_op="decode")
+                     reset=encoded.clear, write_op="encode", read_op="decode")
 
 
 # -- parameters and cases -----------------------------------------------------------------
+def parse_items(value: Any, what: str, example: str) -> list:
+    """A list parameter: a JSON list, or one string (comma-separated, so ``"lz4"`` is one item).
+
+    Anything else (a number, a mapping, true/false) is refused: never iterated or guessed at.
+    """
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list | tuple):
+        return list(value)
+    raise SpecError(f"{what} {value!r} must be a list or a comma-separated string, e.g. {example}")
+
+
 def parse_names(value: Any, what: str, allowed: Iterable[str], *, empty_ok: bool = False) -> list[str]:
     """A list (or comma-separated string) of names, each one of ``allowed``; duplicates dropped."""
     allowed = tuple(allowed)
-    items = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value or [])
+    items = [] if value is None else parse_items(value, what, ",".join(allowed[:2]))
     if not items and not empty_ok:
         raise SpecError(f"{what} is empty; allowed: {', '.join(allowed)}")
     for item in items:
-        if item not in allowed:
+        if not isinstance(item, str) or item not in allowed:
             raise SpecError(f"{what} item {item!r} is unknown; allowed: {', '.join(allowed)}")
     return list(dict.fromkeys(items))
 
 
+def parse_ints(value: Any, what: str, *, minimum: int, maximum: int) -> list[int]:
+    """Integers from a list, a comma-separated string or one integer (a one-item list)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    items = parse_items(value, what, "[1, 3, 9]")
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, int | str) or (
+                isinstance(item, str) and not item.strip().lstrip("+-").isdigit()):
+            raise SpecError(f"{what} {item!r} is not an integer; allowed {minimum}..{maximum}")
+    return list(parse_int_list(items, what, minimum=minimum, maximum=maximum))
+
+
+def parse_codecs(value: Any, what: str = "codecs") -> list[str]:
+    """Codec strings (``parse_codec`` syntax): a list, or one string of comma-separated codecs."""
+    items = [] if value is None else parse_items(value, what, '["zstd:3", "lz4"]')
+    for item in items:
+        if not isinstance(item, str):
+            raise SpecError(f"{what} item {item!r} is not a codec string, e.g. zstd:3, lz4, blosc-lz4:5:shuffle")
+    return list(dict.fromkeys(str(parse_codec(c)) for c in items))
+
+
 def parse_threads(value: Any, what: str = "threads") -> int:
     """One thread count (>= 1); None means every usable core."""
-    return usable_cores() if value is None else parse_count(value, what, minimum=1, maximum=4096)
+    if value is None:
+        return usable_cores()
+    if isinstance(value, bool) or not isinstance(value, int | str) or (
+            isinstance(value, str) and not value.strip().isdigit()):
+        raise SpecError(f"{what} {value!r} must be one integer, 1..4096 (or null for every core)")
+    return parse_count(value, what, minimum=1, maximum=4096)
+
+
+def parse_bool(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise SpecError(f"{what} {value!r} must be true or false")
+    return value
 
 
 def parse_time_cap(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise SpecError(f"time_cap_s {value!r} is not a number; give seconds, e.g. 20")
     try:
         cap = float(value)
     except (TypeError, ValueError):
@@ -294,8 +435,6 @@ def parse_time_cap(value: Any) -> float:
     if not math.isfinite(cap) or cap <= 0:
         raise SpecError(f"time_cap_s {value!r} must be a positive number of seconds")
     return cap
-
-
 
 
 def _batches(items: list, size: int) -> list[list]:
@@ -307,10 +446,10 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     p = with_defaults(params, profile, PROFILES, "compression")
     mesh_backends = parse_names(p["mesh_backends"], "mesh_backends", MESH_BACKENDS, empty_ok=True)
     array_backends = parse_names(p["array_backends"], "array_backends", ARRAY_BACKENDS, empty_ok=True)
-    levels = list(parse_int_list(p["levels"], "levels", minimum=ZSTD_LEVELS[0], maximum=ZSTD_LEVELS[1]))
+    levels = parse_ints(p["levels"], "levels", minimum=ZSTD_LEVELS[0], maximum=ZSTD_LEVELS[1])
     compressors = parse_names(p["vtu_compressors"], "vtu_compressors", VTU_COMPRESSORS)
     datasets = parse_names(p["datasets"], "datasets", DATASETS)
-    codecs = list(dict.fromkeys(str(parse_codec(c)) for c in (p["codecs"] or [])))
+    codecs = parse_codecs(p["codecs"])
     if array_backends and not codecs:
         raise SpecError("codecs is empty; give at least one, e.g. zstd:3, gzip:6, lz4, blosc-lz4:5:shuffle")
     dims = parse_dims(p["dims"])
@@ -319,7 +458,9 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if dims.shards:
         raise SpecError(f"dims {p['dims']!r} is sharded; this suite compares codecs on plain chunks")
     common = {"threads": parse_threads(p["threads"]), "time_cap_s": parse_time_cap(p["time_cap_s"]),
-              "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1)}
+              "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
+              "fsync": parse_bool(p["fsync"], "fsync")}
+    generate = parse_generate_bytes(p["generate_bytes"])
     size = parse_count(p["points_per_case"], "points_per_case")
     mesh = {"dataset": MESH_DATASET, "mesh_n": parse_mesh_n(p["mesh_n"]), **common}
     cases = []
@@ -329,7 +470,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         cases += [Case("compression", "vtu", {**mesh, "compressors": batch}) for batch in _batches(compressors, size)]
     points = [[d, c] for d in datasets for c in codecs]
     for backend in array_backends:
-        cases += [Case("compression", backend, {**common, "dims": str(dims), "points": batch})
+        cases += [Case("compression", backend, {**common, "dims": str(dims), "generate_bytes": generate,
+                                                 "points": batch})
                   for batch in _batches(points, size)]
     if not cases:
         raise SpecError("nothing to measure: mesh_backends and array_backends are both empty")
@@ -369,7 +511,7 @@ def _run_mesh(case: Case, ctx: CaseContext) -> list[dict]:
             columns = {**base, "codec": setting, "codec_family": setting, "level": None, "threads": 1}
             rt = mesh_round_trip("vtu", mesh, path, threads=1, compressor=setting)
         rows += measure_round_trips(rt, iterations=ctx.iterations, warmups=ctx.warmups, time_cap_s=p["time_cap_s"],
-                                    nbytes=nbytes, columns=columns)
+                                    nbytes=nbytes, columns=columns, fsync=p["fsync"])
         remove_output(path)
     return rows
 
@@ -384,7 +526,7 @@ def _run_arrays(case: Case, ctx: CaseContext) -> list[dict]:
         import numcodecs.blosc
 
         numcodecs.blosc.use_threads = False  # parallelism comes from the chunk pool, as in zarr-python
-    cache: dict[str, tuple[np.ndarray, str, list]] = {}
+    cache: dict[str, tuple[np.ndarray, str, list, bool]] = {}
     rows: list[dict] = []
     try:
         for name, codec_text in p["points"]:
@@ -403,10 +545,11 @@ def _run_arrays(case: Case, ctx: CaseContext) -> list[dict]:
                 rows += skip_rows(why, columns, ops)
                 continue
             if name not in cache:
-                data = dataset.region(tuple(slice(0, n) for n in dims.shape))
+                data, tiled = suite_data(dataset, dims.chunks, p.get("generate_bytes"))
                 pieces = split_chunks(data, dims.chunks) if backend == "numcodecs" else []
-                cache[name] = (data, checksum_array(data), pieces)
-            data, checksum, pieces = cache[name]
+                cache[name] = (data, checksum_array(data), pieces, tiled)
+            data, checksum, pieces, tiled = cache[name]
+            columns["data_tiled"] = tiled
             path = ctx.scratch / "store.zarr"
             if backend == "numcodecs":
                 rt = codec_round_trip(numcodecs_codec(codec, dataset.dtype), pieces, dims.shape, dataset.dtype,
@@ -414,7 +557,8 @@ def _run_arrays(case: Case, ctx: CaseContext) -> list[dict]:
             else:
                 rt = adapter_round_trip(backend, spec, data, checksum, path, threads=threads)
             rows += measure_round_trips(rt, iterations=ctx.iterations, warmups=ctx.warmups,
-                                        time_cap_s=p["time_cap_s"], nbytes=data.nbytes, columns=columns)
+                                        time_cap_s=p["time_cap_s"], nbytes=data.nbytes, columns=columns,
+                                        fsync=p["fsync"])
             remove_output(path)
     finally:
         if pool is not None:

@@ -11,12 +11,18 @@ Contenders and the knob each one turns:
 - ``blosc``: numcodecs Blosc with ``set_nthreads`` (blosc's own threads inside each chunk),
   encode/decode in memory.
 
-Rounds, time cap and verification are the compression suite's (``measure_round_trips``).
+Rounds, time cap and verification are the compression suite's (``measure_round_trips``):
+each timed write starts on a path that does not exist, with ``fsync`` it ends with one
+``syncfs`` of the store (the same for every contender), and cold reads carry the eviction
+proof. acquire-zarr fsyncs every file it writes itself, whatever the policy: its rows say so
+(``writer_fsyncs``, ``fsync_comparable`` False), and a fit over threads would otherwise count
+those fsyncs as serial work.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -24,7 +30,7 @@ import numpy as np
 from ..adapters import adapter_class, make_adapter
 from ..datasets import DATASETS, Dataset, checksum_array
 from ..meshes import mesh_nbytes_estimate, parse_mesh_n
-from ..specs import ArraySpec, SpecError, parse_codec, parse_count, parse_dims, parse_int_list
+from ..specs import ArraySpec, SpecError, parse_codec, parse_count, parse_dims
 from . import Case, CaseContext, Suite
 from .common import remove_output, unavailable_reason, with_defaults
 from .compression import (
@@ -35,10 +41,14 @@ from .compression import (
     mesh_round_trip,
     missing_module,
     numcodecs_codec,
+    parse_bool,
+    parse_generate_bytes,
+    parse_ints,
     parse_names,
     parse_time_cap,
     skip_rows,
     split_chunks,
+    suite_data,
     usable_cores,
 )
 
@@ -47,22 +57,26 @@ ADAPTER_CONTENDERS = ("tensorstore", "zarr-python", "zarrs", "acquire-zarr")
 THREADS_SETTING = {"zvtk": "zvtk n_threads", "blosc": "numcodecs.blosc.set_nthreads"}
 MAX_THREADS = 4096
 
+#: quick: four contenders that write files (zarr-python is in the compression chapter's quick run;
+#: blosc in memory decodes a quick-sized array in a few ms), at sizes where every timed write and
+#: read lasts >= ~100 ms on a small machine, within ~40 s for 1..2 threads
+QUICK_CONTENDERS = ["zvtk", "tensorstore", "zarrs", "acquire-zarr"]
 PROFILES: dict[str, dict] = {
     "quick": {
-        "contenders": list(CONTENDERS), "threads": None, "mesh_n": 40, "level": 3,
-        "dataset": "microscopy", "dims": "z:16:8,y:512:256,x:1024:256", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "time_cap_s": 1.0, "iterations": 2, "warmups": 1,
+        "contenders": QUICK_CONTENDERS, "threads": None, "mesh_n": 80, "level": 3,
+        "dataset": "microscopy", "dims": "z:80:16,y:1024:256,x:512:256", "codec": "blosc-zstd:3:shuffle",
+        "seed": 42, "fsync": False, "generate_bytes": "16MiB", "time_cap_s": 1.0, "iterations": 2, "warmups": 1,
     },
     "standard": {
         "contenders": list(CONTENDERS), "threads": None, "mesh_n": 127, "level": 3,
         "dataset": "microscopy", "dims": "z:128:16,y:1024:256,x:1024:256", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "time_cap_s": 10.0, "iterations": 5, "warmups": 1,
+        "seed": 42, "fsync": False, "generate_bytes": None, "time_cap_s": 10.0, "iterations": 5, "warmups": 1,
     },
     # seed 002: the ~10 GB mesh (n=342), threads 1..8, 16, 24, level 3, 5 runs, 20 s cap
     "seed": {
         "contenders": list(CONTENDERS), "threads": [1, 2, 3, 4, 5, 6, 7, 8, 16, 24], "mesh_n": 342, "level": 3,
         "dataset": "microscopy", "dims": "z:256:16,y:2048:512,x:2048:512", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "time_cap_s": 20.0, "iterations": 5, "warmups": 0,
+        "seed": 42, "fsync": False, "generate_bytes": None, "time_cap_s": 20.0, "iterations": 5, "warmups": 0,
     },
 }
 
@@ -76,7 +90,15 @@ def parse_threads_list(value: Any) -> list[int]:
     """Thread counts, each >= 1 (values above the core count are allowed: oversubscription)."""
     if value is None:
         return default_threads()
-    return sorted(set(parse_int_list(value, "threads", minimum=1, maximum=MAX_THREADS)))
+    return sorted(set(parse_ints(value, "threads", minimum=1, maximum=MAX_THREADS)))
+
+
+def parse_choice(value: Any, what: str, allowed: Iterable[str]) -> str:
+    """One name out of ``allowed`` (a string, not a list)."""
+    allowed = tuple(allowed)
+    if not isinstance(value, str) or value not in allowed:
+        raise SpecError(f"{what} {value!r} is unknown; allowed one of: {', '.join(allowed)}")
+    return value
 
 
 def build_cases(params: dict, profile: str) -> list[Case]:
@@ -84,17 +106,24 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     p = with_defaults(params, profile, PROFILES, "threads")
     contenders = parse_names(p["contenders"], "contenders", CONTENDERS)
     threads = parse_threads_list(p["threads"])
-    level = parse_int_list([p["level"]], "level", minimum=-131072, maximum=22)[0]
-    if p["dataset"] not in DATASETS:
-        raise SpecError(f"dataset {p['dataset']!r} is unknown; allowed: {', '.join(DATASETS)}")
+    levels = None if isinstance(p["level"], list | tuple) else parse_ints(p["level"], "level", minimum=-131072,
+                                                                          maximum=22)
+    if not levels or len(levels) != 1:
+        raise SpecError(f"level {p['level']!r} must be one integer (-131072..22), not a list")
+    level = levels[0]
+    dataset = parse_choice(p["dataset"], "dataset", DATASETS)
     dims = parse_dims(p["dims"])
     if len(dims.dims) < 2:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
+    if not isinstance(p["codec"], str):
+        raise SpecError(f"codec {p['codec']!r} must be one codec string, e.g. blosc-zstd:3:shuffle")
     codec = str(parse_codec(p["codec"]))
     common = {"time_cap_s": parse_time_cap(p["time_cap_s"]),
-              "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1)}
+              "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
+              "fsync": parse_bool(p["fsync"], "fsync")}
     mesh = {"dataset": "tet_mesh", "mesh_n": parse_mesh_n(p["mesh_n"]), "level": level, "codec": f"zstd:{level}"}
-    arrays = {"dataset": p["dataset"], "dims": str(dims), "codec": codec}
+    arrays = {"dataset": dataset, "dims": str(dims), "codec": codec,
+              "generate_bytes": parse_generate_bytes(p["generate_bytes"])}
     cases = []
     for contender in contenders:
         for n in threads:
@@ -127,7 +156,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         columns["threads_setting"] = adapter_class(contender).threads_setting
     else:
         columns["threads_setting"] = THREADS_SETTING[contender]
-    rounds = {"iterations": ctx.iterations, "warmups": ctx.warmups, "time_cap_s": p["time_cap_s"]}
+    rounds = {"iterations": ctx.iterations, "warmups": ctx.warmups, "time_cap_s": p["time_cap_s"],
+              "fsync": p["fsync"]}
     if contender == "zvtk":
         return _run_zvtk(p, ctx, columns, rounds)
     dims = parse_dims(p["dims"])
@@ -146,7 +176,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
             reason = reason or unavailable_reason("zarr-python")
     if reason:
         return skip_rows(reason, columns, ops)
-    data = dataset.region(tuple(slice(0, n) for n in dims.shape))
+    data, columns["data_tiled"] = suite_data(dataset, dims.chunks, p.get("generate_bytes"))
     checksum = checksum_array(data)
     path = ctx.scratch / "store.zarr"
     if contender == "blosc":
