@@ -11,10 +11,8 @@ are reported, never asserted: they are timings.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,6 +21,7 @@ import pandas as pd
 
 from .datasets import Dataset
 from .runner import run_suite
+from .scratch import make_temp_scratch, remove_tree
 from .specs import parse_dims
 
 #: the case in ome-writers' performance docs: (20, 1024, 1024) uint16, chunks (1, 256, 256), no compression
@@ -44,7 +43,7 @@ def time_like_ome_writers(backend: str, dims: str, warmups: int, iterations: int
     dimensions = [ow.Dimension(name=d.name, count=d.size, chunk_size=d.chunk) for d in spec.dims]
     out = []
     for i in range(warmups + iterations):
-        tmp = Path(tempfile.mkdtemp(prefix="iobench-ow-"))
+        tmp = make_temp_scratch("iobench-ow-")
         try:
             settings = ow.AcquisitionSettings(root_path=str(tmp / "bench.ome.zarr"), dimensions=dimensions,
                                               dtype="uint16", compression=None,
@@ -56,7 +55,7 @@ def time_like_ome_writers(backend: str, dims: str, warmups: int, iterations: int
             stream.close()
             t3 = time.perf_counter()
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp, tmp)
         if i >= warmups:
             out.append(t3 - t1)
     return out

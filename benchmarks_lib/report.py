@@ -27,12 +27,13 @@ def ceiling_gbps(df: pd.DataFrame) -> dict[str, float]:
     return {str(k): float(v) for k, v in rows.groupby("operation")["gbps"].median().items()}
 
 
-def ceiling_reference(operation: str, fsync_included: bool | None) -> str | None:
+def ceiling_reference(operation: str, fsync_included: bool | None, cache_state: str | None = None) -> str | None:
+    """The ceiling operation a row's GB/s is divided by: same fsync policy, same cache state."""
     if operation in WRITE_OPS:
         return "write_fsync" if fsync_included else "write_nofsync"
-    if operation in COLD_READ_OPS:
+    if operation in COLD_READ_OPS or (operation.startswith("read") and cache_state in ("cold", "cold_unverified")):
         return "read_cold"
-    if operation == "read_warm":
+    if operation == "read_warm" or (operation.startswith("read") and cache_state == "warm"):
         return "memcpy"
     return None
 
@@ -44,9 +45,9 @@ def with_ceiling_fraction(df: pd.DataFrame) -> pd.DataFrame:
     for run_id, part in df.groupby("run_id", dropna=False):
         refs[str(run_id)] = ceiling_gbps(part)
     ops, pcts = [], []
-    for run_id, op, fsync, gbps in zip(out["run_id"], out["operation"], out["fsync_included"], out["gbps"],
-                                       strict=True):
-        ref = ceiling_reference(op, None if pd.isna(fsync) else bool(fsync))
+    for run_id, op, fsync, cache, gbps in zip(out["run_id"], out["operation"], out["fsync_included"],
+                                              out["cache_state"], out["gbps"], strict=True):
+        ref = ceiling_reference(str(op), None if pd.isna(fsync) else bool(fsync), None if pd.isna(cache) else cache)
         value = refs.get(str(run_id), {}).get(ref) if ref else None
         ops.append(ref)
         pcts.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)

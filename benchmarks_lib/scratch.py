@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from .specs import SpecError
@@ -60,6 +61,13 @@ def check_scratch_available(root: str | Path, name: str) -> Path:
         raise SpecError(f"{str(path)!r} exists and was not created by iobench (no {MARKER} marker); "
                         "refusing to use or delete it: pick another --scratch-dir or --run-id")
     return path
+
+
+def make_temp_scratch(prefix: str = "iobench-") -> Path:
+    """A new marked directory under the system's temporary directory (``mkdtemp``: ours, never adopted)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    (path / MARKER).write_text(MARKER_TEXT)
+    return path.resolve()
 
 
 def claim_scratch(root: str | Path, name: str) -> Path:

@@ -98,7 +98,7 @@ class TensorstoreAdapter(Adapter):
 
         self.spec, self.path, self._next = spec, path, 0
         shape = (0, *spec.shape[1:]) if append else spec.shape
-        ts_spec = self._spec(path) | {"metadata": self._metadata(spec, shape), "create": True, "delete_existing": True}
+        ts_spec = self._spec(path) | {"metadata": self._metadata(spec, shape), "create": True}
         self.store = ts.open(ts_spec, context=self._context()).result()
 
     def write(self, offset: int, block: np.ndarray) -> None:

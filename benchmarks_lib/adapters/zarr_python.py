@@ -70,7 +70,7 @@ class ZarrPythonAdapter(Adapter):
         self.array = zarr.create_array(
             store=str(path), shape=shape, dtype=spec.dtype, chunks=spec.dims.chunks,
             shards=spec.dims.shards, compressors=zarr_compressors(spec.codec, spec.dtype),
-            dimension_names=spec.dims.names, zarr_format=3, overwrite=True, fill_value=0,
+            dimension_names=spec.dims.names, zarr_format=3, overwrite=False, fill_value=0,
         )
 
     def write(self, offset: int, block: np.ndarray) -> None:
