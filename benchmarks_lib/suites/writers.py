@@ -50,8 +50,8 @@ from .common import remove_output, unavailable_reason
 
 TESTS = ("write", "append", "read", "sharding")
 BLOCK_TARGET = 64 * 2**20
-#: the pool of generated blocks a write receives is at most about this size (then tiled)
-CACHE_BUDGET = 512 * 2**20
+#: default size of the pool of generated blocks a write receives (beyond it the data is tiled)
+POOL_BYTES = 512 * 2**20
 #: readers used to verify a format, in order of preference (a different library first)
 VERIFIERS = {
     "zarr3": ("zarr-python", "tensorstore"),
@@ -66,29 +66,31 @@ VERIFIERS = {
 LZ4_FAMILY = "blosc-lz4:5:shuffle,lz4,blosc-lz4:5:bitshuffle"
 
 PROFILES = {
+    # quick: few, big points (each timed write, append or full read lasts >= ~100 ms here) from a
+    # 32 MiB pool of generated data, so a run of every backend stays near 100 s on 2 cores
     "quick": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
-        "dims": "t:8,y:540:270,x:960", "multipliers": [1, 4], "fsync": True,
-        "append_frames": 32, "append_step": 16, "append_repeats": 1,
-        "read_dims": "z:64:32,y:256:32,x:256:32", "cutout": 32, "cutout_positions": 2,
-        "shard_datasets": ["labels"], "shard_volume": 64, "shard": 64, "inner_chunks": [16],
-        "seed": 0, "iterations": 2, "warmups": 1,
+        "dims": "t:32:8,y:1080:540,x:1920", "multipliers": [1, 2], "fsync": True,
+        "append_frames": 32, "append_step": 8, "append_repeats": 1,
+        "read_dims": "z:64:32,y:1024:128,x:1024:128", "cutout": 32, "cutout_positions": 8,
+        "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
+        "seed": 0, "iterations": 2, "warmups": 1, "pool_mib": 32,
     },
     "standard": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 2, 4], "fsync": True,
         "append_frames": 1024, "append_step": 64, "append_repeats": 2,
-        "read_dims": "z:256:64,y:512:64,x:512:64", "cutout": 32, "cutout_positions": 5,
+        "read_dims": "z:256:64,y:512:64,x:512:64", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["em_like", "labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32, 64],
-        "seed": 0, "iterations": 5, "warmups": 1,
+        "seed": 0, "iterations": 5, "warmups": 1, "pool_mib": 512,
     },
     "seed": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 5, 10, 15, 20, 25, 30, 35], "fsync": True,
         "append_frames": 24000, "append_step": 64, "append_repeats": 1,
-        "read_dims": "z:1024:512,y:1024:512,x:1024:512", "cutout": 32, "cutout_positions": 5,
+        "read_dims": "z:1024:512,y:1024:512,x:1024:512", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["em_like", "labels"], "shard_volume": 1024, "shard": 512, "inner_chunks": [32, 64, 128],
-        "seed": 0, "iterations": 3, "warmups": 1,
+        "seed": 0, "iterations": 3, "warmups": 1, "pool_mib": 512,
     },
 }
 
@@ -116,7 +118,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if len(read_dims.dims) < 2 or len(dims.dims) < 2:
         raise SpecError("dims and read_dims need at least 2 dimensions")
     multipliers = parse_int_list(params["multipliers"], "multipliers")
-    scalars = ("append_frames", "append_step", "append_repeats", "cutout", "cutout_positions", "shard_volume", "shard")
+    scalars = ("append_frames", "append_step", "append_repeats", "cutout", "cutout_positions", "shard_volume", "shard",
+               "pool_mib")
     for key in scalars:
         parse_int_list([params[key]], key)
     inner = parse_int_list(params["inner_chunks"], "inner_chunks")
@@ -128,7 +131,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if not isinstance(params["fsync"], bool):
         raise SpecError(f"fsync {params['fsync']!r} must be true or false")
     backends = expand_backends(_as_list(params["backends"], "backends"))
-    common = {"codec": codec, "seed": int(params["seed"]), "fsync": params["fsync"]}
+    common = {"codec": codec, "seed": int(params["seed"]), "fsync": params["fsync"],
+              "pool_bytes": int(params["pool_mib"]) * 2**20}
     cases = []
     for test in tests:
         for backend in backends:
@@ -167,18 +171,18 @@ def _ceiling_bytes(cases: list[Case]) -> int:
 
 
 # -- helpers ------------------------------------------------------------------------------
-def _step(dims: DimsSpec, dtype: str, alignment: int = 1) -> int:
+def _step(dims: DimsSpec, dtype: str, alignment: int = 1, target: int = BLOCK_TARGET) -> int:
     """Entries along axis 0 per generated block: whole shards/chunks (and the writer's
-    alignment), about 64 MiB."""
+    alignment), about ``target`` bytes (64 MiB)."""
     unit = math.lcm((dims.shards or dims.chunks)[0], alignment)
     per_entry = math.prod(dims.shape[1:]) * np.dtype(dtype).itemsize
-    return max(unit, (BLOCK_TARGET // max(1, per_entry * unit)) * unit)
+    return max(unit, (min(target, BLOCK_TARGET) // max(1, per_entry * unit)) * unit)
 
 
 class BlockSource:
     """The blocks a timed write receives, all generated and hashed before the clock starts.
 
-    ``prepare`` generates a pool of the dataset's first blocks, up to ``CACHE_BUDGET``. The
+    ``prepare`` generates a pool of the dataset's first blocks, up to ``pool_bytes``. The
     array written is that pool repeated along the first axis: block k is
     ``pool[k % len(pool)]`` cut to the entries left, so data larger than the budget is
     ``tiled`` and memory stays bounded at any size. ``checksum`` covers exactly the bytes
@@ -186,8 +190,8 @@ class BlockSource:
     from the same pool; iterating only slices the pool.
     """
 
-    def __init__(self, dataset: Dataset, step: int) -> None:
-        self.dataset, self.step = dataset, step
+    def __init__(self, dataset: Dataset, step: int, pool_bytes: int = POOL_BYTES) -> None:
+        self.dataset, self.step, self.pool_bytes = dataset, step, pool_bytes
         self._pool: list[np.ndarray] | None = None
         self.checksum: str | None = None
 
@@ -207,7 +211,7 @@ class BlockSource:
             for _, block in self.dataset.blocks(self.step):
                 pool.append(block)
                 size += block.nbytes
-                if size >= CACHE_BUDGET:
+                if size >= self.pool_bytes:
                     break
             self._pool = pool
             self.checksum = checksum_blocks(block for _, block in self)
@@ -381,8 +385,8 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
         if reason := adapter.is_incompatible(spec, "write"):
             rows += _skip(reason, operation="total", **extra)
             continue
-        step = _step(dims, dataset.dtype, adapter.write_alignment(spec))
-        source = BlockSource(dataset, step).prepare()
+        step = _step(dims, dataset.dtype, adapter.write_alignment(spec), p["pool_bytes"])
+        source = BlockSource(dataset, step, p["pool_bytes"]).prepare()
         extra["data_tiled"] = source.tiled
         for i in range(ctx.warmups + ctx.iterations):
             path = ctx.scratch / f"store-{m}-{i}"
@@ -418,7 +422,7 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
         return _skip(f"{probe.name} writes whole files of {probe.write_alignment(spec)} frames with this codec, "
                      "not single frames", operation="append_total", **extra)
     frame_bytes = dataset.nbytes // frames
-    source = BlockSource(dataset, step).prepare()
+    source = BlockSource(dataset, step, p["pool_bytes"]).prepare()
     extra["data_tiled"] = source.tiled
     for w in range(ctx.warmups):  # untimed: first-call costs (imports, pools) stay out of the frames
         warm = make_adapter(case.backend)
@@ -536,7 +540,7 @@ def _timed_read(adapter: Adapter, path: Path, spec: ArraySpec, files: list[Path]
 
 
 def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, codec: str, extra: dict,
-               cutout: int, positions: int, fsync: bool, write_iterations: int = 0) -> list[dict]:
+               cutout: int, positions: int, fsync: bool, pool_bytes: int, write_iterations: int = 0) -> list[dict]:
     """Write one store (timed when ``write_iterations``), then full and cutout reads.
 
     The store holds the (tiled) pool of a ``BlockSource``, so no data is generated while
@@ -547,8 +551,8 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
     extra = {**extra, "codec": _codec_used(writer, spec)}
     if reason := writer.is_incompatible(spec, "write"):
         return _skip(reason, operation="read_cold", **extra)
-    step = _step(dims, dataset.dtype, writer.write_alignment(spec))
-    source = BlockSource(dataset, step).prepare()
+    step = _step(dims, dataset.dtype, writer.write_alignment(spec), pool_bytes)
+    source = BlockSource(dataset, step, pool_bytes).prepare()
     extra["data_tiled"] = source.tiled
     rows: list[dict] = []
     path = ctx.scratch / "store"
@@ -605,7 +609,8 @@ def run_read(case: Case, ctx: CaseContext) -> list[dict]:
     dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
     extra = {"test": "read", "shape": list(dims.shape), "chunks": list(dims.chunks), "dataset": dataset.name,
              "dtype": dataset.dtype}
-    return _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], p["cutout_positions"], p["fsync"])
+    return _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], p["cutout_positions"], p["fsync"],
+                      p["pool_bytes"])
 
 
 def shard_layouts(volume: int, shard: int, inner: list[int]) -> list[tuple[str, int, int | None]]:
@@ -627,7 +632,7 @@ def run_sharding(case: Case, ctx: CaseContext) -> list[dict]:
                      "sharded": shard is not None, "shape": list(dims.shape), "chunks": list(dims.chunks),
                      "dataset": name, "dtype": dataset.dtype}
             rows += _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], 1, p["fsync"],
-                               write_iterations=ctx.iterations)
+                               p["pool_bytes"], write_iterations=ctx.iterations)
     return rows
 
 
