@@ -1,6 +1,16 @@
-"""The writers suite's data source: generated before the clock, bounded, checksummed as written."""
+"""The writers suite: data made before the clock, one timed region per write/append, fsync policy, cold proof."""
 
+import json
+import time
+
+import numpy as np
+import pytest
+
+from benchmarks_lib.adapters.raw import RawAdapter
 from benchmarks_lib.datasets import Dataset, checksum_blocks
+from benchmarks_lib.measure import EvictionReport
+from benchmarks_lib.runner import run_suite
+from benchmarks_lib.specs import ArraySpec, parse_dims
 from benchmarks_lib.suites import writers
 
 
@@ -10,24 +20,124 @@ def test_small_data_is_kept_whole_and_matches_the_dataset():
     blocks = list(source)
     assert not source.tiled and [o for o, _ in blocks] == [0, 3, 6, 9]
     assert source.checksum == d.checksum()
+    index = (slice(2, 8), slice(5, 20), slice(7, 40))
+    assert np.array_equal(source.region(index), d.region(index))
 
 
-def test_large_data_is_tiled_from_a_bounded_pool(monkeypatch):
+def test_large_data_is_tiled_from_a_bounded_pool_and_checked_against_it():
     d = Dataset("microscopy", (10, 32, 48))
-    monkeypatch.setattr(writers, "CACHE_BUDGET", 2 * 32 * 48 * 2)  # two frames of uint16
-    source = writers.BlockSource(d, 1).prepare()
+    source = writers.BlockSource(d, 1, pool_bytes=2 * 32 * 48 * 2).prepare()  # two frames of uint16
     assert source.tiled and len(source._pool) == 2
-    blocks = [b for _, b in source]
-    assert len(blocks) == 10 and sum(b.shape[0] for b in blocks) == 10
     first_two = [d.region((slice(i, i + 1), slice(0, 32), slice(0, 48))) for i in range(2)]
-    assert source.checksum == checksum_blocks([first_two[i % 2] for i in range(10)])
+    written = [first_two[i % 2] for i in range(10)]
+    assert source.checksum == checksum_blocks(written)  # hashed in prepare, before any timed region
     assert source.checksum != d.checksum()
+    blocks = [b for _, b in source]
+    assert len(blocks) == 10 and checksum_blocks(blocks) == source.checksum
+    whole = np.concatenate(written)
+    index = (slice(1, 8), slice(3, 30), slice(0, 11))
+    assert np.array_equal(source.region(index), whole[index])
 
 
-def test_untiled_large_data_is_generated_as_it_goes(monkeypatch):
-    d = Dataset("labels", (6, 16, 16))
-    monkeypatch.setattr(writers, "CACHE_BUDGET", 16)
-    source = writers.BlockSource(d, 2, tile=False).prepare()
-    assert source._pool is None
-    list(source)
-    assert source.checksum == d.checksum()
+def test_blocks_are_never_generated_after_prepare(monkeypatch):
+    d = Dataset("labels", (9, 16, 16))
+    with pytest.raises(RuntimeError):
+        list(writers.BlockSource(d, 2))
+    source = writers.BlockSource(d, 2, pool_bytes=16).prepare()  # far smaller than the data: tiled
+    monkeypatch.setattr(Dataset, "blocks", lambda *a, **k: pytest.fail("data generated after prepare"))
+    monkeypatch.setattr(Dataset, "region", lambda *a, **k: pytest.fail("data generated after prepare"))
+    assert source.tiled and sum(b.shape[0] for _, b in source) == 9
+    assert source.region((slice(3, 7), slice(0, 16), slice(0, 16))).shape == (4, 16, 16)
+
+
+class _SlowSource(writers.BlockSource):
+    """Blocks handed over with a gap between them (as generating or hashing them once did)."""
+
+    def __iter__(self):
+        for item in super().__iter__():
+            time.sleep(0.08)
+            yield item
+
+
+def test_a_background_writer_is_on_the_clock_between_calls(plugin_env, tmp_path, monkeypatch):
+    from background_adapter import BackgroundAdapter
+
+    log = tmp_path / "busy.jsonl"
+    monkeypatch.setenv("IOBENCH_BACKGROUND_LOG", str(log))
+    dims = parse_dims("t:6,y:16,x:16")
+    spec = ArraySpec(dims, "uint8")
+    source = _SlowSource(Dataset("em_like", dims.shape), 1).prepare()
+    phases = writers._write_store(BackgroundAdapter(), tmp_path / "w", spec, source, fsync=False)
+    timing = writers._append_store(BackgroundAdapter(), tmp_path / "a", spec, source, fsync=True)
+    busy = {r["store"]: r["busy_s"] for r in map(json.loads, log.read_text().splitlines())}
+    assert busy["w"] >= 6 * 0.05 and busy["a"] >= 6 * 0.05
+    assert sum(phases["calls"]) < busy["w"]  # the calls alone would miss the background work
+    assert phases["region"].elapsed_s >= busy["w"] and timing["region"].elapsed_s >= busy["a"]
+    assert timing["sync_s"] > 0 and len(timing["frames"]) == 6
+    assert (tmp_path / "w").read_bytes() == (tmp_path / "a").read_bytes()
+
+
+@pytest.mark.parametrize("fsync", [False, True])
+def test_recorded_totals_cover_background_work_and_state_the_fsync(workdir, plugin_env, monkeypatch, fsync):
+    monkeypatch.setenv("IOBENCH_PLUGINS", "background=background_adapter:BackgroundAdapter")
+    log = workdir / "busy.jsonl"
+    monkeypatch.setenv("IOBENCH_BACKGROUND_LOG", str(log))
+    params = {"backends": ["background"], "tests": ["write", "append"], "dims": "t:4,y:32:16,x:48",
+              "multipliers": [1, 2], "append_frames": 6, "append_step": 3, "append_repeats": 2,
+              "codec": "none", "fsync": fsync, "iterations": 2, "warmups": 0}
+    df = run_suite("writers", params, results_dir=workdir / "results", run_id=f"bg-{fsync}", ceiling=False,
+                   progress=None).df
+    assert (df["status"] == "ok").all()
+    busy = {r["store"]: r["busy_s"] for r in map(json.loads, log.read_text().splitlines())}
+    totals = df[df["operation"] == "total"]
+    assert len(totals) == 4 and totals["verified"].all()
+    for _, row in totals.iterrows():
+        assert row["elapsed_s"] >= busy[f"store-{int(row['multiplier'])}-{int(row['iteration'])}"]
+        parts = df[(df["multiplier"] == row["multiplier"]) & (df["iteration"] == row["iteration"])
+                   & df["operation"].isin(["write", "finalize"])]
+        assert parts["elapsed_s"].sum() == pytest.approx(row["write_region_s"])
+    appends = df[df["operation"] == "append_total"]
+    assert len(appends) == 2
+    for _, row in appends.iterrows():
+        assert row["elapsed_s"] >= busy[f"append-{int(row['iteration'])}"] >= 2 * 0.05
+        assert row["frames"] == 6 and row["frame_p99_s"] < row["elapsed_s"]
+    timed_rows = df[df["operation"].isin(["write", "finalize", "total", "append_total", "append_step"])]
+    assert (timed_rows["sync_method"] == ("syncfs" if fsync else "none")).all()
+    assert (timed_rows["writer_fsyncs"] == False).all()  # noqa: E712
+    for op in ("total", "append_total"):
+        assert (df[df["operation"] == op]["fsync_included"] == fsync).all()
+    syncs = df[df["operation"] == "fsync"]
+    assert syncs["fsync_included"].all() and (len(syncs) == 4 if fsync else syncs.empty)
+    assert (df[df["operation"] == "total"]["total_includes"] == "create+write+finalize" + ("+syncfs" * fsync)).all()
+
+
+def test_a_cold_read_is_cold_only_with_its_proof(tmp_path, monkeypatch):
+    dims = parse_dims("t:8,y:64,x:64")
+    spec = ArraySpec(dims, "uint8")
+    source = writers.BlockSource(Dataset("random", dims.shape), 4).prepare()
+    writer = RawAdapter()
+    writers._write_store(writer, tmp_path / "raw", spec, source, fsync=True)
+    row, blocks = writers._timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], True, 4)
+    assert checksum_blocks(blocks) == source.checksum
+    assert row["evicted_bytes"] == spec.nbytes and "eviction_verified" in row
+    assert row["cache_state"] == ("cold" if row["eviction_verified"] else "cold_unverified")
+    row, _ = writers._timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], False, 4)
+    assert row["cache_state"] == "warm" and "eviction_verified" not in row
+    failed = EvictionReport(files=1, bytes=spec.nbytes, resident_bytes_after=spec.nbytes, dropped_caches=False)
+    monkeypatch.setattr(writers, "evict_page_cache", lambda files: failed)
+    row, _ = writers._timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], True, 4)
+    assert row["cache_state"] == "cold_unverified" and row["eviction_verified"] is False
+    index = (slice(1, 3), slice(0, 64), slice(0, 64))
+    row, data = writers._timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], True, 4, index)
+    assert row["cache_state"] == "cold_unverified" and np.array_equal(data, source.region(index))
+
+
+def test_no_inline_timer_in_the_suite():
+    import inspect
+
+    text = inspect.getsource(writers)
+    assert "perf_counter" not in text and "_fsync_tree" not in text and "os.fsync" not in text
+
+
+def test_every_quick_profile_keeps_enough_cutout_positions():
+    assert all(p["cutout_positions"] >= 8 for p in writers.PROFILES.values())

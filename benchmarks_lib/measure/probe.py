@@ -46,17 +46,19 @@ class Measurement:
 class timed:
     """A timed region: ``with timed() as region: op()``; then ``region.result``.
 
-    ``sample`` runs the RSS/thread sampler (a 10 ms thread) for the region's duration.
+    ``sample`` runs the RSS/thread sampler (a 10 ms thread) for the region's duration; ``io=False``
+    skips the two reads of /proc/self/io (about 30 us), for per-call latencies inside a larger region.
     """
 
-    def __init__(self, *, sample: bool = True) -> None:
+    def __init__(self, *, sample: bool = True, io: bool = True) -> None:
         self._sampler = ResourceSampler() if sample else None
+        self._io = io
         self.result: Measurement | None = None
 
     def __enter__(self) -> timed:
         if self._sampler:
             self._sampler.__enter__()
-        self._io0 = read_io_counters()
+        self._io0 = read_io_counters() if self._io else None
         self._cpu0 = time.process_time_ns()
         self._t0 = time.perf_counter_ns()
         return self
@@ -64,7 +66,7 @@ class timed:
     def __exit__(self, *exc: object) -> None:
         t1 = time.perf_counter_ns()
         cpu1 = time.process_time_ns()
-        io1 = read_io_counters()
+        io1 = read_io_counters() if self._io else None
         s = self._sampler
         if s:
             s.__exit__(None, None, None)

@@ -1,18 +1,24 @@
 """The writer comparison: write, append, full/cutout read and sharding, per backend.
 
 One case is one (backend, test); inside it the sizes or layouts are swept, each with
-warm-ups and iterations. Timed regions hold only the writer's calls: data is generated
-(and hashed for verification) outside them. Every write is read back by a different library
-where one exists, and compared by checksum.
+warm-ups and iterations. A write is ONE timed region (``measure.timed``) from the first
+``write``/``append`` call to the end of ``finalize``, so a writer's background threads cannot
+work off the clock; data is generated and hashed before it, and nothing is generated, hashed
+or deleted inside it. Every write is read back by a different library where one exists, and
+compared by checksum.
 
 Tests (seeds 000, 001, 003):
-- ``write``: a new store per size; the first dimension grows by ``multipliers``. Phases
-  create / write / finalize / fsync are timed separately; ``total`` is their sum (fsync
-  included when ``fsync`` is true, and the row says so).
-- ``append``: one store, frames appended one call at a time until ``append_frames``;
-  per-frame latency, per-step GB/s, sustained fps, peak-memory ratio.
-- ``read``: full read cold (page cache evicted and proven) and warm; cutouts of
-  ``cutout`` per side, aligned to chunks and unaligned, at several positions.
+- ``write``: a new store per size; the first dimension grows by ``multipliers``. Rows:
+  ``create``; ``write`` and ``finalize``, the two consecutive parts of the one region (split
+  where ``finalize`` is called); ``fsync`` (one ``syncfs`` per store, when ``fsync`` is true);
+  ``total`` = create + region (+ fsync), as its ``total_includes`` column says. Per-call
+  latencies are columns (``write_call_p50_s``...), never summed into a time.
+- ``append``: one store, frames appended one call at a time until ``append_frames``; one
+  region from the first append to the end of finalize (and syncfs when ``fsync``); per-frame
+  latency, per-step wall time (laps of the region), sustained fps, peak-memory ratio.
+- ``read``: full read cold (page cache evicted and proven: ``cache_state`` is ``cold`` or
+  ``cold_unverified``) and warm, each one timed region; cutouts of ``cutout`` per side,
+  aligned to chunks and unaligned, at several positions.
 - ``sharding``: a cube with shards of ``shard`` and inner chunks ``inner_chunks`` versus
   unsharded chunks of the inner size and of the shard size: write, read, cutout, bytes, inodes.
 """
@@ -20,8 +26,6 @@ Tests (seeds 000, 001, 003):
 from __future__ import annotations
 
 import math
-import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,9 +33,17 @@ import numpy as np
 
 from ..adapters import backend_status, expand_backends, make_adapter
 from ..adapters.base import Adapter, IndependentRead
-from ..datasets import DATASETS, ArrayDigest, Dataset, checksum_array, checksum_blocks
-from ..measure import ResourceSampler, disk_usage, evict_page_cache, measure
-from ..measure.iocounters import read_io_counters
+from ..datasets import DATASETS, Dataset, checksum_array, checksum_blocks
+from ..measure import (
+    SYNC_METHOD,
+    Measurement,
+    cold_read_state,
+    disk_usage,
+    evict_page_cache,
+    measure,
+    sync_store,
+    timed,
+)
 from ..specs import (
     ArraySpec,
     Dim,
@@ -49,8 +61,8 @@ from .common import remove_output, unavailable_reason
 
 TESTS = ("write", "append", "read", "sharding")
 BLOCK_TARGET = 64 * 2**20
-#: data generated for a size is kept for its iterations while it fits this budget
-CACHE_BUDGET = 512 * 2**20
+#: default size of the pool of generated blocks a write receives (beyond it the data is tiled)
+POOL_BYTES = 512 * 2**20
 #: readers used to verify a format, in order of preference (a different library first)
 VERIFIERS = {
     "zarr3": ("zarr-python", "tensorstore"),
@@ -65,29 +77,31 @@ VERIFIERS = {
 LZ4_FAMILY = "blosc-lz4:5:shuffle,lz4,blosc-lz4:5:bitshuffle"
 
 PROFILES = {
+    # quick: few, big points (each timed write, append or full read lasts >= ~100 ms here) from a
+    # 32 MiB pool of generated data, so a run of every backend stays near 100 s on 2 cores
     "quick": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
-        "dims": "t:8,y:540:270,x:960", "multipliers": [1, 4], "fsync": True,
-        "append_frames": 32, "append_step": 16, "append_repeats": 1,
-        "read_dims": "z:64:32,y:256:32,x:256:32", "cutout": 32, "cutout_positions": 2,
-        "shard_datasets": ["labels"], "shard_volume": 64, "shard": 64, "inner_chunks": [16],
-        "seed": 0, "iterations": 2, "warmups": 1,
+        "dims": "t:32:8,y:1080:540,x:1920", "multipliers": [1, 2], "fsync": True,
+        "append_frames": 32, "append_step": 8, "append_repeats": 1,
+        "read_dims": "z:64:32,y:1024:128,x:1024:128", "cutout": 32, "cutout_positions": 8,
+        "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
+        "seed": 0, "iterations": 2, "warmups": 1, "pool_mib": 32,
     },
     "standard": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 2, 4], "fsync": True,
         "append_frames": 1024, "append_step": 64, "append_repeats": 2,
-        "read_dims": "z:256:64,y:512:64,x:512:64", "cutout": 32, "cutout_positions": 5,
+        "read_dims": "z:256:64,y:512:64,x:512:64", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["em_like", "labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32, 64],
-        "seed": 0, "iterations": 5, "warmups": 1,
+        "seed": 0, "iterations": 5, "warmups": 1, "pool_mib": 512,
     },
     "seed": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 5, 10, 15, 20, 25, 30, 35], "fsync": True,
         "append_frames": 24000, "append_step": 64, "append_repeats": 1,
-        "read_dims": "z:1024:512,y:1024:512,x:1024:512", "cutout": 32, "cutout_positions": 5,
+        "read_dims": "z:1024:512,y:1024:512,x:1024:512", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["em_like", "labels"], "shard_volume": 1024, "shard": 512, "inner_chunks": [32, 64, 128],
-        "seed": 0, "iterations": 3, "warmups": 1,
+        "seed": 0, "iterations": 3, "warmups": 1, "pool_mib": 512,
     },
 }
 
@@ -106,7 +120,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError("dims and read_dims need at least 2 dimensions")
     multipliers = parse_int_list(params["multipliers"], "multipliers", maximum=10_000)
     n = {key: parse_count(params[key], key, maximum=10**7) for key in
-         ("append_frames", "append_step", "append_repeats", "cutout", "cutout_positions", "shard_volume", "shard")}
+         ("append_frames", "append_step", "append_repeats", "cutout", "cutout_positions", "shard_volume", "shard",
+          "pool_mib")}
     inner = parse_int_list(params["inner_chunks"], "inner_chunks")
     if n["shard"] > n["shard_volume"] or n["shard_volume"] % n["shard"]:
         raise SpecError(f"shard {n['shard']} must divide shard_volume {n['shard_volume']}")
@@ -116,7 +131,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     fsync = parse_bool(params["fsync"], "fsync")
     seed = parse_count(params["seed"], "seed", minimum=0, maximum=2**32 - 1)
     backends = expand_backends(parse_names(params["backends"], "backends"))
-    common = {"codec": codec, "seed": seed, "fsync": fsync}
+    common = {"codec": codec, "seed": seed, "fsync": fsync, "pool_bytes": n["pool_mib"] * 2**20}
     cases = []
     for test in tests:
         for backend in backends:
@@ -131,7 +146,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
                          cutout_positions=n["cutout_positions"])
             else:
                 p.update(datasets=shard_datasets, shard_volume=n["shard_volume"], shard=n["shard"],
-                         inner_chunks=list(inner), cutout=n["cutout"])
+                         inner_chunks=list(inner), cutout=n["cutout"], cutout_positions=n["cutout_positions"])
             cases.append(Case("writers", backend, p))
     return cases
 
@@ -155,73 +170,71 @@ def _ceiling_bytes(cases: list[Case]) -> int:
 
 
 # -- helpers ------------------------------------------------------------------------------
-def _step(dims: DimsSpec, dtype: str, alignment: int = 1) -> int:
+def _step(dims: DimsSpec, dtype: str, alignment: int = 1, target: int = BLOCK_TARGET) -> int:
     """Entries along axis 0 per generated block: whole shards/chunks (and the writer's
-    alignment), about 64 MiB."""
+    alignment), about ``target`` bytes (64 MiB)."""
     unit = math.lcm((dims.shards or dims.chunks)[0], alignment)
     per_entry = math.prod(dims.shape[1:]) * np.dtype(dtype).itemsize
-    return max(unit, (BLOCK_TARGET // max(1, per_entry * unit)) * unit)
+    return max(unit, (min(target, BLOCK_TARGET) // max(1, per_entry * unit)) * unit)
 
 
 class BlockSource:
-    """The blocks a timed write receives, generated before the clock starts.
+    """The blocks a timed write receives, all generated and hashed before the clock starts.
 
-    Data up to ``CACHE_BUDGET`` is generated once and kept. A larger dataset is written as a
-    pool of its first blocks (up to the budget) repeated along the first axis (``tiled``), so
-    no data is generated between timed calls: a writer with background threads would
-    otherwise keep working, unclocked, while the next block is made. Memory stays bounded,
-    and ``checksum`` covers exactly the bytes handed to the writer.
+    ``prepare`` generates a pool of the dataset's first blocks, up to ``pool_bytes``. The
+    array written is that pool repeated along the first axis: block k is
+    ``pool[k % len(pool)]`` cut to the entries left, so data larger than the budget is
+    ``tiled`` and memory stays bounded at any size. ``checksum`` covers exactly the bytes
+    handed to the writer and ``region`` gives the expected content of any cutout, both taken
+    from the same pool; iterating only slices the pool.
     """
 
-    def __init__(self, dataset: Dataset, step: int, *, tile: bool = True) -> None:
-        self.dataset, self.step, self.tile = dataset, step, tile
+    def __init__(self, dataset: Dataset, step: int, pool_bytes: int = POOL_BYTES) -> None:
+        self.dataset, self.step, self.pool_bytes = dataset, step, pool_bytes
         self._pool: list[np.ndarray] | None = None
         self.checksum: str | None = None
 
     @property
     def tiled(self) -> bool:
-        return self.tile and self.dataset.nbytes > CACHE_BUDGET
+        return len(self._prepared_pool()) * self.step < self.dataset.shape[0]
+
+    def _prepared_pool(self) -> list[np.ndarray]:
+        if self._pool is None:
+            raise RuntimeError("BlockSource.prepare() must run before the timed region")
+        return self._pool
 
     def prepare(self) -> BlockSource:
-        """Generate the pool now (call before the timed region)."""
-        if self._pool is None and (self.tile or self.dataset.nbytes <= CACHE_BUDGET):
+        """Generate the pool and hash the whole written sequence now (before any timed region)."""
+        if self._pool is None:
             pool, size = [], 0
             for _, block in self.dataset.blocks(self.step):
                 pool.append(block)
                 size += block.nbytes
-                if size >= CACHE_BUDGET:
+                if size >= self.pool_bytes:
                     break
             self._pool = pool
+            self.checksum = checksum_blocks(block for _, block in self)
         return self
 
     def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
-        hasher = ArrayDigest()
-        if self._pool is None:  # not tiled and too large to keep: generated as it goes (untimed writes only)
-            blocks = self.dataset.blocks(self.step)
-        else:
-            n = self.dataset.shape[0]
-            blocks = ((o, self._pool[k % len(self._pool)][: min(self.step, n - o)])
-                      for k, o in enumerate(range(0, n, self.step)))
-        for offset, block in blocks:
-            hasher.update(block)
-            yield offset, block
-        self.checksum = hasher.hexdigest()
+        pool, n = self._prepared_pool(), self.dataset.shape[0]
+        for k, offset in enumerate(range(0, n, self.step)):
+            yield offset, pool[k % len(pool)][: min(self.step, n - offset)]
 
-
-def _fsync_tree(path: Path) -> None:
-    paths = [path] if path.is_file() else [Path(r) / n for r, _, fs in os.walk(path) for n in fs]
-    for p in paths:
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    for d in {p.parent for p in paths} | ({path} if path.is_dir() else set()):
-        fd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    def region(self, index: tuple[slice, ...]) -> np.ndarray:
+        """The written array's values in ``index`` (slices, step 1), assembled from the pool."""
+        pool = self._prepared_pool()
+        index = tuple(slice(*sl.indices(n)[:2]) for sl, n in zip(index, self.dataset.shape, strict=True))
+        first, rest = index[0], index[1:]
+        parts, row = [], first.start
+        while row < first.stop:
+            k, within = divmod(row, self.step)
+            take = min(self.step - within, first.stop - row)
+            parts.append(pool[k % len(pool)][(slice(within, within + take), *rest)])
+            row += take
+        if not parts:
+            return np.empty((0, *(sl.stop - sl.start for sl in rest)), dtype=self.dataset.dtype)
+        return np.concatenate(parts)
 
 
 def _skip(reason: str, **extra) -> list[dict]:
@@ -239,18 +252,15 @@ def _verifier(writer: Adapter, spec: ArraySpec) -> str | None:
     return None
 
 
-def _read_all(reader: Adapter, spec: ArraySpec, step: int, timings: list[int] | None = None) -> str:
-    """Read block by block (timed per block when ``timings`` is given); return the checksum."""
-    h = ArrayDigest()
+def _block_indices(spec: ArraySpec, step: int) -> list[tuple[slice, ...]]:
+    """The full array as consecutive blocks of ``step`` entries along the first axis."""
     rest = tuple(slice(0, n) for n in spec.shape[1:])
-    for start in range(0, spec.shape[0], step):
-        index = (slice(start, min(start + step, spec.shape[0])), *rest)
-        t0 = time.perf_counter_ns()
-        block = reader.read(index)
-        if timings is not None:
-            timings.append(time.perf_counter_ns() - t0)
-        h.update(block)
-    return h.hexdigest()
+    return [(slice(start, min(start + step, spec.shape[0])), *rest) for start in range(0, spec.shape[0], step)]
+
+
+def _read_all(reader: Adapter, spec: ArraySpec, step: int) -> str:
+    """Read block by block, untimed; return the checksum."""
+    return checksum_blocks(reader.read(index) for index in _block_indices(spec, step))
 
 
 def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: int) -> dict:
@@ -287,40 +297,64 @@ def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: in
 
 
 def _write_store(adapter: Adapter, path: Path, spec: ArraySpec, source: BlockSource, fsync: bool) -> dict:
-    """Create, write block by block, finalize (and fsync); the elapsed time of each phase."""
-    create = measure(lambda: adapter.create(path, spec))
-    write_ns = 0
-    sampler = ResourceSampler()
-    io0 = read_io_counters()
-    with sampler:
+    """Create (its own phase); then ONE timed region from the first write to the end of
+    finalize; then one ``syncfs`` when ``fsync``. Per-call latencies are kept apart."""
+    create = measure(lambda: adapter.create(path, spec), sample=False)
+    calls: list[float] = []
+    with timed() as region:
         for offset, block in source:
-            t0 = time.perf_counter_ns()
-            adapter.write(offset, block)
-            write_ns += time.perf_counter_ns() - t0
-        finalize = measure(adapter.finalize)
-    io1 = read_io_counters()
-    sync = measure(lambda: _fsync_tree(path)) if fsync else None
+            with timed(sample=False, io=False) as call:
+                adapter.write(offset, block)
+            calls.append(call.result.elapsed_s)
+        with timed(sample=False, io=False) as fin:
+            adapter.finalize()
+    sync = measure(lambda: sync_store(path), sample=False) if fsync else None
     adapter.finalize()  # finalize must be safe to call twice
-    return {"create": create.elapsed_s, "write": write_ns / 1e9, "finalize": finalize.elapsed_s,
-            "fsync": sync.elapsed_s if sync else 0.0, "peak_rss_bytes": sampler.peak_rss,
-            "rss_growth_bytes": sampler.rss_growth, "threads_max": sampler.max_threads,
-            "io_write_bytes": (io1.write_bytes - io0.write_bytes) if io0 and io1 else None}
+    return {"create": create, "region": region.result, "finalize_s": fin.result.elapsed_s, "calls": calls,
+            "sync": sync}
+
+
+def _latency_columns(prefix: str, latencies: list[float]) -> dict:
+    """Count, median, p99 and max of per-call latencies (a distribution, never a summed time)."""
+    lat = np.asarray(latencies, dtype=float)
+    if not lat.size:
+        return {f"{prefix}s": 0}
+    return {f"{prefix}s": int(lat.size), f"{prefix}_p50_s": float(np.percentile(lat, 50)),
+            f"{prefix}_p99_s": float(np.percentile(lat, 99)), f"{prefix}_max_s": float(lat.max())}
+
+
+def _sync_columns(fsync: bool, writer_fsyncs: bool) -> dict:
+    return {"sync_method": SYNC_METHOD if fsync else "none", "writer_fsyncs": writer_fsyncs}
 
 
 def _phase_rows(phases: dict, iteration: int, nbytes: int, fsync: bool, extra: dict,
                 writer_fsyncs: bool = False) -> list[dict]:
-    """One row per phase and a ``total``; fsync is included when asked or when the writer does it."""
-    rows = []
-    total = phases["create"] + phases["write"] + phases["finalize"] + (phases["fsync"] if fsync else 0.0)
-    names = ["create", "write", "finalize", *(["fsync"] if fsync else [])]
-    for name in names:
-        rows.append({"operation": name, "iteration": iteration, "elapsed_s": phases[name], "nbytes": nbytes,
-                     "fsync_included": name == "fsync", **extra})
-    rows.append({"operation": "total", "iteration": iteration, "elapsed_s": total, "nbytes": nbytes,
-                 "fsync_included": fsync or writer_fsyncs, "writer_fsyncs": writer_fsyncs,
-                 "peak_rss_bytes": phases["peak_rss_bytes"],
-                 "rss_growth_bytes": phases["rss_growth_bytes"], "threads_max": phases["threads_max"],
-                 "io_write_bytes": phases["io_write_bytes"], **extra})
+    """Rows ``create``, ``write`` + ``finalize`` (the two consecutive parts of the one region),
+    ``fsync`` (syncfs, when asked) and ``total`` = create + region (+ fsync).
+
+    ``fsync_included`` is true iff the row's time contains a flush: our syncfs, or the
+    writer's own fsyncs (which happen while it writes and closes).
+    """
+    create, region, sync = phases["create"], phases["region"], phases["sync"]
+    fin = phases["finalize_s"]
+    common = {"iteration": iteration, "nbytes": nbytes, **_sync_columns(fsync, writer_fsyncs), **extra}
+    calls = _latency_columns("write_call", phases["calls"])
+    rows = [
+        {"operation": "create", "elapsed_s": create.elapsed_s, "cpu_s": create.cpu_s, "fsync_included": False,
+         **common},
+        {"operation": "write", "elapsed_s": region.elapsed_s - fin, "fsync_included": writer_fsyncs, **calls,
+         **common},
+        {"operation": "finalize", "elapsed_s": fin, "fsync_included": writer_fsyncs, **common},
+    ]
+    if sync is not None:
+        rows.append({"operation": "fsync", "elapsed_s": sync.elapsed_s, "cpu_s": sync.cpu_s, "fsync_included": True,
+                     **common})
+    total = create.elapsed_s + region.elapsed_s + (sync.elapsed_s if sync else 0.0)
+    cpu = create.cpu_s + region.cpu_s + (sync.cpu_s if sync else 0.0)
+    rows.append({**region.as_row(), "operation": "total", "elapsed_s": total, "cpu_s": cpu,
+                 "write_region_s": region.elapsed_s,
+                 "total_includes": "create+write+finalize" + ("+syncfs" if sync is not None else ""),
+                 "fsync_included": sync is not None or writer_fsyncs, **calls, **common})
     return rows
 
 
@@ -366,8 +400,8 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
         if reason := adapter.is_incompatible(spec, "write"):
             rows += _skip(reason, operation="total", **extra)
             continue
-        step = _step(dims, dataset.dtype, adapter.write_alignment(spec))
-        source = BlockSource(dataset, step).prepare()
+        step = _step(dims, dataset.dtype, adapter.write_alignment(spec), p["pool_bytes"])
+        source = BlockSource(dataset, step, p["pool_bytes"]).prepare()
         extra["data_tiled"] = source.tiled
         for i in range(ctx.warmups + ctx.iterations):
             path = ctx.scratch / f"store-{m}-{i}"
@@ -403,7 +437,7 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
         return _skip(f"{probe.name} writes whole files of {probe.write_alignment(spec)} frames with this codec, "
                      "not single frames", operation="append_total", **extra)
     frame_bytes = dataset.nbytes // frames
-    source = BlockSource(dataset, step).prepare()
+    source = BlockSource(dataset, step, p["pool_bytes"]).prepare()
     extra["data_tiled"] = source.tiled
     for w in range(ctx.warmups):  # untimed: first-call costs (imports, pools) stay out of the frames
         warm = make_adapter(case.backend)
@@ -417,35 +451,20 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
     for rep in range(p["append_repeats"]):
         path = ctx.scratch / f"append-{rep}"
         adapter = make_adapter(case.backend)
-        adapter.create(path, spec, append=True)
-        latencies: list[float] = []
-        sampler = ResourceSampler()
-        with sampler:
-            for s, (_, block) in enumerate(source):
-                step_ns = 0
-                for f in range(block.shape[0]):
-                    frame = block[f:f + 1]
-                    t0 = time.perf_counter_ns()
-                    adapter.append(frame)
-                    dt_ns = time.perf_counter_ns() - t0
-                    step_ns += dt_ns
-                    latencies.append(dt_ns / 1e9)
-                    rows.append({"operation": "append_frame", "iteration": rep, "step": s, "frame": len(latencies) - 1,
-                                 "elapsed_s": dt_ns / 1e9, "nbytes": frame_bytes, **extra})
-                rows.append({"operation": "append_step", "iteration": rep, "step": s, "elapsed_s": step_ns / 1e9,
-                             "nbytes": block.nbytes, **extra})
-            t0 = time.perf_counter_ns()
-            adapter.finalize()
-            fin = (time.perf_counter_ns() - t0) / 1e9
-        adapter.finalize()
-        total = sum(latencies) + fin
-        lat = np.array(latencies)
-        total_row = {"operation": "append_total", "iteration": rep, "elapsed_s": total, "nbytes": dataset.nbytes,
-                     "finalize_s": fin, "frame_p50_s": float(np.percentile(lat, 50)),
-                     "frame_p99_s": float(np.percentile(lat, 99)), "fps": frames / total,
-                     "peak_rss_bytes": sampler.peak_rss, "rss_growth_bytes": sampler.rss_growth,
-                     "threads_max": sampler.max_threads, "fsync_included": adapter.fsyncs,
-                     "writer_fsyncs": adapter.fsyncs, **extra}
+        timing = _append_store(adapter, path, spec, source, p["fsync"])
+        region, fin, sync_s = timing["region"], timing["finalize_s"], timing["sync_s"]
+        common = {"iteration": rep, **_sync_columns(p["fsync"], adapter.fsyncs), **extra}
+        for n, elapsed in enumerate(timing["frames"]):
+            rows.append({"operation": "append_frame", "frame": n, "elapsed_s": elapsed, "nbytes": frame_bytes,
+                         "fsync_included": adapter.fsyncs, **common})
+        for k, (elapsed, nbytes) in enumerate(timing["steps"]):
+            rows.append({"operation": "append_step", "step": k, "elapsed_s": elapsed, "nbytes": nbytes,
+                         "fsync_included": adapter.fsyncs, **common})
+        total_row = {**region.as_row(), "operation": "append_total", "nbytes": dataset.nbytes,
+                     "create_s": timing["create_s"], "finalize_s": fin, "sync_s": sync_s,
+                     "total_includes": "append+finalize" + ("+syncfs" if p["fsync"] else ""),
+                     **_latency_columns("frame", timing["frames"]), "fps": frames / region.elapsed_s,
+                     "fsync_included": p["fsync"] or adapter.fsyncs, **common}
         usage = disk_usage(path)
         total_row.update(bytes_on_disk=usage.allocated_bytes, inodes=usage.inodes)
         new_rows = [total_row]
@@ -454,6 +473,33 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
         rows += new_rows
         remove_output(path)
     return rows
+
+
+def _append_store(adapter: Adapter, path: Path, spec: ArraySpec, source: BlockSource, fsync: bool) -> dict:
+    """Create (untimed in the total); then ONE timed region from the first append to the end
+    of finalize, and of one ``syncfs`` when ``fsync``. Frame latencies and per-step laps are
+    measured inside it as distributions; the total is the region."""
+    create = measure(lambda: adapter.create(path, spec, append=True), sample=False)
+    frames: list[float] = []
+    steps: list[tuple[float, int]] = []
+    sync_s = 0.0
+    with timed() as region:
+        for _, block in source:
+            with timed(sample=False, io=False) as lap:
+                for f in range(block.shape[0]):
+                    with timed(sample=False, io=False) as call:
+                        adapter.append(block[f:f + 1])
+                    frames.append(call.result.elapsed_s)
+            steps.append((lap.result.elapsed_s, block.nbytes))
+        with timed(sample=False, io=False) as fin:
+            adapter.finalize()
+        if fsync:
+            with timed(sample=False, io=False) as sync:
+                sync_store(path)
+            sync_s = sync.result.elapsed_s
+    adapter.finalize()  # finalize must be safe to call twice
+    return {"create_s": create.elapsed_s, "region": region.result, "finalize_s": fin.result.elapsed_s,
+            "sync_s": sync_s, "frames": frames, "steps": steps}
 
 
 #: cutout positions per kind when a test does not say (the sharding sweep)
@@ -496,51 +542,51 @@ def _cutouts(shape: tuple[int, ...], size: int, count: int) -> list[tuple[str, t
 
 
 def _timed_read(adapter: Adapter, path: Path, spec: ArraySpec, files: list[Path], cold: bool, step: int,
-                index: tuple[slice, ...] | None = None) -> tuple[dict, np.ndarray | str]:
+                index: tuple[slice, ...] | None = None) -> tuple[dict, list[np.ndarray] | np.ndarray]:
+    """One timed read: the full array (block by block, one region) or one cutout.
+
+    Cold: the store's files are evicted first and the eviction report goes into the row;
+    ``cache_state`` is ``cold`` only when :func:`cold_read_state` accepts the proof: the
+    eviction verified and, for a full read, at least half the store's bytes read from disk
+    (a cutout has no lower bound we can state, so only the eviction proof counts for it).
+    The reader is opened, untimed, after the eviction. The blocks are kept and hashed after
+    the region, so a full read holds the array in memory.
+    """
     eviction = evict_page_cache(files) if cold else None
     adapter.open_reader(path, spec)
     try:
-        if index is None:
-            timings: list[int] = []
-            io0 = read_io_counters()
-            sampler = ResourceSampler()
-            with sampler:
-                result = _read_all(adapter, spec, step, timings)
-            io1 = read_io_counters()
-            elapsed = sum(timings) / 1e9
-            nbytes = spec.nbytes
-        else:
-            io0 = read_io_counters()
-            sampler = ResourceSampler()
-            with sampler:
-                m = measure(lambda: adapter.read(index), sample=False)
-            io1 = read_io_counters()
-            result, elapsed = m.value, m.elapsed_s
-            nbytes = int(np.asarray(result).nbytes)
+        with timed() as region:
+            if index is None:
+                result: list[np.ndarray] | np.ndarray = [adapter.read(ix) for ix in _block_indices(spec, step)]
+            else:
+                result = adapter.read(index)
     finally:
         adapter.close_reader()
-    row = {"elapsed_s": elapsed, "nbytes": nbytes, "cache_state": "cold" if cold else "warm",
-           "peak_rss_bytes": sampler.peak_rss, "rss_growth_bytes": sampler.rss_growth,
-           "threads_max": sampler.max_threads,
-           "io_read_bytes": (io1.read_bytes - io0.read_bytes) if io0 and io1 else None,
-           "io_syscr": (io1.syscr - io0.syscr) if io0 and io1 else None}
+    m: Measurement = region.result
+    nbytes = spec.nbytes if index is None else int(np.asarray(result).nbytes)
+    row = {**m.as_row(), "nbytes": nbytes, "cache_state": "warm"}
     if eviction is not None:
-        row["eviction_verified"] = eviction.verified
-        row["resident_bytes_before_read"] = eviction.resident_bytes_after
+        needed = eviction.bytes if index is None else 0
+        row.update(eviction.as_row(), cold_needed_bytes=needed,
+                   cache_state=cold_read_state(eviction, row["io_read_bytes"], needed))
     return row, result
 
 
 def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, codec: str, extra: dict,
-               cutout: int, positions: int, fsync: bool, write_iterations: int = 0) -> list[dict]:
-    """Write one store (timed when ``write_iterations``), then full and cutout reads."""
+               cutout: int, positions: int, fsync: bool, pool_bytes: int, write_iterations: int = 0) -> list[dict]:
+    """Write one store (timed when ``write_iterations``), then full and cutout reads.
+
+    The store holds the (tiled) pool of a ``BlockSource``, so no data is generated while
+    anything is timed; full reads and cutouts are checked against that same pool.
+    """
     writer = make_adapter(case.backend)
     spec = _spec(dims, dataset, codec, writer)
     extra = {**extra, "codec": _codec_used(writer, spec)}
     if reason := writer.is_incompatible(spec, "write"):
         return _skip(reason, operation="read_cold", **extra)
-    step = _step(dims, dataset.dtype, writer.write_alignment(spec))
-    # not tiled: cutouts are checked against the dataset itself (data kept when it fits the budget)
-    source = BlockSource(dataset, step, tile=False).prepare()
+    step = _step(dims, dataset.dtype, writer.write_alignment(spec), pool_bytes)
+    source = BlockSource(dataset, step, pool_bytes).prepare()
+    extra["data_tiled"] = source.tiled
     rows: list[dict] = []
     path = ctx.scratch / "store"
     writes = ctx.warmups + write_iterations if write_iterations else 1
@@ -562,22 +608,21 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
     extra["read_by"] = reader.name
     files = writer.output_files(path)
     for cold in (True, False):
-        if not cold:
+        if not cold and not ctx.warmups:  # a warm-up iteration (or the cold reads) already filled the cache
             _read_all_untimed(reader, read_path, spec, step)
         for i in range(ctx.warmups + ctx.iterations):
-            row, digest = _timed_read(reader, read_path, spec, files, cold, step)
+            row, blocks = _timed_read(reader, read_path, spec, files, cold, step)
             if i >= ctx.warmups:
                 rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": i - ctx.warmups,
-                             "verified": digest == source.checksum, **row, **extra})
+                             "verified": checksum_blocks(blocks) == source.checksum, **row, **extra})
+            del blocks
     for n, (kind, index) in enumerate(_cutouts(dims.shape, cutout, positions)):
-        expected = dataset.region(index)
-        for i in range(ctx.warmups + ctx.iterations):
+        expected = checksum_array(source.region(index))
+        for i in range(ctx.iterations):  # no warm-ups: the full reads above already warmed this reader up
             row, data = _timed_read(reader, read_path, spec, files, True, step, index)
-            if i >= ctx.warmups:
-                rows.append({"operation": "read_region_cold", "iteration": i - ctx.warmups, "cutout_kind": kind,
-                             "cutout_index": n, "cutout_origin": [s.start for s in index],
-                             "verified": checksum_array(np.asarray(data)) == checksum_array(expected),
-                             **row, **extra})
+            rows.append({"operation": "read_region_cold", "iteration": i, "cutout_kind": kind,
+                         "cutout_index": n, "cutout_origin": [s.start for s in index],
+                         "verified": checksum_array(np.asarray(data)) == expected, **row, **extra})
     remove_output(path)
     return rows
 
@@ -596,7 +641,8 @@ def run_read(case: Case, ctx: CaseContext) -> list[dict]:
     dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
     extra = {"test": "read", "shape": list(dims.shape), "chunks": list(dims.chunks), "dataset": dataset.name,
              "dtype": dataset.dtype}
-    return _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], p["cutout_positions"], p["fsync"])
+    return _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], p["cutout_positions"], p["fsync"],
+                      p["pool_bytes"])
 
 
 def shard_layouts(volume: int, shard: int, inner: list[int]) -> list[tuple[str, int, int | None]]:
@@ -618,7 +664,7 @@ def run_sharding(case: Case, ctx: CaseContext) -> list[dict]:
                      "sharded": shard is not None, "shape": list(dims.shape), "chunks": list(dims.chunks),
                      "dataset": name, "dtype": dataset.dtype}
             rows += _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"],
-                               p.get("cutout_positions", MIN_CUTOUT_POSITIONS), p["fsync"],
+                               p.get("cutout_positions", MIN_CUTOUT_POSITIONS), p["fsync"], p["pool_bytes"],
                                write_iterations=ctx.iterations)
     return rows
 
