@@ -76,3 +76,18 @@ def test_notebooks_execute_and_the_book_builds(tmp_path, monkeypatch):
     assert "Conclusion" in writers and "<img" in writers
     machine = (html / "book" / "executed" / "machine.html").read_text()
     assert "cpu_model" in machine and "write_fsync" in machine
+
+
+SUITE_OF = {"writer_comparison": "writers", "compression_sweep": "compression", "thread_scaling": "threads",
+            "cache_prefetch": "cache"}
+
+
+def test_every_suite_parameter_is_a_documented_notebook_parameter():
+    from benchmarks_lib.book import BOOK_PARAMETERS, notebook_parameters
+    from benchmarks_lib.suites import get_suite
+
+    assert set(SUITE_OF) == set(NOTEBOOKS)
+    for name, suite in SUITE_OF.items():
+        declared = set(notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb"))
+        expected = {k.upper() for k in get_suite(suite).profiles["quick"]} | {*BOOK_PARAMETERS, "LOAD_RUN"}
+        assert declared == expected, (name, sorted(expected - declared), sorted(declared - expected))
