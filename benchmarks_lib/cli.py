@@ -124,8 +124,20 @@ def progress_reporter():
         yield update
 
 
+def print_run(df, suite_name: str, title: str) -> None:
+    """The ceiling, the suite's own summary table and the failed cases of a run."""
+    from .report import ceiling_table, failures, generic_summary
+    from .suites import get_suite
+
+    suite = get_suite(suite_name)
+    console.print(_table(ceiling_table(df), "Ceiling (same run)"))
+    console.print(_table((suite.summary or generic_summary)(df), title, index=suite.summary is not None))
+    bad = failures(df)
+    if not bad.empty:
+        console.print(_table(bad, "[red]Failed cases (their error rows are recorded)[/]"))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from .report import ceiling_table, failures, generic_summary, writers_summary
     from .runner import run_suite
 
     params = parse_assignments(args.param, "--param")
@@ -141,32 +153,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = run_suite(args.suite, params, profile=args.profile, results_dir=args.results_dir,
                            run_id=args.run_id, scratch_dir=args.scratch_dir, progress=progress,
                            assume_yes=args.yes or None)
-    df = result.df
-    console.print(_table(ceiling_table(df), "Ceiling (same run)"))
-    summary = writers_summary(df) if args.suite == "writers" else generic_summary(df)
-    console.print(_table(summary, f"{args.suite} — {result.run_dir}", index=args.suite == "writers"))
-    bad = failures(df)
-    if not bad.empty:
-        console.print(_table(bad, "[red]Failed cases (their error rows are recorded)[/]"))
+    print_run(result.df, result.meta["suite"], f"{args.suite} — {result.run_dir}")
     console.print(f"records: {result.run_dir}")
     return 1 if result.failed else 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     from .records import find_run, load_run
-    from .report import ceiling_table, failures, generic_summary, writers_summary
 
     run_dir = find_run(args.results_dir, args.run)
     df, meta = load_run(run_dir)
     env = meta.get("environment", {})
     console.print(f"[bold]{meta['suite']}[/] run {meta['run_id']} ({meta['profile']}) on {env.get('machine')}: "
                   f"{env.get('cpu_model')}, {env.get('cpu_count')} cores, {env.get('fs_type')} — {len(df)} rows")
-    console.print(_table(ceiling_table(df), "Ceiling"))
-    summary = writers_summary(df) if meta["suite"] == "writers" else generic_summary(df)
-    console.print(_table(summary, meta["suite"], index=meta["suite"] == "writers"))
-    bad = failures(df)
-    if not bad.empty:
-        console.print(_table(bad, "[red]Errors[/]"))
+    print_run(df, meta["suite"], meta["suite"])
     return 0
 
 

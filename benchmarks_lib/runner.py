@@ -258,12 +258,12 @@ def run_suite(
             case_scratch = create_marked_dir(scratch / "case")
             job = {"case": case.to_json(), "scratch": str(case_scratch), "iterations": iterations, "warmups": warmups,
                    "profile": profile, "run_dir": str(run_dir.resolve()), "run_columns": run_columns, "out": str(out)}
-            label = f"{case.suite} {case.backend} {_describe(case)}".strip()
+            owner = get_suite(case.suite)
+            label = owner.describe(case)
             if progress:
                 progress(n - 1, len(cases), label, False)
             t0 = time.perf_counter()
             try:
-                owner = get_suite(case.suite)
                 limit = owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
                 rc, stderr = _run_worker(case, job, scratch / "job.json", limit)
             finally:
@@ -280,12 +280,6 @@ def run_suite(
     meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_json_atomic(meta, meta_path)
     return RunResult(run_dir, df, meta)
-
-
-def _describe(case: Case) -> str:
-    keys = ("test", "reader", "client", "dataset", "codec", "threads", "level", "location", "latency_ms",
-            "cache_bytes", "async_prefetch", "layout", "concurrency")
-    return " ".join(f"{k}={case.params[k]}" for k in keys if k in case.params)
 
 
 def _case_status(path: Path) -> str:

@@ -74,6 +74,15 @@ class Suite:
     case_timeout_s: Callable[[Case, int], float] | None = None
     #: stated wall time per profile on a 2-core machine (seconds; shown by ``iobench suites``)
     time_budget_s: dict[str, float] = field(default_factory=dict)
+    #: case parameters that name a case in progress lines (e.g. ``test``, ``codec``)
+    label_keys: tuple[str, ...] = ()
+    #: records -> the table ``iobench run``/``show`` print; None = the generic per-operation table
+    summary: Callable[[Any], Any] | None = None
+
+    def describe(self, case: Case) -> str:
+        """A case in one line: its backend and the parameters in ``label_keys``."""
+        return " ".join([case.suite, case.backend, *(f"{k}={case.params[k]}" for k in self.label_keys
+                                                     if k in case.params)])
 
 
 # name -> module holding SUITE; imported lazily

@@ -581,6 +581,7 @@ SUITE = Suite(
     # vtu without compression is base64 text (~1.4x the data); keep room for two outputs
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: min(max([64 * 2**20, *(case_nbytes(c) for c in cases)]), 2 * 2**30),
+    label_keys=("dataset", "codec", "level", "threads"),
 )
 
 __all__ = [

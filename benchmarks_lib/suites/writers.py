@@ -44,6 +44,7 @@ from ..measure import (
     sync_store,
     timed,
 )
+from ..report import writers_summary
 from ..specs import (
     ArraySpec,
     Dim,
@@ -688,4 +689,6 @@ SUITE = Suite(
     profiles=PROFILES,
     scratch_bytes=lambda cases: 3 * max((_case_bytes(c) for c in cases), default=0),
     ceiling_bytes=_ceiling_bytes,
+    label_keys=("test", "dataset", "codec"),
+    summary=writers_summary,
 )
