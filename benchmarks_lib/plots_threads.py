@@ -110,6 +110,8 @@ def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
     """
     summary = thread_summary(df)
     cores = cores_of(df)
+    rows = point_rows(df)
+    own_fsyncs = set(rows[rows["fsync_comparable"].eq(False)]["backend"]) if "fsync_comparable" in rows else set()
     out = []
     for (backend, side), part in summary.groupby(["backend", "side"]):
         fit = part if cores is None else part[part["threads"] <= cores]
@@ -126,6 +128,9 @@ def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
                 s = fit_amdahl(fit["threads"], fit["median_s"])
             except ValueError as exc:
                 reason = f"no fit: {exc}"
+        if side == "write" and backend in own_fsyncs:
+            reason = ("not comparable: the writer fsyncs every file itself, so its serial fraction includes "
+                      "those fsyncs" + (f"; {reason}" if reason else ""))
         row["serial fraction"] = s
         row["max speed-up (1/s)"] = (1 / s if s > 0 else np.inf) if np.isfinite(s) else np.nan
         row["reason"] = reason
