@@ -344,10 +344,11 @@ def _write_with_uproot(path: Path, entries: int, branches: int, auto_flush: int,
 
 
 def sums_match(read: list[float] | None, sample: SampleFile) -> bool:
-    """True when a full read's per-branch sums equal the writer's (to rounding: 1e-9 of the magnitudes)."""
+    """True when a full read's per-branch sums equal the writer's, to summation-order rounding (1e-12 of
+    the sum of magnitudes: integer sums, exact below 2**53, must match to well under one unit)."""
     if read is None or len(read) != len(sample.branch_sums):
         return False
-    return all(abs(r - w) <= 1e-9 * max(1.0, a)
+    return all(abs(r - w) <= 1e-12 * max(1.0, a)
                for r, w, a in zip(read, sample.branch_sums, sample.branch_abs_sums, strict=True))
 
 
