@@ -55,15 +55,17 @@ _ZARR_MODULES = {"zarr-fsspec": ("zarr", "fsspec", "aiohttp"), "zarr-obstore": (
 _ZARR_HINTS = {"zarr-fsspec": "pip install 'zarr>=3' fsspec aiohttp", "zarr-obstore": "pip install 'zarr>=3' obstore",
                "tensorstore": "pip install tensorstore"}
 
+#: ``quick`` is sized so that every timed read lasts >= 100 ms on a small machine (2 cores):
+#: a shorter read would measure process and timer noise, not the reader.
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
-        "readers": ["root", "uproot", "zarr"], "entries": 500, "branches": 16, "auto_flush": 100,
+        "readers": ["root", "uproot", "zarr"], "entries": 1000, "branches": 16, "auto_flush": 100,
         "sample_writer": "root", "cache_sizes": [0, "100MB"], "async_prefetch": [0, 1],
         "locations": ["local", "http"], "latencies_ms": [0, 10], "bandwidth": None, "servers": ["builtin"],
         "uproot_sources": ["fsspec", "multithreaded"], "uproot_steps": [250, "100MB"],
         "uproot_workers": 4, "zarr_clients": list(ZARR_CLIENTS), "zarr_layouts": list(ZARR_LAYOUTS),
         "zarr_workloads": ["cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [4],
-        "zarr_dims": "z:64:16:32,y:256:64:128,x:256:64:128", "zarr_cutout": "24,96,96", "zarr_cutouts": 4,
+        "zarr_dims": "z:64:16:32,y:256:64:128,x:1024:64:128", "zarr_cutout": "32,192,192", "zarr_cutouts": 8,
         "read_timeout_s": 600, "iterations": 1, "warmups": 0,
     },
     "standard": {
@@ -562,16 +564,18 @@ def _array_crc32(arr: Any, step: int) -> int:
 
 def check_zarr_store(target: Path, expected: dict) -> dict | None:
     """The store's record when ``target`` is intact: its record matches ``expected``, the bytes on disk
-    are the recorded ones and the array opens with the recorded shape. None otherwise."""
-    import zarr
+    are the recorded ones and its array metadata (``zarr.json``) has the recorded shape. None otherwise.
 
+    Cheap on purpose (no zarr import, no data read): it runs before every case; the data were
+    checked in full (CRC-32) when written, and every read is checked again.
+    """
     try:
         info = json.loads((target / ".complete").read_text())
+        meta = json.loads((target / "zarr.json").read_text())
         if any(info.get(k) != v for k, v in expected.items()) or _stored_bytes(target) != info["stored_bytes"]:
             return None
-        arr = zarr.open_array(store=str(target), mode="r", zarr_format=3)
-        return info if list(arr.shape) == info["shape"] else None
-    except Exception:  # a damaged store fails in many ways (OSError, JSON, zarr's own errors)
+        return info if meta.get("node_type") == "array" and meta.get("shape") == info["shape"] else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
@@ -584,10 +588,6 @@ def ensure_zarr_store(directory: str | Path, dims: str, layout: str, dataset: st
     fails :func:`check_zarr_store` is deleted (:func:`benchmarks_lib.scratch.remove_tree`, so only
     inside an iobench scratch directory) and written again.
     """
-    import numpy as np
-    import zarr
-
-    from ..datasets import Dataset
     from ..scratch import remove_tree
 
     spec = parse_dims(dims)
@@ -608,6 +608,11 @@ def ensure_zarr_store(directory: str | Path, dims: str, layout: str, dataset: st
         for stale in (target, tmp):
             if stale.exists() or stale.is_symlink():
                 remove_tree(stale)
+        import numpy as np
+        import zarr
+
+        from ..datasets import Dataset
+
         try:
             data = Dataset(dataset, spec.shape, seed=seed)
             arr = zarr.create_array(store=str(tmp), shape=spec.shape, dtype=data.dtype, chunks=spec.chunks,
