@@ -253,12 +253,15 @@ def test_figures_table_and_conclusion(rows):
 
     df = to_frame([{"schema_version": SCHEMA_VERSION, **r} for r in rows])
     for figure in (plots_cache.transactions, plots_cache.times, plots_cache.time_vs_latency, plots_cache.memory,
-                   plots_cache.zarr_amplification):
+                   plots_cache.zarr_amplification, plots_cache.server_cpu):
         fig = figure(df)
         assert fig.axes
         plt.close(fig)
     text = plots_cache.conclude(df)
     assert text.startswith("### What this run shows")
+    assert "the server" in text.lower() and "bottleneck" in text  # the server's share is always stated
+    shares = plots_cache.server_rows(df)["server_share"]
+    assert not shares.empty and (shares >= 0).all()
     if HAVE_ROOT:
         table = plots_cache.seed004_table(df)
         assert {"Avg RES memory", "Avg REAL time", "Avg CPU time", "Read"} <= set(table.columns)
