@@ -423,7 +423,7 @@ def server_lines(df: pd.DataFrame) -> list[str]:
         return [f"- The server is not the bottleneck: at {lat} its CPU time was {share} ({where})."]
     busy = fastest[fastest["server_share"] > SERVER_BUSY_SHARE]
     return [f"- At {lat} the server's CPU time was {share} ({where}): {len(busy)} read(s) kept it busy more "
-            f"than {SERVER_BUSY_SHARE:.0%} of the time, so they partly measure the server."]
+            f"than {SERVER_BUSY_SHARE:.0%} of the time: there the server may be the bottleneck."]
 
 
 _conclude_reads = conclude
