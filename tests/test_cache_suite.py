@@ -387,12 +387,20 @@ def test_zarr_reads_are_checked_against_the_written_crc(tmp_path):
     crc = suite.zarr_store_info(store)["crc32"]
     kwargs = {"client": "tensorstore", "workload": "whole", "client_cache": False, "concurrency": 2,
               "cutout": [4, 12, 12], "cutouts": 1, "dims": TINY["zarr_dims"]}
+    cutouts = {**kwargs, "workload": "cutouts", "cutouts": 3}
+    expected = suite.expected_crc32s(store, "cutouts", [4, 12, 12], 3)
+    assert suite.expected_crc32s(store, "cutouts", [4, 12, 12], 3) == expected  # kept beside the store
+    assert suite.expected_crc32s(store, "whole", [4, 12, 12], 1) == [crc]
     with httpserver.serve(inputs) as server:
         url = server.url_for(store)
-        good = suite.measure_zarr_read(url, whole_crc32=crc, **kwargs)
-        bad = suite.measure_zarr_read(url, whole_crc32=crc ^ 1, **kwargs)
+        good = suite.measure_zarr_read(url, expected_crc32s=[crc], **kwargs)
+        bad = suite.measure_zarr_read(url, expected_crc32s=[crc ^ 1], **kwargs)
+        pan = suite.measure_zarr_read(url, expected_crc32s=expected, **cutouts)
+        generated = suite.measure_zarr_read(url, **cutouts)  # against the generated data
+        wrong = suite.measure_zarr_read(url, expected_crc32s=[*expected[:-1], expected[-1] ^ 1], **cutouts)
     assert good["verified"] and good["data_crc32"] == crc
     assert not bad["verified"]
+    assert pan["verified"] and generated["verified"] and not wrong["verified"]
 
 
 # -- the client cache does not serialise different keys ------------------------------------------
