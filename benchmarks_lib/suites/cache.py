@@ -68,7 +68,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "uproot_sources": ["fsspec", "multithreaded"], "uproot_steps": [750, "100MB"],
         "uproot_workers": 4, "zarr_clients": ["tensorstore", "zarr-fsspec"], "zarr_layouts": list(ZARR_LAYOUTS),
         "zarr_workloads": ["cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [4],
-        "zarr_dims": "z:64:16:32,y:256:64:128,x:2048:64:128", "zarr_cutout": "48,256,192", "zarr_cutouts": 12,
+        "zarr_dims": "z:64:16:32,y:256:64:128,x:1280:64:128", "zarr_cutout": "48,256,192", "zarr_cutouts": 12,
         "read_timeout_s": 600, "iterations": 1, "warmups": 0,
     },
     "standard": {
