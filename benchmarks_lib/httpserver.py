@@ -93,8 +93,8 @@ class ServerCounters:
     bytes_sent: int = 0
     payload_bytes: int = 0
     connections: int = 0
-    #: most requests being answered at the same time
-    max_in_flight: int = 0
+    #: most requests being answered at the same time (None where the server does not say: nginx)
+    max_in_flight: int | None = 0
     statuses: dict[int, int] = field(default_factory=dict)
     by_path: dict[str, PathCounters] = field(default_factory=dict)
     #: CPU seconds (user + system) of the server process(es); None where not measured
@@ -985,7 +985,7 @@ http {{
             tally.connection()
         cpu, io = self._usage()
         io_delta = io - self._io0 if io is not None and self._io0 is not None else None
-        return replace(tally.snapshot(), cpu_s=cpu - self._cpu0, io_read_bytes=io_delta, max_in_flight=0)
+        return replace(tally.snapshot(), cpu_s=cpu - self._cpu0, io_read_bytes=io_delta, max_in_flight=None)
 
     def _usage(self) -> tuple[float, int | None]:
         """CPU seconds and disk reads of nginx (master and workers); the proxy's threads are not included."""
