@@ -10,10 +10,18 @@ Two servers share one interface (a context manager with ``.url``, ``.url_for(pat
   a numeric multipart boundary (TWebFile lower-cases header lines before matching it).
 - ``nginx``: :class:`NginxServer`, Debian's nginx (optional) counted from a JSON access log.
 
-Latency (ms added to every request) and a bandwidth cap (bytes/s shared by all connections,
-paced writes) emulate a network where netem is not available. The builtin server applies them
-itself; for nginx a small TCP proxy in front (:class:`DelayProxy`) delays each request and paces
-each response the same way. Both refuse paths outside their root (``..`` segments and symlinks
+The builtin server runs in its own Python process (:class:`ServerProcess`, what :func:`serve`
+returns), so its CPU time is its own: the counters carry ``cpu_s`` (server CPU since the last
+``reset()``) and ``io_read_bytes`` (its disk reads, the proof that a remote read was cold).
+
+The link model, where netem is not available: ``latency_ms`` is one round trip, charged once per
+new TCP connection (the connect) and once per HTTP request (request out, first byte back), so a
+client that opens a connection per request pays two round trips per request and a keep-alive
+client one; ``bandwidth`` (bytes/s) is one link shared by all connections (paced writes). The
+builtin server applies both itself; for nginx a TCP proxy in front (:class:`DelayProxy`) charges
+the same: one round trip per accepted connection and one per HTTP request it forwards (it splits
+the byte stream into requests, so a request split over several segments is charged once), and
+paces responses. Both servers refuse paths outside their root (``..`` segments and symlinks
 resolving outside it answer 403) and bind 127.0.0.1 only.
 """
 
@@ -26,17 +34,19 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 import urllib.parse
-from dataclasses import dataclass, field
+import uuid
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from .specs import SpecError
+from .scratch import create_marked_dir, remove_tree
 
 SERVER_KINDS = ("builtin", "nginx")
 HOST = "127.0.0.1"
@@ -44,6 +54,13 @@ HOST = "127.0.0.1"
 MULTIPART_BOUNDARY = "9183720465117"
 _CHUNK = 1 << 20
 _PACE_CHUNK = 64 << 10
+
+
+def _spec_error(message: str) -> Exception:
+    """:class:`benchmarks_lib.specs.SpecError`, imported when needed: the server process stays free of numpy."""
+    from .specs import SpecError
+
+    return SpecError(message)
 
 
 class ServerUnavailable(RuntimeError):
@@ -76,8 +93,14 @@ class ServerCounters:
     bytes_sent: int = 0
     payload_bytes: int = 0
     connections: int = 0
+    #: most requests being answered at the same time (None where the server does not say: nginx)
+    max_in_flight: int | None = 0
     statuses: dict[int, int] = field(default_factory=dict)
     by_path: dict[str, PathCounters] = field(default_factory=dict)
+    #: CPU seconds (user + system) of the server process(es); None where not measured
+    cpu_s: float | None = None
+    #: bytes the server process(es) read from disk (/proc/PID/io read_bytes); None where not measured
+    io_read_bytes: int | None = None
 
     @property
     def get_requests(self) -> int:
@@ -88,7 +111,19 @@ class ServerCounters:
         return {"server_requests": self.requests, "server_head_requests": self.head_requests,
                 "server_ranges": self.ranges, "server_multi_range_requests": self.multi_range_requests,
                 "server_bytes": self.bytes_sent, "server_payload_bytes": self.payload_bytes,
-                "server_connections": self.connections}
+                "server_connections": self.connections, "server_max_in_flight": self.max_in_flight,
+                "server_cpu_s": self.cpu_s, "server_io_read_bytes": self.io_read_bytes}
+
+    def to_json(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("statuses", "by_path")}
+        return {**d, "statuses": {str(k): v for k, v in self.statuses.items()},
+                "by_path": {k: [v.requests, v.ranges, v.bytes_sent] for k, v in self.by_path.items()}}
+
+    @classmethod
+    def from_json(cls, d: dict) -> ServerCounters:
+        rest = {k: v for k, v in d.items() if k not in ("statuses", "by_path")}
+        return cls(**rest, statuses={int(k): v for k, v in d["statuses"].items()},
+                   by_path={k: PathCounters(*v) for k, v in d["by_path"].items()})
 
 
 class _Tally:
@@ -103,6 +138,7 @@ class _Tally:
         """A request started (before any byte of its response is sent)."""
         with self._lock:
             self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
 
     def end(self) -> None:
         """A request is fully answered and tallied."""
@@ -116,6 +152,7 @@ class _Tally:
                             "bytes_sent": 0, "payload_bytes": 0, "connections": 0}
             self._statuses: dict[int, int] = {}
             self._paths: dict[str, list[int]] = {}
+            self._max_in_flight = self._in_flight
 
     def connection(self) -> None:
         with self._lock:
@@ -141,7 +178,8 @@ class _Tally:
         with self._lock:
             self._lock.wait_for(lambda: self._in_flight == 0, timeout=wait_s)
             paths = {k: PathCounters(*v) for k, v in self._paths.items()}
-            return ServerCounters(**self._totals, statuses=dict(self._statuses), by_path=paths)
+            return ServerCounters(**self._totals, max_in_flight=self._max_in_flight, statuses=dict(self._statuses),
+                                  by_path=paths)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,7 +225,7 @@ class BandwidthPacer:
 
     def __init__(self, rate: float) -> None:
         if rate <= 0:
-            raise SpecError(f"bandwidth {rate} must be positive (bytes/s)")
+            raise _spec_error(f"bandwidth {rate} must be positive (bytes/s)")
         self.rate = float(rate)
         self._lock = threading.Lock()
         self._next = 0.0
@@ -205,9 +243,9 @@ class BandwidthPacer:
 
 def _check_link(latency_ms: float, bandwidth: float | None) -> None:
     if latency_ms < 0:
-        raise SpecError(f"latency_ms {latency_ms} must be >= 0")
+        raise _spec_error(f"latency_ms {latency_ms} must be >= 0")
     if bandwidth is not None and bandwidth <= 0:
-        raise SpecError(f"bandwidth {bandwidth} must be a positive number of bytes/s, or None for no cap")
+        raise _spec_error(f"bandwidth {bandwidth} must be a positive number of bytes/s, or None for no cap")
 
 
 def confine(root: Path, url_path: str) -> Path | None:
@@ -235,6 +273,7 @@ class _RangeRequestHandler(BaseHTTPRequestHandler):
         super().setup()
         self.server.track(self.connection, True)
         self.server.tally.connection()
+        self.server.charge_round_trip()  # the TCP connect
 
     def finish(self) -> None:
         with contextlib.suppress(OSError):
@@ -270,8 +309,7 @@ class _RangeRequestHandler(BaseHTTPRequestHandler):
     def _answer(self, head: bool) -> None:
         server = self.server
         method = "HEAD" if head else "GET"
-        if server.latency_s:
-            time.sleep(server.latency_s)
+        server.charge_round_trip()  # the request
         target = confine(server.root, self.path)
         url_path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
         if target is None:
@@ -379,7 +417,7 @@ class RangeHTTPServer(ThreadingHTTPServer):
         _check_link(latency_ms, bandwidth)
         self.root = Path(root).resolve()
         if not self.root.is_dir():
-            raise SpecError(f"server root {str(root)!r} is not a directory")
+            raise _spec_error(f"server root {str(root)!r} is not a directory")
         self.latency_ms = float(latency_ms)
         self.latency_s = self.latency_ms / 1000.0
         self.bandwidth = bandwidth
@@ -407,6 +445,11 @@ class RangeHTTPServer(ThreadingHTTPServer):
 
     def reset(self) -> None:
         self.tally.reset()
+
+    def charge_round_trip(self) -> None:
+        """One emulated round trip (the link model in the module docstring)."""
+        if self.latency_s:
+            time.sleep(self.latency_s)
 
     def track(self, sock: socket.socket, opened: bool) -> None:
         with self._open_lock:
@@ -443,25 +486,217 @@ def _url_for(base: str, root: Path, path: str | Path) -> str:
     if p.is_absolute():
         resolved = p.resolve()
         if not resolved.is_relative_to(root):
-            raise SpecError(f"{str(path)!r} is outside the server root {str(root)!r}")
+            raise _spec_error(f"{str(path)!r} is outside the server root {str(root)!r}")
         p = resolved.relative_to(root)
     return f"{base}/{urllib.parse.quote(p.as_posix())}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the builtin server in its own process
+
+
+def _proc_cpu_s(pid: int | str = "self") -> float:
+    """CPU seconds (user + system) of a process, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _proc_read_bytes(pid: int | str = "self") -> int | None:
+    """``read_bytes`` of /proc/PID/io (bytes fetched from storage), or None where unreadable."""
+    try:
+        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+            if line.startswith("read_bytes:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (from /proc/PID/task/*/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for children in Path(f"/proc/{p}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(c) for c in children.read_text().split())
+    return out
+
+
+#: The server child imports only this module (``benchmarks_lib`` as a bare package, its heavy
+#: ``__init__`` not run), so it starts in ~0.1 s.
+_SERVER_BOOTSTRAP = (
+    "import sys, types\n"
+    "package = types.ModuleType('benchmarks_lib')\n"
+    "package.__path__ = [sys.argv[1]]\n"
+    "sys.modules['benchmarks_lib'] = package\n"
+    "from benchmarks_lib.httpserver import _serve_child\n"
+    "sys.exit(_serve_child(sys.argv[2]))\n"
+)
+
+
+def _serve_child(config: str) -> int:
+    """The server process: serve, answer ``counters``/``reset``/``stop`` lines on stdin with JSON lines.
+
+    The counters carry this process's CPU time and disk reads since the last reset. EOF on stdin
+    (the parent died) stops it too.
+    """
+    c = json.loads(config)
+    server = RangeHTTPServer(c["root"], latency_ms=c["latency_ms"], bandwidth=c["bandwidth"]).start()
+    cpu0, io0 = time.process_time(), _proc_read_bytes()
+    print(json.dumps({"port": server.port}), flush=True)
+    try:
+        for line in sys.stdin:
+            command = line.strip()
+            if command == "reset":
+                server.reset()
+                cpu0, io0 = time.process_time(), _proc_read_bytes()
+                reply: dict = {"ok": True}
+            elif command == "counters":
+                snap = server.counters()
+                io1 = _proc_read_bytes()
+                io = io1 - io0 if io0 is not None and io1 is not None else None
+                reply = ServerCounters.to_json(snap) | {"cpu_s": time.process_time() - cpu0, "io_read_bytes": io}
+            elif command == "stop":
+                break
+            else:
+                reply = {"error": f"unknown command {command!r}"}
+            print(json.dumps(reply), flush=True)
+    finally:
+        server.stop()
+    return 0
+
+
+class ServerProcess:
+    """The builtin server (:class:`RangeHTTPServer`) in its own Python process.
+
+    Same interface as :class:`RangeHTTPServer`; its CPU never mixes with the client's or the
+    runner's, and :meth:`counters` reports it (``cpu_s``, ``io_read_bytes`` since ``reset()``).
+    """
+
+    kind = "builtin"
+
+    def __init__(self, root: str | Path, *, latency_ms: float = 0.0, bandwidth: float | None = None) -> None:
+        _check_link(latency_ms, bandwidth)
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise _spec_error(f"server root {str(root)!r} is not a directory")
+        self.latency_ms = float(latency_ms)
+        self.bandwidth = bandwidth
+        self.port = 0
+        self._proc: subprocess.Popen | None = None
+        self._stderr: Any = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def url_for(self, path: str | Path) -> str:
+        return _url_for(self.url, self.root, path)
+
+    def start(self) -> ServerProcess:
+        config = json.dumps({"root": str(self.root), "latency_ms": self.latency_ms, "bandwidth": self.bandwidth})
+        cmd = [sys.executable, "-c", _SERVER_BOOTSTRAP, str(Path(__file__).resolve().parent), config]
+        # stderr to a file, not a pipe: nobody drains it while serving, and a full pipe would block the server
+        self._stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115 (lives as long as the process)
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                      text=True, bufsize=1)
+        line = self._proc.stdout.readline() if self._proc.stdout else ""
+        if not line:
+            self._proc.wait()
+            self._stderr.seek(0)
+            err = self._stderr.read()
+            self.stop()
+            raise RuntimeError(f"the builtin server process did not start: {err.strip()[-500:]}")
+        self.port = int(json.loads(line)["port"])
+        return self
+
+    def _call(self, command: str) -> dict:
+        proc = self._proc
+        if proc is None or proc.stdin is None or proc.stdout is None:
+            raise RuntimeError("the server process is not running")
+        proc.stdin.write(command + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the server process exited (status {proc.poll()}) while answering {command!r}")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply
+
+    def counters(self) -> ServerCounters:
+        return ServerCounters.from_json(self._call("counters"))
+
+    def reset(self) -> None:
+        self._call("reset")
+
+    def stop(self) -> None:
+        """Stop the server process; safe to call twice."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                proc.stdin.write("stop\n")
+                proc.stdin.flush()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for stream in (proc.stdin, proc.stdout, self._stderr):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                stream.close()
+        self._stderr = None
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 # ---------------------------------------------------------------------------------------------
 # latency proxy (for nginx)
 
 
+def http_request_length(buf: bytes) -> int | None:
+    """Length of the first complete HTTP/1.x request in ``buf`` (headers and Content-Length body), or None."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    length = end + 4
+    for line in buf[:end].split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            with contextlib.suppress(ValueError):
+                length += int(value.strip())
+    return length if len(buf) >= length else None
+
+
 class DelayProxy:
-    """A TCP proxy on 127.0.0.1 that delays client->server data by ``latency_ms`` and paces
-    server->client data to ``bandwidth`` bytes/s: one added round trip per HTTP request as long
-    as a request arrives in one segment (true for GETs with a Range header)."""
+    """A TCP proxy on 127.0.0.1 in front of a server: the link model of the module docstring.
+
+    Each accepted connection is charged one round trip (the connect) before its first request
+    goes upstream; each HTTP request is charged one round trip, counted from the arrival of its
+    last byte (a request split over several segments is charged once; requests that arrive
+    together leave together). Responses are paced to ``bandwidth`` bytes/s.
+    ``charged_connections`` and ``charged_requests`` count what was charged.
+    """
 
     def __init__(self, upstream: tuple[str, int], *, latency_ms: float = 0.0, bandwidth: float | None = None) -> None:
         _check_link(latency_ms, bandwidth)
         self.upstream = upstream
         self.latency_s = latency_ms / 1000.0
         self.pacer = BandwidthPacer(bandwidth) if bandwidth else None
+        self.charged_connections = 0
+        self.charged_requests = 0
         self._listener = socket.create_server((HOST, 0), backlog=1024)
         self.port = self._listener.getsockname()[1]
         self._socks: set[socket.socket] = set()
@@ -476,6 +711,7 @@ class DelayProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            accepted = time.monotonic()
             try:
                 server = socket.create_connection(self.upstream)
             except OSError:
@@ -489,27 +725,54 @@ class DelayProxy:
                     server.close()
                     return
                 self._socks.update((client, server))
-            threading.Thread(target=self._pump, args=(client, server, self.latency_s, None), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client, 0.0, self.pacer), daemon=True).start()
+                self.charged_connections += 1
+            threading.Thread(target=self._forward_requests, args=(client, server, accepted), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, self.pacer), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket, delay: float, pacer: BandwidthPacer | None) -> None:
+    @staticmethod
+    def _wait_until(deadline: float) -> None:
+        delay = deadline - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    def _forward_requests(self, src: socket.socket, dst: socket.socket, accepted: float) -> None:
+        """Client to server, one HTTP request at a time, each after its round trip."""
+        connected = accepted + self.latency_s
+        buf = b""
         try:
             while data := src.recv(_PACE_CHUNK):
-                if delay:
-                    time.sleep(delay)
+                arrived = time.monotonic()
+                buf += data
+                while (n := http_request_length(buf)) is not None:
+                    request, buf = buf[:n], buf[n:]
+                    self._wait_until(max(arrived, connected) + self.latency_s)
+                    with self._lock:
+                        self.charged_requests += 1
+                    dst.sendall(request)
+        except OSError:
+            pass
+        finally:
+            self._close_pair(src, dst)
+
+    def _pump(self, src: socket.socket, dst: socket.socket, pacer: BandwidthPacer | None) -> None:
+        try:
+            while data := src.recv(_PACE_CHUNK):
                 if pacer:
                     pacer.wait(len(data))
                 dst.sendall(data)
         except OSError:
             pass
         finally:
+            self._close_pair(src, dst)
+
+    def _close_pair(self, src: socket.socket, dst: socket.socket) -> None:
+        for s in (src, dst):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+        with self._lock:
             for s in (src, dst):
-                with contextlib.suppress(OSError):
-                    s.shutdown(socket.SHUT_RDWR)
-            with self._lock:
-                for s in (src, dst):
-                    self._socks.discard(s)
-            src.close()
+                self._socks.discard(s)
+        src.close()
 
     def close(self) -> None:
         with self._lock:
@@ -576,13 +839,15 @@ class NginxServer:
             raise ServerUnavailable(_NGINX_MISSING)
         self.root = Path(root).resolve()
         if not self.root.is_dir():
-            raise SpecError(f"server root {str(root)!r} is not a directory")
+            raise _spec_error(f"server root {str(root)!r} is not a directory")
         self.latency_ms = float(latency_ms)
         self.bandwidth = bandwidth
         self._dir: Path | None = None
         self._proc: subprocess.Popen | None = None
         self._proxy: DelayProxy | None = None
         self._offset = 0
+        self._cpu0 = 0.0
+        self._io0: int | None = 0
         self.nginx_port = 0
 
     def _config(self, port: int) -> str:
@@ -629,7 +894,8 @@ http {{
         return _url_for(self.url, self.root, path)
 
     def start(self) -> NginxServer:
-        self._dir = Path(tempfile.mkdtemp(prefix="iobench-nginx-"))
+        # marked as ours, so that stop() may delete it through scratch.remove_tree
+        self._dir = create_marked_dir(Path(tempfile.gettempdir()) / f"iobench-nginx-{uuid.uuid4().hex[:12]}")
         for attempt in range(5):
             self.nginx_port = _free_port()
             (self._dir / "nginx.conf").write_text(self._config(self.nginx_port))
@@ -670,7 +936,7 @@ http {{
             self._proxy = None
         self._kill()
         if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            remove_tree(self._dir, self._dir)
             self._dir = None
 
     def __enter__(self) -> NginxServer:
@@ -717,13 +983,27 @@ http {{
                 tally.request(uri, method, status, 1, body, body)
         for _ in connections:
             tally.connection()
-        return tally.snapshot()
+        cpu, io = self._usage()
+        io_delta = io - self._io0 if io is not None and self._io0 is not None else None
+        return replace(tally.snapshot(), cpu_s=cpu - self._cpu0, io_read_bytes=io_delta, max_in_flight=None)
+
+    def _usage(self) -> tuple[float, int | None]:
+        """CPU seconds and disk reads of nginx (master and workers); the proxy's threads are not included."""
+        pids = _process_tree(self._proc.pid) if self._proc is not None else []
+        cpu, io = 0.0, 0
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                cpu += _proc_cpu_s(pid)
+            got = _proc_read_bytes(pid)
+            io = None if got is None or io is None else io + got
+        return cpu, io
 
     def reset(self) -> None:
         if self._dir is not None:
             self._log_lines()
             log = self._dir / "access.log"
             self._offset = log.stat().st_size if log.exists() else 0
+            self._cpu0, self._io0 = self._usage()
 
 
 class HTTPServerLike(Protocol):
@@ -745,16 +1025,17 @@ class HTTPServerLike(Protocol):
 
 
 def serve(root: str | Path, kind: str = "builtin", *, latency_ms: float = 0.0,
-          bandwidth: float | None = None) -> RangeHTTPServer | NginxServer:
-    """A server for ``root`` (not started: use it as a context manager).
+          bandwidth: float | None = None) -> ServerProcess | NginxServer:
+    """A server for ``root`` (not started: use it as a context manager); the builtin one in its own process.
 
-    ``latency_ms`` is added to every request; ``bandwidth`` (bytes/s) caps all responses together.
+    ``latency_ms`` is one round trip, charged per connection and per request; ``bandwidth``
+    (bytes/s) caps all responses together (see the module docstring).
     """
     if kind == "builtin":
-        return RangeHTTPServer(root, latency_ms=latency_ms, bandwidth=bandwidth)
+        return ServerProcess(root, latency_ms=latency_ms, bandwidth=bandwidth)
     if kind == "nginx":
         return NginxServer(root, latency_ms=latency_ms, bandwidth=bandwidth)
-    raise SpecError(f"server kind {kind!r} is unknown; allowed: {', '.join(SERVER_KINDS)}")
+    raise _spec_error(f"server kind {kind!r} is unknown; allowed: {', '.join(SERVER_KINDS)}")
 
 
 def port_is_open(url_or_port: str | int) -> bool:
@@ -771,7 +1052,7 @@ def port_is_open(url_or_port: str | int) -> bool:
 
 __all__ = [
     "MULTIPART_BOUNDARY", "SERVER_KINDS", "BandwidthPacer", "DelayProxy", "NginxServer", "PathCounters",
-    "RangeHTTPServer", "ServerCounters", "ServerUnavailable", "confine", "nginx_missing_reason", "nginx_path",
-    "parse_range_header",
+    "RangeHTTPServer", "ServerCounters", "ServerProcess", "ServerUnavailable", "confine", "http_request_length",
+    "nginx_missing_reason", "nginx_path", "parse_range_header",
     "port_is_open", "serve",
 ]

@@ -387,3 +387,78 @@ def conclude(df: pd.DataFrame) -> str:
 
 __all__ = ["conclude", "memory", "prepare", "seed004_table", "time_vs_latency", "times", "transactions",
            "zarr_amplification"]
+
+
+# -- the server's share of a remote read (appended: server CPU against the read's wall time) -----
+
+#: a server busier than this share of one core during a read is named as a possible bottleneck
+SERVER_BUSY_SHARE = 0.5
+
+
+def server_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Remote OK rows with the server's CPU time, and ``server_share`` = server CPU / read wall time."""
+    rows = prepare(df)
+    if rows.empty or "server_cpu_s" not in rows:
+        return rows.iloc[0:0]
+    rows = rows[(rows["location"] == "http") & rows["server_cpu_s"].notna()].copy()
+    rows["server_share"] = rows["server_cpu_s"].astype("float64") / rows["elapsed_s"].astype("float64")
+    return rows
+
+
+def server_cpu(df: pd.DataFrame) -> plt.Figure:
+    """Server CPU time against the read's real time, one point per remote read; the diagonal is a
+    server busy for the whole read on one core."""
+    rows = server_rows(df)
+    if rows.empty:
+        return empty_figure("server CPU")
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    rows = rows.assign(latency=rows["latency_ms"].astype("float64").map(lambda v: f"{v:g} ms"))
+    sns.scatterplot(data=rows, x="elapsed_s", y="server_cpu_s", hue="reader", style="latency", ax=ax)
+    lo = min(rows["elapsed_s"].min(), rows["server_cpu_s"].clip(lower=1e-4).min())
+    hi = max(rows["elapsed_s"].max(), rows["server_cpu_s"].max())
+    ax.plot([lo, hi], [lo, hi], color="grey", lw=1, ls="--", label="server busy all the time")
+    ax.plot([lo, hi], [lo * SERVER_BUSY_SHARE, hi * SERVER_BUSY_SHARE], color="grey", lw=1, ls=":",
+            label=f"{SERVER_BUSY_SHARE:.0%} of one core")
+    ax.set(xscale="log", yscale="log", xlabel="read real time (s, log)", ylabel="server CPU time (s, log)",
+           title="the server's CPU during each remote read")
+    _legend_outside(ax)
+    fig.tight_layout()
+    return fig
+
+
+def server_lines(df: pd.DataFrame) -> list[str]:
+    """Conclusion lines: is the server the bottleneck (its CPU against the read's wall time)?"""
+    rows = server_rows(df)
+    if rows.empty:
+        return []
+    fastest = rows[rows["latency_ms"] == rows["latency_ms"].min()]
+    worst = fastest.loc[fastest["server_share"].idxmax()]
+    where = f"{worst['reader']} {worst['config']}"
+    share = (f"{fastest['server_share'].median():.0%} of the read's real time (median), "
+             f"at most {worst['server_share']:.0%}")
+    lat = f"{float(worst['latency_ms']):g} ms"
+    if worst["server_share"] <= SERVER_BUSY_SHARE:
+        return [f"- The server is not the bottleneck: at {lat} its CPU time was {share} ({where})."]
+    busy = fastest[fastest["server_share"] > SERVER_BUSY_SHARE]
+    return [f"- At {lat} the server's CPU time was {share} ({where}): {len(busy)} read(s) kept it busy more "
+            f"than {SERVER_BUSY_SHARE:.0%} of the time: there the server may be the bottleneck."]
+
+
+_conclude_reads = conclude
+
+
+def conclude(df: pd.DataFrame) -> str:  # extends the conclusion above (appended to keep hunks apart)
+    """A markdown conclusion computed from this run's numbers, with the server's share and unproven cold reads."""
+    text = _conclude_reads(df)
+    rows = prepare(df)
+    if rows.empty:
+        return text
+    lines = server_lines(df)
+    if "cache_state" in rows and (rows["cache_state"] == "cold_unverified").any():
+        n = int((rows["cache_state"] == "cold_unverified").sum())
+        lines.append(f"- {n} read(s) are `cold_unverified`: the page-cache eviction or the disk reads did not "
+                     "prove a cold read.")
+    return "\n".join([text, *lines])
+
+
+__all__ += ["server_cpu", "server_lines", "server_rows"]

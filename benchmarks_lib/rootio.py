@@ -27,7 +27,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -126,11 +125,47 @@ def open_root_file(location: str | os.PathLike) -> Any:
 
 
 _READER_CPP = r"""
+#include <TBranch.h>
+#include <TLeaf.h>
 #include <TTree.h>
-Long64_t iobench_read_all_entries(TTree* tree) {
-   // seed 004's readTree: every entry in order, every branch; returns uncompressed bytes
+#include <cmath>
+#include <string>
+#include <vector>
+Long64_t iobench_read_all_entries(TTree* tree, std::vector<double>& sums) {
+   // seed 004's readTree: every entry in order, every branch; returns uncompressed bytes.
+   // Each branch's values are summed as they are read (the check against the writer's sums).
+   TObjArray* branches = tree->GetListOfBranches();
+   const int nb = branches->GetEntriesFast();
+   std::vector<std::vector<char>> bufs(nb);
+   std::vector<int> kinds(nb), lens(nb);
+   for (int b = 0; b < nb; ++b) {
+      TBranch* br = (TBranch*)branches->At(b);
+      TLeaf* leaf = (TLeaf*)br->GetListOfLeaves()->At(0);
+      std::string type = leaf->GetTypeName();
+      kinds[b] = type == "Float_t" ? 0 : type == "Double_t" ? 1 : type == "Int_t" ? 2 : type == "Short_t" ? 3 : -1;
+      if (kinds[b] < 0) return -1;
+      const int sizes[4] = {4, 8, 4, 2};
+      lens[b] = leaf->GetLen();
+      bufs[b].resize((size_t)lens[b] * sizes[kinds[b]]);
+      br->SetAddress(bufs[b].data());
+   }
+   sums.assign(nb, 0.0);
    Long64_t total = 0, n = tree->GetEntries();
-   for (Long64_t i = 0; i < n; ++i) total += tree->GetEntry(i);
+   for (Long64_t i = 0; i < n; ++i) {
+      total += tree->GetEntry(i);
+      for (int b = 0; b < nb; ++b) {
+         const char* p = bufs[b].data();
+         double s = 0;
+         switch (kinds[b]) {
+            case 0: for (int k = 0; k < lens[b]; ++k) s += ((const Float_t*)p)[k]; break;
+            case 1: for (int k = 0; k < lens[b]; ++k) s += ((const Double_t*)p)[k]; break;
+            case 2: for (int k = 0; k < lens[b]; ++k) s += ((const Int_t*)p)[k]; break;
+            default: for (int k = 0; k < lens[b]; ++k) s += ((const Short_t*)p)[k]; break;
+         }
+         sums[b] += s;
+      }
+   }
+   tree->ResetBranchAddresses();
    return total;
 }
 """
@@ -139,9 +174,20 @@ _FILLER_CPP = r"""
 #include <TFile.h>
 #include <TTree.h>
 #include <TRandom3.h>
+#include <cmath>
 #include <string>
 #include <vector>
-Long64_t iobench_fill_sample(const char* path, Long64_t entries, int branches, Long64_t auto_flush, unsigned seed) {
+template <typename T, typename G>
+void iobench_fill_values(char* p, int n, G next, double& sum, double& abs_sum) {
+   for (int k = 0; k < n; ++k) {
+      T v = next();
+      ((T*)p)[k] = v;
+      sum += v;
+      abs_sum += std::fabs((double)v);
+   }
+}
+Long64_t iobench_fill_sample(const char* path, Long64_t entries, int branches, Long64_t auto_flush, unsigned seed,
+                             std::vector<double>& sums, std::vector<double>& abs_sums) {
    TFile f(path, "RECREATE");
    if (f.IsZombie()) return -1;
    TTree tree("T", "iobench cache/prefetch sample (seed 004)");
@@ -156,15 +202,20 @@ Long64_t iobench_fill_sample(const char* path, Long64_t entries, int branches, L
       tree.Branch(("b" + std::to_string(b)).c_str(), bufs[b].data(), leaf.c_str());
    }
    TRandom3 rng(seed);
+   sums.assign(branches, 0.0);
+   abs_sums.assign(branches, 0.0);
    for (Long64_t i = 0; i < entries; ++i) {
       for (int b = 0; b < branches; ++b) {
          char* p = bufs[b].data();
+         double s = 0, a = 0;
          switch (b % 4) {
-            case 0: for (int k = 0; k < n; ++k) ((Float_t*)p)[k] = rng.Rndm(); break;
-            case 1: for (int k = 0; k < n; ++k) ((Double_t*)p)[k] = rng.Gaus(); break;
-            case 2: for (int k = 0; k < n; ++k) ((Int_t*)p)[k] = rng.Integer(1 << 20); break;
-            default: for (int k = 0; k < n; ++k) ((Short_t*)p)[k] = rng.Integer(1000); break;
+            case 0: iobench_fill_values<Float_t>(p, n, [&] { return rng.Rndm(); }, s, a); break;
+            case 1: iobench_fill_values<Double_t>(p, n, [&] { return rng.Gaus(); }, s, a); break;
+            case 2: iobench_fill_values<Int_t>(p, n, [&] { return rng.Integer(1 << 20); }, s, a); break;
+            default: iobench_fill_values<Short_t>(p, n, [&] { return rng.Integer(1000); }, s, a); break;
          }
+         sums[b] += s;
+         abs_sums[b] += a;
       }
       tree.Fill();
    }
@@ -198,6 +249,9 @@ class SampleFile:
     file_bytes: int
     entry_bytes: int
     seconds: float
+    #: per-branch sums of the values written (and of their magnitudes): what a full read must reproduce
+    branch_sums: list[float]
+    branch_abs_sums: list[float]
 
 
 def entry_bytes(entries: int, branches: int) -> int:
@@ -225,26 +279,35 @@ def create_sample_file(path: str | Path, entries: int, branches: int, auto_flush
     """Write seed 004's sample TTree to ``path`` with ROOT (default) or uproot.
 
     ``auto_flush`` as in ``TTree::SetAutoFlush``: > 0 entries per cluster, < 0 compressed bytes
-    per cluster, None for ROOT's default (-30 MB).
+    per cluster, None for ROOT's default (-30 MB). The per-branch sums of the values written are
+    recorded, for the reads to check against.
     """
+    from .measure import measure
+
     flush = _check_sample_args(entries, branches, auto_flush, writer)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    if writer == "root":
+
+    def write() -> tuple[list[float], list[float]]:
+        if writer == "uproot":
+            return _write_with_uproot(path, entries, branches, flush, seed)
         root = import_root()
         fill = _declare(root, "iobench_fill_sample", _FILLER_CPP)
-        size = int(fill(str(path), entries, branches, flush, seed))
-        if size < 0:
+        sums, abs_sums = root.std.vector["double"](), root.std.vector["double"]()
+        if int(fill(str(path), entries, branches, flush, seed, sums, abs_sums)) < 0:
             raise OSError(f"ROOT could not create {str(path)!r}")
-    else:
-        _write_with_uproot(path, entries, branches, flush, seed)
+        return list(sums), list(abs_sums)
+
+    made = measure(write, sample=False)
+    sums, abs_sums = made.value
     return SampleFile(str(path), entries, branches, flush, writer, seed, path.stat().st_size,
-                      entry_bytes(entries, branches), time.perf_counter() - t0)
+                      entry_bytes(entries, branches), made.elapsed_s, sums, abs_sums)
 
 
-def _write_with_uproot(path: Path, entries: int, branches: int, auto_flush: int, seed: int) -> None:
-    """uproot variant: one basket per branch per ``extend`` (a cluster of ``auto_flush`` entries)."""
+def _write_with_uproot(path: Path, entries: int, branches: int, auto_flush: int,
+                       seed: int) -> tuple[list[float], list[float]]:
+    """uproot variant: one basket per branch per ``extend`` (a cluster of ``auto_flush`` entries).
+    Returns the per-branch sums of the values and of their magnitudes."""
     reason = uproot_missing_reason()
     if reason:
         raise ReaderUnavailable(reason)
@@ -256,6 +319,7 @@ def _write_with_uproot(path: Path, entries: int, branches: int, auto_flush: int,
     step = min(step, entries)
     rng = np.random.default_rng(seed)
     dtypes = {f"b{b}": ELEMENT_TYPES[b % 4][1] for b in range(branches)}
+    sums, abs_sums = [0.0] * branches, [0.0] * branches
     with uproot.recreate(path, compression=uproot.ZLIB(1)) as f:
         tree = f.mktree(TREE_NAME, {name: np.dtype((dt, (ARRAY_LENGTH,))) for name, dt in dtypes.items()},
                         title="iobench cache/prefetch sample (seed 004, uproot)",
@@ -264,7 +328,7 @@ def _write_with_uproot(path: Path, entries: int, branches: int, auto_flush: int,
             n = min(step, entries - start)
             shape = (n, ARRAY_LENGTH)
             batch = {}
-            for name, dt in dtypes.items():
+            for b, (name, dt) in enumerate(dtypes.items()):
                 if dt == "float32":
                     batch[name] = rng.random(shape, dtype=np.float32)
                 elif dt == "float64":
@@ -273,7 +337,19 @@ def _write_with_uproot(path: Path, entries: int, branches: int, auto_flush: int,
                     batch[name] = rng.integers(0, 1 << 20, shape, dtype=np.int32)
                 else:
                     batch[name] = rng.integers(0, 1000, shape, dtype=np.int16)
+                sums[b] += float(batch[name].sum(dtype=np.float64))
+                abs_sums[b] += float(np.abs(batch[name]).sum(dtype=np.float64))
             tree.extend(batch)
+    return sums, abs_sums
+
+
+def sums_match(read: list[float] | None, sample: SampleFile) -> bool:
+    """True when a full read's per-branch sums equal the writer's, to summation-order rounding (1e-12 of
+    the sum of magnitudes: integer sums, exact below 2**53, must match to well under one unit)."""
+    if read is None or len(read) != len(sample.branch_sums):
+        return False
+    return all(abs(r - w) <= 1e-12 * max(1.0, a)
+               for r, w, a in zip(read, sample.branch_sums, sample.branch_abs_sums, strict=True))
 
 
 def sample_file_name(entries: int, branches: int, auto_flush: int | None, writer: str = "root", seed: int = 1) -> str:
@@ -281,35 +357,105 @@ def sample_file_name(entries: int, branches: int, auto_flush: int | None, writer
     return f"sample-{writer}-e{entries}-b{branches}-af{flush}-s{seed}.root"
 
 
+def root_file_end(path: str | Path) -> int | None:
+    """``fEND`` from a ROOT file's header (the file's length once closed), or None when it is no ROOT file."""
+    with open(path, "rb") as f:
+        head = f.read(20)
+    if len(head) < 16 or head[:4] != b"root":
+        return None
+    version = int.from_bytes(head[4:8], "big")
+    if version >= 1_000_000:
+        return int.from_bytes(head[12:20], "big") if len(head) >= 20 else None
+    return int.from_bytes(head[12:16], "big")
+
+
+def check_sample_file(target: Path, info: Path, expected: dict) -> SampleFile | None:
+    """The recorded sample when ``target`` is intact: its record parses and matches ``expected``,
+    and the file has the recorded size, which its ROOT header agrees with. None otherwise."""
+    try:
+        sample = SampleFile(**json.loads(info.read_text()))
+        size = target.stat().st_size
+    except (OSError, ValueError, TypeError):
+        return None
+    if any(getattr(sample, k) != v for k, v in expected.items()):
+        return None
+    if size != sample.file_bytes or root_file_end(target) != size or len(sample.branch_sums) != sample.branches:
+        return None
+    return sample
+
+
+def _discard(path: Path) -> None:
+    """Remove a partial or bad input of ours (only inside an iobench scratch directory)."""
+    from .scratch import ScratchError, remove_tree
+
+    if path.exists() or path.is_symlink():
+        with contextlib.suppress(ScratchError):
+            remove_tree(path)
+
+
 def ensure_sample_file(directory: str | Path, entries: int, branches: int, auto_flush: int | None = None, *,
                        seed: int = 1, writer: str = "root") -> SampleFile:
-    """The sample file for these parameters in ``directory``, written once (lock + atomic rename)."""
-    _check_sample_args(entries, branches, auto_flush, writer)
+    """The sample file for these parameters in ``directory``, written once and verified.
+
+    It is written to a temporary name in a fresh process, verified there (a readable tree with
+    the expected entries and branches, the size on disk), and only then renamed into place;
+    its record (``.json``) likewise. A file already there is reused only when
+    :func:`check_sample_file` accepts it; otherwise it is written again.
+    """
+    flush = _check_sample_args(entries, branches, auto_flush, writer)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / sample_file_name(entries, branches, auto_flush, writer, seed)
     info = target.with_suffix(".json")
+    expected = {"entries": entries, "branches": branches, "auto_flush": flush, "writer": writer, "seed": seed,
+                "path": str(target)}
     with open(directory / ".sample.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.exists() and info.exists():
-            return SampleFile(**json.loads(info.read_text()))
+        sample = check_sample_file(target, info, expected)
+        if sample is not None:
+            return sample
+        for stale in (info, target):  # a bad input of an earlier attempt: it must not take disk space now
+            _discard(stale)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp_info = info.with_name(f".{info.name}.{os.getpid()}.tmp")
         try:
-            # write in a fresh process: ROOT's state in this one stays untouched
+            # write and verify in a fresh process: ROOT's state in this one stays untouched
             made = run_fresh("benchmarks_lib.rootio:_create_for_parent",
                              {"path": str(tmp), "entries": entries, "branches": branches,
                               "auto_flush": auto_flush, "seed": seed, "writer": writer})
+            if tmp.stat().st_size != made["file_bytes"] or root_file_end(tmp) != made["file_bytes"]:
+                raise OSError(f"sample file {tmp} is {tmp.stat().st_size} bytes, "
+                              f"the writer reported {made['file_bytes']}")
+            made["path"] = str(target)
+            tmp_info.write_text(json.dumps(made))
             os.replace(tmp, target)
+            os.replace(tmp_info, info)
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-        made["path"] = str(target)
-        info.write_text(json.dumps(made))
-        return SampleFile(**made)
+            _discard(tmp)
+            _discard(tmp_info)
+        sample = check_sample_file(target, info, expected)
+        if sample is None:
+            raise OSError(f"sample file {target} failed its check right after it was written")
+        return sample
 
 
 def _create_for_parent(**kwargs: Any) -> dict:
-    return asdict(create_sample_file(**kwargs))
+    """Write the sample and check it reads back: a tree with the expected entries and branches."""
+    made = create_sample_file(**kwargs)
+    if made.writer == "root":
+        f = open_root_file(made.path)
+        tree = f.Get(TREE_NAME)
+        got = (int(tree.GetEntries()), int(tree.GetListOfBranches().GetEntries())) if tree else None
+        f.Close()
+    else:
+        import uproot
+
+        with uproot.open(made.path) as f:
+            got = (int(f[TREE_NAME].num_entries), len(f[TREE_NAME].keys()))
+    if got != (made.entries, made.branches):
+        raise OSError(f"sample file {made.path} reads back as (entries, branches) {got}, "
+                      f"expected {(made.entries, made.branches)}")
+    return asdict(made)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -317,25 +463,15 @@ def _create_for_parent(**kwargs: Any) -> dict:
 
 
 def _timed_read(read: Any) -> dict:
-    """Run ``read()`` under the resource sampler: real and CPU time (all threads), RSS, I/O."""
-    from .measure.iocounters import read_io_counters
-    from .measure.sampler import ResourceSampler, current_rss_and_threads
+    """``read()`` as one timed region (:func:`benchmarks_lib.measure.measure`): its row, the RSS of the
+    fresh process before and after, and the dict ``read()`` returns."""
+    from .measure import measure
+    from .measure.sampler import current_rss_and_threads
 
-    io0 = read_io_counters()
-    with ResourceSampler() as sampler:
-        t0, c0 = time.perf_counter_ns(), time.process_time()
-        extra = read()
-        t1, c1 = time.perf_counter_ns(), time.process_time()
-        rss_after, _ = current_rss_and_threads()
-    io1 = read_io_counters()
-    row = {"elapsed_s": (t1 - t0) / 1e9, "cpu_s": c1 - c0, "rss_baseline_bytes": sampler.baseline_rss,
-           "peak_rss_bytes": sampler.peak_rss, "rss_growth_bytes": sampler.rss_growth, "rss_after_bytes": rss_after,
-           "threads_max": sampler.max_threads}
-    if io0 and io1:
-        d = io1 - io0
-        row.update(io_read_bytes=d.read_bytes, io_write_bytes=d.write_bytes, io_syscr=d.syscr, io_syscw=d.syscw)
-    row.update(extra)
-    return row
+    baseline, _ = current_rss_and_threads()
+    result = measure(read)
+    after, _ = current_rss_and_threads()
+    return {**result.as_row(), "rss_baseline_bytes": baseline, "rss_after_bytes": after, **result.value}
 
 
 def measure_root_read(location: str, cache_bytes: int, async_prefetch: bool, *, tree: str = TREE_NAME) -> dict:
@@ -352,6 +488,7 @@ def measure_root_read(location: str, cache_bytes: int, async_prefetch: bool, *, 
         root.gSystem.Load("libNet")
         enable_root_http(location)
     state: dict = {}
+    sums = root.std.vector["double"]()
 
     def read() -> dict:
         f = open_root_file(location)
@@ -359,7 +496,7 @@ def measure_root_read(location: str, cache_bytes: int, async_prefetch: bool, *, 
         if not t:
             raise OSError(f"no TTree {tree!r} in {location!r}")
         t.SetCacheSize(int(cache_bytes))
-        nbytes = int(read_all(t))
+        nbytes = int(read_all(t, sums))
         state.update(file=f, tree=t)
         return {"nbytes": nbytes, "entries": int(t.GetEntries()), "branches": int(t.GetListOfBranches().GetEntries())}
 
@@ -368,7 +505,7 @@ def measure_root_read(location: str, cache_bytes: int, async_prefetch: bool, *, 
     cache = t.GetReadCache(f)
     row.update(root_bytes_read=int(f.GetBytesRead()), root_read_calls=int(f.GetReadCalls()),
                async_active=bool(cache) and bool(cache.IsEnablePrefetching()),
-               cache_active=bool(cache), file_class=str(f.ClassName()))
+               cache_active=bool(cache), file_class=str(f.ClassName()), branch_sums=list(sums))
     f.Close()
     return row
 
@@ -392,15 +529,22 @@ def measure_uproot_read(location: str, *, source: str = "fsspec", step_size: int
             importlib.import_module("fsspec.implementations.http")
     state: dict = {}
 
+    import numpy as np
+
     def read() -> dict:
         f = uproot.open(location, **options)
         t = f[tree]
+        names = list(t.keys())
+        sums = dict.fromkeys(names, 0.0)
         nbytes = steps = 0
         for arrays in t.iterate(step_size=step_size, library="np"):
-            nbytes += sum(a.nbytes for a in arrays.values())
+            for name, a in arrays.items():
+                nbytes += a.nbytes
+                sums[name] += float(a.sum(dtype=np.float64))  # checked against the writer's sums
             steps += 1
         state["file"] = f
-        return {"nbytes": nbytes, "entries": int(t.num_entries), "branches": len(t.keys()), "steps": steps}
+        return {"nbytes": nbytes, "entries": int(t.num_entries), "branches": len(names), "steps": steps,
+                "branch_sums": [sums[n] for n in names]}
 
     row = _timed_read(read)
     f = state["file"]

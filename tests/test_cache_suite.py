@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks_lib import httpserver, plots_cache, rootio
+from benchmarks_lib import httpserver, plots_cache, rootio, scratch
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
@@ -31,12 +31,21 @@ NGINX = {**TINY, "servers": ["nginx"], "locations": ["http"], "cache_sizes": ["1
          "uproot_steps": ["1MB"], "zarr_layouts": ["sharded"], "zarr_cache": [True]}
 
 
+def _context(tmp_path) -> CaseContext:
+    """A case context laid out as the runner does: a marked run scratch holding a marked case scratch."""
+    run = tmp_path / "scratch"
+    if not run.exists():
+        scratch.create_marked_dir(run)
+    case = run / "case"
+    if not case.exists():
+        scratch.create_marked_dir(case)
+    return CaseContext(scratch=case, iterations=1, warmups=0, profile="quick", run_dir=tmp_path / "results")
+
+
 def _run(params: dict, tmp_path, readers: list[str]) -> list[dict]:
     rows = []
     for case in suite.build_cases({**params, "readers": readers}, "quick"):
-        ctx = CaseContext(scratch=tmp_path / "scratch", iterations=1, warmups=0, profile="quick", run_dir=tmp_path)
-        ctx.scratch.mkdir(exist_ok=True)
-        for row in suite.run_case(case, ctx):
+        for row in suite.run_case(case, _context(tmp_path)):
             rows.append({**row, "backend": case.backend, "suite": "cache"})
     return rows
 
@@ -76,6 +85,16 @@ def _ok(rows, **match):
     ({"auto_flush": 0}, "auto_flush 0"),
     ({"readers": ["hdf5"]}, "allowed: root, uproot, zarr"),
     ({"cache_size": [0]}, "parameter 'cache_size' is unknown"),
+    ({"read_timeout_s": "abc"}, "read_timeout_s 'abc' is not a number; allowed: a positive number"),
+    ({"read_timeout_s": True}, "read_timeout_s True is not a number"),
+    ({"latencies_ms": 10}, r"latencies_ms 10 \(int\) is not a list"),
+    ({"cache_sizes": 5}, r"cache_sizes 5 \(int\) is not a list"),
+    ({"zarr_cutout": 4}, r"zarr_cutout 4 \(int\) is not a list"),
+    ({"zarr_concurrency": {"a": 1}}, "zarr_concurrency .* is not a list"),
+    ({"latencies_ms": [[1]]}, r"latencies_ms item \[1\] is not a string or number"),
+    ({"entries": "abc"}, "entries 'abc' is not a number"),
+    ({"auto_flush": 1.5}, "auto_flush 1.5 is not an integer"),
+    ({"zarr_dims": 5}, "zarr_dims 5 is not a string"),
 ])
 def test_bad_parameters_fail_before_any_work(params, message):
     with pytest.raises(SpecError, match=message):
@@ -145,7 +164,7 @@ def test_root_reads_every_entry_in_every_mode(rows):
     assert len(root_rows) == 8 + (1 if "nginx" in SERVERS else 0)  # builtin: 2 places x 2 caches x 2; nginx: 1
     for r in root_rows:
         assert r["nbytes"] == expected and r["verified"] and r["entries"] == TINY["entries"]
-        assert r["cache_state"] == "cold"
+        assert r["cache_state"] == "cold" and r["eviction_verified"]
         assert r["rss_baseline_bytes"] > 0 and r["cpu_s"] > 0
     no_cache = _ok(rows, reader="root", location="local", cache_bytes=0)
     cached = _ok(rows, reader="root", location="local", cache_bytes=1_000_000)
@@ -234,12 +253,15 @@ def test_figures_table_and_conclusion(rows):
 
     df = to_frame([{"schema_version": SCHEMA_VERSION, **r} for r in rows])
     for figure in (plots_cache.transactions, plots_cache.times, plots_cache.time_vs_latency, plots_cache.memory,
-                   plots_cache.zarr_amplification):
+                   plots_cache.zarr_amplification, plots_cache.server_cpu):
         fig = figure(df)
         assert fig.axes
         plt.close(fig)
     text = plots_cache.conclude(df)
     assert text.startswith("### What this run shows")
+    assert "the server" in text.lower() and "bottleneck" in text  # the server's share is always stated
+    shares = plots_cache.server_rows(df)["server_share"]
+    assert not shares.empty and (shares >= 0).all()
     if HAVE_ROOT:
         table = plots_cache.seed004_table(df)
         assert {"Avg RES memory", "Avg REAL time", "Avg CPU time", "Read"} <= set(table.columns)
@@ -252,3 +274,161 @@ def test_figures_table_and_conclusion(rows):
 def test_a_failing_fresh_read_reports_the_child_error(tmp_path):
     with pytest.raises(rootio.FreshProcessError, match=r"nothing\.root"):
         rootio.read_with_root(tmp_path / "nothing.root", 0, False, timeout_s=120)
+
+
+# -- what the rows say about the server and the cache -------------------------------------------
+
+
+def test_remote_rows_carry_the_server_cpu_and_its_disk_reads(rows):
+    remote = [r for r in rows if r["status"] == "ok" and r["location"] == "http"]
+    assert remote
+    for r in remote:
+        assert r["server_cpu_s"] is not None and r["server_cpu_s"] >= 0, r["config"]
+        if r["server"] == "builtin":
+            assert r["server_io_read_bytes"] is not None
+        # a proven eviction and the server's disk reads make it cold (nothing may warm the input in between)
+        assert r["cache_state"] == ("cold" if r["eviction_verified"] else "cold_unverified"), r["config"]
+
+
+def test_a_read_whose_eviction_failed_is_cold_unverified(tmp_path, monkeypatch):
+    measure = importlib.import_module("benchmarks_lib.measure")  # the package, not the function of that name
+
+    def not_evicted(paths, drop_caches=True):
+        report = real(paths, drop_caches=drop_caches)
+        return type(report)(report.files, report.bytes, report.bytes, False)  # everything still resident
+
+    real = measure.evict_page_cache
+    monkeypatch.setattr(measure, "evict_page_cache", not_evicted)
+    case = suite.build_cases({**TINY, "readers": ["zarr"], "zarr_clients": ["tensorstore"], "zarr_layouts": ["sharded"],
+                              "zarr_cache": [False]}, "quick")[0]
+    if suite._missing(case):
+        pytest.skip(suite._missing(case))
+    (row,) = suite.run_case(case, _context(tmp_path))
+    assert row["status"] == "ok" and row["cache_state"] == "cold_unverified" and not row["eviction_verified"]
+
+
+# -- inputs: in scratch, verified, regenerated ---------------------------------------------------
+
+
+def test_inputs_live_in_the_run_scratch_not_the_results(tmp_path):
+    ctx = _context(tmp_path)
+    assert suite.inputs_dir(ctx) == ctx.scratch.parent / "inputs"
+    assert scratch.is_marked(ctx.scratch.parent)
+    unmarked = CaseContext(scratch=tmp_path / "plain", iterations=1, warmups=0, profile="quick", run_dir=tmp_path)
+    assert suite.inputs_dir(unmarked) == tmp_path / "plain" / "inputs"
+    cases = suite.build_cases({**TINY, "readers": ["root", "zarr"]}, "quick")
+    stores = {json.dumps([c.params["store"], c.params["layout"]]) for c in cases if "store" in c.params}
+    array_bytes = 2 * 8 * 32 * 32  # uint16 z:8,y:32,x:32
+    sample_bytes = rootio.entry_bytes(TINY["entries"], TINY["branches"])
+    assert suite.scratch_bytes(cases) >= sample_bytes + len(stores) * array_bytes
+
+
+@needs_root
+def test_a_truncated_sample_is_written_again_and_the_case_succeeds(tmp_path):
+    params = {**TINY, "readers": ["root"], "locations": ["local"], "cache_sizes": [0], "async_prefetch": [0]}
+    (case,) = suite.build_cases(params, "quick")
+    (first,) = suite.run_case(case, _context(tmp_path))
+    assert first["status"] == "ok" and first["verified"]
+    (sample,) = (suite.inputs_dir(_context(tmp_path))).glob("*.root")
+    size = sample.stat().st_size
+    with open(sample, "r+b") as f:  # what a full disk left behind
+        f.truncate(size // 2)
+    (again,) = suite.run_case(case, _context(tmp_path))
+    assert again["status"] == "ok" and again["verified"] and sample.stat().st_size == size
+    assert not list(sample.parent.glob(".*.tmp"))
+
+
+def test_a_damaged_zarr_store_is_written_again(tmp_path):
+    pytest.importorskip("zarr")
+    inputs = _context(tmp_path).scratch.parent / "inputs"
+    store = suite.ensure_zarr_store(inputs, TINY["zarr_dims"], "sharded")
+    info = suite.zarr_store_info(store)
+    shard = next(p for p in store.rglob("*") if p.is_file() and p.parent.name != store.name)
+    shard.write_bytes(shard.read_bytes()[:10])
+    assert suite.check_zarr_store(store, {"dims": TINY["zarr_dims"], "layout": "sharded"}) is None
+    again = suite.ensure_zarr_store(inputs, TINY["zarr_dims"], "sharded")
+    assert again == store and suite.zarr_store_info(store) == info
+    assert not list(inputs.glob(".*.tmp"))
+
+
+def test_a_failed_sample_write_leaves_nothing_behind(tmp_path, monkeypatch):
+    inputs = _context(tmp_path).scratch.parent / "inputs"
+
+    def disk_full(target, kwargs, timeout_s=None):
+        with open(kwargs["path"], "wb") as f:  # a partial file, then the disk is full
+            f.write(b"root" + b"\0" * 100)
+        raise rootio.FreshProcessError("No space left on device")
+
+    monkeypatch.setattr(rootio, "run_fresh", disk_full)
+    with pytest.raises(rootio.FreshProcessError, match="No space"):
+        rootio.ensure_sample_file(inputs, 30, 2, 10)
+    assert sorted(p.name for p in inputs.iterdir()) == [".sample.lock"]
+
+
+# -- verification that can fail ------------------------------------------------------------------
+
+
+@needs_root
+def test_branch_sums_catch_wrong_values(tmp_path):
+    sample = rootio.ensure_sample_file(tmp_path, 30, 4, 10)
+    read = rootio.read_with_root(sample.path, 0, False, timeout_s=120)
+    assert rootio.sums_match(read["branch_sums"], sample)
+    wrong = list(read["branch_sums"])
+    wrong[2] += 1  # one int value off by one
+    assert not rootio.sums_match(wrong, sample)
+    assert not rootio.sums_match(read["branch_sums"][:-1], sample)
+
+
+def test_zarr_reads_are_checked_against_the_written_crc(tmp_path):
+    pytest.importorskip("zarr")
+    if importlib.util.find_spec("tensorstore") is None:
+        pytest.skip("tensorstore is not installed")
+    inputs = _context(tmp_path).scratch.parent / "inputs"
+    store = suite.ensure_zarr_store(inputs, TINY["zarr_dims"], "unsharded")
+    crc = suite.zarr_store_info(store)["crc32"]
+    kwargs = {"client": "tensorstore", "workload": "whole", "client_cache": False, "concurrency": 2,
+              "cutout": [4, 12, 12], "cutouts": 1, "dims": TINY["zarr_dims"]}
+    cutouts = {**kwargs, "workload": "cutouts", "cutouts": 3}
+    expected = suite.expected_crc32s(store, "cutouts", [4, 12, 12], 3)
+    assert suite.expected_crc32s(store, "cutouts", [4, 12, 12], 3) == expected  # kept beside the store
+    assert suite.expected_crc32s(store, "whole", [4, 12, 12], 1) == [crc]
+    with httpserver.serve(inputs) as server:
+        url = server.url_for(store)
+        good = suite.measure_zarr_read(url, expected_crc32s=[crc], **kwargs)
+        bad = suite.measure_zarr_read(url, expected_crc32s=[crc ^ 1], **kwargs)
+        pan = suite.measure_zarr_read(url, expected_crc32s=expected, **cutouts)
+        generated = suite.measure_zarr_read(url, **cutouts)  # against the generated data
+        wrong = suite.measure_zarr_read(url, expected_crc32s=[*expected[:-1], expected[-1] ^ 1], **cutouts)
+    assert good["verified"] and good["data_crc32"] == crc
+    assert not bad["verified"]
+    assert pan["verified"] and generated["verified"] and not wrong["verified"]
+
+
+# -- the client cache does not serialise different keys ------------------------------------------
+
+
+def test_block_cached_store_fetches_different_keys_concurrently(tmp_path):
+    pytest.importorskip("zarr")
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp")
+    import asyncio
+
+    from zarr.core.buffer import default_buffer_prototype
+
+    root = tmp_path / "site"
+    root.mkdir()
+    for name in ("a", "b"):
+        (root / name).write_bytes(name.encode() * 1000)
+    # a long round trip, so that two fetches overlap on the server when the store lets them
+    with httpserver.serve(root, latency_ms=300) as server:
+        store = suite._fsspec_block_cache_store(server.url)
+
+        async def both():
+            prototype = default_buffer_prototype()
+            return await asyncio.gather(store.get("a", prototype), store.get("b", prototype))
+
+        server.reset()
+        a, b = asyncio.run(both())
+        counters = server.counters()
+    assert a.to_bytes() == b"a" * 1000 and b.to_bytes() == b"b" * 1000
+    assert counters.max_in_flight >= 2

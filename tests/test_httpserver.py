@@ -4,6 +4,7 @@ import email
 import http.client
 import os
 import socket
+import threading
 
 import pytest
 
@@ -163,7 +164,7 @@ def test_url_for_and_bad_arguments(site, tmp_path):
         with pytest.raises(SpecError, match="outside the server root"):
             server.url_for(tmp_path / "secret.txt")
     finally:
-        server.server_close()
+        server.stop()
     with pytest.raises(SpecError, match="allowed: builtin, nginx"):
         serve(root, "apache")
     with pytest.raises(SpecError, match="latency_ms"):
@@ -176,3 +177,75 @@ def test_missing_nginx_is_a_clear_error(site, monkeypatch):
     monkeypatch.setattr(httpserver, "nginx_path", lambda: None)
     with pytest.raises(ServerUnavailable, match="nginx-light"):
         serve(site[0], "nginx")
+
+
+def test_builtin_server_runs_in_its_own_process_and_reports_its_cpu_and_disk_reads(site):
+    root, data = site
+    with serve(root) as server:
+        assert isinstance(server, httpserver.ServerProcess) and server.pid != os.getpid()
+        server.reset()
+        for _ in range(5):
+            assert _get(server.url, "/data.bin")[2] == data
+        c = server.counters()
+        row = c.as_row()
+        assert c.requests == 5 and c.cpu_s is not None and c.cpu_s >= 0 and c.io_read_bytes is not None
+        assert row["server_cpu_s"] == c.cpu_s and row["server_io_read_bytes"] == c.io_read_bytes
+        server.reset()
+        assert server.counters().requests == 0
+
+
+def _count_round_trips(monkeypatch) -> list[int]:
+    charged: list[int] = []
+    monkeypatch.setattr(httpserver.RangeHTTPServer, "charge_round_trip", lambda self: charged.append(1))
+    return charged
+
+
+def test_builtin_latency_is_charged_per_connection_and_per_request(site, monkeypatch):
+    """The link model: one round trip per new connection (the connect) and one per request, so a
+    client that opens a connection per request cannot escape a round trip."""
+    root, _ = site
+    charged = _count_round_trips(monkeypatch)
+    with httpserver.RangeHTTPServer(root, latency_ms=5) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)  # keep-alive: 3 requests
+        for _ in range(3):
+            conn.request("GET", "/sub/nested.txt")
+            conn.getresponse().read()
+        conn.close()
+        _get(server.url, "/sub/nested.txt")  # a connection of its own: connect + request
+        c = server.counters()
+    assert c.connections == 2 and c.requests == 4
+    assert len(charged) == c.connections + c.requests
+
+
+def test_http_request_length_splits_a_byte_stream_into_requests():
+    get = b"GET /a HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n\r\n"
+    assert httpserver.http_request_length(get[:-2]) is None
+    assert httpserver.http_request_length(get + get) == len(get)
+    post = b"POST /a HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody"
+    assert httpserver.http_request_length(post[:-1]) is None
+    assert httpserver.http_request_length(post) == len(post)
+
+
+def test_delay_proxy_charges_per_request_not_per_segment(site, monkeypatch):
+    """nginx's proxy: a request split over several segments is charged once, pipelined requests
+    each once, and every connection once for its connect."""
+    root, data = site
+    with httpserver.RangeHTTPServer(root) as server:
+        proxy = httpserver.DelayProxy(("127.0.0.1", server.port), latency_ms=1)
+        try:
+            request = b"GET /data.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n\r\n"
+            with socket.create_connection(("127.0.0.1", proxy.port)) as sock:
+                for part in (request[:10], request[10:30], request[30:]):
+                    sock.sendall(part)
+                    threading.Event().wait(0.02)  # separate segments
+                sock.sendall(request + request)  # two pipelined requests in one segment
+                sock.settimeout(10)
+                received = b""
+                while received.count(data[:10]) < 3:
+                    chunk = sock.recv(65536)
+                    assert chunk, "the proxy closed the connection early"
+                    received += chunk
+            assert received.count(b"HTTP/1.1 206") == 3
+            assert proxy.charged_requests == 3 and proxy.charged_connections == 1
+        finally:
+            proxy.close()

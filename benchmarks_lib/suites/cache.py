@@ -12,8 +12,14 @@ process with the input evicted from the page cache first:
   without and with a client cache, at several concurrency levels.
 
 Rows carry the client's own counters (ROOT's GetBytesRead/GetReadCalls, uproot's requests) next
-to the server's (requests, ranges, bytes), the real and CPU time, and the RSS over the fresh
-process's baseline. Inputs are built once per run in ``<run_dir>/inputs``.
+to the server's (requests, ranges, bytes, its own CPU time and disk reads), the real and CPU time,
+and the RSS over the fresh process's baseline. Every read is checked by value: per-branch sums of
+the TTree against the writer's, a CRC-32 of the Zarr data against the written.
+
+Inputs (sample files, Zarr stores) are built once per run in the run's scratch directory
+(``<scratch>/<run id>/inputs``), the disk the runner checks for space; :func:`scratch_bytes`
+counts them. Each is written under a temporary name, verified, then renamed into place; an input
+that fails its check later is written again.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ import fcntl
 import importlib.util
 import json
 import math
-import shutil
+import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,15 +55,20 @@ _ZARR_MODULES = {"zarr-fsspec": ("zarr", "fsspec", "aiohttp"), "zarr-obstore": (
 _ZARR_HINTS = {"zarr-fsspec": "pip install 'zarr>=3' fsspec aiohttp", "zarr-obstore": "pip install 'zarr>=3' obstore",
                "tensorstore": "pip install tensorstore"}
 
+#: ``quick`` is sized so that every timed read lasts >= 100 ms on a small machine (2 cores), a
+#: shorter read measuring process and timer noise rather than the reader, and the whole run stays
+#: near a minute there: each case costs ~1-2 s of fixed process start-up (worker, fresh reader,
+#: server), so quick keeps two Zarr clients (tensorstore, and zarr-python with the block cache)
+#: and a 5 ms link; ``standard`` has every client and 2 and 10 ms.
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
-        "readers": ["root", "uproot", "zarr"], "entries": 500, "branches": 16, "auto_flush": 100,
+        "readers": ["root", "uproot", "zarr"], "entries": 3000, "branches": 16, "auto_flush": 300,
         "sample_writer": "root", "cache_sizes": [0, "100MB"], "async_prefetch": [0, 1],
-        "locations": ["local", "http"], "latencies_ms": [0, 10], "bandwidth": None, "servers": ["builtin"],
-        "uproot_sources": ["fsspec", "multithreaded"], "uproot_steps": [250, "100MB"],
-        "uproot_workers": 4, "zarr_clients": list(ZARR_CLIENTS), "zarr_layouts": list(ZARR_LAYOUTS),
+        "locations": ["local", "http"], "latencies_ms": [0, 5], "bandwidth": None, "servers": ["builtin"],
+        "uproot_sources": ["fsspec", "multithreaded"], "uproot_steps": [750, "100MB"],
+        "uproot_workers": 4, "zarr_clients": ["tensorstore", "zarr-fsspec"], "zarr_layouts": list(ZARR_LAYOUTS),
         "zarr_workloads": ["cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [4],
-        "zarr_dims": "z:64:16:32,y:256:64:128,x:256:64:128", "zarr_cutout": "24,96,96", "zarr_cutouts": 4,
+        "zarr_dims": "z:64:16:32,y:256:64:128,x:1280:64:128", "zarr_cutout": "48,256,192", "zarr_cutouts": 12,
         "read_timeout_s": 600, "iterations": 1, "warmups": 0,
     },
     "standard": {
@@ -118,16 +130,47 @@ class CacheParams:
     read_timeout_s: float
 
 
-def _as_list(value: Any) -> list:
+#: parameters that take a list (a JSON list, or a comma-separated string)
+_LIST_PARAMETERS = ("readers", "cache_sizes", "async_prefetch", "locations", "latencies_ms", "servers",
+                    "uproot_sources", "uproot_steps", "zarr_clients", "zarr_layouts", "zarr_workloads", "zarr_cache",
+                    "zarr_concurrency", "zarr_cutout")
+
+
+def _as_list(value: Any, what: str = "value") -> list:
+    """A list parameter: a JSON list, or a comma-separated string; any other type is a SpecError."""
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
     if isinstance(value, list | tuple):
+        for item in value:
+            if not isinstance(item, str | int | float) or isinstance(item, list | tuple | dict):
+                raise SpecError(f"{what} item {item!r} is not a string or number; give a list of those")
         return list(value)
-    return [value]
+    raise SpecError(f"{what} {value!r} ({type(value).__name__}) is not a list; "
+                    f"give a JSON list such as [{json.dumps(value)}] or a comma-separated string")
+
+
+def _number(value: Any, what: str, allowed: str) -> float:
+    """A JSON number (or a numeric string); bools and other types are a SpecError."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise SpecError(f"{what} {value!r} is not a number; allowed: {allowed}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise SpecError(f"{what} {value!r} is not a number; allowed: {allowed}") from None
+    if not math.isfinite(number):
+        raise SpecError(f"{what} {value!r} is not finite; allowed: {allowed}")
+    return number
+
+
+def _integer(value: Any, what: str, allowed: str) -> int:
+    number = _number(value, what, allowed)
+    if number != int(number):
+        raise SpecError(f"{what} {value!r} is not an integer; allowed: {allowed}")
+    return int(number)
 
 
 def _choices(value: Any, what: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
-    items = _as_list(value)
+    items = _as_list(value, what)
     if not items:
         raise SpecError(f"{what} is empty; allowed: {', '.join(allowed)}")
     for item in items:
@@ -176,65 +219,66 @@ def parse_params(params: dict | None, profile: str) -> CacheParams:
     p = {**PROFILES[profile], **{k: v for k, v in params.items() if v is not None}}
     if "auto_flush" in params and params["auto_flush"] is None:
         p["auto_flush"] = PROFILES[profile]["auto_flush"]
+    lists = {k: _as_list(p[k], k) for k in _LIST_PARAMETERS}
     auto_flush = p["auto_flush"]
     if auto_flush is not None:
-        try:
-            auto_flush = int(auto_flush)
-        except (TypeError, ValueError):
-            raise SpecError(f"auto_flush {auto_flush!r} must be an integer (entries if > 0, bytes if < 0)") from None
+        auto_flush = _integer(auto_flush, "auto_flush", "entries (> 0), bytes (< 0) or null for ROOT's default")
         if auto_flush == 0:
             raise SpecError("auto_flush 0 is not allowed; use entries (> 0), bytes (< 0) or None for ROOT's default")
     latencies = []
-    for v in _as_list(p["latencies_ms"]):
-        try:
-            ms = float(v)
-        except (TypeError, ValueError):
-            raise SpecError(f"latencies_ms value {v!r} is not a number of milliseconds") from None
+    for v in lists["latencies_ms"]:
+        ms = _number(v, "latencies_ms value", "milliseconds 0..10000")
         if not 0 <= ms <= 10_000:
-            raise SpecError(f"latencies_ms value {ms} is out of range; allowed 0..10000 ms")
+            raise SpecError(f"latencies_ms value {ms:g} is out of range; allowed 0..10000 ms")
         latencies.append(ms)
     if not latencies:
         raise SpecError("latencies_ms is empty; give at least one latency, e.g. [0]")
     bandwidth = None if p["bandwidth"] in (None, 0, "0", "none") else parse_size(p["bandwidth"])
-    async_flags = tuple(dict.fromkeys(int(_flag(v, "async_prefetch")) for v in _as_list(p["async_prefetch"])))
+    async_flags = tuple(dict.fromkeys(int(_flag(v, "async_prefetch")) for v in lists["async_prefetch"]))
     if not async_flags:
         raise SpecError("async_prefetch is empty; allowed values 0 and 1")
-    cache_sizes = tuple(dict.fromkeys(_cache_size(v) for v in _as_list(p["cache_sizes"])))
+    cache_sizes = tuple(dict.fromkeys(_cache_size(v) for v in lists["cache_sizes"]))
     if not cache_sizes:
         raise SpecError("cache_sizes is empty; give e.g. [0, '100MB']")
-    steps = tuple(dict.fromkeys(_step(v) for v in _as_list(p["uproot_steps"])))
+    steps = tuple(dict.fromkeys(_step(v) for v in lists["uproot_steps"]))
     if not steps:
         raise SpecError("uproot_steps is empty; give entries (int) and/or sizes such as '100MB'")
+    if not isinstance(p["zarr_dims"], str):
+        raise SpecError(f"zarr_dims {p['zarr_dims']!r} is not a string; give e.g. 'z:64:16:32,y:256:64:128'")
     dims = parse_dims(p["zarr_dims"])
-    cutout = parse_int_list(p["zarr_cutout"], "zarr_cutout")
+    cutout = parse_int_list(lists["zarr_cutout"], "zarr_cutout")
     if len(cutout) != len(dims.shape):
         raise SpecError(f"zarr_cutout {cutout} has {len(cutout)} sizes; zarr_dims has {len(dims.shape)} dimensions")
     for size, n, name in zip(cutout, dims.shape, dims.names, strict=True):
         if size > n:
             raise SpecError(f"zarr_cutout size {size} exceeds the size {n} of dimension {name!r}")
-    zarr_cache = tuple(dict.fromkeys(_flag(v, "zarr_cache") for v in _as_list(p["zarr_cache"])))
+    zarr_cache = tuple(dict.fromkeys(_flag(v, "zarr_cache") for v in lists["zarr_cache"]))
     writer = p["sample_writer"]
     if writer not in ("root", "uproot"):
         raise SpecError(f"sample_writer {writer!r} is unknown; allowed: root, uproot")
-    timeout = float(p["read_timeout_s"])
+    timeout = _number(p["read_timeout_s"], "read_timeout_s", "a positive number of seconds")
     if timeout <= 0:
-        raise SpecError(f"read_timeout_s {timeout} must be positive")
+        raise SpecError(f"read_timeout_s {timeout:g} must be positive (seconds)")
+    scalars = {k: _integer(p[k], k, "a positive integer") for k in ("entries", "branches", "uproot_workers",
+                                                                   "zarr_cutouts")}
     return CacheParams(
         readers=_choices(p["readers"], "readers", READERS),
-        entries=parse_int_list([p["entries"]], "entries", maximum=10**9)[0],
-        branches=parse_int_list([p["branches"]], "branches", maximum=100_000)[0],
+        entries=parse_int_list([scalars["entries"]], "entries", maximum=10**9)[0],
+        branches=parse_int_list([scalars["branches"]], "branches", maximum=100_000)[0],
         auto_flush=auto_flush, sample_writer=writer, cache_sizes=cache_sizes, async_prefetch=async_flags,
         locations=_choices(p["locations"], "locations", LOCATIONS), latencies_ms=tuple(dict.fromkeys(latencies)),
         bandwidth=bandwidth, servers=_choices(p["servers"], "servers", ("builtin", "nginx")),
         uproot_sources=_choices(p["uproot_sources"], "uproot_sources", ("fsspec", "http", "multithreaded")),
-        uproot_steps=steps, uproot_workers=parse_int_list([p["uproot_workers"]], "uproot_workers", maximum=1024)[0],
+        uproot_steps=steps,
+        uproot_workers=parse_int_list([scalars["uproot_workers"]], "uproot_workers", maximum=1024)[0],
         zarr_clients=_choices(p["zarr_clients"], "zarr_clients", ZARR_CLIENTS),
         zarr_layouts=_choices(p["zarr_layouts"], "zarr_layouts", ZARR_LAYOUTS),
         zarr_workloads=_choices(p["zarr_workloads"], "zarr_workloads", ZARR_WORKLOADS),
         zarr_cache=zarr_cache or (False,),
-        zarr_concurrency=tuple(dict.fromkeys(parse_int_list(p["zarr_concurrency"], "zarr_concurrency", maximum=1024))),
+        zarr_concurrency=tuple(dict.fromkeys(parse_int_list(lists["zarr_concurrency"], "zarr_concurrency",
+                                                            maximum=1024))),
         zarr_dims=str(dims), zarr_cutout=cutout,
-        zarr_cutouts=parse_int_list([p["zarr_cutouts"]], "zarr_cutouts", maximum=10_000)[0],
+        zarr_cutouts=parse_int_list([scalars["zarr_cutouts"]], "zarr_cutouts", maximum=10_000)[0],
         read_timeout_s=timeout,
     )
 
@@ -285,20 +329,28 @@ def build_cases(params: dict | None, profile: str) -> list[Case]:
     return cases
 
 
-def scratch_bytes(cases: list[Case]) -> int:
-    """Disk the run's inputs need (they live in the run directory, usually on the scratch disk):
-    the sample file (~0.9 of its entry bytes, zlib-1 on random values) and each Zarr store."""
+def input_bytes(params: dict) -> int:
+    """An upper bound of the disk one case's input takes: a sample file at most its entry bytes plus
+    ROOT's headers (random values barely compress), a Zarr store at most its array bytes plus metadata."""
     from ..rootio import entry_bytes
 
-    inputs: dict[str, int] = {}
-    for case in cases:
-        q = case.params
-        if "sample" in q:
-            s = q["sample"]
-            inputs[json.dumps(s, sort_keys=True)] = int(0.9 * entry_bytes(s["entries"], s["branches"]))
-        elif "store" in q:
-            key = json.dumps([q["store"], q["layout"]], sort_keys=True)
-            inputs[key] = 2 * math.prod(parse_dims(q["store"]["dims"]).shape)
+    if "sample" in params:
+        s = params["sample"]
+        return entry_bytes(s["entries"], s["branches"]) + 2**20 + 4096 * s["branches"]
+    shape = parse_dims(params["store"]["dims"]).shape
+    chunks = math.prod(math.ceil(n / c) for n, c in zip(shape, parse_dims(params["store"]["dims"]).chunks,
+                                                      strict=True))
+    return 2 * math.prod(shape) + 1024 * chunks + 2**20
+
+
+def _input_key(params: dict) -> str:
+    return json.dumps(params["sample"] if "sample" in params else [params["store"], params["layout"]], sort_keys=True)
+
+
+def scratch_bytes(cases: list[Case]) -> int:
+    """Disk the run needs on scratch: every input (sample files, Zarr stores: they live in the run's
+    scratch directory until the run ends) plus a margin for a case's own scratch."""
+    inputs = {_input_key(c.params): input_bytes(c.params) for c in cases}
     return sum(inputs.values()) + 16 * 2**20
 
 
@@ -328,8 +380,22 @@ def config_label(params: dict) -> str:
     return f"{params['client']} {params['layout']}, cache {'on' if params['client_cache'] else 'off'}"
 
 
-def _inputs_dir(ctx: CaseContext) -> Path:
-    return (ctx.run_dir / "inputs") if ctx.run_dir is not None else (ctx.scratch / "inputs")
+def inputs_dir(ctx: CaseContext) -> Path:
+    """Where a case's inputs live: ``inputs/`` in the run's scratch directory (the marked parent of
+    the case's scratch, kept for the whole run and checked for space by the runner), else in the
+    case's own scratch. Never the results directory."""
+    from ..scratch import is_marked
+
+    run_scratch = ctx.scratch.parent
+    return (run_scratch if is_marked(run_scratch) else ctx.scratch) / "inputs"
+
+
+def _check_free(directory: Path, need: int) -> None:
+    """Fail before writing an input that cannot fit (rather than leave a partial one behind)."""
+    st = os.statvfs(directory)
+    free = st.f_bavail * st.f_frsize
+    if need > free:
+        raise OSError(f"{directory} has {free / 1e9:.2f} GB free; this case's input needs up to {need / 1e9:.2f} GB")
 
 
 def _missing(case: Case) -> str | None:
@@ -401,24 +467,52 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         return _skip_rows(case, str(exc))
 
 
-def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
-    from .. import httpserver, rootio
-    from ..measure import evict_page_cache
+def _prepare_input(q: dict, inputs: Path) -> tuple[Path, dict, Any]:
+    """The case's input (written or reused, verified), the row columns describing it, and its record."""
+    from .. import rootio
 
-    q = case.params
-    inputs = _inputs_dir(ctx)
-    base = _base_row(case)
+    inputs.mkdir(parents=True, exist_ok=True)
     if q["reader"] in ("root", "uproot"):
         s = q["sample"]
+        name = rootio.sample_file_name(s["entries"], s["branches"], s["auto_flush"], s["writer"])
+        if not (inputs / name).exists():
+            _check_free(inputs, input_bytes(q))
         sample = rootio.ensure_sample_file(inputs, s["entries"], s["branches"], s["auto_flush"], writer=s["writer"])
-        target = Path(sample.path)
-        base.update(file_bytes=sample.file_bytes)
-        expected = sample.entry_bytes
-    else:
-        target = ensure_zarr_store(inputs, q["store"]["dims"], q["layout"], q["store"]["dataset"])
-        info = zarr_store_info(target)
-        base.update(file_bytes=info["stored_bytes"], compression_ratio=info["array_bytes"] / info["stored_bytes"])
-        expected = None
+        return Path(sample.path), {"file_bytes": sample.file_bytes}, sample
+    if not (inputs / f"{_zarr_slug(q['store']['dims'], q['layout'], q['store']['dataset'], 0)}.zarr").exists():
+        _check_free(inputs, input_bytes(q))
+    target = ensure_zarr_store(inputs, q["store"]["dims"], q["layout"], q["store"]["dataset"])
+    info = zarr_store_info(target)
+    return target, {"file_bytes": info["stored_bytes"],
+                    "compression_ratio": info["array_bytes"] / info["stored_bytes"]}, info
+
+
+def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) -> dict:
+    from .. import rootio
+
+    if q["reader"] == "root":
+        return rootio.read_with_root(location, q["cache_bytes"], q["async_prefetch"], timeout_s=q["timeout_s"])
+    if q["reader"] == "uproot":
+        return rootio.read_with_uproot(location, source=q["source"] if server else "local", step_size=q["step"],
+                                       num_workers=q["num_workers"], timeout_s=q["timeout_s"])
+    return rootio.run_fresh(f"{__name__}:measure_zarr_read", {
+        "url": location, "client": q["client"], "workload": q["workload"], "client_cache": q["client_cache"],
+        "concurrency": q["concurrency"], "cutout": q["cutout"], "cutouts": q["cutouts"],
+        "dims": q["store"]["dims"], "dataset": q["store"]["dataset"], "expected_crc32s": expected},
+        timeout_s=q["timeout_s"])
+
+
+def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
+    from .. import httpserver, rootio
+    from ..measure import cold_read_state, evict_page_cache
+
+    q = case.params
+    inputs = inputs_dir(ctx)
+    target, input_columns, info = _prepare_input(q, inputs)
+    base = {**_base_row(case), **input_columns}
+    file_bytes = input_columns["file_bytes"]
+    # before any eviction: computing them may read the store (and so fill the page cache)
+    expected = expected_crc32s(target, q["workload"], q["cutout"], q["cutouts"]) if q["reader"] == "zarr" else None
     server_cm = (httpserver.serve(inputs, q["server"], latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
                  if q["location"] == "http" else contextlib.nullcontext())
     rows = []
@@ -428,30 +522,25 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
             report = evict_page_cache(target, drop_caches=False)
             if server is not None:
                 server.reset()
-            if q["reader"] == "root":
-                metrics = rootio.read_with_root(location, q["cache_bytes"], q["async_prefetch"],
-                                                timeout_s=q["timeout_s"])
-            elif q["reader"] == "uproot":
-                metrics = rootio.read_with_uproot(location, source=q["source"] if server else "local",
-                                                  step_size=q["step"], num_workers=q["num_workers"],
-                                                  timeout_s=q["timeout_s"])
-            else:
-                metrics = rootio.run_fresh(f"{__name__}:measure_zarr_read", {
-                    "url": location, "client": q["client"], "workload": q["workload"],
-                    "client_cache": q["client_cache"],
-                    "concurrency": q["concurrency"], "cutout": q["cutout"], "cutouts": q["cutouts"],
-                    "dims": q["store"]["dims"], "dataset": q["store"]["dataset"]}, timeout_s=q["timeout_s"])
-            row = {**base, **metrics, "iteration": iteration, "status": "ok",
-                   "cache_state": "cold" if report.verified else "warm"}
-            if expected is not None:
-                row["verified"] = metrics.get("nbytes") == expected
+            metrics = _read_once(q, location, server, expected)
+            sums = metrics.pop("branch_sums", None)
+            row = {**base, **metrics, **report.as_row(), "iteration": iteration, "status": "ok"}
+            if q["reader"] in ("root", "uproot"):
+                row["verified"] = (metrics.get("nbytes") == info.entry_bytes and metrics.get("entries") == info.entries
+                                   and rootio.sums_match(sums, info))
             if server is not None:
                 counters = server.counters()
                 row.update(counters.as_row())
+                # the server read the file: its disk reads prove the read was cold
+                disk_read, needed = counters.io_read_bytes, min(counters.payload_bytes, file_bytes)
                 if q["reader"] == "zarr" and metrics.get("cutout_bytes"):
                     # bytes moved per byte asked for; "_stored" divides by the cutout's compressed share
                     row["read_amplification"] = counters.payload_bytes / metrics["cutout_bytes"]
                     row["read_amplification_stored"] = row["read_amplification"] * base["compression_ratio"]
+            else:
+                asked = metrics.get("root_bytes_read", metrics.get("client_bytes")) or 0
+                disk_read, needed = metrics.get("io_read_bytes"), min(asked, file_bytes)
+            row["cache_state"] = cold_read_state(report, disk_read, needed)
             rows.append(row)
     return rows
 
@@ -460,13 +549,51 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
 # Zarr store and reads
 
 
+def _zarr_slug(dims: str, layout: str, dataset: str, seed: int) -> str:
+    return "".join(c if c.isalnum() else "-" for c in f"{dataset}-{dims}-{layout}-s{seed}")
+
+
+def _stored_bytes(store: Path) -> int:
+    return sum(f.stat().st_size for f in store.rglob("*") if f.is_file() and f.name != ".complete")
+
+
+def _array_crc32(arr: Any, step: int) -> int:
+    """CRC-32 of an array's bytes in C order, read in slabs of ``step`` along the first axis."""
+    import numpy as np
+
+    crc = 0
+    for start in range(0, arr.shape[0], step):
+        crc = zlib.crc32(np.ascontiguousarray(arr[start:start + step]), crc)
+    return crc
+
+
+def check_zarr_store(target: Path, expected: dict) -> dict | None:
+    """The store's record when ``target`` is intact: its record matches ``expected``, the bytes on disk
+    are the recorded ones and its array metadata (``zarr.json``) has the recorded shape. None otherwise.
+
+    Cheap on purpose (no zarr import, no data read): it runs before every case; the data were
+    checked in full (CRC-32) when written, and every read is checked again.
+    """
+    try:
+        info = json.loads((target / ".complete").read_text())
+        meta = json.loads((target / "zarr.json").read_text())
+        if any(info.get(k) != v for k, v in expected.items()) or _stored_bytes(target) != info["stored_bytes"]:
+            return None
+        return info if meta.get("node_type") == "array" and meta.get("shape") == info["shape"] else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def ensure_zarr_store(directory: str | Path, dims: str, layout: str, dataset: str = ZARR_DATASET, *,
                       seed: int = 0) -> Path:
-    """A Zarr v3 store of a seeded dataset (zstd), unsharded or sharded per ``dims``; written once."""
-    import numpy as np
-    import zarr
+    """A Zarr v3 store of a seeded dataset (zstd), unsharded or sharded per ``dims``; written once.
 
-    from ..datasets import Dataset
+    Written under a temporary name, read back whole and compared (CRC-32) with the generated data,
+    then renamed into place with its record (``.complete``: shapes, bytes, CRC-32). A store that
+    fails :func:`check_zarr_store` is deleted (:func:`benchmarks_lib.scratch.remove_tree`, so only
+    inside an iobench scratch directory) and written again.
+    """
+    from ..scratch import remove_tree
 
     spec = parse_dims(dims)
     if layout not in ZARR_LAYOUTS:
@@ -476,27 +603,48 @@ def ensure_zarr_store(directory: str | Path, dims: str, layout: str, dataset: st
         raise SpecError(f"zarr_dims {dims!r} has no shard sizes (name:size:chunk:shard); sharded layout needs them")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    slug = "".join(c if c.isalnum() else "-" for c in f"{dataset}-{dims}-{layout}-s{seed}")
-    target = directory / f"{slug}.zarr"
+    target = directory / f"{_zarr_slug(dims, layout, dataset, seed)}.zarr"
+    expected = {"dims": dims, "layout": layout, "dataset": dataset, "seed": seed}
     with open(directory / ".zarr.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / "zarr.json").exists() and (target / ".complete").exists():
+        if check_zarr_store(target, expected) is not None:
             return target
-        shutil.rmtree(target, ignore_errors=True)
-        data = Dataset(dataset, spec.shape, seed=seed)
-        arr = zarr.create_array(store=str(target), shape=spec.shape, dtype=data.dtype, chunks=spec.chunks,
-                                shards=shards, dimension_names=spec.names, zarr_format=3, fill_value=0)
-        step = (shards or spec.chunks)[0]
-        for start, block in data.blocks(step):
-            arr[start:start + block.shape[0]] = np.asarray(block)
-        stored = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
-        (target / ".complete").write_text(json.dumps({"dims": dims, "layout": layout, "dataset": dataset,
-                                                      "array_bytes": data.nbytes, "stored_bytes": stored}))
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        for stale in (target, tmp):
+            if stale.exists() or stale.is_symlink():
+                remove_tree(stale)
+        import numpy as np
+        import zarr
+
+        from ..datasets import Dataset
+
+        try:
+            data = Dataset(dataset, spec.shape, seed=seed)
+            arr = zarr.create_array(store=str(tmp), shape=spec.shape, dtype=data.dtype, chunks=spec.chunks,
+                                    shards=shards, dimension_names=spec.names, zarr_format=3, fill_value=0)
+            step = (shards or spec.chunks)[0]
+            crc = 0
+            for start, block in data.blocks(step):
+                block = np.ascontiguousarray(block)
+                arr[start:start + block.shape[0]] = block
+                crc = zlib.crc32(block, crc)
+            back = _array_crc32(zarr.open_array(store=str(tmp), mode="r", zarr_format=3), step)
+            if back != crc:
+                raise OSError(f"zarr store {tmp} reads back with CRC-32 {back:08x}, written {crc:08x}")
+            info = {**expected, "shape": list(spec.shape), "array_bytes": data.nbytes,
+                    "stored_bytes": _stored_bytes(tmp), "crc32": crc}
+            (tmp / ".complete").write_text(json.dumps(info))
+            os.replace(tmp, target)
+        finally:
+            if tmp.exists():
+                remove_tree(tmp)
+        if check_zarr_store(target, expected) is None:
+            raise OSError(f"zarr store {target} failed its check right after it was written")
     return target
 
 
 def zarr_store_info(store: str | Path) -> dict:
-    """What :func:`ensure_zarr_store` recorded: dims, layout, dataset, array and stored bytes."""
+    """What :func:`ensure_zarr_store` recorded: dims, layout, dataset, shape, array and stored bytes, CRC-32."""
     return json.loads((Path(store) / ".complete").read_text())
 
 
@@ -521,6 +669,8 @@ def _fsspec_block_cache_store(url: str, block_size: int = FSSPEC_BLOCK_SIZE, cac
 
     Each key is opened once as an fsspec ``HTTPFile`` with ``cache_type`` (block cache by
     default) and kept open, so later range reads of the same shard are served from its blocks.
+    Reads of one key are serialised (a file's cache is not thread-safe); different keys are
+    fetched concurrently, up to zarr's concurrency.
     """
     import fsspec
     from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
@@ -531,7 +681,7 @@ def _fsspec_block_cache_store(url: str, block_size: int = FSSPEC_BLOCK_SIZE, cac
             super().__init__(store)
             self._fs = fsspec.filesystem("http", skip_instance_cache=True)
             self._files: dict[str, Any] = {}
-            self._lock = asyncio.Lock()
+            self._locks: dict[str, asyncio.Lock] = {}
 
         def _read(self, key: str, byte_range: Any) -> bytes | None:
             f = self._files.get(key)
@@ -556,7 +706,10 @@ def _fsspec_block_cache_store(url: str, block_size: int = FSSPEC_BLOCK_SIZE, cac
             return f.read(stop - start)
 
         async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
-            async with self._lock:  # fsspec's file caches are not thread-safe
+            lock = self._locks.get(key)
+            if lock is None:
+                lock = self._locks[key] = asyncio.Lock()
+            async with lock:  # one file's cache is not thread-safe; different keys go in parallel
                 data = await asyncio.to_thread(self._read, key, byte_range)
             return None if data is None else prototype.buffer.from_bytes(data)
 
@@ -628,16 +781,46 @@ def warm_up_zarr_client(client: str) -> None:
         importlib.import_module("zarr.experimental.cache_store")
 
 
+def expected_crc32s(store: Path, workload: str, cutout: list[int], cutouts: int) -> list[int]:
+    """CRC-32 of each selection of the workload in the written store (read locally with zarr-python).
+
+    The store was checked in full against the generated data when it was written, so these are
+    the written data's. Computed once per store and workload, kept next to the store for the run.
+    """
+    info = zarr_store_info(store)
+    if workload == "whole":
+        return [info["crc32"]]
+    key = zlib.crc32(json.dumps([workload, list(cutout), cutouts]).encode())
+    cached = store.with_name(f"{store.name}.crc-{key:08x}.json")
+    with contextlib.suppress(OSError, ValueError):
+        got = json.loads(cached.read_text())
+        if got["stored_bytes"] == info["stored_bytes"] and got["crc32"] == info["crc32"]:
+            return got["crc32s"]
+    import numpy as np
+    import zarr
+
+    spec = parse_dims(info["dims"])
+    arr = zarr.open_array(store=str(store), mode="r", zarr_format=3)
+    crcs = [zlib.crc32(np.ascontiguousarray(arr[sel]))
+            for sel in zarr_selections(spec.shape, spec.chunks, workload, tuple(cutout), cutouts)]
+    tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"stored_bytes": info["stored_bytes"], "crc32": info["crc32"], "crc32s": crcs}))
+    os.replace(tmp, cached)
+    return crcs
+
+
 def measure_zarr_read(url: str, client: str, workload: str, client_cache: bool, concurrency: int,
-                      cutout: list[int], cutouts: int, dims: str, dataset: str = ZARR_DATASET) -> dict:
-    """Open the store and read the workload's selections one after another; verify against the dataset.
+                      cutout: list[int], cutouts: int, dims: str, dataset: str = ZARR_DATASET,
+                      expected_crc32s: list[int] | None = None) -> dict:
+    """Open the store and read the workload's selections one after another; verify by CRC-32.
 
     Timed from opening (metadata reads included) to the last selection; the client's libraries are
-    warmed up on an in-memory array first.
+    warmed up on an in-memory array first. Each selection's CRC-32 is compared with
+    ``expected_crc32s`` (the written data's, :func:`expected_crc32s`); without it, with the same
+    region of the generated data.
     """
     import numpy as np
 
-    from ..datasets import Dataset
     from ..rootio import _timed_read
 
     spec = parse_dims(dims)
@@ -652,11 +835,18 @@ def measure_zarr_read(url: str, client: str, workload: str, client_cache: bool, 
         return {"nbytes": sum(r.nbytes for r in results)}
 
     row = _timed_read(read)
-    data = Dataset(dataset, spec.shape)
-    row["verified"] = all(np.array_equal(r, data.region(sel)) for r, sel in zip(results, selections, strict=True))
+    crcs = [zlib.crc32(np.ascontiguousarray(r)) for r in results]
+    if expected_crc32s is None:
+        from ..datasets import Dataset
+
+        data = Dataset(dataset, spec.shape)
+        expected_crc32s = [zlib.crc32(np.ascontiguousarray(data.region(sel))) for sel in selections]
+    row["verified"] = crcs == list(expected_crc32s) and all(
+        r.shape == tuple(s.stop - s.start for s in sel) for r, sel in zip(results, selections, strict=True))
+    row["data_crc32"] = crcs[0] if len(crcs) == 1 else zlib.crc32(b"".join(c.to_bytes(4, "big") for c in crcs))
     row["cutout_bytes"] = row["nbytes"]
     row["selections"] = len(selections)
-    itemsize = np.dtype(data.dtype).itemsize
+    itemsize = results[0].dtype.itemsize if results else 2
     row["selection_bytes"] = int(math.prod(cutout) * itemsize) if workload == "cutouts" else row["nbytes"]
     return row
 
