@@ -367,29 +367,7 @@ def _zarr_lines(rows: pd.DataFrame) -> list[str]:
     return lines
 
 
-def conclude(df: pd.DataFrame) -> str:
-    """A markdown conclusion computed from this run's numbers."""
-    rows = prepare(df)
-    if rows.empty:
-        return "No measurements of the cache chapter in this run."
-    lines = ["### What this run shows", ""]
-    lines += _root_lines(rows[rows["reader"] == "root"])
-    lines += _uproot_lines(rows[rows["reader"] == "uproot"])
-    lines += _zarr_lines(rows[rows["reader"] == "zarr"])
-    if "verified" in rows:
-        bad = rows[rows["verified"].astype("boolean").eq(False).fillna(False)]
-        lines.append("- Every read delivered the expected bytes." if bad.empty else
-                     f"- **{len(bad)} read(s) delivered unexpected bytes**; see the records.")
-    if "cache_state" in rows and (rows["cache_state"] == "warm").any():
-        lines.append("- Some reads could not be made cold (page-cache eviction was not verified).")
-    return "\n".join(lines)
-
-
-__all__ = ["conclude", "memory", "prepare", "seed004_table", "time_vs_latency", "times", "transactions",
-           "zarr_amplification"]
-
-
-# -- the server's share of a remote read (appended: server CPU against the read's wall time) -----
+# -- the server's share of a remote read (server CPU against the read's wall time) -----
 
 #: a server busier than this share of one core during a read is named as a possible bottleneck
 SERVER_BUSY_SHARE = 0.5
@@ -444,21 +422,27 @@ def server_lines(df: pd.DataFrame) -> list[str]:
             f"than {SERVER_BUSY_SHARE:.0%} of the time: there the server may be the bottleneck."]
 
 
-_conclude_reads = conclude
-
-
-def conclude(df: pd.DataFrame) -> str:  # extends the conclusion above (appended to keep hunks apart)
-    """A markdown conclusion computed from this run's numbers, with the server's share and unproven cold reads."""
-    text = _conclude_reads(df)
+def conclude(df: pd.DataFrame) -> str:
+    """A markdown conclusion computed from this run's numbers: what the readers did, whether the
+    server was the bottleneck, and which reads could not be proven cold."""
     rows = prepare(df)
     if rows.empty:
-        return text
-    lines = server_lines(df)
+        return "No measurements of the cache chapter in this run."
+    lines = ["### What this run shows", ""]
+    lines += _root_lines(rows[rows["reader"] == "root"])
+    lines += _uproot_lines(rows[rows["reader"] == "uproot"])
+    lines += _zarr_lines(rows[rows["reader"] == "zarr"])
+    if "verified" in rows:
+        bad = rows[rows["verified"].astype("boolean").eq(False).fillna(False)]
+        lines.append("- Every read delivered the expected values." if bad.empty else
+                     f"- **{len(bad)} read(s) delivered unexpected values**; see the records.")
+    lines += server_lines(df)
     if "cache_state" in rows and (rows["cache_state"] == "cold_unverified").any():
         n = int((rows["cache_state"] == "cold_unverified").sum())
         lines.append(f"- {n} read(s) are `cold_unverified`: the page-cache eviction or the disk reads did not "
                      "prove a cold read.")
-    return "\n".join([text, *lines])
+    return "\n".join(lines)
 
 
-__all__ += ["server_cpu", "server_lines", "server_rows"]
+__all__ = ["conclude", "memory", "prepare", "seed004_table", "server_cpu", "server_lines", "server_rows",
+           "time_vs_latency", "times", "transactions", "zarr_amplification"]

@@ -858,6 +858,8 @@ SUITE = Suite(
     run_case=run_case,
     profiles=PROFILES,
     scratch_bytes=scratch_bytes,
+    label_keys=("reader", "client", "location", "latency_ms", "cache_bytes", "async_prefetch", "layout",
+                "concurrency"),
     # every read has its own limit; the case may also build the sample file once
     case_timeout_s=lambda case, runs: float(case.params.get("timeout_s", 600)) * (runs + 1) + 600,
 )
