@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -201,30 +202,78 @@ def parse_bool(value: object, what: str) -> bool:
 
 
 def parse_seconds(value: object, what: str, *, minimum: float = 0.001, maximum: float = 7 * 86400) -> float:
-    """A time limit in seconds: a finite number in range."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    """A time in seconds: a finite number (or its digits as text) in range."""
+    try:
+        number = float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else None
+    except ValueError:
+        number = None
+    if number is None or not math.isfinite(number):
         raise SpecError(f"{what} {value!r} is not a number of seconds; allowed {minimum:g}..{maximum:g}")
+    value = number
     if not minimum <= value <= maximum:
         raise SpecError(f"{what} {value!r} is out of range; allowed {minimum:g}..{maximum:g} seconds")
     return float(value)
 
 
-def parse_names(value: object, what: str, allowed: tuple[str, ...] | list[str] | None = None, *,
-                empty_ok: bool = False) -> list[str]:
-    """A list of names: a JSON list of strings, or one string ("a" or "a,b" for a list)."""
+def parse_items(value: object, what: str, example: str = "[...]") -> list:
+    """A list parameter: a JSON list of scalars, or one string (comma-separated, so ``"lz4"`` is one item).
+
+    Anything else (a number, a mapping, a nested list) is refused: never iterated or guessed at.
+    """
     if isinstance(value, str):
-        items = [v.strip() for v in value.split(",") if v.strip()]
-    elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-        items = [v.strip() for v in value]
-    else:
-        raise SpecError(f"{what} {value!r} is not a name or a list of names"
-                        + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list | tuple):
+        for item in value:
+            if not isinstance(item, str | int | float):
+                raise SpecError(f"{what} item {item!r} is not a string or number; e.g. {what} = {example}")
+        return list(value)
+    raise SpecError(f"{what} {value!r} must be a list or a comma-separated string, e.g. {example}")
+
+
+def parse_names(value: object, what: str, allowed: Iterable[str] | None = None, *,
+                empty_ok: bool = False) -> list[str]:
+    """A list of names: a JSON list of strings, or one string ("a" or "a,b"); each one of ``allowed``
+    when given; duplicates dropped. ``None`` is an empty list (refused unless ``empty_ok``)."""
+    allowed = None if allowed is None else tuple(allowed)
+    hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
+    items = [] if value is None else parse_items(value, what, f'["{allowed[0]}"]' if allowed else '["name"]')
     if not items and not empty_ok:
-        raise SpecError(f"{what} is empty" + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
+        raise SpecError(f"{what} is empty{hint}")
     for item in items:
+        if not isinstance(item, str):
+            raise SpecError(f"{what} item {item!r} is not a name{hint}")
         if allowed is not None and item not in allowed:
-            raise SpecError(f"{what} {item!r} is unknown; allowed: {', '.join(allowed)}")
-    return items
+            raise SpecError(f"{what} {item!r} is unknown{hint}")
+    return list(dict.fromkeys(v.strip() for v in items))
+
+
+def parse_choice(value: object, what: str, allowed: Iterable[str]) -> str:
+    """One name out of ``allowed`` (a string, not a list)."""
+    allowed = tuple(allowed)
+    if not isinstance(value, str) or value not in allowed:
+        raise SpecError(f"{what} {value!r} is unknown; allowed one of: {', '.join(allowed)}")
+    return value
+
+
+def parse_ints(value: object, what: str, *, minimum: int, maximum: int) -> list[int]:
+    """Integers from a list, a comma-separated string or one integer (a one-item list)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    items = parse_items(value, what, "[1, 3, 9]")
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, int | str) or (
+                isinstance(item, str) and not item.strip().lstrip("+-").isdigit()):
+            raise SpecError(f"{what} {item!r} is not an integer; allowed {minimum}..{maximum}")
+    return list(parse_int_list(items, what, minimum=minimum, maximum=maximum))
+
+
+def parse_codecs(value: object, what: str = "codecs") -> list[str]:
+    """Codec strings (``parse_codec`` syntax): a list, or one string of comma-separated codecs."""
+    items = [] if value is None else parse_items(value, what, '["zstd:3", "lz4"]')
+    for item in items:
+        if not isinstance(item, str):
+            raise SpecError(f"{what} item {item!r} is not a codec string, e.g. zstd:3, lz4, blosc-lz4:5:shuffle")
+    return list(dict.fromkeys(str(parse_codec(c)) for c in items))
 
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")

@@ -90,7 +90,7 @@ def _ok(rows, **match):
     ({"latencies_ms": 10}, r"latencies_ms 10 \(int\) is not a list"),
     ({"cache_sizes": 5}, r"cache_sizes 5 \(int\) is not a list"),
     ({"zarr_cutout": 4}, r"zarr_cutout 4 \(int\) is not a list"),
-    ({"zarr_concurrency": {"a": 1}}, "zarr_concurrency .* is not a list"),
+    ({"zarr_concurrency": {"a": 1}}, "zarr_concurrency .* must be a list"),
     ({"latencies_ms": [[1]]}, r"latencies_ms item \[1\] is not a string or number"),
     ({"entries": "abc"}, "entries 'abc' is not a number"),
     ({"auto_flush": 1.5}, "auto_flush 1.5 is not an integer"),

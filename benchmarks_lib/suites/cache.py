@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..specs import SpecError, parse_dims, parse_int_list, parse_size
+from ..specs import SpecError, parse_dims, parse_int_list, parse_items, parse_size
 from . import Case, CaseContext, Suite
 
 NAME = "cache"
@@ -136,19 +136,6 @@ _LIST_PARAMETERS = ("readers", "cache_sizes", "async_prefetch", "locations", "la
                     "zarr_concurrency", "zarr_cutout")
 
 
-def _as_list(value: Any, what: str = "value") -> list:
-    """A list parameter: a JSON list, or a comma-separated string; any other type is a SpecError."""
-    if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
-    if isinstance(value, list | tuple):
-        for item in value:
-            if not isinstance(item, str | int | float) or isinstance(item, list | tuple | dict):
-                raise SpecError(f"{what} item {item!r} is not a string or number; give a list of those")
-        return list(value)
-    raise SpecError(f"{what} {value!r} ({type(value).__name__}) is not a list; "
-                    f"give a JSON list such as [{json.dumps(value)}] or a comma-separated string")
-
-
 def _number(value: Any, what: str, allowed: str) -> float:
     """A JSON number (or a numeric string); bools and other types are a SpecError."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
@@ -170,7 +157,7 @@ def _integer(value: Any, what: str, allowed: str) -> int:
 
 
 def _choices(value: Any, what: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
-    items = _as_list(value, what)
+    items = parse_items(value, what)
     if not items:
         raise SpecError(f"{what} is empty; allowed: {', '.join(allowed)}")
     for item in items:
@@ -219,7 +206,7 @@ def parse_params(params: dict | None, profile: str) -> CacheParams:
     p = {**PROFILES[profile], **{k: v for k, v in params.items() if v is not None}}
     if "auto_flush" in params and params["auto_flush"] is None:
         p["auto_flush"] = PROFILES[profile]["auto_flush"]
-    lists = {k: _as_list(p[k], k) for k in _LIST_PARAMETERS}
+    lists = {k: parse_items(p[k], k) for k in _LIST_PARAMETERS}
     auto_flush = p["auto_flush"]
     if auto_flush is not None:
         auto_flush = _integer(auto_flush, "auto_flush", "entries (> 0), bytes (< 0) or null for ROOT's default")

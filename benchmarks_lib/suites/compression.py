@@ -49,10 +49,14 @@ from ..specs import (
     ArraySpec,
     CodecSpec,
     SpecError,
+    parse_bool,
     parse_codec,
+    parse_codecs,
     parse_count,
     parse_dims,
-    parse_int_list,
+    parse_ints,
+    parse_names,
+    parse_seconds,
     parse_size,
 )
 from . import Case, CaseContext, Suite
@@ -364,51 +368,6 @@ def codec_round_trip(codec_obj: Any, pieces: list[tuple[tuple[slice, ...], np.nd
 
 
 # -- parameters and cases -----------------------------------------------------------------
-def parse_items(value: Any, what: str, example: str) -> list:
-    """A list parameter: a JSON list, or one string (comma-separated, so ``"lz4"`` is one item).
-
-    Anything else (a number, a mapping, true/false) is refused: never iterated or guessed at.
-    """
-    if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
-    if isinstance(value, list | tuple):
-        return list(value)
-    raise SpecError(f"{what} {value!r} must be a list or a comma-separated string, e.g. {example}")
-
-
-def parse_names(value: Any, what: str, allowed: Iterable[str], *, empty_ok: bool = False) -> list[str]:
-    """A list (or comma-separated string) of names, each one of ``allowed``; duplicates dropped."""
-    allowed = tuple(allowed)
-    items = [] if value is None else parse_items(value, what, ",".join(allowed[:2]))
-    if not items and not empty_ok:
-        raise SpecError(f"{what} is empty; allowed: {', '.join(allowed)}")
-    for item in items:
-        if not isinstance(item, str) or item not in allowed:
-            raise SpecError(f"{what} item {item!r} is unknown; allowed: {', '.join(allowed)}")
-    return list(dict.fromkeys(items))
-
-
-def parse_ints(value: Any, what: str, *, minimum: int, maximum: int) -> list[int]:
-    """Integers from a list, a comma-separated string or one integer (a one-item list)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = [value]
-    items = parse_items(value, what, "[1, 3, 9]")
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, int | str) or (
-                isinstance(item, str) and not item.strip().lstrip("+-").isdigit()):
-            raise SpecError(f"{what} {item!r} is not an integer; allowed {minimum}..{maximum}")
-    return list(parse_int_list(items, what, minimum=minimum, maximum=maximum))
-
-
-def parse_codecs(value: Any, what: str = "codecs") -> list[str]:
-    """Codec strings (``parse_codec`` syntax): a list, or one string of comma-separated codecs."""
-    items = [] if value is None else parse_items(value, what, '["zstd:3", "lz4"]')
-    for item in items:
-        if not isinstance(item, str):
-            raise SpecError(f"{what} item {item!r} is not a codec string, e.g. zstd:3, lz4, blosc-lz4:5:shuffle")
-    return list(dict.fromkeys(str(parse_codec(c)) for c in items))
-
-
 def parse_threads(value: Any, what: str = "threads") -> int:
     """One thread count (>= 1); None means every usable core."""
     if value is None:
@@ -417,24 +376,6 @@ def parse_threads(value: Any, what: str = "threads") -> int:
             isinstance(value, str) and not value.strip().isdigit()):
         raise SpecError(f"{what} {value!r} must be one integer, 1..4096 (or null for every core)")
     return parse_count(value, what, minimum=1, maximum=4096)
-
-
-def parse_bool(value: Any, what: str) -> bool:
-    if not isinstance(value, bool):
-        raise SpecError(f"{what} {value!r} must be true or false")
-    return value
-
-
-def parse_time_cap(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise SpecError(f"time_cap_s {value!r} is not a number; give seconds, e.g. 20")
-    try:
-        cap = float(value)
-    except (TypeError, ValueError):
-        raise SpecError(f"time_cap_s {value!r} is not a number; give seconds, e.g. 20") from None
-    if not math.isfinite(cap) or cap <= 0:
-        raise SpecError(f"time_cap_s {value!r} must be a positive number of seconds")
-    return cap
 
 
 def _batches(items: list, size: int) -> list[list]:
@@ -457,7 +398,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
     if dims.shards:
         raise SpecError(f"dims {p['dims']!r} is sharded; this suite compares codecs on plain chunks")
-    common = {"threads": parse_threads(p["threads"]), "time_cap_s": parse_time_cap(p["time_cap_s"]),
+    common = {"threads": parse_threads(p["threads"]), "time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
               "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}
     generate = parse_generate_bytes(p["generate_bytes"])

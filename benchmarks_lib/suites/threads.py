@@ -22,7 +22,6 @@ those fsyncs as serial work.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,18 @@ import numpy as np
 from ..adapters import adapter_class, make_adapter
 from ..datasets import DATASETS, Dataset, checksum_array
 from ..meshes import mesh_nbytes_estimate, parse_mesh_n
-from ..specs import ArraySpec, SpecError, parse_codec, parse_count, parse_dims
+from ..specs import (
+    ArraySpec,
+    SpecError,
+    parse_bool,
+    parse_choice,
+    parse_codec,
+    parse_count,
+    parse_dims,
+    parse_ints,
+    parse_names,
+    parse_seconds,
+)
 from . import Case, CaseContext, Suite
 from .common import remove_output, unavailable_reason, with_defaults
 from .compression import (
@@ -41,11 +51,7 @@ from .compression import (
     mesh_round_trip,
     missing_module,
     numcodecs_codec,
-    parse_bool,
     parse_generate_bytes,
-    parse_ints,
-    parse_names,
-    parse_time_cap,
     skip_rows,
     split_chunks,
     suite_data,
@@ -93,14 +99,6 @@ def parse_threads_list(value: Any) -> list[int]:
     return sorted(set(parse_ints(value, "threads", minimum=1, maximum=MAX_THREADS)))
 
 
-def parse_choice(value: Any, what: str, allowed: Iterable[str]) -> str:
-    """One name out of ``allowed`` (a string, not a list)."""
-    allowed = tuple(allowed)
-    if not isinstance(value, str) or value not in allowed:
-        raise SpecError(f"{what} {value!r} is unknown; allowed one of: {', '.join(allowed)}")
-    return value
-
-
 def build_cases(params: dict, profile: str) -> list[Case]:
     """Validate (SpecError before any work); one case per contender and thread count."""
     p = with_defaults(params, profile, PROFILES, "threads")
@@ -118,7 +116,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if not isinstance(p["codec"], str):
         raise SpecError(f"codec {p['codec']!r} must be one codec string, e.g. blosc-zstd:3:shuffle")
     codec = str(parse_codec(p["codec"]))
-    common = {"time_cap_s": parse_time_cap(p["time_cap_s"]),
+    common = {"time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
               "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}
     mesh = {"dataset": "tet_mesh", "mesh_n": parse_mesh_n(p["mesh_n"]), "level": level, "codec": f"zstd:{level}"}
