@@ -6,6 +6,7 @@ Executed copies go to ``book/executed/`` (ignored by git); the HTML to ``_build/
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import subprocess
@@ -50,15 +51,28 @@ class BookError(RuntimeError):
     """A notebook failed to execute or the book failed to build (one line; the log says more)."""
 
 
-def notebook_parameters(path: Path) -> list[str]:
-    """The names assigned in a notebook's cell tagged ``parameters`` (read, never executed)."""
+def _assignments(path: Path, tag: str) -> dict[str, ast.expr]:
+    """Name -> value expression of the assignments in a notebook's cell tagged ``tag`` (read, never executed)."""
     nb = json.loads(path.read_text())
     for cell in nb.get("cells", []):
-        if "parameters" in cell.get("metadata", {}).get("tags", []):
+        if tag in cell.get("metadata", {}).get("tags", []):
             tree = ast.parse("".join(cell["source"]))
-            return [t.id for node in tree.body if isinstance(node, ast.Assign)
-                    for t in node.targets if isinstance(t, ast.Name)]
-    return []
+            return {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                    for t in node.targets if isinstance(t, ast.Name)}
+    return {}
+
+
+def notebook_parameters(path: Path) -> list[str]:
+    """The names assigned in a notebook's cell tagged ``parameters``."""
+    return list(_assignments(path, "parameters"))
+
+
+def executed_run_id(path: Path) -> str | None:
+    """The run id papermill injected into an executed notebook (a literal), or None."""
+    value = _assignments(path, "injected-parameters").get("RUN_ID") if path.exists() else None
+    with contextlib.suppress(ValueError, TypeError):
+        return str(ast.literal_eval(value)) if value is not None else None
+    return None
 
 
 def split_parameters(parameters: dict, names: list[str], root: Path) -> dict[str, dict]:
@@ -187,6 +201,8 @@ def build_book(
             execute_notebook(name, profile=profile, results_dir=results, parameters=own, out_dir=out_dir, root=root)
         elif not target.exists():
             target.write_text((root / "notebooks" / f"{name}.ipynb").read_text())
+        elif run_id := executed_run_id(target):  # built earlier: its machine figures still belong here
+            run_ids[name] = run_id
     write_machine_page(results, out_dir, list(run_ids.values()))
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "-W", "-n", "--keep-going"]
     jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
