@@ -93,8 +93,8 @@ def cmd_suites(args: argparse.Namespace) -> int:
         suite = get_suite(name)
         console.print(f"[bold]{name}[/]: {suite.title}")
         budget = suite.time_budget_s.get(args.profile)
-        console.print(f"    ({args.profile}: about {budget / 60:.0f} min on 2 cores, " if budget else
-                      f"    ({args.profile}: ", end="")
+        took = "" if not budget else f"about {budget:.0f} s" if budget < 120 else f"about {budget / 60:.1f} min"
+        console.print(f"    ({args.profile}: {took} on 2 cores, " if budget else f"    ({args.profile}: ", end="")
         console.print(f"up to {format_bytes(planned_scratch_bytes(name, args.profile))} of scratch at once; "
                       f"disk budget {format_bytes(DISK_BUDGET[args.profile])})", highlight=False)
         for key, value in suite.profiles.get(args.profile, {}).items():

@@ -849,6 +849,7 @@ SUITE = Suite(
                 "concurrency"),
     # every read has its own limit; the case may also build the sample file once
     case_timeout_s=lambda case, runs: float(case.params.get("timeout_s", 600)) * (runs + 1) + 600,
+    time_budget_s={"quick": 95},
 )
 
 __all__ = [

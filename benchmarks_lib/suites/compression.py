@@ -523,6 +523,7 @@ SUITE = Suite(
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: min(max([64 * 2**20, *(case_nbytes(c) for c in cases)]), 2 * 2**30),
     label_keys=("dataset", "codec", "level", "threads"),
+    time_budget_s={"quick": 40},
 )
 
 __all__ = [

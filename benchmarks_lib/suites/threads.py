@@ -217,6 +217,7 @@ SUITE = Suite(
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: min(max([64 * 2**20, *(case_nbytes(c) for c in cases)]), 2 * 2**30),
     label_keys=("dataset", "codec", "level", "threads"),
+    time_budget_s={"quick": 35},
 )
 
 __all__ = ["CONTENDERS", "PROFILES", "SUITE", "build_cases", "default_threads", "parse_threads_list", "run_case"]
