@@ -28,7 +28,6 @@ from .suites import Case, CaseContext, Suite
 from .suites.common import remove_output
 
 BLOCK = 8 * 2**20
-CEILING_OPERATIONS = ("write_nofsync", "write_fsync", "read_cold", "read_warm", "memcpy")
 
 
 def write_buffer(nbytes: int) -> np.ndarray:

@@ -72,7 +72,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
     for name in REGISTRY:
         names = [name]
         with contextlib.suppress(ImportError):
-            names += [f"{name}:{o}" for o in getattr(adapter_class(name), "options", ())]
+            names += [f"{name}:{o}" for o in adapter_class(name).options]
         for n in names:
             s = backend_status(n)
             caps = s.capabilities

@@ -79,7 +79,7 @@ def backend_status(name: str) -> BackendStatus:
         version = metadata.version(cls.distribution)
     except metadata.PackageNotFoundError:
         version = None
-    reason = cls.unavailable_reason(option) if hasattr(cls, "unavailable_reason") else None
+    reason = cls.unavailable_reason(option)
     return BackendStatus(name, reason is None, version, reason, cls.install_hint, caps)
 
 
@@ -91,14 +91,14 @@ def expand_backends(names: list[str] | tuple[str, ...]) -> list[str]:
         if name == "all":
             for base in REGISTRY:
                 cls = adapter_class(base)
-                expanded = cls.expand_all() if hasattr(cls, "expand_all") else [base]
+                expanded = cls.expand_all()
                 out.extend(n for n in expanded if n not in out)
             continue
         adapter_class(name)  # raises SpecError for unknown names
         cls = adapter_class(name)
         _, option = _split(name)
-        if option is not None and option not in getattr(cls, "options", ()):
-            allowed = ", ".join(f"{name.partition(':')[0]}:{o}" for o in getattr(cls, "options", ())) or "none"
+        if option is not None and option not in cls.options:
+            allowed = ", ".join(f"{name.partition(':')[0]}:{o}" for o in cls.options) or "none"
             raise SpecError(f"backend option {name!r} is unknown; allowed: {allowed}")
         if name not in out:
             out.append(name)

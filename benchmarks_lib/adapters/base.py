@@ -74,7 +74,21 @@ class Adapter(ABC):
     threads_setting: ClassVar[str | None] = None
     #: True when the writer fsyncs its files itself (so its write time always includes fsync)
     fsyncs: ClassVar[bool] = False
+    #: True when a thread count is accepted and ignored (a single-threaded baseline such as raw)
+    ignores_threads: ClassVar[bool] = False
+    #: variants selectable as ``name:option`` (e.g. tensorstore:zarr2)
+    options: ClassVar[tuple[str, ...]] = ()
     notes: ClassVar[str] = ""
+
+    @classmethod
+    def unavailable_reason(cls, option: str | None) -> str | None:
+        """Why this backend (or one of its options) cannot run although its module is installed; None if it can."""
+        return None
+
+    @classmethod
+    def expand_all(cls) -> list[str]:
+        """The names ``all`` stands for (the backend itself, or each of its runnable options)."""
+        return [cls.name]
 
     def __init__(self, threads: int | None = None, option: str | None = None) -> None:
         self.threads = threads
@@ -102,7 +116,7 @@ class Adapter(ABC):
             return f"{self.name} offers blosc with {', '.join(sorted(self.blosc_cnames))} only, not {codec.cname}"
         if spec.dims.shards and not self.supports_sharding:
             return f"{self.name} does not support sharding"
-        if self.threads is not None and self.threads_setting is None and self.name != "raw":
+        if self.threads is not None and self.threads_setting is None and not self.ignores_threads:
             return f"{self.name} has no threads setting"
         return None
 

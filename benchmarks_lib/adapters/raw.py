@@ -18,6 +18,7 @@ class RawAdapter(Adapter):
     install_hint = "pip install numpy"
     format = "raw"
     applies_codec = False
+    ignores_threads = True
     notes = "uncompressed baseline: the codec is not applied"
 
     def create(self, path: Path, spec: ArraySpec, *, append: bool = False) -> None:
