@@ -161,16 +161,20 @@ def read_records(path: Path) -> pd.DataFrame:
 
 
 def record_is_complete(path: Path) -> bool:
-    """True when a case's record file exists and reads back; a damaged one is set aside (renamed
-    ``*.damaged``, never deleted) so that the case is measured again."""
+    """True when a case's record file exists, reads back and holds a measurement (or a skip).
+
+    A damaged file is set aside (renamed ``*.damaged-<time>``, never deleted) and a record of
+    error rows only (a crash, a full disk) holds nothing measured: either way a resume measures
+    the case again, and its new record replaces the error atomically.
+    """
     if not path.exists():
         return False
     try:
-        read_records(path)
-        return True
+        df = read_records(path)
     except RecordError:
         path.rename(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
         return False
+    return not (len(df) and (df["status"] == "error").all())
 
 
 def run_dirs(results_dir: str | Path) -> list[Path]:

@@ -263,12 +263,13 @@ def run_suite(
             if progress:
                 progress(n - 1, len(cases), label, False)
             t0 = time.perf_counter()
+            earlier = _file_identity(out)  # an error record being measured again
             try:
                 limit = owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
                 rc, stderr = _run_worker(case, job, scratch / "job.json", limit)
             finally:
                 remove_tree(case_scratch, scratch)
-            if not out.exists():
+            if _file_identity(out) in (None, earlier):  # the worker wrote no record of its own
                 reason = f"worker exited with status {rc}" + (" (killed by signal)" if rc < 0 else "")
                 rows = finish_rows([error_row(case, f"{reason}\n{stderr}")], case, run_columns)
                 write_atomic_parquet(to_frame(rows), out)
@@ -280,6 +281,14 @@ def run_suite(
     meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_json_atomic(meta, meta_path)
     return RunResult(run_dir, df, meta)
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """(inode, mtime) of a file, or None when it does not exist."""
+    with contextlib.suppress(FileNotFoundError):
+        st = path.stat()
+        return st.st_ino, st.st_mtime_ns
+    return None
 
 
 def _case_status(path: Path) -> str:

@@ -106,6 +106,15 @@ def test_crashing_adapter_becomes_an_error_row_and_the_sweep_goes_on(workdir, pl
         assert len(ok) == 4 and (ok["status"] == "ok").all() and ok["verified"].all()
     assert result.failed == 1
     assert not any((workdir / "scratch").iterdir())
+    # a resume measures again the case that holds only an error row, and leaves the others alone
+    records = result.run_dir / "records"
+    before = {p.name: p.stat().st_mtime_ns for p in records.glob("*.parquet")}
+    again = run_suite("writers", {**TINY, "backends": ["raw", "crashing", "zarr-python"]}, profile="quick",
+                      results_dir=workdir / "results", run_id="crash", progress=None)
+    after = {p.name: p.stat().st_mtime_ns for p in records.glob("*.parquet")}
+    changed = {name for name in before if after[name] != before[name]}
+    assert changed == {name for name in before if "crashing" in name}
+    assert len(again.df[again.df["backend"] == "crashing"]) == 1
 
 
 def test_kill_9_then_resume_gives_exactly_the_expected_rows(workdir, plugin_env):
