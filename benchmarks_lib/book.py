@@ -174,7 +174,7 @@ def build_book(
     ``parameters`` go to every notebook that declares them; a key ``"<notebook>:<NAME>"`` goes to
     that notebook only. Everything is validated before the first notebook runs.
     """
-    from .runner import check_writable_dir
+    from .preflight import check_writable_dir
 
     profile = parse_profile(profile)
     root = project_root(root)

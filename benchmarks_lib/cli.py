@@ -85,7 +85,8 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 
 def cmd_suites(args: argparse.Namespace) -> int:
-    from .runner import DISK_BUDGET, planned_scratch_bytes
+    from .preflight import DISK_BUDGET
+    from .runner import planned_scratch_bytes
     from .specs import format_bytes
     from .suites import SUITES, get_suite
 

@@ -29,6 +29,7 @@ import pandas as pd
 
 from .ceiling import ceiling_case
 from .environment import collect_environment, machine_name
+from .preflight import check_space, check_writable_dir
 from .records import (
     SCHEMA_VERSION,
     find_run,
@@ -40,7 +41,7 @@ from .records import (
     write_json_atomic,
 )
 from .scratch import check_scratch_available, claim_scratch, create_marked_dir, is_within, remove_tree
-from .specs import SpecError, format_bytes, parse_count, parse_profile, parse_run_id
+from .specs import SpecError, parse_count, parse_profile, parse_run_id
 from .suites import Case, get_suite
 from .suites.common import with_defaults
 from .worker import error_row, finish_rows
@@ -90,66 +91,6 @@ def planned_scratch_bytes(suite_name: str, profile: str) -> int:
 
 def default_run_id(suite: str, profile: str) -> str:
     return f"{suite}-{profile}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-
-
-#: the disk a profile is planned to need at most; a run asking for more (or for more than the
-#: machine's free memory) needs ``--yes`` (``assume_yes``, or IOBENCH_YES=1)
-DISK_BUDGET = {"quick": 4 * 10**9, "standard": 40 * 10**9, "seed": 400 * 10**9}
-#: what the records of a run need on the results filesystem at least
-RESULTS_RESERVE = 64 * 2**20
-
-
-def _existing_ancestor(path: Path) -> Path:
-    for candidate in (path, *path.parents):
-        if candidate.exists():
-            return candidate
-    return Path("/")
-
-
-def check_writable_dir(path: Path, what: str) -> Path:
-    """Refuse, before anything is created, a directory we could not create or write into."""
-    path = Path(path).absolute()
-    name_max = os.pathconf("/", "PC_NAME_MAX")
-    if any(len(os.fsencode(part)) > name_max for part in path.parts):
-        raise SpecError(f"{what} {str(path)[:80]!r}... has a name longer than {name_max} bytes")
-    if len(os.fsencode(str(path))) > os.pathconf("/", "PC_PATH_MAX") - 256:
-        raise SpecError(f"{what} {str(path)[:80]!r}... is too long a path")
-    base = _existing_ancestor(path)
-    if base == path and not path.is_dir():
-        raise SpecError(f"{what} {str(path)!r} is a file, not a directory")
-    if not base.is_dir():
-        raise SpecError(f"{what} {str(path)!r} is below {str(base)!r}, which is a file, not a directory")
-    if not os.access(base, os.W_OK | os.X_OK):
-        raise SpecError(f"{what} {str(path)!r} is not writable ({str(base)!r} is read-only for this user)")
-    return base
-
-
-def _free_bytes(path: Path) -> int:
-    st = os.statvfs(path)
-    return st.f_bavail * st.f_frsize
-
-
-def _available_memory() -> int:
-    with contextlib.suppress(OSError, ValueError, StopIteration):
-        lines = Path("/proc/meminfo").read_text().splitlines()
-        return int(next(line for line in lines if line.startswith("MemAvailable:")).split()[1]) * 1024
-    return 0
-
-
-def _check_space(need: int, profile: str, scratch_base: Path, results_base: Path, assume_yes: bool) -> None:
-    free = _free_bytes(scratch_base)
-    if need * 1.2 > free:
-        raise SpecError(f"scratch filesystem of {str(scratch_base)!r} has {format_bytes(free)} free; "
-                        f"this run needs about {format_bytes(need * 1.2)}")
-    free_results = _free_bytes(results_base)
-    if free_results < RESULTS_RESERVE:
-        raise SpecError(f"results filesystem of {str(results_base)!r} has {format_bytes(free_results)} free; "
-                        f"records need at least {format_bytes(RESULTS_RESERVE)}")
-    memory = _available_memory()
-    if not assume_yes and (need > DISK_BUDGET[profile] or (memory and need > memory)):
-        raise SpecError(f"this run writes up to {format_bytes(need)} at once, more than the {profile} profile's "
-                        f"budget of {format_bytes(DISK_BUDGET[profile])} or this machine's "
-                        f"{format_bytes(memory)} of free memory; pass --yes (or IOBENCH_YES=1) to go ahead")
 
 
 def _existing_meta(meta_path: Path, request: dict, run_id: str) -> dict | None:
@@ -236,7 +177,7 @@ def run_suite(
     request = {"suite": suite_name, "profile": profile, "params": merged}
     meta = _existing_meta(meta_path, request, run_id)
     if meta is None:
-        _check_space(need, profile, scratch_base, results_base, assume_yes)
+        check_space(need, profile, scratch_base, results_base, assume_yes)
         scratch_root.mkdir(parents=True, exist_ok=True)
         env = collect_environment(scratch_root)
         meta = {**request, "schema_version": SCHEMA_VERSION, "run_id": run_id, "environment": env,
