@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..adapters import backend_status
+from ..measure import sync_store
 from ..scratch import remove_tree
 from ..specs import SpecError
 
@@ -31,5 +32,8 @@ def unavailable_reason(backend: str) -> str | None:
 
 
 def remove_output(path: Path) -> None:
-    """Remove one output (a file or a store directory) inside a case's marked scratch directory."""
+    """Remove one output (a file or a store directory) inside a case's marked scratch directory,
+    then flush its filesystem: the next timed region starts on a quiet disk instead of paying for
+    this output's leftover writeback (after a write without fsync) or its deletion."""
     remove_tree(path)
+    sync_store(path.parent)
