@@ -238,18 +238,25 @@ def plot_pareto(df: pd.DataFrame, ceiling: dict[str, float] | None = None, speed
 
 # -- rendering ----------------------------------------------------------------------------
 def mesh_rendering(n: int = 16, seed: int = 42, out_dir: str | Path | None = None):
-    """An offscreen picture of the benchmark mesh (at a small n) for display, or a note why not."""
-    import tempfile
+    """An offscreen picture of the benchmark mesh (at a small n) for display, or a note why not.
 
+    Without ``out_dir`` the PNG is made in a marked temporary directory that is removed once the
+    picture is in memory.
+    """
     from IPython.display import Image, Markdown
 
     from .meshes import render_mesh_png
+    from .scratch import make_temp_scratch, remove_tree
 
-    out = Path(out_dir or tempfile.mkdtemp(prefix="iobench-render-")) / f"tet_mesh_n{n}.png"
-    rendering = render_mesh_png(out, n=n, seed=seed)
-    if rendering.ok:
-        return Image(filename=str(rendering.path))
-    return Markdown(f"*No mesh picture: {rendering.message}*")
+    where = Path(out_dir) if out_dir else make_temp_scratch("iobench-render-")
+    try:
+        rendering = render_mesh_png(where / f"tet_mesh_n{n}.png", n=n, seed=seed)
+        if rendering.ok:
+            return Image(data=rendering.path.read_bytes(), format="png")
+        return Markdown(f"*No mesh picture: {rendering.message}*")
+    finally:
+        if not out_dir:
+            remove_tree(where, where)
 
 
 # -- conclusion ---------------------------------------------------------------------------
