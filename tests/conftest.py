@@ -21,3 +21,15 @@ def plugin_env(monkeypatch):
     monkeypatch.syspath_prepend(plugins)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [plugins, os.environ.get("PYTHONPATH")])))
     return plugins
+
+
+def assert_refused_naming_the_value(build_cases, base: dict, params: dict) -> None:
+    """``build_cases`` refuses ``params`` (one bad value) with a SpecError naming it and what is allowed."""
+    from benchmarks_lib.specs import SpecError
+
+    with pytest.raises(SpecError) as info:
+        build_cases({**base, **params}, "quick")
+    message, value = str(info.value), next(iter(params.values()))
+    shown = [value, *value] if isinstance(value, list) else [value]  # the value, or the list item at fault
+    assert any(repr(v) in message or str(v) in message for v in shown)
+    assert any(word in message for word in ("allowed", "e.g.", "must be"))
