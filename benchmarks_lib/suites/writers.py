@@ -698,5 +698,5 @@ SUITE = Suite(
     ceiling_bytes=_ceiling_bytes,
     label_keys=("test", "dataset", "codec"),
     summary=writers_summary,
-    time_budget_s={"quick": 155, "standard": 1150},
+    time_budget_s={"quick": 170, "standard": 1150},
 )
