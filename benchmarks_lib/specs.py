@@ -87,7 +87,7 @@ def parse_dims(text: str, what: str = "dims") -> DimsSpec:
     """Parse ``t:64,y:1080:540,x:1920`` (``name:size[:chunk[:shard]]``, ome-writers' syntax)."""
     allowed = "expected comma-separated name:size[:chunk[:shard]], e.g. t:64,y:1080:540,x:1920"
     if not isinstance(text, str):
-        raise SpecError(f"{what} {text!r} is a {type(text).__name__}, not text; {allowed}")
+        raise SpecError(f"{what} {text!r} is not text ({type(text).__name__}); {allowed}")
     if not text.strip():
         raise SpecError(f"{what} {text!r} is empty; {allowed}")
     dims: list[Dim] = []
@@ -143,7 +143,7 @@ def parse_codec(text: str) -> CodecSpec:
     allowed = (f"allowed: none, lz4, zstd[:level], gzip[:level], blosc-{{{'|'.join(BLOSC_CNAMES)}}}"
                f"[:clevel[:{'|'.join(BLOSC_SHUFFLES)}]]")
     if not isinstance(text, str):
-        raise SpecError(f"codec {text!r} is a {type(text).__name__}, not a codec name; {allowed}")
+        raise SpecError(f"codec {text!r} is not a codec name ({type(text).__name__}); {allowed}")
     if not text:
         raise SpecError(f"codec {text!r} is empty; {allowed}")
     head, *rest = text.split(":")
