@@ -26,6 +26,8 @@ def chapter_notebooks(root: Path = ROOT) -> tuple[str, ...]:
     """The chapters that are executed notebooks, in the order of ``_toc.yml`` (the one list of chapters)."""
     import yaml
 
+    if not (root / "_toc.yml").exists():  # an installed package without the book's sources
+        return ()
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     files = [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", []) if "file" in c]
     return tuple(f[len(EXECUTED):] for f in files

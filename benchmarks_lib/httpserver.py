@@ -46,6 +46,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
 
+from .measure.iocounters import read_io_counters
 from .scratch import create_marked_dir, remove_tree
 
 SERVER_KINDS = ("builtin", "nginx")
@@ -503,13 +504,8 @@ def _proc_cpu_s(pid: int | str = "self") -> float:
 
 def _proc_read_bytes(pid: int | str = "self") -> int | None:
     """``read_bytes`` of /proc/PID/io (bytes fetched from storage), or None where unreadable."""
-    try:
-        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
-            if line.startswith("read_bytes:"):
-                return int(line.split()[1])
-    except OSError:
-        return None
-    return None
+    counters = read_io_counters(pid)
+    return counters.read_bytes if counters else None
 
 
 def _process_tree(pid: int) -> list[int]:

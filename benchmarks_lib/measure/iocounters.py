@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-_IO = Path("/proc/self/io")
-
 
 @dataclass(frozen=True)
 class IOCounters:
@@ -24,10 +22,10 @@ class IOCounters:
         )
 
 
-def read_io_counters() -> IOCounters | None:
-    """The current counters, or None where the kernel does not expose them."""
+def read_io_counters(pid: int | str = "self") -> IOCounters | None:
+    """The current counters of a process (this one by default), or None where unreadable."""
     try:
-        fields = dict(line.split(": ") for line in _IO.read_text().splitlines() if ": " in line)
+        fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines() if ": " in line)
     except OSError:
         return None
     return IOCounters(int(fields["read_bytes"]), int(fields["write_bytes"]), int(fields["syscr"]), int(fields["syscw"]))
