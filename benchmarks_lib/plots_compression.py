@@ -141,7 +141,6 @@ def _ratio_log_axis(ax: plt.Axes) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
-
 def pareto_front(df: pd.DataFrame, speed: str = "write_mbps", *, in_memory: bool = False) -> pd.DataFrame:
     """Points no other point of the same dataset beats on both compression ratio and ``speed``.
 

@@ -39,7 +39,6 @@ def _register_plugins() -> None:
         REGISTRY.setdefault(name.strip(), target.strip())
 
 
-
 @dataclass(frozen=True)
 class BackendStatus:
     name: str

@@ -223,15 +223,11 @@ def skip_rows(reason: str, columns: dict, operations: Iterable[str] = ("write", 
     return [{**columns, "operation": op, "status": "skip", "reason": reason} for op in operations]
 
 
-
-
 def missing_module(module: str) -> str | None:
     """Why a library cannot be used here (not importable), or None."""
     import importlib.util
 
     return None if importlib.util.find_spec(module) else f"module {module!r} is not installed; pip install {module}"
-
-
 
 
 # -- data ----------------------------------------------------------------------------------

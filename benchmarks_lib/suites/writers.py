@@ -248,8 +248,6 @@ def _skip(reason: str, **extra) -> list[dict]:
     return [{"operation": extra.pop("operation", "case"), "status": "skip", "reason": reason, **extra}]
 
 
-
-
 def _verifier(writer: Adapter, spec: ArraySpec) -> str | None:
     """A different library that is installed and can read this codec, or None when there is none."""
     for name in VERIFIERS.get(writer.format, ()):
@@ -424,8 +422,6 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
                 rows += it_rows
             remove_output(path)
     return rows
-
-
 
 
 def run_append(case: Case, ctx: CaseContext) -> list[dict]:
