@@ -1,37 +1,52 @@
 """iobench-book: correct, reproducible I/O benchmarks for scientific arrays and meshes.
 
-The public API is small: run or load a suite, read records, and the standard figures.
+The public API is small: run or load a suite, read records, and each chapter's figures and
+tables (``benchmarks_lib.chapters``). Names are imported on first use, so ``import
+benchmarks_lib.<module>`` in a fresh measuring process pulls in nothing it does not need.
 """
 
-from .datasets import DATASETS, Dataset, checksum_array, checksum_blocks
-from .measure import evict_page_cache, measure
-from .records import SCHEMA_VERSION, load_results, load_run
-from .report import ceiling_table, failures, skips, with_ceiling_fraction, writers_conclusion, writers_summary
-from .runner import RunResult, run_or_load, run_suite
-from .specs import SpecError, parse_codec, parse_dims
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "DATASETS",
-    "SCHEMA_VERSION",
-    "Dataset",
-    "RunResult",
-    "SpecError",
-    "ceiling_table",
-    "checksum_array",
-    "checksum_blocks",
-    "evict_page_cache",
-    "failures",
-    "load_results",
-    "load_run",
-    "measure",
-    "parse_codec",
-    "parse_dims",
-    "run_or_load",
-    "run_suite",
-    "skips",
-    "with_ceiling_fraction",
-    "writers_conclusion",
-    "writers_summary",
-]
+#: public name -> module that defines it (imported lazily, PEP 562)
+_PUBLIC: dict[str, str] = {
+    "DATASETS": "datasets",
+    "Dataset": "datasets",
+    "checksum_array": "datasets",
+    "checksum_blocks": "datasets",
+    "evict_page_cache": "measure",
+    "SCHEMA_VERSION": "records",
+    "load_results": "records",
+    "load_run": "records",
+    "ceiling_table": "report",
+    "failures": "report",
+    "skips": "report",
+    "with_ceiling_fraction": "report",
+    "writers_conclusion": "report",
+    "writers_summary": "report",
+    "RunResult": "runner",
+    "run_or_load": "runner",
+    "run_suite": "runner",
+    "SpecError": "specs",
+    "parse_codec": "specs",
+    "parse_dims": "specs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'benchmarks_lib' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])
+
+
+__all__ = sorted(_PUBLIC)
