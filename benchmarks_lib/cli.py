@@ -69,7 +69,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
     table = Table(title="Writers / formats")
     for col in ("backend", "available", "version", "format", "codecs", "sharding", "append", "why not / install"):
         table.add_column(col)
-    for name in REGISTRY:
+    for name in REGISTRY["array"]:
         names = [name]
         with contextlib.suppress(ImportError):
             names += [f"{name}:{o}" for o in adapter_class(name).options]
@@ -79,7 +79,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
             available = "[green]yes[/]" if s.available else "[red]no[/]"
             table.add_row(n, available, s.version or "-", str(caps.get("format", "-")),
                           str(caps.get("codecs", "-")), str(caps.get("supports_sharding", "-")),
-                          str(caps.get("supports_append", "-")), "" if s.available else f"{s.reason}; {s.install_hint}")
+                          str(caps.get("supports_append", "-")), s.reason or "")
     console.print(table)
     return 0
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from benchmarks_lib import httpserver, plots_cache, rootio, scratch
+from benchmarks_lib.measure.fresh import FreshProcessError
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
@@ -272,7 +273,7 @@ def test_figures_table_and_conclusion(rows):
 
 @needs_root
 def test_a_failing_fresh_read_reports_the_child_error(tmp_path):
-    with pytest.raises(rootio.FreshProcessError, match=r"nothing\.root"):
+    with pytest.raises(FreshProcessError, match=r"nothing\.root"):
         rootio.read_with_root(tmp_path / "nothing.root", 0, False, timeout_s=120)
 
 
@@ -357,10 +358,10 @@ def test_a_failed_sample_write_leaves_nothing_behind(tmp_path, monkeypatch):
     def disk_full(target, kwargs, timeout_s=None):
         with open(kwargs["path"], "wb") as f:  # a partial file, then the disk is full
             f.write(b"root" + b"\0" * 100)
-        raise rootio.FreshProcessError("No space left on device")
+        raise FreshProcessError("No space left on device")
 
-    monkeypatch.setattr(rootio, "run_fresh", disk_full)
-    with pytest.raises(rootio.FreshProcessError, match="No space"):
+    monkeypatch.setattr(rootio.fresh, "call", disk_full)
+    with pytest.raises(FreshProcessError, match="No space"):
         rootio.ensure_sample_file(inputs, 30, 2, 10)
     assert sorted(p.name for p in inputs.iterdir()) == [".sample.lock"]
 

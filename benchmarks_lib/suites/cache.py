@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..availability import Unavailable
+from ..measure import fresh
 from ..specs import SpecError, parse_dims, parse_int_list, parse_items, parse_size
 from . import Case, CaseContext, Suite
 
@@ -440,7 +442,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
     Warm-ups are not run: every iteration starts cold by design (fresh process, evicted input).
     """
-    from .. import httpserver, rootio
+    from .. import httpserver
 
     reason = _missing(case)
     if reason:
@@ -450,7 +452,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         return _skip_rows(case, httpserver.nginx_missing_reason())
     try:
         return _measure_case(case, ctx)
-    except rootio.ReaderUnavailable as exc:  # found missing only in the child (e.g. a broken install)
+    except Unavailable as exc:  # found missing only in the child (e.g. a broken install)
         return _skip_rows(case, str(exc))
 
 
@@ -482,7 +484,7 @@ def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) 
     if q["reader"] == "uproot":
         return rootio.read_with_uproot(location, source=q["source"] if server else "local", step_size=q["step"],
                                        num_workers=q["num_workers"], timeout_s=q["timeout_s"])
-    return rootio.run_fresh(f"{__name__}:measure_zarr_read", {
+    return fresh.call(f"{__name__}:measure_zarr_read", {
         "url": location, "client": q["client"], "workload": q["workload"], "client_cache": q["client_cache"],
         "concurrency": q["concurrency"], "cutout": q["cutout"], "cutouts": q["cutouts"],
         "dims": q["store"]["dims"], "dataset": q["store"]["dataset"], "expected_crc32s": expected},
