@@ -1,6 +1,7 @@
 """Range-capable HTTP servers for the remote-read benchmarks, with their own request counters.
 
-Two servers share one interface (:class:`HTTPServerLike`), made by :func:`serve`: ``builtin``
+Two servers share one interface (:class:`HTTPServerLike`: a context manager with ``.url``,
+``.url_for(path)``, ``.counters()`` and ``.reset()``), made by :func:`serve`: ``builtin``
 (:mod:`.builtin`, in its own process; range answers in :mod:`.ranges`) and ``nginx``
 (:mod:`.nginx`). Both count requests, ranges, bytes, CPU time and disk reads (:mod:`.counters`),
 emulate latency and bandwidth the same way (:mod:`.link`), refuse paths outside their root and
@@ -37,6 +38,8 @@ class ServerUnavailable(RuntimeError):
 
 
 class HTTPServerLike(Protocol):
+    """What :func:`serve` returns, whichever the kind."""
+
     kind: str
     root: Path
 

@@ -1,6 +1,9 @@
 """The builtin server: :class:`RangeHTTPServer` (a ``ThreadingHTTPServer`` with range answers,
-counters and the emulated link) and :class:`ServerProcess`, the same server in its own Python
-process, so that its CPU time and disk reads are its own.
+counters, the emulated link and a 1024-deep listen backlog, as uproot's multithreaded source opens
+a connection per request) and :class:`ServerProcess`, the same server in its own Python process
+(what :func:`~benchmarks_lib.servers.serve` returns), so that its CPU time is its own: the counters
+carry ``cpu_s`` (server CPU since the last ``reset()``) and ``io_read_bytes`` (its disk reads, the
+proof that a remote read was cold).
 
 ``python -m benchmarks_lib.servers.builtin CONFIG`` is that process: it serves and answers
 ``counters``/``reset``/``stop`` lines on stdin.
