@@ -28,6 +28,9 @@ from typing import Any
 from ..availability import Unavailable
 
 ENTRY = "benchmarks_lib.measure.fresh"
+#: the directory holding this copy of benchmarks_lib: first on the child's path, so the child runs
+#: the same code as its parent whatever put the parent's copy on its path
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 #: how many lines of a failed child's stderr an error quotes
 STDERR_LINES = 15
 
@@ -49,7 +52,9 @@ def _die_with_parent() -> None:
 def start(target: str, *args: str, env: dict[str, str] | None = None, **popen: Any) -> subprocess.Popen:
     """``function(*args)`` in a child: own session (Ctrl-C reaches the parent only, which stops
     it), killed with its parent (PR_SET_PDEATHSIG), so nothing keeps running behind a killed run."""
-    return subprocess.Popen(command(target, *args), env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+    python_path = os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path, **(env or {})}
+    return subprocess.Popen(command(target, *args), env=env,
                             start_new_session=True, preexec_fn=_die_with_parent, **popen)
 
 

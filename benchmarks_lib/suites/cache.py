@@ -442,14 +442,14 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
     Warm-ups are not run: every iteration starts cold by design (fresh process, evicted input).
     """
-    from .. import httpserver
+    from .. import servers
 
     reason = _missing(case)
     if reason:
         return _skip_rows(case, reason)
     q = case.params
-    if q["location"] == "http" and q["server"] == "nginx" and httpserver.nginx_missing_reason():
-        return _skip_rows(case, httpserver.nginx_missing_reason())
+    if q["location"] == "http" and q["server"] == "nginx" and servers.nginx_missing_reason():
+        return _skip_rows(case, servers.nginx_missing_reason())
     try:
         return _measure_case(case, ctx)
     except Unavailable as exc:  # found missing only in the child (e.g. a broken install)
@@ -492,7 +492,7 @@ def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) 
 
 
 def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
-    from .. import httpserver, rootio
+    from .. import rootio, servers
     from ..measure import cold_read_state, evict_page_cache
 
     q = case.params
@@ -502,7 +502,7 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
     file_bytes = input_columns["file_bytes"]
     # before any eviction: computing them may read the store (and so fill the page cache)
     expected = expected_crc32s(target, q["workload"], q["cutout"], q["cutouts"]) if q["reader"] == "zarr" else None
-    server_cm = (httpserver.serve(inputs, q["server"], latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
+    server_cm = (servers.serve(inputs, q["server"], latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
                  if q["location"] == "http" else contextlib.nullcontext())
     rows = []
     with server_cm as server:
