@@ -22,9 +22,8 @@ Tests (seeds 000, 001, 003):
 - ``sharding``: a cube with shards of ``shard`` and inner chunks ``inner_chunks`` versus
   unsharded chunks of the inner size and of the shard size: write, read, cutout, bytes, inodes.
 
-This module is the plan only; the machinery it uses lives beside it: ``blocks`` (the data, made
-before any clock), ``timed_io`` (the timed write, append and read regions and their rows),
-``verification`` (read-back by another library) and ``cutouts`` (where cutouts fall).
+The plan only; its machinery lives beside it: ``blocks`` (the data, made before any clock),
+``timed_io`` (the timed regions and their rows), ``verification``, ``cutouts`` (positions).
 """
 
 from __future__ import annotations
