@@ -390,3 +390,22 @@ def test_conclusion_and_figures_from_a_tiny_run(tiny_run: pd.DataFrame):
                                     {"generate_bytes": [1]}])
 def test_a_wrong_type_names_the_value_and_what_is_allowed(params: dict):
     assert_refused_naming_the_value(build_cases, TINY, params)
+
+
+def test_contenders_come_from_declared_capabilities(tmp_path: Path):
+    """Any Zarr writer that compresses plain chunks and reads them back, and any in-memory codec, may take part."""
+    from benchmarks_lib.suites.compression import ARRAY_BACKENDS, MESH_BACKENDS
+
+    assert set(MESH_BACKENDS) == {"zvtk", "vtu"}
+    assert {"zarr-python", "tensorstore", "zarrs", "numcodecs", "blosc"} == set(ARRAY_BACKENDS)
+    params = {**TINY, "mesh_backends": [], "array_backends": ["zarrs", "blosc"], "datasets": ["labels"],
+              "codecs": ["zstd:1", "blosc-lz4:5:shuffle"]}
+    rows = []
+    for case in build_cases(params, "quick"):
+        scratch = create_marked_dir(tmp_path / case.case_id)
+        rows += SUITE.run_case(case, CaseContext(scratch=scratch, iterations=1, warmups=0, profile="quick"))
+    status = {(r["contender"], r["codec"], r["operation"]): r["status"] for r in rows}
+    assert status[("blosc", "zstd:1", "encode")] == "skip"
+    assert status[("blosc", "blosc-lz4:5:shuffle", "decode")] == "ok"
+    if importlib.util.find_spec("zarrs"):
+        assert status[("zarrs", "zstd:1", "read")] == "ok"
