@@ -182,9 +182,9 @@ def case_nbytes(case: Case) -> int:
 # -- running ------------------------------------------------------------------------------
 def _run_mesh(who: Contender, case: Case, ctx: CaseContext) -> list[dict]:
     p = case.params
-    if "levels" in p:
+    if who.cls.level_range is not None:  # a level sweep of its one compressor
         points = [(who.cls.compressors[0], level) for level in p["levels"]]
-    else:
+    else:  # its compressors, each at the default level
         points = [(compressor, None) for compressor in p["compressors"]]
     return measure_mesh(who, p, ctx, {"dataset": MESH_DATASET, "contender": who.name}, points)
 

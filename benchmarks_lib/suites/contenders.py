@@ -22,15 +22,17 @@ from ..adapters.base import Adapter
 from ..adapters.codec_base import ChunkCodec
 from ..adapters.library import Library
 from ..adapters.mesh_base import MeshWriter
+from ..availability import Unavailable
 from ..datasets import checksum_array
 from ..measure import disk_usage
+from ..meshes import build_tet_mesh, mesh_mismatch, mesh_nbytes
 from ..specs import ArraySpec, SpecError
 from . import CaseContext
 from .common import remove_output
 from .roundtrip import ArrayData, RoundTrip, measure_round_trips, skip_rows
 
 #: the kinds these suites measure, in the order their contenders are listed
-KINDS = ("mesh", "array", "codec")
+MEASURED_KINDS = ("mesh", "array", "codec")
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class Contender:
 
 def contender(name: str) -> Contender:
     """The registered adapter called ``name`` among the measured kinds."""
-    for kind in KINDS:
+    for kind in MEASURED_KINDS:
         try:
             return Contender(name, kind, adapter_class(name, kind))
         except SpecError:
@@ -71,7 +73,8 @@ def contender(name: str) -> Contender:
     raise SpecError(f"contender {name!r} is not a registered mesh writer, array writer or codec")
 
 
-def contender_names(accepts: Callable[[type[Library]], bool], kinds: tuple[str, ...] = KINDS) -> tuple[str, ...]:
+def contender_names(accepts: Callable[[type[Library]], bool],
+                    kinds: tuple[str, ...] = MEASURED_KINDS) -> tuple[str, ...]:
     """Registered names of ``kinds`` whose declared capabilities ``accepts``."""
     return tuple(name for kind in kinds for name in participants(kind, accepts))
 
@@ -79,8 +82,6 @@ def contender_names(accepts: Callable[[type[Library]], bool], kinds: tuple[str, 
 # -- meshes --------------------------------------------------------------------------------
 def mesh_round_trip(writer: MeshWriter, mesh: Any, path: Path, *, compressor: str, level: int | None) -> RoundTrip:
     """A mesh writer at one setting, read back with the same library; verified by exact equality."""
-    from ..meshes import mesh_mismatch
-
     def write() -> None:
         writer.write(mesh, path, compressor=compressor, level=level)
 
@@ -97,8 +98,6 @@ def mesh_round_trip(writer: MeshWriter, mesh: Any, path: Path, *, compressor: st
 def measure_mesh(who: Contender, params: dict, ctx: CaseContext, columns: dict,
                  points: list[tuple[str, int | None]]) -> list[dict]:
     """Build the mesh once (seeded), then measure each (compressor, level) point of a mesh writer."""
-    from ..meshes import build_tet_mesh, mesh_nbytes
-
     if reason := who.unavailable_reason():
         return skip_rows(reason, columns)
     threads = params["threads"] if who.cls.threads_setting else None
@@ -125,12 +124,15 @@ def measure_mesh(who: Contender, params: dict, ctx: CaseContext, columns: dict,
 
 
 # -- arrays: writers through files, codecs in memory ----------------------------------------
+def format_readers(writer: Adapter) -> list[str]:
+    """Registered array adapters that read what ``writer`` writes (its format), in registry order."""
+    return [name for name in participants("array", lambda cls: cls.supports_read and cls.format == writer.format)
+            if name != writer.name]
+
+
 def verifying_reader(writer: Adapter) -> str | None:
-    """For a write-only writer: the first installed registered library that reads its format."""
-    for name in participants("array", lambda cls: cls.supports_read and cls.format == writer.format):
-        if name != writer.name and backend_status(name).available:
-            return name
-    return None
+    """For a write-only writer: the first installed library that reads its format, or None."""
+    return next((name for name in format_readers(writer) if backend_status(name).available), None)
 
 
 def array_point_reason(who: Contender, spec: ArraySpec, threads: int) -> str | None:
@@ -143,7 +145,9 @@ def array_point_reason(who: Contender, spec: ArraySpec, threads: int) -> str | N
     if reason := adapter.is_incompatible(spec, "write"):
         return reason
     if not adapter.supports_read and verifying_reader(adapter) is None:
-        return f"{who.name} cannot read and no installed library reads its {adapter.format} to verify it"
+        readers = format_readers(adapter)
+        return (f"{who.name} cannot read, and no library that reads {adapter.format} is installed to verify it; "
+                f"install one of: {', '.join(readers) or 'none registered'}")
     return None
 
 
@@ -182,7 +186,7 @@ def adapter_round_trip(backend: str, spec: ArraySpec, data: np.ndarray, checksum
     if not writer.supports_read:
         reader = verifying_reader(writer)
         if reader is None:
-            raise SpecError(f"{backend} cannot read and no installed library reads its {writer.format}")
+            raise Unavailable(f"{backend} cannot read, and no library that reads {writer.format} is installed")
         rt.read, rt.timed_read = adapter_round_trip(reader, spec, data, checksum, path, threads=None).read, False
     return rt
 
@@ -220,7 +224,7 @@ def array_round_trip(who: Contender, spec: ArraySpec, data: ArrayData, path: Pat
 
 
 __all__ = [
-    "KINDS",
+    "MEASURED_KINDS",
     "Contender",
     "adapter_round_trip",
     "array_point_reason",
@@ -228,6 +232,7 @@ __all__ = [
     "codec_round_trip",
     "contender",
     "contender_names",
+    "format_readers",
     "measure_mesh",
     "mesh_round_trip",
     "verifying_reader",
