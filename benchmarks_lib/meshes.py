@@ -1,10 +1,10 @@
-"""Unstructured tetrahedral meshes (as zvtk's own benchmark builds them), their formats and checks.
+"""The tetrahedral mesh dataset (as zvtk's own benchmark builds it), its size, checks and picture.
 
 The mesh is ``pv.ImageData(dimensions=(n, n, n)).to_tetrahedra()`` with seeded random point
 and cell data, so its size is known before it is built: ``mesh_nbytes_estimate(127)`` is
-about 531 MB, the "500 MB" mesh of zvtk's compression benchmark. Formats: zvtk (zstd frames,
-one per array) and the VTK XML writer (``.vtu``) as people would otherwise save it.
-pyvista, vtk and zvtk are imported inside the functions, so importing this module is cheap.
+about 531 MB, the "500 MB" mesh of zvtk's compression benchmark. The writers that save it
+(zvtk, the VTK XML ``.vtu`` writer) are mesh adapters (``benchmarks_lib.adapters``, kind
+``mesh``). pyvista is imported inside the functions, so importing this module is cheap.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
 from .measure import fresh
 from .specs import SpecError
 
-#: VTK XML compressors offered by pyvista's ``DataSet.save`` ("none" writes uncompressed)
-VTU_COMPRESSORS = ("none", "lz4", "zlib", "lzma")
+#: the ``dataset`` column of mesh rows
+MESH_DATASET = "tet_mesh"
 TETS_PER_VOXEL = 5
 
 
@@ -113,38 +113,6 @@ def mesh_mismatch(expected: pv.UnstructuredGrid, actual: Any) -> str | None:
     return None
 
 
-# -- formats ------------------------------------------------------------------------------
-def write_zvtk(mesh: pv.UnstructuredGrid, path: Path, *, level: int = 3, threads: int | None = None) -> None:
-    """zvtk.write with an explicit zstd level and thread count (zvtk's ``n_threads``).
-
-    Writing over an existing file would make the write truncate (free) the old one on the
-    clock: a timed caller removes the last output first (``RoundTrip.clear``).
-    """
-    import zvtk
-
-    zvtk.write(mesh, path, level=level, n_threads=threads)
-
-
-def read_zvtk(path: Path, *, threads: int | None = None) -> pv.UnstructuredGrid:
-    import zvtk
-
-    return zvtk.read(path, n_threads=threads)
-
-
-def write_vtu(mesh: pv.UnstructuredGrid, path: Path, *, compressor: str = "zlib") -> None:
-    """The VTK XML writer via pyvista's ``save`` (binary, the compressor's default level).
-
-    Like :func:`write_zvtk`, give it a path that does not exist when timing it.
-    """
-    mesh.save(path, binary=True, compression=None if compressor == "none" else compressor)
-
-
-def read_vtu(path: Path) -> pv.UnstructuredGrid:
-    import pyvista as pv
-
-    return pv.read(path)
-
-
 # -- rendering ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Rendering:
@@ -204,7 +172,7 @@ def render_mesh_png(out: str | Path, *, n: int = 16, seed: int = 42, window_size
 
 
 __all__ = [
-    "VTU_COMPRESSORS",
+    "MESH_DATASET",
     "Rendering",
     "build_tet_mesh",
     "mesh_arrays",
@@ -213,9 +181,5 @@ __all__ = [
     "mesh_nbytes_estimate",
     "mesh_shape",
     "parse_mesh_n",
-    "read_vtu",
-    "read_zvtk",
     "render_mesh_png",
-    "write_vtu",
-    "write_zvtk",
 ]

@@ -19,6 +19,8 @@ DTYPES = ("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int6
 BLOSC_CNAMES = ("lz4", "lz4hc", "zstd", "zlib", "blosclz")
 BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
 CODEC_FAMILIES = ("none", "lz4", "zstd", "gzip", "blosc")
+#: zstd levels (lowest, highest): negative levels are zstd's fast modes
+ZSTD_LEVELS = (-131072, 22)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

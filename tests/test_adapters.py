@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks_lib.adapters import adapter_class, backend_status, expand_backends, make_adapter
+from benchmarks_lib.adapters import REGISTRY, adapter_class, backend_status, expand_backends, make_adapter
 from benchmarks_lib.adapters.base import Adapter, IndependentRead
 from benchmarks_lib.datasets import Dataset, checksum_array, checksum_blocks
 from benchmarks_lib.measure.disk import disk_usage
@@ -233,3 +233,90 @@ def test_zarrs_uses_the_rust_pipeline_then_restores_config(tmp_path: Path) -> No
     assert type(adapter.array._async_array.codec_pipeline).__module__.startswith("zarrs")
     adapter.finalize()
     assert zarr.config.get("codec_pipeline.path") == DEFAULT_PIPELINE
+
+
+# -- every kind: the declared data, mesh writers and in-memory codecs -------------------------
+KIND_NAMES = [(kind, name) for kind in REGISTRY for name in REGISTRY[kind]]
+
+
+@pytest.mark.parametrize(("kind", "name"), KIND_NAMES)
+def test_every_adapter_declares_what_the_registry_shows(kind: str, name: str) -> None:
+    cls = adapter_class(name, kind)
+    assert (cls.name, cls.kind) == (name, kind)
+    assert cls.module and cls.distribution and cls.install_hint
+    status = backend_status(name, kind)
+    assert status.available == (status.reason is None)
+    assert status.available or "install" in status.reason
+    assert status.capabilities.get("threads_setting") == cls.threads_setting
+
+
+def test_a_missing_library_is_a_reason_with_the_install_hint(monkeypatch) -> None:
+    from benchmarks_lib.adapters import library
+
+    monkeypatch.setattr(library, "missing_modules", lambda modules: list(modules[:1]))
+    for kind, name in KIND_NAMES:
+        status = backend_status(name, kind)
+        assert not status.available and adapter_class(name, kind).install_hint in status.reason
+
+
+@pytest.mark.parametrize("name", list(REGISTRY["mesh"]))
+def test_mesh_writers_round_trip_exactly(name: str, tmp_path: Path) -> None:
+    if reason := backend_status(name, "mesh").reason:
+        pytest.skip(reason)
+    from benchmarks_lib.meshes import build_tet_mesh, mesh_mismatch
+
+    cls = adapter_class(name, "mesh")
+    writer = make_adapter(name, threads=2 if cls.threads_setting else None, kind="mesh")
+    mesh = build_tet_mesh(4, seed=2)
+    for compressor in cls.compressors:
+        level = cls.level_range[0] + 1 if cls.level_range else None
+        path = tmp_path / f"{compressor}{cls.extension}"
+        assert writer.is_incompatible(compressor, level) is None
+        writer.write(mesh, path, compressor=compressor, level=level)
+        assert mesh_mismatch(mesh, writer.read(path)) is None
+    assert "bzip2" in writer.is_incompatible("bzip2", None)
+    if cls.level_range is None:
+        assert "levels" in writer.is_incompatible(cls.compressors[0], 3)
+    else:
+        assert "out of range" in writer.is_incompatible(cls.compressors[0], cls.level_range[1] + 1)
+    if cls.threads_setting is None:
+        assert "threads" in make_adapter(name, threads=2, kind="mesh").is_incompatible(cls.compressors[0], None)
+
+
+@pytest.mark.parametrize("name", list(REGISTRY["codec"]))
+def test_codecs_round_trip_every_family_they_offer(name: str) -> None:
+    if reason := backend_status(name, "codec").reason:
+        pytest.skip(reason)
+    cls = adapter_class(name, "codec")
+    adapter = make_adapter(name, threads=2 if cls.threads_setting else None, kind="codec")
+    chunk = Dataset("labels", (4, 32, 32)).region((slice(0, 4), slice(0, 32), slice(0, 32)))
+    for text in ("lz4", "zstd:3", "gzip:1", "blosc-zstd:5:bitshuffle"):
+        codec = parse_codec(text)
+        if codec.family not in cls.codecs:
+            assert text in adapter.is_incompatible(codec)
+            continue
+        assert adapter.is_incompatible(codec) is None
+        impl = adapter.make_codec(codec, str(chunk.dtype))
+        encoded = impl.encode(chunk)
+        assert len(encoded) < chunk.nbytes
+        back = np.frombuffer(impl.decode(encoded), dtype=chunk.dtype).reshape(chunk.shape)
+        np.testing.assert_array_equal(back, chunk)
+    assert "no in-memory codec" in adapter.is_incompatible(parse_codec("none"))
+
+
+def test_blosc_turns_blosc_threads_and_numcodecs_leaves_them_to_the_caller() -> None:
+    if reason := backend_status("blosc", "codec").reason:
+        pytest.skip(reason)
+    import numcodecs.blosc
+
+    codec = parse_codec("blosc-lz4:5:shuffle")
+    before = numcodecs.blosc.use_threads, numcodecs.blosc.get_nthreads()
+    try:
+        make_adapter("blosc", threads=3, kind="codec").make_codec(codec, "uint8")
+        assert numcodecs.blosc.use_threads and numcodecs.blosc.get_nthreads() == 3
+        make_adapter("numcodecs", kind="codec").make_codec(codec, "uint8")
+        assert numcodecs.blosc.use_threads is False
+    finally:
+        numcodecs.blosc.use_threads = before[0]
+        numcodecs.blosc.set_nthreads(before[1])
+    assert "threads" in make_adapter("numcodecs", threads=2, kind="codec").is_incompatible(codec)

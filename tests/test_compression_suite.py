@@ -15,7 +15,8 @@ from benchmarks_lib.records import to_frame
 from benchmarks_lib.scratch import create_marked_dir
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
-from benchmarks_lib.suites.compression import SUITE, RoundTrip, build_cases, measure_round_trips
+from benchmarks_lib.suites.compression import SUITE, build_cases
+from benchmarks_lib.suites.roundtrip import RoundTrip, measure_round_trips
 from benchmarks_lib.worker import finish_rows
 
 pytest.importorskip("pyvista")
@@ -56,20 +57,20 @@ def test_mesh_size_is_stated_before_building():
     assert 500e6 < mesh_nbytes_estimate(127) < 560e6  # seed 002's "500 MB" mesh
 
 
-@pytest.mark.parametrize(("fmt", "setting"), [("zvtk", -5), ("zvtk", 19), ("vtu", "none"), ("vtu", "zlib"),
-                                              ("vtu", "lz4")])
-def test_mesh_round_trip_is_exact(tmp_path: Path, fmt: str, setting):
+@pytest.mark.parametrize(("fmt", "compressor", "level", "threads"), [
+    ("zvtk", "zstd", -5, 2), ("zvtk", "zstd", 19, 2), ("vtu", "none", None, None), ("vtu", "zlib", None, None),
+    ("vtu", "lz4", None, None)])
+def test_mesh_round_trip_is_exact(tmp_path: Path, fmt: str, compressor: str, level, threads):
     from benchmarks_lib import meshes
+    from benchmarks_lib.adapters import make_adapter
 
     mesh = meshes.build_tet_mesh(5, seed=1)
-    path = tmp_path / f"mesh.{fmt}"
-    if fmt == "zvtk":
-        meshes.write_zvtk(mesh, path, level=setting, threads=2)
-        back = meshes.read_zvtk(path, threads=2)
-    else:
-        meshes.write_vtu(mesh, path, compressor=setting)
-        back = meshes.read_vtu(path)
-    assert meshes.mesh_mismatch(mesh, back) is None
+    writer = make_adapter(fmt, threads=threads, kind="mesh")
+    path = tmp_path / f"mesh{writer.extension}"
+    assert writer.is_incompatible(compressor, level) is None
+    writer.write(mesh, path, compressor=compressor, level=level)
+    assert writer.output_files(path) == [path]
+    assert meshes.mesh_mismatch(mesh, writer.read(path)) is None
 
 
 def test_mesh_mismatch_finds_a_changed_value():
@@ -149,9 +150,9 @@ def _events_round_trip(scratch: Path, events: list, monkeypatch, *, writer_fsync
     """A file round trip that logs clear / enter / write / sync / exit, so the order can be checked."""
     from contextlib import contextmanager
 
-    from benchmarks_lib.suites import compression
+    from benchmarks_lib.suites import roundtrip
 
-    real_timed = compression.timed
+    real_timed = roundtrip.timed
 
     @contextmanager
     def logged_timed(**kwargs):
@@ -160,8 +161,8 @@ def _events_round_trip(scratch: Path, events: list, monkeypatch, *, writer_fsync
             yield region
         events.append("exit")
 
-    monkeypatch.setattr(compression, "timed", logged_timed)
-    monkeypatch.setattr(compression, "sync_store", lambda path: events.append("sync"))
+    monkeypatch.setattr(roundtrip, "timed", logged_timed)
+    monkeypatch.setattr(roundtrip, "sync_store", lambda path: events.append("sync"))
     path = scratch / "out.bin"
 
     def write() -> None:
@@ -202,9 +203,9 @@ def test_write_rows_say_what_their_time_includes(tmp_path: Path, monkeypatch, fs
 
 def test_a_failed_eviction_is_labelled_cold_unverified(tmp_path: Path, monkeypatch):
     from benchmarks_lib.measure import EvictionReport
-    from benchmarks_lib.suites import compression
+    from benchmarks_lib.suites import roundtrip
 
-    monkeypatch.setattr(compression, "evict_page_cache",
+    monkeypatch.setattr(roundtrip, "evict_page_cache",
                         lambda files: EvictionReport(1, 8192, resident_bytes_after=8192, dropped_caches=False))
     rt = _events_round_trip(create_marked_dir(tmp_path / "scratch"), [], monkeypatch)
     rows = measure_round_trips(rt, iterations=1, warmups=0, time_cap_s=60, nbytes=8192, columns={})
@@ -215,13 +216,13 @@ def test_a_failed_eviction_is_labelled_cold_unverified(tmp_path: Path, monkeypat
 
 def test_the_suite_writes_zvtk_and_zarr_on_paths_that_do_not_exist(tmp_path: Path, monkeypatch):
     """The writers' own overwrite (zarr-python overwrite=True, zvtk truncation) must never run on the clock."""
-    from benchmarks_lib import meshes
     from benchmarks_lib.adapters import adapter_class
 
     seen: list[tuple[str, bool]] = []
-    real_zvtk = meshes.write_zvtk
-    monkeypatch.setattr(meshes, "write_zvtk",
-                        lambda mesh, path, **kw: (seen.append(("zvtk", path.exists())), real_zvtk(mesh, path, **kw)))
+    zvtk = adapter_class("zvtk", "mesh")
+    real_zvtk = zvtk.write
+    monkeypatch.setattr(zvtk, "write", lambda self, mesh, path, **kw: (seen.append(("zvtk", path.exists())),
+                                                                       real_zvtk(self, mesh, path, **kw)))
     cls = adapter_class("zarr-python")
     real_create = cls.create
     monkeypatch.setattr(cls, "create",
@@ -316,7 +317,7 @@ def test_profiles_build_and_group_points():
 
 def test_data_beyond_generate_bytes_is_whole_chunks_repeated():
     from benchmarks_lib.datasets import Dataset
-    from benchmarks_lib.suites.compression import suite_data
+    from benchmarks_lib.suites.roundtrip import suite_data
 
     dataset = Dataset("microscopy", (10, 16, 16), seed=1)
     full, tiled = suite_data(dataset, (2, 8, 8), None)
@@ -389,3 +390,22 @@ def test_conclusion_and_figures_from_a_tiny_run(tiny_run: pd.DataFrame):
                                     {"generate_bytes": [1]}])
 def test_a_wrong_type_names_the_value_and_what_is_allowed(params: dict):
     assert_refused_naming_the_value(build_cases, TINY, params)
+
+
+def test_contenders_come_from_declared_capabilities(tmp_path: Path):
+    """Any Zarr writer that compresses plain chunks and reads them back, and any in-memory codec, may take part."""
+    from benchmarks_lib.suites.compression import ARRAY_BACKENDS, MESH_BACKENDS
+
+    assert set(MESH_BACKENDS) == {"zvtk", "vtu"}
+    assert {"zarr-python", "tensorstore", "zarrs", "numcodecs", "blosc"} == set(ARRAY_BACKENDS)
+    params = {**TINY, "mesh_backends": [], "array_backends": ["zarrs", "blosc"], "datasets": ["labels"],
+              "codecs": ["zstd:1", "blosc-lz4:5:shuffle"]}
+    rows = []
+    for case in build_cases(params, "quick"):
+        scratch = create_marked_dir(tmp_path / case.case_id)
+        rows += SUITE.run_case(case, CaseContext(scratch=scratch, iterations=1, warmups=0, profile="quick"))
+    status = {(r["contender"], r["codec"], r["operation"]): r["status"] for r in rows}
+    assert status[("blosc", "zstd:1", "encode")] == "skip"
+    assert status[("blosc", "blosc-lz4:5:shuffle", "decode")] == "ok"
+    if importlib.util.find_spec("zarrs"):
+        assert status[("zarrs", "zstd:1", "read")] == "ok"

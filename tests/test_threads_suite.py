@@ -214,3 +214,34 @@ def test_summary_and_conclusion_from_a_tiny_run(tiny_run: pd.DataFrame):
                                     {"dataset": ["microscopy"]}, {"fsync": 1}])
 def test_a_wrong_type_names_the_value_and_what_is_allowed(params: dict):
     assert_refused_naming_the_value(build_cases, TINY, params)
+
+
+def test_contenders_are_the_adapters_that_declare_a_threads_setting():
+    from benchmarks_lib.adapters import REGISTRY, adapter_class
+
+    declared = {name for kind in ("mesh", "array", "codec") for name in REGISTRY[kind]
+                if (cls := adapter_class(name, kind)).threads_setting is not None and not cls.ignores_threads}
+    assert set(CONTENDERS) == declared == {"zvtk", "tensorstore", "zarr-python", "zarrs", "blosc", "acquire-zarr"}
+
+
+@pytest.mark.parametrize("name", ["zvtk", "zarr-python", "blosc"])
+def test_a_missing_library_is_a_skip_row_with_the_install_hint(name: str, tmp_path, monkeypatch):
+    from benchmarks_lib.adapters import library
+
+    monkeypatch.setattr(library, "missing_modules", lambda modules: list(modules[:1]))
+    case = build_cases({**TINY, "contenders": [name], "threads": [2]}, "quick")[0]
+    rows = SUITE.run_case(case, CaseContext(scratch=tmp_path, iterations=1, warmups=0, profile="quick"))
+    assert {r["status"] for r in rows} == {"skip"} and len(rows) == 2
+    assert all("install" in r["reason"] and r["threads_setting"] and r["threads"] == 2 for r in rows)
+
+
+def test_a_write_only_writer_without_a_reader_here_is_a_skip_row(tmp_path, monkeypatch):
+    from benchmarks_lib.adapters import library
+
+    pytest.importorskip("acquire_zarr")
+
+    readers = {"zarr", "zarrs", "tensorstore"}
+    monkeypatch.setattr(library, "missing_modules", lambda modules: [m for m in modules if m in readers])
+    case = build_cases({**TINY, "contenders": ["acquire-zarr"], "threads": [1]}, "quick")[0]
+    rows = SUITE.run_case(case, CaseContext(scratch=tmp_path, iterations=1, warmups=0, profile="quick"))
+    assert {r["status"] for r in rows} == {"skip"} and "verify" in rows[0]["reason"]

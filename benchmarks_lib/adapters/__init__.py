@@ -33,8 +33,14 @@ REGISTRY: dict[str, dict[str, str]] = {
         "wkw": _A + "wkw:WkwAdapter",
         "h5py": _A + "h5py:H5pyAdapter",
     },
-    "mesh": {},
-    "codec": {},
+    "mesh": {
+        "zvtk": _A + "zvtk:ZvtkWriter",
+        "vtu": _A + "vtu:VtuWriter",
+    },
+    "codec": {
+        "numcodecs": _A + "numcodecs:NumcodecsCodec",
+        "blosc": _A + "numcodecs:BloscCodec",
+    },
     "remote": {},
 }
 

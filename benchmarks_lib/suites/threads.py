@@ -2,19 +2,21 @@
 
 One case is one (contender, thread count), each in its own worker process, because several
 libraries size their thread pools once per process (zarr-python's executor, blosc's pool).
-Contenders and the knob each one turns:
+The contenders are every registered adapter that declares a ``threads_setting`` (the knob it
+turns; recorded in the rows) and does not ignore it, of three kinds:
 
-- ``zvtk``: ``n_threads`` of zvtk.write/read (zstd frames compressed in parallel, one per array);
-- ``tensorstore``, ``zarr-python``, ``zarrs``, ``acquire-zarr``: their adapters' ``threads``
-  (see each adapter's ``threads_setting``); acquire-zarr cannot read, so its output is
-  verified with zarr-python and only its write is timed;
-- ``blosc``: numcodecs Blosc with ``set_nthreads`` (blosc's own threads inside each chunk),
-  encode/decode in memory.
+- mesh writers (``zvtk``: ``n_threads``, zstd frames compressed in parallel, one per array),
+  measured on the tetrahedral mesh at one zstd ``level``;
+- array writers (``tensorstore``, ``zarr-python``, ``zarrs``, ``acquire-zarr``), through
+  their adapters; a write-only writer (acquire-zarr) has only its write timed and is verified
+  by another library that reads its format;
+- in-memory codecs (``blosc``: numcodecs Blosc with ``set_nthreads``, blosc's own threads
+  inside each chunk), encode/decode in memory.
 
-Rounds, time cap and verification are the compression suite's (``measure_round_trips``):
-each timed write starts on a path that does not exist, with ``fsync`` it ends with one
-``syncfs`` of the store (the same for every contender), and cold reads carry the eviction
-proof. acquire-zarr fsyncs every file it writes itself, whatever the policy: its rows say so
+Rounds, time cap and verification are the shared round trip's (:mod:`.roundtrip`): each
+timed write starts on a path that does not exist, with ``fsync`` it ends with one ``syncfs``
+of the store (the same for every contender), and cold reads carry the eviction proof.
+acquire-zarr fsyncs every file it writes itself, whatever the policy: its rows say so
 (``writer_fsyncs``, ``fsync_comparable`` False), and a fit over threads would otherwise count
 those fsyncs as serial work.
 """
@@ -26,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ..adapters import adapter_class, make_adapter
-from ..datasets import DATASETS, Dataset, checksum_array
-from ..meshes import mesh_nbytes_estimate, parse_mesh_n
+from ..datasets import DATASETS, Dataset
+from ..meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from ..specs import (
+    ZSTD_LEVELS,
     ArraySpec,
     SpecError,
     parse_bool,
@@ -42,25 +44,17 @@ from ..specs import (
     parse_seconds,
 )
 from . import Case, CaseContext, Suite
-from .common import remove_output, unavailable_reason, with_defaults
-from .compression import (
-    RoundTrip,
-    adapter_round_trip,
-    codec_round_trip,
-    measure_round_trips,
-    mesh_round_trip,
-    missing_module,
-    numcodecs_codec,
-    parse_generate_bytes,
-    skip_rows,
-    split_chunks,
-    suite_data,
-    usable_cores,
-)
+from .common import remove_output, with_defaults
+from .contenders import array_point_reason, array_round_trip, contender, contender_names, measure_mesh
+from .roundtrip import array_data, ceiling_bytes, measure_round_trips, parse_generate_bytes, skip_rows, usable_cores
 
-CONTENDERS = ("zvtk", "tensorstore", "zarr-python", "zarrs", "blosc", "acquire-zarr")
-ADAPTER_CONTENDERS = ("tensorstore", "zarr-python", "zarrs", "acquire-zarr")
-THREADS_SETTING = {"zvtk": "zvtk n_threads", "blosc": "numcodecs.blosc.set_nthreads"}
+
+def scales_with_threads(cls: type) -> bool:
+    """Declares a threads setting that it applies (a baseline that ignores a thread count does not)."""
+    return cls.threads_setting is not None and not cls.ignores_threads
+
+
+CONTENDERS = contender_names(scales_with_threads)
 MAX_THREADS = 4096
 
 #: quick: four contenders that write files (zarr-python is in the compression chapter's quick run;
@@ -99,15 +93,21 @@ def parse_threads_list(value: Any) -> list[int]:
     return sorted(set(parse_ints(value, "threads", minimum=1, maximum=MAX_THREADS)))
 
 
+def mesh_point(cls: type, level: int) -> tuple[str, int | None]:
+    """(compressor, level) of a mesh writer in this suite: its first compressor, at ``level`` where it has levels."""
+    return cls.compressors[0], level if cls.level_range is not None else None
+
+
 def build_cases(params: dict, profile: str) -> list[Case]:
     """Validate (SpecError before any work); one case per contender and thread count."""
     p = with_defaults(params, profile, PROFILES, "threads")
-    contenders = parse_names(p["contenders"], "contenders", CONTENDERS)
+    names = parse_names(p["contenders"], "contenders", CONTENDERS)
     threads = parse_threads_list(p["threads"])
-    levels = None if isinstance(p["level"], list | tuple) else parse_ints(p["level"], "level", minimum=-131072,
-                                                                          maximum=22)
+    low, high = ZSTD_LEVELS
+    levels = None if isinstance(p["level"], list | tuple) else parse_ints(p["level"], "level", minimum=low,
+                                                                          maximum=high)
     if not levels or len(levels) != 1:
-        raise SpecError(f"level {p['level']!r} must be one integer (-131072..22), not a list")
+        raise SpecError(f"level {p['level']!r} must be one integer ({low}..{high}), not a list")
     level = levels[0]
     dataset = parse_choice(p["dataset"], "dataset", DATASETS)
     dims = parse_dims(p["dims"])
@@ -119,91 +119,47 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     common = {"time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
               "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}
-    mesh = {"dataset": "tet_mesh", "mesh_n": parse_mesh_n(p["mesh_n"]), "level": level, "codec": f"zstd:{level}"}
+    mesh = {"dataset": MESH_DATASET, "mesh_n": parse_mesh_n(p["mesh_n"]), "level": level}
     arrays = {"dataset": dataset, "dims": str(dims), "codec": codec,
               "generate_bytes": parse_generate_bytes(p["generate_bytes"])}
     cases = []
-    for contender in contenders:
-        for n in threads:
-            data = mesh if contender == "zvtk" else arrays
-            cases.append(Case("threads", contender, {**common, **data, "threads": n}))
+    for name in names:
+        who = contender(name)
+        data = arrays
+        if who.kind == "mesh":
+            data = {**mesh, "codec": who.cls.codec_label(*mesh_point(who.cls, level))}
+        cases += [Case("threads", name, {**common, **data, "threads": n}) for n in threads]
     return cases
 
 
 def case_nbytes(case: Case) -> int:
-    if case.backend == "zvtk":
+    if case.params["dataset"] == MESH_DATASET:
         return mesh_nbytes_estimate(case.params["mesh_n"])
     shape = parse_dims(case.params["dims"]).shape
     return math.prod(shape) * np.dtype(DATASETS[case.params["dataset"]][0]).itemsize
 
 
-def _zarr_reader_round_trip(writer: str, spec: ArraySpec, data: np.ndarray, checksum: str, path, threads: int
-                            ) -> RoundTrip:
-    """A write-only contender (acquire-zarr): its write is timed, zarr-python reads it back to verify."""
-    rt = adapter_round_trip(writer, spec, data, checksum, path, threads=threads)
-    check = adapter_round_trip("zarr-python", spec, data, checksum, path, threads=None)
-    rt.read, rt.timed_read = check.read, False
-    return rt
-
-
 def run_case(case: Case, ctx: CaseContext) -> list[dict]:
-    p, contender, threads = case.params, case.backend, case.params["threads"]
-    columns: dict = {"contender": contender, "threads": threads, "cores": usable_cores(), "dataset": p["dataset"],
-                     "codec": p["codec"]}
-    if contender in ADAPTER_CONTENDERS:
-        columns["threads_setting"] = adapter_class(contender).threads_setting
-    else:
-        columns["threads_setting"] = THREADS_SETTING[contender]
-    rounds = {"iterations": ctx.iterations, "warmups": ctx.warmups, "time_cap_s": p["time_cap_s"],
-              "fsync": p["fsync"]}
-    if contender == "zvtk":
-        return _run_zvtk(p, ctx, columns, rounds)
+    p, who, threads = case.params, contender(case.backend), case.params["threads"]
+    columns: dict = {"contender": who.name, "threads": threads, "cores": usable_cores(), "dataset": p["dataset"],
+                     "codec": p["codec"], "threads_setting": who.cls.threads_setting}
+    if who.kind == "mesh":
+        return measure_mesh(who, p, ctx, columns, [mesh_point(who.cls, p["level"])])
     dims = parse_dims(p["dims"])
     codec = parse_codec(p["codec"])
     dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
     spec = ArraySpec(dims, dataset.dtype, codec)
     columns.update(dtype=dataset.dtype, codec_family=codec.family, level=codec.level, shape=list(dims.shape),
                    chunks=list(dims.chunks))
-    ops = ("encode", "decode") if contender == "blosc" else ("write", "read")
-    if contender == "blosc":
-        reason = None if codec.family == "blosc" else f"the blosc contender needs a blosc codec, not {codec}"
-    else:
-        reason = unavailable_reason(contender)
-        reason = reason or make_adapter(contender, threads=threads).is_incompatible(spec, "write")
-        if contender == "acquire-zarr":
-            reason = reason or unavailable_reason("zarr-python")
-    if reason:
-        return skip_rows(reason, columns, ops)
-    data, columns["data_tiled"] = suite_data(dataset, dims.chunks, p.get("generate_bytes"))
-    checksum = checksum_array(data)
+    if reason := array_point_reason(who, spec, threads):
+        return skip_rows(reason, columns, who.operations)
+    data = array_data(dataset, dims.chunks, p.get("generate_bytes"), split=who.kind == "codec")
+    columns["data_tiled"] = data.tiled
     path = ctx.scratch / "store.zarr"
-    if contender == "blosc":
-        import numcodecs.blosc
-
-        numcodecs.blosc.use_threads = threads > 1
-        numcodecs.blosc.set_nthreads(threads)
-        rt = codec_round_trip(numcodecs_codec(codec, dataset.dtype), split_chunks(data, dims.chunks), dims.shape,
-                              dataset.dtype, checksum, pool=None)
-    elif contender == "acquire-zarr":
-        rt = _zarr_reader_round_trip(contender, spec, data, checksum, path, threads)
-    else:
-        rt = adapter_round_trip(contender, spec, data, checksum, path, threads=threads)
-    rows = measure_round_trips(rt, nbytes=data.nbytes, columns=columns, **rounds)
-    remove_output(path)
-    return rows
-
-
-def _run_zvtk(p: dict, ctx: CaseContext, columns: dict, rounds: dict) -> list[dict]:
-    from ..meshes import build_tet_mesh, mesh_nbytes
-
-    if reason := missing_module("zvtk"):
-        return skip_rows(reason, columns)
-    mesh = build_tet_mesh(p["mesh_n"], p["seed"])
-    columns.update(dtype="mixed", mesh_n=p["mesh_n"], level=p["level"], codec_family="zstd",
-                   mesh_points=mesh.n_points, mesh_cells=mesh.n_cells)
-    path = ctx.scratch / "mesh.zvtk"
-    rt = mesh_round_trip("zvtk", mesh, path, threads=p["threads"], level=p["level"])
-    rows = measure_round_trips(rt, nbytes=mesh_nbytes(mesh), columns=columns, **rounds)
+    # every contender here turns its own threads knob: no chunk pool
+    rt = array_round_trip(who, spec, data, path, threads=threads)
+    rows = measure_round_trips(rt, iterations=ctx.iterations, warmups=ctx.warmups, time_cap_s=p["time_cap_s"],
+                               nbytes=data.values.nbytes, columns=columns, fsync=p["fsync"])
     remove_output(path)
     return rows
 
@@ -215,9 +171,10 @@ SUITE = Suite(
     run_case=run_case,
     profiles=PROFILES,
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
-    ceiling_bytes=lambda cases: min(max([64 * 2**20, *(case_nbytes(c) for c in cases)]), 2 * 2**30),
+    ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
     label_keys=("dataset", "codec", "level", "threads"),
     time_budget_s={"quick": 35},
 )
 
-__all__ = ["CONTENDERS", "PROFILES", "SUITE", "build_cases", "default_threads", "parse_threads_list", "run_case"]
+__all__ = ["CONTENDERS", "PROFILES", "SUITE", "build_cases", "default_threads", "parse_threads_list", "run_case",
+           "scales_with_threads"]

@@ -1,0 +1,239 @@
+"""Contenders of the compression and threads suites: registered adapters, picked and run by kind.
+
+A contender is a registered adapter of kind ``mesh`` (a mesh writer, measured on the
+tetrahedral mesh), ``array`` (a writer of an array format, measured through files) or
+``codec`` (an in-memory codec, encode/decode chunk by chunk). Which adapters take part
+follows from their declared capabilities (:func:`benchmarks_lib.adapters.participants`);
+how each is measured follows from its kind, never from its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..adapters import adapter_class, backend_status, make_adapter, participants
+from ..adapters.base import Adapter
+from ..adapters.codec_base import ChunkCodec
+from ..adapters.library import Library
+from ..adapters.mesh_base import MeshWriter
+from ..availability import Unavailable
+from ..datasets import checksum_array
+from ..measure import disk_usage
+from ..meshes import build_tet_mesh, mesh_mismatch, mesh_nbytes
+from ..specs import ArraySpec, SpecError
+from . import CaseContext
+from .common import remove_output
+from .roundtrip import ArrayData, RoundTrip, measure_round_trips, skip_rows
+
+#: the kinds these suites measure, in the order their contenders are listed
+MEASURED_KINDS = ("mesh", "array", "codec")
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A registered adapter taking part in a suite: its name, kind and class (declared data only)."""
+
+    name: str
+    kind: str
+    cls: type[Library]
+
+    @property
+    def operations(self) -> tuple[str, str]:
+        return ("encode", "decode") if self.kind == "codec" else ("write", "read")
+
+    @property
+    def pools_chunks(self) -> bool:
+        """A codec without threads of its own: the suite spreads its chunks over a pool, as zarr-python does."""
+        return self.kind == "codec" and self.cls.threads_setting is None
+
+    def unavailable_reason(self) -> str | None:
+        return backend_status(self.name, self.kind).reason
+
+    def adapter(self, threads: int | None) -> Any:
+        return make_adapter(self.name, threads=None if self.pools_chunks else threads, kind=self.kind)
+
+    def chunk_pool(self, threads: int) -> ThreadPoolExecutor | None:
+        """The pool that spreads a codec's chunks over ``threads`` threads (None: the library's own threads)."""
+        return ThreadPoolExecutor(threads, thread_name_prefix="codec") if self.pools_chunks and threads > 1 else None
+
+
+def contender(name: str) -> Contender:
+    """The registered adapter called ``name`` among the measured kinds."""
+    for kind in MEASURED_KINDS:
+        try:
+            return Contender(name, kind, adapter_class(name, kind))
+        except SpecError:
+            continue
+    raise SpecError(f"contender {name!r} is not a registered mesh writer, array writer or codec")
+
+
+def contender_names(accepts: Callable[[type[Library]], bool],
+                    kinds: tuple[str, ...] = MEASURED_KINDS) -> tuple[str, ...]:
+    """Registered names of ``kinds`` whose declared capabilities ``accepts``."""
+    return tuple(name for kind in kinds for name in participants(kind, accepts))
+
+
+# -- meshes --------------------------------------------------------------------------------
+def mesh_round_trip(writer: MeshWriter, mesh: Any, path: Path, *, compressor: str, level: int | None) -> RoundTrip:
+    """A mesh writer at one setting, read back with the same library; verified by exact equality."""
+    def write() -> None:
+        writer.write(mesh, path, compressor=compressor, level=level)
+
+    def read() -> Any:
+        return writer.read(path)
+
+    def files() -> list[Path]:
+        return writer.output_files(path)
+
+    return RoundTrip(write=write, read=read, verify=lambda got: mesh_mismatch(mesh, got),
+                     stored_bytes=lambda: sum(f.stat().st_size for f in files()), files=files, path=path)
+
+
+def measure_mesh(who: Contender, params: dict, ctx: CaseContext, columns: dict,
+                 points: list[tuple[str, int | None]]) -> list[dict]:
+    """Build the mesh once (seeded), then measure each (compressor, level) point of a mesh writer."""
+    if reason := who.unavailable_reason():
+        return skip_rows(reason, columns)
+    threads = params["threads"] if who.cls.threads_setting else None
+    writer: MeshWriter = who.adapter(threads)
+    mesh = build_tet_mesh(params["mesh_n"], params["seed"])
+    nbytes = mesh_nbytes(mesh)
+    base = {**columns, "dtype": "mixed", "mesh_n": params["mesh_n"], "mesh_points": mesh.n_points,
+            "mesh_cells": mesh.n_cells}
+    path = ctx.scratch / f"mesh{writer.extension}"
+    rows: list[dict] = []
+    for compressor, level in points:
+        # a writer without a threads setting (the VTK XML writer) compresses on one thread
+        point = {**base, "codec": writer.codec_label(compressor, level), "codec_family": compressor,
+                 "level": level, "threads": threads or 1}
+        if reason := writer.is_incompatible(compressor, level):
+            rows += skip_rows(reason, point)
+            continue
+        rt = mesh_round_trip(writer, mesh, path, compressor=compressor, level=level)
+        rows += measure_round_trips(rt, iterations=ctx.iterations, warmups=ctx.warmups,
+                                    time_cap_s=params["time_cap_s"], nbytes=nbytes, columns=point,
+                                    fsync=params["fsync"])
+        remove_output(path)
+    return rows
+
+
+# -- arrays: writers through files, codecs in memory ----------------------------------------
+def format_readers(writer: Adapter) -> list[str]:
+    """Registered array adapters that read what ``writer`` writes (its format), in registry order."""
+    return [name for name in participants("array", lambda cls: cls.supports_read and cls.format == writer.format)
+            if name != writer.name]
+
+
+def verifying_reader(writer: Adapter) -> str | None:
+    """For a write-only writer: the first installed library that reads its format, or None."""
+    return next((name for name in format_readers(writer) if backend_status(name).available), None)
+
+
+def array_point_reason(who: Contender, spec: ArraySpec, threads: int) -> str | None:
+    """Why ``who`` cannot measure ``spec`` with ``threads`` here (not installed, not offered), or None."""
+    if reason := who.unavailable_reason():
+        return reason
+    adapter = who.adapter(threads)
+    if who.kind == "codec":
+        return adapter.is_incompatible(spec.codec)
+    if reason := adapter.is_incompatible(spec, "write"):
+        return reason
+    if not adapter.supports_read and verifying_reader(adapter) is None:
+        readers = format_readers(adapter)
+        return (f"{who.name} cannot read, and no library that reads {adapter.format} is installed to verify it; "
+                f"install one of: {', '.join(readers) or 'none registered'}")
+    return None
+
+
+def adapter_round_trip(backend: str, spec: ArraySpec, data: np.ndarray, checksum: str, path: Path, *,
+                       threads: int | None) -> RoundTrip:
+    """An array writer through its adapter: create + write + finalize, then open + full read.
+
+    A write-only writer (acquire-zarr) has only its write timed; another library reads it back
+    to verify (:func:`verifying_reader`).
+    """
+    full = tuple(slice(0, n) for n in spec.shape)
+
+    def write() -> None:
+        adapter = make_adapter(backend, threads=threads)
+        adapter.create(path, spec)
+        adapter.write(0, data)
+        adapter.finalize()
+
+    def read() -> np.ndarray:
+        adapter = make_adapter(backend, threads=threads)
+        adapter.open_reader(path, spec)
+        try:
+            return adapter.read(full)
+        finally:
+            adapter.close_reader()
+
+    def files() -> list[Path]:
+        return make_adapter(backend, threads=threads).output_files(path)
+
+    def verify(got: np.ndarray) -> str | None:
+        return None if checksum_array(got) == checksum else "checksum of the data read back differs"
+
+    writer = make_adapter(backend, threads=threads)
+    rt = RoundTrip(write=write, read=read, verify=verify, files=files, path=path,
+                   stored_bytes=lambda: disk_usage(path).logical_bytes, writer_fsyncs=bool(writer.fsyncs))
+    if not writer.supports_read:
+        reader = verifying_reader(writer)
+        if reader is None:
+            raise Unavailable(f"{backend} cannot read, and no library that reads {writer.format} is installed")
+        rt.read, rt.timed_read = adapter_round_trip(reader, spec, data, checksum, path, threads=None).read, False
+    return rt
+
+
+def codec_round_trip(codec: ChunkCodec, pieces: list[tuple[tuple[slice, ...], np.ndarray]], shape: tuple[int, ...],
+                     dtype: str, checksum: str, pool: ThreadPoolExecutor | None) -> RoundTrip:
+    """In-memory encode/decode of every chunk (mapped over ``pool`` when given); no files."""
+    chunks = [c for _, c in pieces]
+    encoded: list[bytes] = []
+    run = pool.map if pool is not None else map
+
+    def write() -> None:
+        encoded[:] = list(run(codec.encode, chunks))
+
+    def read() -> list:
+        return list(run(codec.decode, encoded))
+
+    def verify(decoded: list) -> str | None:
+        out = np.empty(shape, dtype=dtype)
+        for (index, chunk), buf in zip(pieces, decoded, strict=True):
+            out[index] = np.frombuffer(buf, dtype=dtype).reshape(chunk.shape)
+        return None if checksum_array(out) == checksum else "checksum of the decoded chunks differs"
+
+    return RoundTrip(write=write, read=read, verify=verify, stored_bytes=lambda: sum(len(e) for e in encoded),
+                     reset=encoded.clear, write_op="encode", read_op="decode")
+
+
+def array_round_trip(who: Contender, spec: ArraySpec, data: ArrayData, path: Path, *, threads: int,
+                     pool: ThreadPoolExecutor | None = None) -> RoundTrip:
+    """The round trip of one array point: a writer through files, or a codec in memory (over ``pool``)."""
+    if who.kind == "codec":
+        codec = who.adapter(threads).make_codec(spec.codec, spec.dtype)
+        return codec_round_trip(codec, data.pieces, spec.shape, spec.dtype, data.checksum, pool)
+    return adapter_round_trip(who.name, spec, data.values, data.checksum, path, threads=threads)
+
+
+__all__ = [
+    "MEASURED_KINDS",
+    "Contender",
+    "adapter_round_trip",
+    "array_point_reason",
+    "array_round_trip",
+    "codec_round_trip",
+    "contender",
+    "contender_names",
+    "format_readers",
+    "measure_mesh",
+    "mesh_round_trip",
+    "verifying_reader",
+]

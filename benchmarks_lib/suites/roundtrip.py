@@ -1,0 +1,229 @@
+"""The measured round trip shared by the compression and threads suites.
+
+A point (one contender at one setting) runs warm-ups, then up to ``iterations`` rounds,
+stopping early once its timed seconds reach ``time_cap_s``. A round is: remove the last output
+(untimed, so every timed write starts on a path that does not exist), write (timed; with
+``fsync`` one ``syncfs`` of the store inside the clock, the same for every contender), evict
+the files from the page cache and prove it (untimed), cold read (timed; ``cold`` only when the
+eviction and the read's disk bytes prove it, else ``cold_unverified``), verify what was read
+back (untimed). In-memory contenders encode and decode instead, with no files.
+
+Every write row states what its time includes: ``fsync_included``, ``writer_fsyncs`` (the
+library fsyncs its own files, whatever the policy), ``sync_method`` and ``fsync_comparable``
+(False when the writer's own fsyncs make its time unlike the others').
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..datasets import Dataset, checksum_array
+from ..measure import (
+    SYNC_METHOD,
+    Measurement,
+    cold_read_state,
+    disk_usage,
+    evict_page_cache,
+    measure,
+    sync_store,
+    timed,
+)
+from ..specs import SpecError, parse_size
+from .common import remove_output
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (affinity-aware)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@dataclass
+class RoundTrip:
+    """One contender at one setting: how to write it, read it back and check what came back."""
+
+    write: Callable[[], Any]
+    read: Callable[[], Any]
+    #: None when the value returned by ``read`` is exactly what was written, else why not
+    verify: Callable[[Any], str | None]
+    #: compressed bytes of the last write (file sizes, or encoded bytes in memory)
+    stored_bytes: Callable[[], int]
+    #: files to evict before a cold read; None for an in-memory contender
+    files: Callable[[], list[Path]] | None = None
+    #: where the output lives (removed before each write, off the clock); None in memory
+    path: Path | None = None
+    #: drops what the last in-memory write produced (called off the clock before each write)
+    reset: Callable[[], None] | None = None
+    write_op: str = "write"
+    read_op: str = "read"
+    #: False for write-only contenders; ``read`` is then only a verification (untimed)
+    timed_read: bool = True
+    #: the library fsyncs the files it writes itself (acquire-zarr), whatever the suite's policy
+    writer_fsyncs: bool = False
+
+    def clear(self) -> None:
+        """Remove the previous output (untimed), so that the next write starts from nothing."""
+        if self.path is not None:
+            remove_output(self.path)
+            if self.path.exists():
+                raise RuntimeError(f"{self.path} still exists after removal; a timed write must start on no file")
+        if self.reset is not None:
+            self.reset()
+
+
+def sync_columns(rt: RoundTrip, fsync: bool) -> dict:
+    """What a write row's time includes: our syncfs (policy), the writer's own fsyncs, or neither."""
+    ours = fsync and rt.path is not None
+    method = "+".join(m for m, on in ((SYNC_METHOD, ours), ("writer", rt.writer_fsyncs)) if on) or "none"
+    return {"fsync_included": ours or rt.writer_fsyncs, "writer_fsyncs": rt.writer_fsyncs, "sync_method": method,
+            "fsync_comparable": not rt.writer_fsyncs}
+
+
+def timed_write(rt: RoundTrip, *, fsync: bool, sample: bool = True) -> Measurement:
+    """Clear the last output (untimed), then one timed region: the write and, with ``fsync``, one syncfs."""
+    rt.clear()
+    with timed(sample=sample) as region:
+        rt.write()
+        if fsync and rt.path is not None:
+            sync_store(rt.path)
+    assert region.result is not None
+    return region.result
+
+
+def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_cap_s: float, nbytes: int,
+                        columns: dict, fsync: bool = False) -> list[dict]:
+    """Warm-ups, then timed write / evict / read / verify rounds until ``iterations`` or the time cap.
+
+    Returns one row per timed operation; a verification failure ends the point with error rows.
+    With ``fsync`` the write's timed region ends with :func:`~benchmarks_lib.measure.sync_store`.
+    """
+    spent = 0.0
+    for _ in range(warmups):
+        spent += timed_write(rt, fsync=fsync, sample=False).elapsed_s
+        if rt.files is not None:
+            evict_page_cache(rt.files())
+        spent += measure(rt.read, sample=False).elapsed_s
+        if spent >= time_cap_s:
+            break
+    rows: list[dict] = []
+    spent = 0.0
+    sync = sync_columns(rt, fsync)
+    for iteration in range(iterations):
+        wrote = timed_write(rt, fsync=fsync)
+        stored = rt.stored_bytes()
+        size = {"compressed_bytes": stored, "compression_ratio": nbytes / stored if stored else None}
+        if rt.path is not None:
+            usage = disk_usage(rt.path)
+            size.update(bytes_on_disk=usage.allocated_bytes, inodes=usage.inodes)
+        report = evict_page_cache(rt.files()) if rt.files is not None else None
+        got = measure(rt.read) if rt.timed_read else measure(rt.read, sample=False)
+        if report is None:
+            cache = {"cache_state": "memory"}
+        else:
+            io_read = got.io.read_bytes if got.io is not None else None
+            cache = {**report.as_row(),
+                     "cache_state": cold_read_state(report, io_read, size.get("bytes_on_disk") or stored)}
+        problem = rt.verify(got.value)
+        check = {"status": "ok", "verified": problem is None}
+        if problem:
+            check.update(status="error", reason=f"round trip not verified: {problem}")
+        common = {**columns, **size, **check, "iteration": iteration, "nbytes": nbytes}
+        rows.append({**common, **wrote.as_row(), **sync, "operation": rt.write_op})
+        if rt.timed_read:
+            rows.append({**common, **got.as_row(), **cache, "operation": rt.read_op})
+        spent += wrote.elapsed_s + (got.elapsed_s if rt.timed_read else 0.0)
+        del got
+        if problem or spent >= time_cap_s:
+            break
+    return rows
+
+
+def skip_rows(reason: str, columns: dict, operations: Iterable[str] = ("write", "read")) -> list[dict]:
+    """A skipped point is recorded, one row per operation it would have measured."""
+    return [{**columns, "operation": op, "status": "skip", "reason": reason} for op in operations]
+
+
+# -- data ----------------------------------------------------------------------------------
+def suite_data(dataset: Dataset, chunks: tuple[int, ...], generate_bytes: int | None) -> tuple[np.ndarray, bool]:
+    """The whole array handed to the writers, made before any clock; and whether it is tiled.
+
+    Generated in full up to ``generate_bytes`` (None: always). A larger array is its first whole
+    chunks along axis 0 (about ``generate_bytes``) repeated to the full shape: every chunk is
+    compressed on its own, so each costs and compresses what a generated one does, while the
+    quick profile's sizes stop paying seconds of generation per case (``data_tiled`` in the rows).
+    """
+    full = tuple(slice(0, n) for n in dataset.shape)
+    lead = dataset.shape[0]
+    if generate_bytes is not None and dataset.nbytes > generate_bytes:
+        step = chunks[0]
+        lead = max(step, generate_bytes // (dataset.nbytes // dataset.shape[0]) // step * step)
+    if lead >= dataset.shape[0]:
+        return dataset.region(full), False
+    pool = dataset.region((slice(0, lead), *full[1:]))
+    reps = -(-dataset.shape[0] // lead)
+    return np.ascontiguousarray(np.concatenate([pool] * reps, axis=0)[: dataset.shape[0]]), True
+
+
+def parse_generate_bytes(value: Any) -> int | None:
+    """At most this many bytes of an array are generated (None: all); more are tiled (``suite_data``)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise SpecError(f"generate_bytes {value!r} must be a size such as 16MiB, or null to generate everything")
+    return parse_size(value)
+
+
+def split_chunks(data: np.ndarray, chunks: tuple[int, ...]) -> list[tuple[tuple[slice, ...], np.ndarray]]:
+    """The array cut into its chunk grid, each chunk a contiguous copy (set-up, never timed)."""
+    ranges = [range(0, n, c) for n, c in zip(data.shape, chunks, strict=True)]
+    out = []
+    for starts in itertools.product(*ranges):
+        index = tuple(slice(s, min(s + c, n)) for s, c, n in zip(starts, chunks, data.shape, strict=True))
+        out.append((index, np.ascontiguousarray(data[index])))
+    return out
+
+
+@dataclass(frozen=True)
+class ArrayData:
+    """The array a point measures, made before any clock: values, checksum, and its chunks for codecs."""
+
+    values: np.ndarray
+    checksum: str
+    #: True when the array repeats its first chunks (see :func:`suite_data`)
+    tiled: bool
+    #: the chunk grid as (index, contiguous chunk), for in-memory codecs; empty otherwise
+    pieces: list[tuple[tuple[slice, ...], np.ndarray]]
+
+
+def array_data(dataset: Dataset, chunks: tuple[int, ...], generate_bytes: int | None, *,
+               split: bool) -> ArrayData:
+    """The array for ``dataset`` (see :func:`suite_data`), its checksum, and (``split``) its chunks."""
+    values, tiled = suite_data(dataset, chunks, generate_bytes)
+    return ArrayData(values, checksum_array(values), tiled, split_chunks(values, chunks) if split else [])
+
+
+def ceiling_bytes(sizes: Iterable[int]) -> int:
+    """Bytes the run's ceiling case moves: the largest case's data, at least 64 MiB, at most 2 GiB."""
+    return min(max([64 * 2**20, *sizes]), 2 * 2**30)
+
+
+__all__ = [
+    "ArrayData",
+    "RoundTrip",
+    "array_data",
+    "ceiling_bytes",
+    "measure_round_trips",
+    "parse_generate_bytes",
+    "skip_rows",
+    "split_chunks",
+    "suite_data",
+    "sync_columns",
+    "timed_write",
+    "usable_cores",
+]
