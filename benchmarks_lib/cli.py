@@ -64,22 +64,23 @@ def parse_assignments(items: list[str] | None, flag: str) -> dict:
 
 
 def cmd_backends(args: argparse.Namespace) -> int:
-    from .adapters import REGISTRY, adapter_class, backend_status
+    from .adapters import KINDS, REGISTRY, adapter_class, backend_status
 
-    table = Table(title="Writers / formats")
-    for col in ("backend", "available", "version", "format", "codecs", "sharding", "append", "why not / install"):
+    table = Table(title="Backends: array writers, mesh writers, codecs, remote readers")
+    for col in ("kind", "backend", "available", "version", "format", "codecs", "threads", "why not / install"):
         table.add_column(col)
-    for name in REGISTRY["array"]:
-        names = [name]
-        with contextlib.suppress(ImportError):
-            names += [f"{name}:{o}" for o in adapter_class(name).options]
-        for n in names:
-            s = backend_status(n)
-            caps = s.capabilities
-            available = "[green]yes[/]" if s.available else "[red]no[/]"
-            table.add_row(n, available, s.version or "-", str(caps.get("format", "-")),
-                          str(caps.get("codecs", "-")), str(caps.get("supports_sharding", "-")),
-                          str(caps.get("supports_append", "-")), s.reason or "")
+    for kind in KINDS:
+        for name in REGISTRY[kind]:
+            names = [name]
+            with contextlib.suppress(ImportError):
+                names += [f"{name}:{o}" for o in adapter_class(name, kind).options]
+            for n in names:
+                s = backend_status(n, kind)
+                caps = s.capabilities
+                available = "[green]yes[/]" if s.available else "[red]no[/]"
+                table.add_row(kind, n, available, s.version or "-", str(caps.get("format", "-")),
+                              str(caps.get("codecs", "-")), "yes" if caps.get("threads_setting") else "-",
+                              s.reason or "")
     console.print(table)
     return 0
 
