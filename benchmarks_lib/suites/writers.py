@@ -33,6 +33,7 @@ import numpy as np
 
 from ..adapters import backend_status, expand_backends, make_adapter
 from ..adapters.base import Adapter, IndependentRead
+from ..chapters.writers import summary as writers_summary
 from ..datasets import DATASETS, Dataset, checksum_array, checksum_blocks
 from ..measure import (
     SYNC_METHOD,
@@ -44,7 +45,6 @@ from ..measure import (
     sync_store,
     timed,
 )
-from ..report import writers_summary
 from ..specs import (
     ArraySpec,
     Dim,
