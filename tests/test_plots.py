@@ -110,3 +110,12 @@ def test_thread_conclusion_ranks_stores_only_on_the_same_codec():
 
     assert "not ranked" in run("lz4") and "ahead of" not in run("lz4")
     assert "ahead of the next, b" in run("zstd:3")
+
+
+def test_thread_summary_names_the_thread_counts_above_the_ceiling():
+    df = _threads({1: [1.0, 1.01, 0.99], 2: [0.6, 0.61, 0.59]})  # 0.1 and 0.17 GB/s
+    ceiling = _frame([{"suite": "threads", "backend": "ceiling", "operation": "write_nofsync", "iteration": i,
+                       "nbytes": 100 * MB, "elapsed_s": t} for i, t in enumerate([0.8, 0.8, 0.8])])  # 0.125 GB/s
+    table = pt.summary(pd.concat([ceiling, df], ignore_index=True))
+    assert table.set_index("side").loc["write", "above ceiling (threads)"] == "2"
+    assert pt.summary(df)["above ceiling (threads)"].eq("-").all()  # no ceiling measured: nothing to flag

@@ -113,3 +113,33 @@ def test_generic_summary_does_not_pool_codecs():
     out = common.generic_summary(df)
     assert len(out) == 2 and set(out["codec"]) == {"lz4", "zstd:3"}
     assert (out["95% CI lo s"] <= out["median s"]).all() and (out["n"] == 5).all()
+
+
+def test_a_throughput_above_the_ceiling_is_flagged_as_noise_not_presented_as_a_result():
+    # the raw write + fsync ceiling moves 100 MB in 0.05 s (2 GB/s); "fast" claims 5 GB/s: 250% of it
+    df = to_frame(_ceiling() + _writes("fast", "lz4", [0.02, 0.021, 0.019]) + _writes("slow", "lz4", SLOW))
+    table = writers.summary(df)
+    assert "above the ceiling: noise or caching" in table.loc["% of raw write ceiling (median)", "fast"]
+    assert "above" not in table.loc["% of raw write ceiling (median)", "slow"]
+    high = common.above_ceiling(df)
+    assert high["backend"].tolist() == ["fast"] and high["iterations above"].iloc[0] == "3 of 3"
+    assert high["ceiling"].iloc[0] == "write_fsync" and high["% of ceiling (median)"].iloc[0] == "250%"
+    problems = writers.problems(df)
+    assert "1 point(s) above this machine's ceiling" in problems and "| fast |" in problems
+    assert "slow" not in problems
+    assert "250% of this machine's ceiling (above the ceiling" in writers.conclusion(df)
+    # a store that compressed 4:1 moved a quarter of the bytes: 62% of the disk's ceiling, a real result
+    packed = to_frame(_ceiling() + _writes("fast", "lz4", [0.02, 0.021, 0.019], compression_ratio=4.0))
+    assert common.above_ceiling(packed).empty
+    assert "above" not in writers.summary(packed).loc["% of raw write ceiling (median)", "fast"]
+
+
+def test_problems_lists_errors_skips_and_unproven_cold_reads():
+    ok = _writes("a", "lz4", FAST)
+    assert common.problems(to_frame(ok)).startswith("No errors, no skipped cases")
+    bad = [{**ok[0], "iteration": 9, "status": "error", "reason": "Traceback\nboom | <here>"},
+           {**ok[0], "backend": "b", "status": "skip", "reason": "not installed"},
+           {**ok[0], "operation": "read_cold", "test": "read", "cache_state": "cold_unverified"}]
+    text = common.problems(to_frame(ok + bad))
+    assert "1 error row(s)" in text and "Traceback" in text and "boom" not in text
+    assert "| b |" in text and "not installed" in text and "1 read(s) are `cold_unverified`" in text
