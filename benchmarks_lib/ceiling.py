@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 from pathlib import Path
 
 import numpy as np
 
+from .availability import find_program, not_installed
 from .measure import SYNC_METHOD, cold_read_state, disk_usage, evict_page_cache, measure, sync_store
 from .scratch import create_marked_dir, remove_tree
 from .specs import parse_size
@@ -143,9 +143,9 @@ def run_fio(directory: Path, nbytes: int, repeats: int = 3) -> dict[str, float]:
     its file is deleted only by ``remove_output``. Needs the ``fio`` binary (Debian package
     ``fio``); raises FileNotFoundError otherwise.
     """
-    exe = shutil.which("fio")
+    exe = find_program("fio")
     if exe is None:
-        raise FileNotFoundError("fio is not installed (apt-get install fio)")
+        raise FileNotFoundError(not_installed("fio", "apt-get install fio"))
     work = create_marked_dir(Path(directory) / f"fio-{os.getpid()}")
     try:
         return _run_fio_in(exe, work, nbytes, repeats)

@@ -69,7 +69,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
     table = Table(title="Writers / formats")
     for col in ("backend", "available", "version", "format", "codecs", "sharding", "append", "why not / install"):
         table.add_column(col)
-    for name in REGISTRY:
+    for name in REGISTRY["array"]:
         names = [name]
         with contextlib.suppress(ImportError):
             names += [f"{name}:{o}" for o in adapter_class(name).options]
@@ -79,7 +79,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
             available = "[green]yes[/]" if s.available else "[red]no[/]"
             table.add_row(n, available, s.version or "-", str(caps.get("format", "-")),
                           str(caps.get("codecs", "-")), str(caps.get("supports_sharding", "-")),
-                          str(caps.get("supports_append", "-")), "" if s.available else f"{s.reason}; {s.install_hint}")
+                          str(caps.get("supports_append", "-")), s.reason or "")
     console.print(table)
     return 0
 
@@ -204,8 +204,8 @@ def cmd_book(args: argparse.Namespace) -> int:
 
 def cmd_ceiling(args: argparse.Namespace) -> int:
     import os
-    import shutil
 
+    from .availability import find_program, not_installed
     from .ceiling import run_fio
     from .chapters.common import ceiling_table
     from .runner import run_suite
@@ -213,8 +213,8 @@ def cmd_ceiling(args: argparse.Namespace) -> int:
     from .specs import parse_size
 
     nbytes = parse_size(args.size)
-    if args.fio and shutil.which("fio") is None:
-        raise SpecError("--fio needs the fio program, which is not installed (apt-get install fio)")
+    if args.fio and find_program("fio") is None:
+        raise SpecError("--fio needs " + not_installed("the fio program", "apt-get install fio"))
     result = run_suite("ceiling", {"nbytes": args.size, "iterations": args.iterations}, profile=args.profile,
                        results_dir=args.results_dir, scratch_dir=args.scratch_dir, assume_yes=args.yes or None)
     ours = ceiling_table(result.df).set_index("operation")["GB/s median"]

@@ -10,9 +10,6 @@ are reported, never asserted: they are timings.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .datasets import Dataset
+from .measure import fresh
 from .runner import run_suite
 from .scratch import make_temp_scratch, remove_tree
 from .specs import parse_dims
@@ -75,10 +73,9 @@ def ome_writers_crosscheck(backends: list[str], *, dims: str = DOCUMENTED_DIMS, 
         df = result.df[result.df["status"] == "ok"]
         mine = df[df["operation"].isin(["write", "finalize"])]
         ours_s = mine.groupby("iteration")["elapsed_s"].sum().mean() if len(mine) else np.nan
-        code = ("import json, sys; from benchmarks_lib.crosscheck import time_like_ome_writers as t; "
-                f"print(json.dumps(t({backend!r}, {dims!r}, {warmups}, {iterations})))")
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        theirs_s = float(np.mean(json.loads(out.stdout.strip().splitlines()[-1])))
+        theirs = fresh.call("benchmarks_lib.crosscheck:time_like_ome_writers",
+                            {"backend": backend, "dims": dims, "warmups": warmups, "iterations": iterations})
+        theirs_s = float(np.mean(theirs))
         rows.append({"backend": name, "ours_gbps": nbytes / ours_s / 1e9, "theirs_gbps": nbytes / theirs_s / 1e9,
                      "difference_pct": 100 * (theirs_s / ours_s - 1) if ours_s else np.nan})
     return pd.DataFrame(rows)

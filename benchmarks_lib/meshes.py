@@ -9,10 +9,7 @@ pyvista, vtk and zvtk are imported inside the functions, so importing this modul
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +19,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     import pyvista as pv
 
+from .measure import fresh
 from .specs import SpecError
 
 #: VTK XML compressors offered by pyvista's ``DataSet.save`` ("none" writes uncompressed)
@@ -160,18 +158,8 @@ class Rendering:
         return self.path is not None
 
 
-_RENDER_CHILD = """
-import json, os, sys
-args = json.loads(sys.argv[1])
-if args["window"]:
-    os.environ["VTK_DEFAULT_OPENGL_WINDOW"] = args["window"]
-from benchmarks_lib.meshes import _render_here
-_render_here(args["out"], args["n"], args["seed"], tuple(args["size"]))
-"""
-
-
-def _render_here(out: str, n: int, seed: int, size: tuple[int, int]) -> None:
-    """Render in this process (used by the child of :func:`render_mesh_png`)."""
+def render_here(out: str, n: int, seed: int, size: list[int]) -> str:
+    """Render in this process (the fresh child of :func:`render_mesh_png`); returns the PNG's path."""
     import pyvista as pv
 
     pv.OFF_SCREEN = True
@@ -179,13 +167,14 @@ def _render_here(out: str, n: int, seed: int, size: tuple[int, int]) -> None:
     half = (n - 1) / 2
     # cut away one octant (whole tetrahedra) so the inside cells show
     cut = mesh.clip_box((half, n, half, n, half, n), crinkle=True)
-    plotter = pv.Plotter(off_screen=True, window_size=size)
+    plotter = pv.Plotter(off_screen=True, window_size=tuple(size))
     plotter.add_mesh(mesh.outline(), color="gray", line_width=1)
     plotter.add_mesh(cut, scalars="pdata", show_edges=True, cmap="viridis",
                      scalar_bar_args={"title": "pdata (random)", "vertical": True})
     plotter.camera_position = "iso"
     plotter.screenshot(out)
     plotter.close()
+    return out
 
 
 def render_mesh_png(out: str | Path, *, n: int = 16, seed: int = 42, window_size: tuple[int, int] = (800, 600),
@@ -198,22 +187,19 @@ def render_mesh_png(out: str | Path, *, n: int = 16, seed: int = 42, window_size
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     windows = ([None] if os.environ.get("DISPLAY") else []) + ["vtkEGLRenderWindow", "vtkOSOpenGLRenderWindow"]
-    package_root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     tried = []
     for window in windows:
-        args = json.dumps({"out": str(out), "n": int(n), "seed": int(seed), "size": list(window_size),
-                           "window": window})
+        kwargs = {"out": str(out), "n": int(n), "seed": int(seed), "size": list(window_size)}
         try:
-            proc = subprocess.run([sys.executable, "-c", _RENDER_CHILD, args], capture_output=True, text=True,
-                                  timeout=timeout_s, env=env, check=False)
-        except subprocess.TimeoutExpired:
-            tried.append(f"{window or 'default window'}: timed out after {timeout_s:.0f} s")
+            fresh.call("benchmarks_lib.meshes:render_here", kwargs, timeout_s=timeout_s,
+                       env={"VTK_DEFAULT_OPENGL_WINDOW": window} if window else None)
+        except fresh.FreshProcessError as exc:
+            last = (str(exc).strip().splitlines() or ["no output"])[-1]
+            tried.append(f"{window or 'default window'}: {last}")
             continue
-        if proc.returncode == 0 and out.exists() and out.stat().st_size > 0:
+        if out.exists() and out.stat().st_size > 0:
             return Rendering(out, f"rendered with {window or 'the default window'}")
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        tried.append(f"{window or 'default window'}: exit {proc.returncode}: {last}")
+        tried.append(f"{window or 'default window'}: no picture was written")
     return Rendering(None, "offscreen rendering is not possible here (" + "; ".join(tried) + ")")
 
 

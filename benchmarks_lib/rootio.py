@@ -24,14 +24,13 @@ import importlib
 import importlib.util
 import json
 import os
-import subprocess
-import sys
-import tempfile
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .availability import Unavailable
+from .measure import fresh
 from .specs import SpecError
 
 TREE_NAME = "T"
@@ -49,14 +48,6 @@ UPROOT_SOURCES = {
 }
 ROOT_INSTALL_HINT = "pip install --pre root  (or the package extra: pip install 'iobench-book[root]')"
 UPROOT_INSTALL_HINT = "pip install uproot  (or the package extra: pip install 'iobench-book[root]')"
-
-
-class ReaderUnavailable(RuntimeError):
-    """A library a reader needs is not installed; the message carries the install hint."""
-
-
-class FreshProcessError(RuntimeError):
-    """A measured child process failed; the message carries the tail of its stderr."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -80,7 +71,7 @@ def import_root() -> Any:
     """``import ROOT`` in batch mode, quietly (the wheel warns that it is alpha)."""
     reason = root_missing_reason()
     if reason:
-        raise ReaderUnavailable(reason)
+        raise Unavailable(reason)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         root = importlib.import_module("ROOT")
@@ -310,7 +301,7 @@ def _write_with_uproot(path: Path, entries: int, branches: int, auto_flush: int,
     Returns the per-branch sums of the values and of their magnitudes."""
     reason = uproot_missing_reason()
     if reason:
-        raise ReaderUnavailable(reason)
+        raise Unavailable(reason)
     import numpy as np
     import uproot
 
@@ -420,7 +411,7 @@ def ensure_sample_file(directory: str | Path, entries: int, branches: int, auto_
         tmp_info = info.with_name(f".{info.name}.{os.getpid()}.tmp")
         try:
             # write and verify in a fresh process: ROOT's state in this one stays untouched
-            made = run_fresh("benchmarks_lib.rootio:_create_for_parent",
+            made = fresh.call("benchmarks_lib.rootio:_create_for_parent",
                              {"path": str(tmp), "entries": entries, "branches": branches,
                               "auto_flush": auto_flush, "seed": seed, "writer": writer})
             if tmp.stat().st_size != made["file_bytes"] or root_file_end(tmp) != made["file_bytes"]:
@@ -516,7 +507,7 @@ def measure_uproot_read(location: str, *, source: str = "fsspec", step_size: int
     (int) or bytes (str such as "100 MB": uproot then reads every basket header first)."""
     reason = uproot_missing_reason()
     if reason:
-        raise ReaderUnavailable(reason)
+        raise Unavailable(reason)
     import uproot
 
     options: dict = {"num_workers": int(num_workers)}
@@ -555,52 +546,10 @@ def measure_uproot_read(location: str, *, source: str = "fsspec", step_size: int
     return row
 
 
-# ---------------------------------------------------------------------------------------------
-# fresh processes
-
-
-#: The child imports only what the measured call needs: ``benchmarks_lib`` is registered as a bare
-#: package (its ``__init__``, which pulls in pandas and the runner, is not run), so the fresh
-#: process's RSS baseline is the reader's own and startup stays short.
-_BOOTSTRAP = (
-    "import sys, types\n"
-    "package = types.ModuleType('benchmarks_lib')\n"
-    "package.__path__ = [sys.argv[1]]\n"
-    "sys.modules['benchmarks_lib'] = package\n"
-    "from benchmarks_lib.rootio import _main\n"
-    "sys.exit(_main(sys.argv[2:]))\n"
-)
-
-
-def run_fresh(target: str, kwargs: dict, *, timeout_s: float | None = None) -> dict:
-    """Call ``module:function(**kwargs)`` in a fresh Python process and return its dict.
-
-    A missing library in the child raises :class:`ReaderUnavailable` here; any other failure
-    raises :class:`FreshProcessError` with the tail of the child's stderr.
-    """
-    package_dir = str(Path(__file__).resolve().parent)
-    env = {**os.environ, "PYTHONWARNINGS": os.environ.get("PYTHONWARNINGS", "ignore")}
-    with tempfile.TemporaryDirectory(prefix="iobench-fresh-") as tmp:
-        out = Path(tmp) / "result.json"
-        cmd = [sys.executable, "-c", _BOOTSTRAP, package_dir, target, json.dumps(kwargs), str(out)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env,
-                                  stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise FreshProcessError(f"{target} did not finish within {timeout_s} s") from None
-        result = json.loads(out.read_text()) if out.exists() else None
-        if isinstance(result, dict) and "unavailable" in result:
-            raise ReaderUnavailable(result["unavailable"])
-        if proc.returncode != 0 or not isinstance(result, dict):
-            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-            raise FreshProcessError(f"{target} failed (exit {proc.returncode}): {tail}")
-        return result
-
-
 def read_with_root(location: str | Path, cache_bytes: int, async_prefetch: bool | int, *,
                    timeout_s: float | None = None) -> dict:
     """Seed 004's read of one configuration in a fresh process: metrics dict (see ``measure_root_read``)."""
-    return run_fresh("benchmarks_lib.rootio:measure_root_read",
+    return fresh.call("benchmarks_lib.rootio:measure_root_read",
                      {"location": str(location), "cache_bytes": int(cache_bytes),
                       "async_prefetch": bool(async_prefetch)},
                      timeout_s=timeout_s)
@@ -609,26 +558,7 @@ def read_with_root(location: str | Path, cache_bytes: int, async_prefetch: bool 
 def read_with_uproot(location: str | Path, *, source: str = "fsspec", step_size: int | str = "100 MB",
                      num_workers: int = 1, timeout_s: float | None = None) -> dict:
     """uproot's read of one configuration in a fresh process (see ``measure_uproot_read``)."""
-    return run_fresh("benchmarks_lib.rootio:measure_uproot_read",
+    return fresh.call("benchmarks_lib.rootio:measure_uproot_read",
                      {"location": str(location), "source": source, "step_size": step_size,
                       "num_workers": int(num_workers)},
                      timeout_s=timeout_s)
-
-
-def _main(argv: list[str]) -> int:
-    target, kwargs, out = argv[0], json.loads(argv[1]), Path(argv[2])
-    module, _, name = target.partition(":")
-    try:
-        result = getattr(importlib.import_module(module), name)(**kwargs)
-    except ReaderUnavailable as exc:
-        result = {"unavailable": str(exc)}
-    out.write_text(json.dumps(result))
-    return 0
-
-
-if __name__ == "__main__":
-    # ``python -m benchmarks_lib.rootio TARGET KWARGS OUT`` by hand: run the package's copy of this
-    # module, so exception classes and module state are the ones the called function uses
-    from benchmarks_lib.rootio import _main as package_main
-
-    sys.exit(package_main(sys.argv[1:]))

@@ -13,11 +13,9 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime as dt
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -29,6 +27,7 @@ import pandas as pd
 
 from .ceiling import ceiling_case
 from .environment import collect_environment, machine_name
+from .measure import fresh
 from .preflight import check_space, check_writable_dir
 from .records import (
     SCHEMA_VERSION,
@@ -114,19 +113,10 @@ def print_progress(done: int, total: int, message: str, finished: bool) -> None:
         print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
 
 
-def _die_with_parent() -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def _run_worker(case: Case, job: dict, job_path: Path, timeout_s: float) -> tuple[int, str]:
     job_path.write_text(json.dumps(job))
-    cmd = [sys.executable, "-m", "benchmarks_lib.worker", str(job_path)]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    # Own session: Ctrl-C reaches the runner only (it kills the worker); the worker also dies
-    # with the runner (PR_SET_PDEATHSIG), so a killed run leaves no case running behind it.
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True, preexec_fn=_die_with_parent)
+    proc = fresh.start("benchmarks_lib.worker:main", str(job_path), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
     try:
         _, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:

@@ -1,4 +1,4 @@
-"""Runs one case in its own process: ``python -m benchmarks_lib.worker JOB.json``.
+"""Runs one case in its own fresh process (``measure.fresh.start("benchmarks_lib.worker:main", JOB.json)``).
 
 The job file names the case, the context and where to write the rows. Rows are written
 atomically to the records directory, so the parent sees all of a case or none of it. A
@@ -52,6 +52,3 @@ def main(job_path: str) -> int:
     write_atomic_parquet(to_frame(finish_rows(rows, case, job["run_columns"])), Path(job["out"]))
     return status
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))

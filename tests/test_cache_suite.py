@@ -7,8 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks_lib import httpserver, rootio, scratch
+from benchmarks_lib import rootio, scratch, servers
 from benchmarks_lib.chapters import cache as chapter
+from benchmarks_lib.measure.fresh import FreshProcessError
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
@@ -18,7 +19,7 @@ HAVE_ROOT = rootio.root_missing_reason() is None
 HAVE_UPROOT = rootio.uproot_missing_reason() is None
 needs_root = pytest.mark.skipif(not HAVE_ROOT, reason=f"ROOT is not installed ({rootio.ROOT_INSTALL_HINT})")
 needs_uproot = pytest.mark.skipif(not HAVE_UPROOT, reason="uproot is not installed")
-SERVERS = ["builtin"] + (["nginx"] if httpserver.nginx_path() else [])
+SERVERS = ["builtin"] + (["nginx"] if servers.nginx_path() else [])
 TINY = {
     "entries": 60, "branches": 4, "auto_flush": 20, "sample_writer": "root", "cache_sizes": [0, "1MB"],
     "async_prefetch": [0, 1], "locations": ["local", "http"], "latencies_ms": [0], "servers": ["builtin"],
@@ -57,7 +58,7 @@ def rows(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cache-run")
     readers = [r for r, ok in (("root", HAVE_ROOT), ("uproot", HAVE_UPROOT and HAVE_ROOT), ("zarr", True)) if ok]
     out = _run(TINY, tmp, readers)
-    if httpserver.nginx_path():
+    if servers.nginx_path():
         out += _run(NGINX, tmp, readers)
     return out
 
@@ -238,7 +239,7 @@ def test_missing_libraries_and_servers_become_skip_rows(tmp_path, monkeypatch):
     ctx = CaseContext(scratch=tmp_path, iterations=1, warmups=0, profile="quick", run_dir=tmp_path)
     (row,) = suite.run_case(case, ctx)
     assert row["status"] == "skip" and "pip install --pre root" in row["reason"] and row["operation"] == "root_read"
-    monkeypatch.setattr(httpserver, "nginx_path", lambda: None)
+    monkeypatch.setattr("benchmarks_lib.servers.nginx.nginx_path", lambda: None)
     case = suite.build_cases({**NGINX, "readers": ["zarr"], "zarr_clients": ["tensorstore"]}, "quick")[0]
     if importlib.util.find_spec("tensorstore") and importlib.util.find_spec("zarr"):
         (row,) = suite.run_case(case, ctx)
@@ -273,7 +274,7 @@ def test_figures_table_and_conclusion(rows):
 
 @needs_root
 def test_a_failing_fresh_read_reports_the_child_error(tmp_path):
-    with pytest.raises(rootio.FreshProcessError, match=r"nothing\.root"):
+    with pytest.raises(FreshProcessError, match=r"nothing\.root"):
         rootio.read_with_root(tmp_path / "nothing.root", 0, False, timeout_s=120)
 
 
@@ -358,10 +359,10 @@ def test_a_failed_sample_write_leaves_nothing_behind(tmp_path, monkeypatch):
     def disk_full(target, kwargs, timeout_s=None):
         with open(kwargs["path"], "wb") as f:  # a partial file, then the disk is full
             f.write(b"root" + b"\0" * 100)
-        raise rootio.FreshProcessError("No space left on device")
+        raise FreshProcessError("No space left on device")
 
-    monkeypatch.setattr(rootio, "run_fresh", disk_full)
-    with pytest.raises(rootio.FreshProcessError, match="No space"):
+    monkeypatch.setattr(rootio.fresh, "call", disk_full)
+    with pytest.raises(FreshProcessError, match="No space"):
         rootio.ensure_sample_file(inputs, 30, 2, 10)
     assert sorted(p.name for p in inputs.iterdir()) == [".sample.lock"]
 
@@ -393,7 +394,7 @@ def test_zarr_reads_are_checked_against_the_written_crc(tmp_path):
     expected = suite.expected_crc32s(store, "cutouts", [4, 12, 12], 3)
     assert suite.expected_crc32s(store, "cutouts", [4, 12, 12], 3) == expected  # kept beside the store
     assert suite.expected_crc32s(store, "whole", [4, 12, 12], 1) == [crc]
-    with httpserver.serve(inputs) as server:
+    with servers.serve(inputs) as server:
         url = server.url_for(store)
         good = suite.measure_zarr_read(url, expected_crc32s=[crc], **kwargs)
         bad = suite.measure_zarr_read(url, expected_crc32s=[crc ^ 1], **kwargs)
@@ -421,7 +422,7 @@ def test_block_cached_store_fetches_different_keys_concurrently(tmp_path):
     for name in ("a", "b"):
         (root / name).write_bytes(name.encode() * 1000)
     # a long round trip, so that two fetches overlap on the server when the store lets them
-    with httpserver.serve(root, latency_ms=300) as server:
+    with servers.serve(root, latency_ms=300) as server:
         store = suite._fsspec_block_cache_store(server.url)
 
         async def both():

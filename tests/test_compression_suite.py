@@ -94,14 +94,12 @@ def test_render_writes_a_png_or_says_why_not(tmp_path: Path):
 
 
 def test_render_fails_soft(tmp_path: Path, monkeypatch):
-    import subprocess
-
     from benchmarks_lib import meshes
 
     def broken(*args, **kwargs):
-        return subprocess.CompletedProcess(args, 1, "", "no OpenGL here")
+        raise meshes.fresh.FreshProcessError("render failed (exit 1): no OpenGL here")
 
-    monkeypatch.setattr(meshes.subprocess, "run", broken)
+    monkeypatch.setattr(meshes.fresh, "call", broken)
     rendering = meshes.render_mesh_png(tmp_path / "mesh.png", n=3)
     assert not rendering.ok
     assert "no OpenGL here" in rendering.message

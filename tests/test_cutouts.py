@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks_lib.specs import parse_dims
-from benchmarks_lib.suites.writers import MIN_CUTOUT_POSITIONS, _cutouts
+from benchmarks_lib.suites.cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
 
 
 def _origins(cutouts, kind):
@@ -15,7 +15,7 @@ def _origins(cutouts, kind):
 @pytest.mark.parametrize("shape", [(256, 512, 512), (64, 64, 64), (8, 1080, 1920)])
 def test_cutouts_are_distinct_in_bounds_and_aligned_to_the_cutout_size(shape):
     size = 32
-    cutouts = _cutouts(shape, size, MIN_CUTOUT_POSITIONS)
+    cutouts = plan_cutouts(shape, size, MIN_CUTOUT_POSITIONS)
     for kind in ("aligned", "unaligned"):
         origins = _origins(cutouts, kind)
         assert len(origins) == len(set(origins)) == MIN_CUTOUT_POSITIONS
@@ -30,12 +30,12 @@ def test_cutouts_are_distinct_in_bounds_and_aligned_to_the_cutout_size(shape):
 def test_cutouts_depend_on_shape_and_size_only():
     """Every layout of the sharding sweep (and every writer) gets the same positions."""
     layouts = [parse_dims(f"z:256:{c},y:256:{c},x:256:{c}") for c in (32, 64, 128)]
-    first = _cutouts(layouts[0].shape, 32, 8)
-    assert all(_cutouts(d.shape, 32, 8) == first for d in layouts[1:])
-    assert _cutouts((256, 256, 256), 16, 8) != first
+    first = plan_cutouts(layouts[0].shape, 32, 8)
+    assert all(plan_cutouts(d.shape, 32, 8) == first for d in layouts[1:])
+    assert plan_cutouts((256, 256, 256), 16, 8) != first
 
 
 def test_cutouts_repeat_only_when_the_shape_has_too_few_positions():
-    cutouts = _cutouts((64, 64), 32, 8)  # 2 x 2 aligned positions
+    cutouts = plan_cutouts((64, 64), 32, 8)  # 2 x 2 aligned positions
     aligned = _origins(cutouts, "aligned")
     assert len(aligned) == 8 and len(set(aligned)) == 4

@@ -11,12 +11,13 @@ from benchmarks_lib.datasets import Dataset, checksum_blocks
 from benchmarks_lib.measure import EvictionReport
 from benchmarks_lib.runner import run_suite
 from benchmarks_lib.specs import ArraySpec, parse_dims
-from benchmarks_lib.suites import writers
+from benchmarks_lib.suites import blocks, cutouts, timed_io, verification, writers
+from benchmarks_lib.suites.blocks import BlockSource
 
 
 def test_small_data_is_kept_whole_and_matches_the_dataset():
     d = Dataset("em_like", (10, 32, 48))
-    source = writers.BlockSource(d, 3).prepare()
+    source = BlockSource(d, 3).prepare()
     blocks = list(source)
     assert not source.tiled and [o for o, _ in blocks] == [0, 3, 6, 9]
     assert source.checksum == d.checksum()
@@ -26,7 +27,7 @@ def test_small_data_is_kept_whole_and_matches_the_dataset():
 
 def test_large_data_is_tiled_from_a_bounded_pool_and_checked_against_it():
     d = Dataset("microscopy", (10, 32, 48))
-    source = writers.BlockSource(d, 1, pool_bytes=2 * 32 * 48 * 2).prepare()  # two frames of uint16
+    source = BlockSource(d, 1, pool_bytes=2 * 32 * 48 * 2).prepare()  # two frames of uint16
     assert source.tiled and len(source._pool) == 2
     first_two = [d.region((slice(i, i + 1), slice(0, 32), slice(0, 48))) for i in range(2)]
     written = [first_two[i % 2] for i in range(10)]
@@ -42,15 +43,15 @@ def test_large_data_is_tiled_from_a_bounded_pool_and_checked_against_it():
 def test_blocks_are_never_generated_after_prepare(monkeypatch):
     d = Dataset("labels", (9, 16, 16))
     with pytest.raises(RuntimeError):
-        list(writers.BlockSource(d, 2))
-    source = writers.BlockSource(d, 2, pool_bytes=16).prepare()  # far smaller than the data: tiled
+        list(BlockSource(d, 2))
+    source = BlockSource(d, 2, pool_bytes=16).prepare()  # far smaller than the data: tiled
     monkeypatch.setattr(Dataset, "blocks", lambda *a, **k: pytest.fail("data generated after prepare"))
     monkeypatch.setattr(Dataset, "region", lambda *a, **k: pytest.fail("data generated after prepare"))
     assert source.tiled and sum(b.shape[0] for _, b in source) == 9
     assert source.region((slice(3, 7), slice(0, 16), slice(0, 16))).shape == (4, 16, 16)
 
 
-class _SlowSource(writers.BlockSource):
+class _SlowSource(BlockSource):
     """Blocks handed over with a gap between them (as generating or hashing them once did)."""
 
     def __iter__(self):
@@ -67,8 +68,8 @@ def test_a_background_writer_is_on_the_clock_between_calls(plugin_env, tmp_path,
     dims = parse_dims("t:6,y:16,x:16")
     spec = ArraySpec(dims, "uint8")
     source = _SlowSource(Dataset("em_like", dims.shape), 1).prepare()
-    phases = writers._write_store(BackgroundAdapter(), tmp_path / "w", spec, source, fsync=False)
-    timing = writers._append_store(BackgroundAdapter(), tmp_path / "a", spec, source, fsync=True)
+    phases = timed_io.write_store(BackgroundAdapter(), tmp_path / "w", spec, source, fsync=False)
+    timing = timed_io.append_store(BackgroundAdapter(), tmp_path / "a", spec, source, fsync=True)
     busy = {r["store"]: r["busy_s"] for r in map(json.loads, log.read_text().splitlines())}
     assert busy["w"] >= 6 * 0.05 and busy["a"] >= 6 * 0.05
     assert sum(phases["calls"]) < busy["w"]  # the calls alone would miss the background work
@@ -114,28 +115,29 @@ def test_recorded_totals_cover_background_work_and_state_the_fsync(workdir, plug
 def test_a_cold_read_is_cold_only_with_its_proof(tmp_path, monkeypatch):
     dims = parse_dims("t:8,y:64,x:64")
     spec = ArraySpec(dims, "uint8")
-    source = writers.BlockSource(Dataset("random", dims.shape), 4).prepare()
+    source = BlockSource(Dataset("random", dims.shape), 4).prepare()
     writer = RawAdapter()
-    writers._write_store(writer, tmp_path / "raw", spec, source, fsync=True)
-    row, blocks = writers._timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], True, 4)
+    timed_io.write_store(writer, tmp_path / "raw", spec, source, fsync=True)
+    row, blocks = timed_io.timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], True, 4)
     assert checksum_blocks(blocks) == source.checksum
     assert row["evicted_bytes"] == spec.nbytes and "eviction_verified" in row
     assert row["cache_state"] == ("cold" if row["eviction_verified"] else "cold_unverified")
-    row, _ = writers._timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], False, 4)
+    row, _ = timed_io.timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], False, 4)
     assert row["cache_state"] == "warm" and "eviction_verified" not in row
     failed = EvictionReport(files=1, bytes=spec.nbytes, resident_bytes_after=spec.nbytes, dropped_caches=False)
-    monkeypatch.setattr(writers, "evict_page_cache", lambda files: failed)
-    row, _ = writers._timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], True, 4)
+    monkeypatch.setattr(timed_io, "evict_page_cache", lambda files: failed)
+    row, _ = timed_io.timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], True, 4)
     assert row["cache_state"] == "cold_unverified" and row["eviction_verified"] is False
     index = (slice(1, 3), slice(0, 64), slice(0, 64))
-    row, data = writers._timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], True, 4, index)
+    row, data = timed_io.timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], True, 4, index)
     assert row["cache_state"] == "cold_unverified" and np.array_equal(data, source.region(index))
 
 
-def test_no_inline_timer_in_the_suite():
+@pytest.mark.parametrize("module", [writers, blocks, cutouts, timed_io, verification])
+def test_no_inline_timer_in_the_suite(module):
     import inspect
 
-    text = inspect.getsource(writers)
+    text = inspect.getsource(module)
     assert "perf_counter" not in text and "_fsync_tree" not in text and "os.fsync" not in text
 
 

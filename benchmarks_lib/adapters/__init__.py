@@ -1,42 +1,51 @@
-"""The registry of writers/formats: plain data, lazily imported.
+"""The registry of adapters: plain data, lazily imported, one namespace per kind.
 
-Each entry maps a CLI name to ``module:Class``; availability is checked with
-``importlib.util.find_spec`` so listing backends never imports a writer library.
-Names with an option (``ome-writers:tensorstore``) pass the part after the colon to the
-adapter as ``option``.
+Each entry maps a name to ``module:Class``. Kinds (``library.KINDS``): ``array`` (writers and
+readers of array formats), ``mesh`` (mesh writers), ``codec`` (in-memory codecs), ``remote``
+(readers over HTTP). Availability, versions and install hints come from the class's declared
+data (``Library``) through :mod:`benchmarks_lib.availability`, so listing never imports a
+measured library. Names with an option (``ome-writers:tensorstore``) pass the part after the
+colon to the adapter as ``option``. Suites pick their participants with :func:`participants`.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 
+from ..availability import distribution_version
 from ..specs import SpecError
 from .base import Adapter
+from .library import KINDS, Library
 
-# Ordered: the raw baseline first, then the writers.
-REGISTRY: dict[str, str] = {
-    "raw": "benchmarks_lib.adapters.raw:RawAdapter",
-    "zarr-python": "benchmarks_lib.adapters.zarr_python:ZarrPythonAdapter",
-    "zarrs": "benchmarks_lib.adapters.zarrs:ZarrsAdapter",
-    "tensorstore": "benchmarks_lib.adapters.tensorstore:TensorstoreAdapter",
-    "acquire-zarr": "benchmarks_lib.adapters.acquire_zarr:AcquireZarrAdapter",
-    "ome-writers": "benchmarks_lib.adapters.ome_writers:OmeWritersAdapter",
-    "wkw": "benchmarks_lib.adapters.wkw:WkwAdapter",
-    "h5py": "benchmarks_lib.adapters.h5py:H5pyAdapter",
+_A = "benchmarks_lib.adapters."
+# Ordered within a kind: the raw baseline first, then the writers.
+REGISTRY: dict[str, dict[str, str]] = {
+    "array": {
+        "raw": _A + "raw:RawAdapter",
+        "zarr-python": _A + "zarr_python:ZarrPythonAdapter",
+        "zarrs": _A + "zarrs:ZarrsAdapter",
+        "tensorstore": _A + "tensorstore:TensorstoreAdapter",
+        "acquire-zarr": _A + "acquire_zarr:AcquireZarrAdapter",
+        "ome-writers": _A + "ome_writers:OmeWritersAdapter",
+        "wkw": _A + "wkw:WkwAdapter",
+        "h5py": _A + "h5py:H5pyAdapter",
+    },
+    "mesh": {},
+    "codec": {},
+    "remote": {},
 }
 
 
 def _register_plugins() -> None:
-    """Extra adapters from ``IOBENCH_PLUGINS="name=module:Class,..."`` (e.g. your own writer)."""
+    """Extra array adapters from ``IOBENCH_PLUGINS="name=module:Class,..."`` (e.g. your own writer)."""
     for item in filter(None, os.environ.get("IOBENCH_PLUGINS", "").split(",")):
         name, _, target = item.partition("=")
         if not name or ":" not in target:
             raise SpecError(f"IOBENCH_PLUGINS entry {item!r} is not name=module:Class")
-        REGISTRY.setdefault(name.strip(), target.strip())
+        REGISTRY["array"].setdefault(name.strip(), target.strip())
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,7 @@ class BackendStatus:
     name: str
     available: bool
     version: str | None
+    #: why it cannot run here, with the install hint; None when it can
     reason: str | None
     install_hint: str
     capabilities: dict
@@ -54,47 +64,50 @@ def _split(name: str) -> tuple[str, str | None]:
     return base, option or None
 
 
-def adapter_class(name: str) -> type[Adapter]:
+def _entries(kind: str) -> dict[str, str]:
+    if kind not in REGISTRY:
+        raise SpecError(f"adapter kind {kind!r} is unknown; allowed: {', '.join(KINDS)}")
     _register_plugins()
+    return REGISTRY[kind]
+
+
+def adapter_class(name: str, kind: str = "array") -> type[Library]:
+    entries = _entries(kind)
     base, _ = _split(name)
-    if base not in REGISTRY:
-        raise SpecError(f"backend {name!r} is unknown; allowed: {', '.join(REGISTRY)}, all")
-    module, _, cls = REGISTRY[base].partition(":")
+    if base not in entries:
+        raise SpecError(f"backend {name!r} is unknown; allowed: {', '.join(entries)}, all")
+    module, _, cls = entries[base].partition(":")
     return getattr(importlib.import_module(module), cls)
 
 
-def backend_status(name: str) -> BackendStatus:
+#: capabilities shown by ``iobench backends`` (those a class declares)
+_CAPABILITIES = ("format", "supports_sharding", "supports_append", "supports_read", "native_order",
+                 "threads_setting", "notes")
+
+
+def backend_status(name: str, kind: str = "array") -> BackendStatus:
     try:
-        cls = adapter_class(name)
+        cls = adapter_class(name, kind)
     except ImportError as exc:
         return BackendStatus(name, False, None, f"adapter failed to import: {exc}", "", {})
     _, option = _split(name)
-    caps = {k: getattr(cls, k) for k in ("format", "supports_sharding", "supports_append", "supports_read",
-                                          "native_order", "threads_setting", "notes")}
-    caps["codecs"] = ",".join(sorted(cls.codecs)) if cls.applies_codec else "n/a (uncompressed)"
-    if importlib.util.find_spec(cls.module) is None:
-        return BackendStatus(name, False, None, f"module {cls.module!r} is not installed", cls.install_hint, caps)
-    try:
-        version = metadata.version(cls.distribution)
-    except metadata.PackageNotFoundError:
-        version = None
-    reason = cls.unavailable_reason(option)
+    caps = {k: getattr(cls, k) for k in _CAPABILITIES if hasattr(cls, k)}
+    if hasattr(cls, "codecs"):
+        caps["codecs"] = ",".join(sorted(cls.codecs)) if getattr(cls, "applies_codec", True) else "n/a (uncompressed)"
+    reason = cls.missing_reason(option)
+    version = distribution_version(cls.distribution) if reason is None or "not installed" not in reason else None
     return BackendStatus(name, reason is None, version, reason, cls.install_hint, caps)
 
 
-def expand_backends(names: list[str] | tuple[str, ...]) -> list[str]:
+def expand_backends(names: list[str] | tuple[str, ...], kind: str = "array") -> list[str]:
     """Validate backend names; ``all`` means every registered one (skips become rows)."""
-    _register_plugins()
     out: list[str] = []
     for name in names or ["all"]:
         if name == "all":
-            for base in REGISTRY:
-                cls = adapter_class(base)
-                expanded = cls.expand_all()
-                out.extend(n for n in expanded if n not in out)
+            for base in _entries(kind):
+                out.extend(n for n in adapter_class(base, kind).expand_all() if n not in out)
             continue
-        adapter_class(name)  # raises SpecError for unknown names
-        cls = adapter_class(name)
+        cls = adapter_class(name, kind)  # raises SpecError for unknown names
         _, option = _split(name)
         if option is not None and option not in cls.options:
             allowed = ", ".join(f"{name.partition(':')[0]}:{o}" for o in cls.options) or "none"
@@ -104,9 +117,15 @@ def expand_backends(names: list[str] | tuple[str, ...]) -> list[str]:
     return out
 
 
-def make_adapter(name: str, threads: int | None = None) -> Adapter:
+def participants(kind: str, accepts: Callable[[type[Library]], bool] = lambda cls: True) -> list[str]:
+    """Registered names of ``kind`` whose declared capabilities ``accepts`` (no library is imported)."""
+    return [name for name in _entries(kind) if accepts(adapter_class(name, kind))]
+
+
+def make_adapter(name: str, threads: int | None = None, kind: str = "array") -> Library:
     _, option = _split(name)
-    return adapter_class(name)(threads=threads, option=option)
+    return adapter_class(name, kind)(threads=threads, option=option)
 
 
-__all__ = ["REGISTRY", "Adapter", "BackendStatus", "adapter_class", "backend_status", "expand_backends", "make_adapter"]
+__all__ = ["KINDS", "REGISTRY", "Adapter", "BackendStatus", "Library", "adapter_class", "backend_status",
+           "expand_backends", "make_adapter", "participants"]

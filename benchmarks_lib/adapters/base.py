@@ -36,6 +36,7 @@ import numpy as np
 
 from ..measure.disk import list_files
 from ..specs import ArraySpec
+from .library import Library
 
 OPERATIONS = ("write", "append", "read", "read_region")
 
@@ -50,14 +51,9 @@ class IndependentRead:
     blocks: Iterator[np.ndarray]
 
 
-class Adapter(ABC):
-    name: ClassVar[str]
-    #: importable module whose presence means the backend is available
-    module: ClassVar[str]
-    #: distribution whose version is recorded
-    distribution: ClassVar[str]
-    #: how to install it
-    install_hint: ClassVar[str]
+class Adapter(Library, ABC):
+    """An array writer/reader (kind ``array``); see :class:`Library` for what every adapter declares."""
+
     #: on-disk format, used to pick a *different* library to verify with
     format: ClassVar[str]
     #: codec families it can write ("none", "lz4", "zstd", "gzip", "blosc")
@@ -70,25 +66,8 @@ class Adapter(ABC):
     supports_append: ClassVar[bool] = True
     supports_read: ClassVar[bool] = True
     native_order: ClassVar[str] = "C"
-    #: where the threads knob lives, or None when the writer has no such setting
-    threads_setting: ClassVar[str | None] = None
     #: True when the writer fsyncs its files itself (so its write time always includes fsync)
     fsyncs: ClassVar[bool] = False
-    #: True when a thread count is accepted and ignored (a single-threaded baseline such as raw)
-    ignores_threads: ClassVar[bool] = False
-    #: variants selectable as ``name:option`` (e.g. tensorstore:zarr2)
-    options: ClassVar[tuple[str, ...]] = ()
-    notes: ClassVar[str] = ""
-
-    @classmethod
-    def unavailable_reason(cls, option: str | None) -> str | None:
-        """Why this backend (or one of its options) cannot run although its module is installed; None if it can."""
-        return None
-
-    @classmethod
-    def expand_all(cls) -> list[str]:
-        """The names ``all`` stands for (the backend itself, or each of its runnable options)."""
-        return [cls.name]
 
     def __init__(self, threads: int | None = None, option: str | None = None) -> None:
         self.threads = threads
@@ -153,7 +132,7 @@ class Adapter(ABC):
     @abstractmethod
     def read(self, index: tuple[slice, ...]) -> np.ndarray: ...
 
-    def close_reader(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+    def close_reader(self) -> None:
         """Release the reader; safe to call twice."""
 
     # -- verifying ------------------------------------------------------------------------

@@ -10,11 +10,11 @@ OME group at ``path``; reading delegates to zarr-python on that array.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 
+from ..availability import missing_modules
 from ..specs import ArraySpec
 from .base import Adapter
 from .zarr_python import ZarrPythonAdapter
@@ -41,7 +41,7 @@ class OmeWritersAdapter(Adapter):
         if option is None:
             found = any(cls.unavailable_reason(b) is None for b in BACKENDS)
             return None if found else f"ome-writers has none of its backends: {', '.join(BACKENDS)}"
-        missing = [m for m in BACKENDS[option] if importlib.util.find_spec(m) is None]
+        missing = missing_modules(BACKENDS[option])
         return f"ome-writers:{option} needs {', '.join(missing)}" if missing else None
 
     @classmethod

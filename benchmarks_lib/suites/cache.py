@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..availability import Unavailable
+from ..measure import fresh
 from ..specs import SpecError, parse_dims, parse_int_list, parse_items, parse_size
 from . import Case, CaseContext, Suite
 
@@ -440,17 +442,17 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
     Warm-ups are not run: every iteration starts cold by design (fresh process, evicted input).
     """
-    from .. import httpserver, rootio
+    from .. import servers
 
     reason = _missing(case)
     if reason:
         return _skip_rows(case, reason)
     q = case.params
-    if q["location"] == "http" and q["server"] == "nginx" and httpserver.nginx_missing_reason():
-        return _skip_rows(case, httpserver.nginx_missing_reason())
+    if q["location"] == "http" and q["server"] == "nginx" and servers.nginx_missing_reason():
+        return _skip_rows(case, servers.nginx_missing_reason())
     try:
         return _measure_case(case, ctx)
-    except rootio.ReaderUnavailable as exc:  # found missing only in the child (e.g. a broken install)
+    except Unavailable as exc:  # found missing only in the child (e.g. a broken install)
         return _skip_rows(case, str(exc))
 
 
@@ -482,7 +484,7 @@ def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) 
     if q["reader"] == "uproot":
         return rootio.read_with_uproot(location, source=q["source"] if server else "local", step_size=q["step"],
                                        num_workers=q["num_workers"], timeout_s=q["timeout_s"])
-    return rootio.run_fresh(f"{__name__}:measure_zarr_read", {
+    return fresh.call(f"{__name__}:measure_zarr_read", {
         "url": location, "client": q["client"], "workload": q["workload"], "client_cache": q["client_cache"],
         "concurrency": q["concurrency"], "cutout": q["cutout"], "cutouts": q["cutouts"],
         "dims": q["store"]["dims"], "dataset": q["store"]["dataset"], "expected_crc32s": expected},
@@ -490,7 +492,7 @@ def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) 
 
 
 def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
-    from .. import httpserver, rootio
+    from .. import rootio, servers
     from ..measure import cold_read_state, evict_page_cache
 
     q = case.params
@@ -500,7 +502,7 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
     file_bytes = input_columns["file_bytes"]
     # before any eviction: computing them may read the store (and so fill the page cache)
     expected = expected_crc32s(target, q["workload"], q["cutout"], q["cutouts"]) if q["reader"] == "zarr" else None
-    server_cm = (httpserver.serve(inputs, q["server"], latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
+    server_cm = (servers.serve(inputs, q["server"], latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
                  if q["location"] == "http" else contextlib.nullcontext())
     rows = []
     with server_cm as server:

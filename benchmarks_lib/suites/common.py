@@ -27,8 +27,7 @@ def with_defaults(params: dict, profile: str, profiles: dict[str, dict], suite: 
 
 def unavailable_reason(backend: str) -> str | None:
     """Why a registered backend cannot run here (not installed), with the install hint; or None."""
-    status = backend_status(backend)
-    return None if status.available else f"{status.reason}; install: {status.install_hint}"
+    return backend_status(backend).reason
 
 
 def remove_output(path: Path) -> None:

@@ -21,58 +21,53 @@ Tests (seeds 000, 001, 003):
   aligned to chunks and unaligned, at several positions.
 - ``sharding``: a cube with shards of ``shard`` and inner chunks ``inner_chunks`` versus
   unsharded chunks of the inner size and of the shard size: write, read, cutout, bytes, inodes.
+
+The plan only; its machinery lives beside it: ``blocks`` (the data, made before any clock),
+``timed_io`` (the timed regions and their rows), ``verification``, ``cutouts`` (positions).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from ..adapters import backend_status, expand_backends, make_adapter
-from ..adapters.base import Adapter, IndependentRead
+from ..adapters.base import Adapter
 from ..chapters.writers import summary as writers_summary
 from ..datasets import DATASETS, Dataset, checksum_array, checksum_blocks
-from ..measure import (
-    SYNC_METHOD,
-    Measurement,
-    cold_read_state,
-    disk_usage,
-    evict_page_cache,
-    measure,
-    sync_store,
-    timed,
-)
+from ..measure import disk_usage
 from ..specs import (
     ArraySpec,
     Dim,
     DimsSpec,
     SpecError,
     parse_bool,
+    parse_choice,
     parse_codec,
+    parse_codecs,
     parse_count,
     parse_dims,
     parse_int_list,
     parse_names,
 )
 from . import Case, CaseContext, Suite
-from .common import remove_output, unavailable_reason
+from .blocks import BlockSource, block_step
+from .common import remove_output, unavailable_reason, with_defaults
+from .cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
+from .timed_io import (
+    append_store,
+    latency_columns,
+    phase_rows,
+    read_all_untimed,
+    sync_policy_columns,
+    timed_read,
+    write_store,
+)
+from .verification import verify, verify_rows
 
 TESTS = ("write", "append", "read", "sharding")
-BLOCK_TARGET = 64 * 2**20
-#: default size of the pool of generated blocks a write receives (beyond it the data is tiled)
-POOL_BYTES = 512 * 2**20
-#: readers used to verify a format, in order of preference (a different library first)
-VERIFIERS = {
-    "zarr3": ("zarr-python", "tensorstore"),
-    "zarr2": ("zarr-python", "tensorstore"),
-    "ome-zarr": ("zarr-python", "tensorstore"),
-    "hdf5": ("h5py",),
-    "wkw": ("wkw",),
-    "raw": ("raw",),
-}
 
 #: seed 000 used "LZ4"; each writer takes the first of these it can write (the row records which)
 LZ4_FAMILY = "blosc-lz4:5:shuffle,lz4,blosc-lz4:5:bitshuffle"
@@ -115,12 +110,15 @@ PROFILES = {
 
 # -- parameters --------------------------------------------------------------------------
 def build_cases(params: dict, profile: str) -> list[Case]:
+    """Validate the parameters (SpecError before any work): one case per (test, backend)."""
+    params = with_defaults(params, profile, PROFILES, "writers")
     tests = parse_names(params["tests"], "tests", TESTS)
-    dataset = parse_names(params["dataset"], "dataset", tuple(DATASETS))
-    if len(dataset) != 1:
-        raise SpecError(f"dataset {params['dataset']!r} must be one name; allowed: {', '.join(DATASETS)}")
-    shard_datasets = parse_names(params["shard_datasets"], "shard_datasets", tuple(DATASETS))
-    codec = ",".join(str(parse_codec(c)) for c in parse_names(params["codec"], "codec"))
+    dataset = parse_choice(params["dataset"], "dataset", DATASETS)
+    shard_datasets = parse_names(params["shard_datasets"], "shard_datasets", DATASETS)
+    codecs = parse_codecs(params["codec"], "codec")
+    if not codecs:
+        raise SpecError("codec is empty; give at least one, e.g. blosc-lz4:5:shuffle, lz4, zstd:3")
+    codec = ",".join(codecs)
     dims = parse_dims(params["dims"])
     read_dims = parse_dims(params["read_dims"], "read_dims")
     if len(read_dims.dims) < 2 or len(dims.dims) < 2:
@@ -144,12 +142,12 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         for backend in backends:
             p = {"test": test, **common}
             if test == "write":
-                p.update(dataset=dataset[0], dims=str(dims), multipliers=list(multipliers))
+                p.update(dataset=dataset, dims=str(dims), multipliers=list(multipliers))
             elif test == "append":
-                p.update(dataset=dataset[0], dims=str(dims), append_frames=n["append_frames"],
+                p.update(dataset=dataset, dims=str(dims), append_frames=n["append_frames"],
                          append_step=n["append_step"], append_repeats=n["append_repeats"])
             elif test == "read":
-                p.update(dataset=dataset[0], dims=str(read_dims), cutout=n["cutout"],
+                p.update(dataset=dataset, dims=str(read_dims), cutout=n["cutout"],
                          cutout_positions=n["cutout_positions"])
             else:
                 p.update(datasets=shard_datasets, shard_volume=n["shard_volume"], shard=n["shard"],
@@ -177,190 +175,8 @@ def _ceiling_bytes(cases: list[Case]) -> int:
 
 
 # -- helpers ------------------------------------------------------------------------------
-def _step(dims: DimsSpec, dtype: str, alignment: int = 1, target: int = BLOCK_TARGET) -> int:
-    """Entries along axis 0 per generated block: whole shards/chunks (and the writer's
-    alignment), about ``target`` bytes (64 MiB)."""
-    unit = math.lcm((dims.shards or dims.chunks)[0], alignment)
-    per_entry = math.prod(dims.shape[1:]) * np.dtype(dtype).itemsize
-    return max(unit, (min(target, BLOCK_TARGET) // max(1, per_entry * unit)) * unit)
-
-
-class BlockSource:
-    """The blocks a timed write receives, all generated and hashed before the clock starts.
-
-    ``prepare`` generates a pool of the dataset's first blocks, up to ``pool_bytes``. The
-    array written is that pool repeated along the first axis: block k is
-    ``pool[k % len(pool)]`` cut to the entries left, so data larger than the budget is
-    ``tiled`` and memory stays bounded at any size. ``checksum`` covers exactly the bytes
-    handed to the writer and ``region`` gives the expected content of any cutout, both taken
-    from the same pool; iterating only slices the pool.
-    """
-
-    def __init__(self, dataset: Dataset, step: int, pool_bytes: int = POOL_BYTES) -> None:
-        self.dataset, self.step, self.pool_bytes = dataset, step, pool_bytes
-        self._pool: list[np.ndarray] | None = None
-        self.checksum: str | None = None
-
-    @property
-    def tiled(self) -> bool:
-        return len(self._prepared_pool()) * self.step < self.dataset.shape[0]
-
-    def _prepared_pool(self) -> list[np.ndarray]:
-        if self._pool is None:
-            raise RuntimeError("BlockSource.prepare() must run before the timed region")
-        return self._pool
-
-    def prepare(self) -> BlockSource:
-        """Generate the pool and hash the whole written sequence now (before any timed region)."""
-        if self._pool is None:
-            pool, size = [], 0
-            for _, block in self.dataset.blocks(self.step):
-                pool.append(block)
-                size += block.nbytes
-                if size >= self.pool_bytes:
-                    break
-            self._pool = pool
-            self.checksum = checksum_blocks(block for _, block in self)
-        return self
-
-    def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
-        pool, n = self._prepared_pool(), self.dataset.shape[0]
-        for k, offset in enumerate(range(0, n, self.step)):
-            yield offset, pool[k % len(pool)][: min(self.step, n - offset)]
-
-    def region(self, index: tuple[slice, ...]) -> np.ndarray:
-        """The written array's values in ``index`` (slices, step 1), assembled from the pool."""
-        pool = self._prepared_pool()
-        index = tuple(slice(*sl.indices(n)[:2]) for sl, n in zip(index, self.dataset.shape, strict=True))
-        first, rest = index[0], index[1:]
-        parts, row = [], first.start
-        while row < first.stop:
-            k, within = divmod(row, self.step)
-            take = min(self.step - within, first.stop - row)
-            parts.append(pool[k % len(pool)][(slice(within, within + take), *rest)])
-            row += take
-        if not parts:
-            return np.empty((0, *(sl.stop - sl.start for sl in rest)), dtype=self.dataset.dtype)
-        return np.concatenate(parts)
-
-
 def _skip(reason: str, **extra) -> list[dict]:
     return [{"operation": extra.pop("operation", "case"), "status": "skip", "reason": reason, **extra}]
-
-
-def _verifier(writer: Adapter, spec: ArraySpec) -> str | None:
-    """A different library that is installed and can read this codec, or None when there is none."""
-    for name in VERIFIERS.get(writer.format, ()):
-        if name != writer.name and backend_status(name).available and \
-                make_adapter(name).is_incompatible(spec, "read") is None:
-            return name
-    return None
-
-
-def _block_indices(spec: ArraySpec, step: int) -> list[tuple[slice, ...]]:
-    """The full array as consecutive blocks of ``step`` entries along the first axis."""
-    rest = tuple(slice(0, n) for n in spec.shape[1:])
-    return [(slice(start, min(start + step, spec.shape[0])), *rest) for start in range(0, spec.shape[0], step)]
-
-
-def _read_all(reader: Adapter, spec: ArraySpec, step: int) -> str:
-    """Read block by block, untimed; return the checksum."""
-    return checksum_blocks(reader.read(index) for index in _block_indices(spec, step))
-
-
-def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: int) -> dict:
-    """Read a written store back and compare its checksum (dtype, shape and bytes) with ``expected``.
-
-    The reader is, in order: a different library that reads the format; else the writer's
-    ``independent_read`` (file I/O and the codec library, none of the writer's code); else the
-    writer itself, and then ``verified_independently`` is False and ``verify_note`` says why.
-    """
-    name = _verifier(writer, spec)
-    by, note = name or f"{writer.name} independent reader", ""
-    try:
-        independent = writer.independent_read(path, spec) if name is None else None
-        if isinstance(independent, IndependentRead):
-            by = independent.by
-            got = checksum_blocks(independent.blocks)
-        else:
-            by = name or writer.name
-            if independent:
-                note = f"no other installed library reads {writer.format} with {spec.codec}; {independent}"
-            reader = make_adapter(by)
-            try:
-                reader.open_reader(writer.array_path(path) if name else path, spec)
-                got = _read_all(reader, spec, step)
-            finally:
-                reader.close_reader()
-    except Exception as exc:  # a failed read-back is recorded, the measured rows are kept
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        got, detail = None, f"{by} could not read it back: {type(exc).__name__}: {first}"
-    else:
-        detail = "" if got == expected else f"checksum mismatch: wrote {expected}, {by} read {got}"
-    return {"verified": got == expected, "verified_by": by, "verified_independently": not note,
-            "verify_note": note, "verify_detail": detail}
-
-
-def _write_store(adapter: Adapter, path: Path, spec: ArraySpec, source: BlockSource, fsync: bool) -> dict:
-    """Create (its own phase); then ONE timed region from the first write to the end of
-    finalize; then one ``syncfs`` when ``fsync``. Per-call latencies are kept apart."""
-    create = measure(lambda: adapter.create(path, spec), sample=False)
-    calls: list[float] = []
-    with timed() as region:
-        for offset, block in source:
-            with timed(sample=False, io=False) as call:
-                adapter.write(offset, block)
-            calls.append(call.result.elapsed_s)
-        with timed(sample=False, io=False) as fin:
-            adapter.finalize()
-    sync = measure(lambda: sync_store(path), sample=False) if fsync else None
-    adapter.finalize()  # finalize must be safe to call twice
-    return {"create": create, "region": region.result, "finalize_s": fin.result.elapsed_s, "calls": calls,
-            "sync": sync}
-
-
-def _latency_columns(prefix: str, latencies: list[float]) -> dict:
-    """Count, median, p99 and max of per-call latencies (a distribution, never a summed time)."""
-    lat = np.asarray(latencies, dtype=float)
-    if not lat.size:
-        return {f"{prefix}s": 0}
-    return {f"{prefix}s": int(lat.size), f"{prefix}_p50_s": float(np.percentile(lat, 50)),
-            f"{prefix}_p99_s": float(np.percentile(lat, 99)), f"{prefix}_max_s": float(lat.max())}
-
-
-def _sync_columns(fsync: bool, writer_fsyncs: bool) -> dict:
-    return {"sync_method": SYNC_METHOD if fsync else "none", "writer_fsyncs": writer_fsyncs}
-
-
-def _phase_rows(phases: dict, iteration: int, nbytes: int, fsync: bool, extra: dict,
-                writer_fsyncs: bool = False) -> list[dict]:
-    """Rows ``create``, ``write`` + ``finalize`` (the two consecutive parts of the one region),
-    ``fsync`` (syncfs, when asked) and ``total`` = create + region (+ fsync).
-
-    ``fsync_included`` is true iff the row's time contains a flush: our syncfs, or the
-    writer's own fsyncs (which happen while it writes and closes).
-    """
-    create, region, sync = phases["create"], phases["region"], phases["sync"]
-    fin = phases["finalize_s"]
-    common = {"iteration": iteration, "nbytes": nbytes, **_sync_columns(fsync, writer_fsyncs), **extra}
-    calls = _latency_columns("write_call", phases["calls"])
-    rows = [
-        {"operation": "create", "elapsed_s": create.elapsed_s, "cpu_s": create.cpu_s, "fsync_included": False,
-         **common},
-        {"operation": "write", "elapsed_s": region.elapsed_s - fin, "fsync_included": writer_fsyncs, **calls,
-         **common},
-        {"operation": "finalize", "elapsed_s": fin, "fsync_included": writer_fsyncs, **common},
-    ]
-    if sync is not None:
-        rows.append({"operation": "fsync", "elapsed_s": sync.elapsed_s, "cpu_s": sync.cpu_s, "fsync_included": True,
-                     **common})
-    total = create.elapsed_s + region.elapsed_s + (sync.elapsed_s if sync else 0.0)
-    cpu = create.cpu_s + region.cpu_s + (sync.cpu_s if sync else 0.0)
-    rows.append({**region.as_row(), "operation": "total", "elapsed_s": total, "cpu_s": cpu,
-                 "write_region_s": region.elapsed_s,
-                 "total_includes": "create+write+finalize" + ("+syncfs" if sync is not None else ""),
-                 "fsync_included": sync is not None or writer_fsyncs, **calls, **common})
-    return rows
 
 
 def _spec(dims: DimsSpec, dataset: Dataset, codecs: str, adapter: Adapter | None = None,
@@ -380,14 +196,10 @@ def _codec_used(adapter: Adapter, spec: ArraySpec) -> str:
     return str(spec.codec) if adapter.applies_codec else "none"
 
 
-def _verify_rows(check: dict, rows: list[dict], extra: dict, target: str = "total") -> list[dict]:
-    """Mark the ``target`` rows verified or not; a mismatch adds an error row."""
-    for row in rows:
-        if row["operation"] == target:
-            row.update({k: v for k, v in check.items() if k != "verify_detail"})
-    if not check["verified"]:
-        rows.append({"operation": "verify", "status": "error", "reason": check["verify_detail"], **extra})
-    return rows
+def _disk_columns(path: Path) -> dict:
+    """What a store occupies on disk (allocated bytes, inodes), measured untimed after it is written."""
+    usage = disk_usage(path)
+    return {"bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes}
 
 
 # -- tests --------------------------------------------------------------------------------
@@ -405,20 +217,18 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
         if reason := adapter.is_incompatible(spec, "write"):
             rows += _skip(reason, operation="total", **extra)
             continue
-        step = _step(dims, dataset.dtype, adapter.write_alignment(spec), p["pool_bytes"])
+        step = block_step(dims, dataset.dtype, adapter.write_alignment(spec), p["pool_bytes"])
         source = BlockSource(dataset, step, p["pool_bytes"]).prepare()
         extra["data_tiled"] = source.tiled
         for i in range(ctx.warmups + ctx.iterations):
             path = ctx.scratch / f"store-{m}-{i}"
             adapter = make_adapter(case.backend)
-            phases = _write_store(adapter, path, spec, source, p["fsync"])
+            phases = write_store(adapter, path, spec, source, p["fsync"])
             if i >= ctx.warmups:
-                usage = disk_usage(path)
-                it_rows = _phase_rows(phases, i - ctx.warmups, dataset.nbytes, p["fsync"],
-                                      {**extra, "bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes},
-                                      adapter.fsyncs)
+                it_rows = phase_rows(phases, i - ctx.warmups, dataset.nbytes, p["fsync"],
+                                     {**extra, **_disk_columns(path)}, adapter.fsyncs)
                 if i == ctx.warmups + ctx.iterations - 1:
-                    it_rows = _verify_rows(verify(path, spec, adapter, source.checksum, step), it_rows, extra)
+                    it_rows = verify_rows(verify(path, spec, adapter, source.checksum, step), it_rows, extra)
                 rows += it_rows
             remove_output(path)
     return rows
@@ -454,9 +264,9 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
     for rep in range(p["append_repeats"]):
         path = ctx.scratch / f"append-{rep}"
         adapter = make_adapter(case.backend)
-        timing = _append_store(adapter, path, spec, source, p["fsync"])
+        timing = append_store(adapter, path, spec, source, p["fsync"])
         region, fin, sync_s = timing["region"], timing["finalize_s"], timing["sync_s"]
-        common = {"iteration": rep, **_sync_columns(p["fsync"], adapter.fsyncs), **extra}
+        common = {"iteration": rep, **sync_policy_columns(p["fsync"], adapter.fsyncs), **extra}
         for n, elapsed in enumerate(timing["frames"]):
             rows.append({"operation": "append_frame", "frame": n, "elapsed_s": elapsed, "nbytes": frame_bytes,
                          "fsync_included": adapter.fsyncs, **common})
@@ -466,113 +276,15 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
         total_row = {**region.as_row(), "operation": "append_total", "nbytes": dataset.nbytes,
                      "create_s": timing["create_s"], "finalize_s": fin, "sync_s": sync_s,
                      "total_includes": "append+finalize" + ("+syncfs" if p["fsync"] else ""),
-                     **_latency_columns("frame", timing["frames"]), "fps": frames / region.elapsed_s,
+                     **latency_columns("frame", timing["frames"]), "fps": frames / region.elapsed_s,
                      "fsync_included": p["fsync"] or adapter.fsyncs, **common}
-        usage = disk_usage(path)
-        total_row.update(bytes_on_disk=usage.allocated_bytes, inodes=usage.inodes)
+        total_row.update(_disk_columns(path))
         new_rows = [total_row]
         if rep == p["append_repeats"] - 1:
-            new_rows = _verify_rows(verify(path, spec, adapter, source.checksum, step), new_rows, extra, "append_total")
+            new_rows = verify_rows(verify(path, spec, adapter, source.checksum, step), new_rows, extra, "append_total")
         rows += new_rows
         remove_output(path)
     return rows
-
-
-def _append_store(adapter: Adapter, path: Path, spec: ArraySpec, source: BlockSource, fsync: bool) -> dict:
-    """Create (untimed in the total); then ONE timed region from the first append to the end
-    of finalize, and of one ``syncfs`` when ``fsync``. Frame latencies and per-step laps are
-    measured inside it as distributions; the total is the region."""
-    create = measure(lambda: adapter.create(path, spec, append=True), sample=False)
-    frames: list[float] = []
-    steps: list[tuple[float, int]] = []
-    sync_s = 0.0
-    with timed() as region:
-        for _, block in source:
-            with timed(sample=False, io=False) as lap:
-                for f in range(block.shape[0]):
-                    with timed(sample=False, io=False) as call:
-                        adapter.append(block[f:f + 1])
-                    frames.append(call.result.elapsed_s)
-            steps.append((lap.result.elapsed_s, block.nbytes))
-        with timed(sample=False, io=False) as fin:
-            adapter.finalize()
-        if fsync:
-            with timed(sample=False, io=False) as sync:
-                sync_store(path)
-            sync_s = sync.result.elapsed_s
-    adapter.finalize()  # finalize must be safe to call twice
-    return {"create_s": create.elapsed_s, "region": region.result, "finalize_s": fin.result.elapsed_s,
-            "sync_s": sync_s, "frames": frames, "steps": steps}
-
-
-#: cutout positions per kind when a test does not say (the sharding sweep)
-MIN_CUTOUT_POSITIONS = 8
-
-
-def _positions(rng: np.random.Generator, starts: list[np.ndarray], count: int) -> list[tuple[int, ...]]:
-    """``count`` distinct combinations of per-dimension ``starts`` while there are enough, then repeated."""
-    total = int(np.prod([len(s) for s in starts]))
-    picks = rng.choice(total, size=min(count, total), replace=False)
-    picks = np.resize(picks, count)
-    return [tuple(int(s[i]) for s, i in zip(starts, idx, strict=True))
-            for idx in zip(*np.unravel_index(picks, [len(s) for s in starts]), strict=True)]
-
-
-def _cutouts(shape: tuple[int, ...], size: int, count: int) -> list[tuple[str, tuple[slice, ...]]]:
-    """``count`` aligned and ``count`` unaligned cutouts of ``size`` per side.
-
-    The positions depend on the array shape and the cutout size only (the seed is made from
-    them), so every writer and every layout of a comparison reads the same cutouts. *aligned*
-    cutouts start at multiples of the cutout size in every dimension: where chunks, inner chunks
-    and shards divide the cutout size or are multiples of it (powers of two in every profile),
-    such a cutout covers whole chunks or lies inside one chunk in every layout compared.
-    *unaligned* cutouts start off those multiples wherever a dimension leaves room. Positions are
-    distinct while the shape has enough of them, then repeat.
-    """
-    rng = np.random.default_rng([size, *shape])
-    sides = [min(size, n) for n in shape]
-    aligned = [np.arange(0, n - side + 1, size) for n, side in zip(shape, sides, strict=True)]
-    unaligned = []
-    for n, side in zip(shape, sides, strict=True):
-        starts = np.arange(0, n - side + 1)
-        off = starts[starts % size != 0]
-        unaligned.append(off if off.size else starts[:1])
-    out = []
-    for kind, starts in (("aligned", aligned), ("unaligned", unaligned)):
-        for origin in _positions(rng, starts, count):
-            out.append((kind, tuple(slice(o, o + side) for o, side in zip(origin, sides, strict=True))))
-    return out
-
-
-def _timed_read(adapter: Adapter, path: Path, spec: ArraySpec, files: list[Path], cold: bool, step: int,
-                index: tuple[slice, ...] | None = None) -> tuple[dict, list[np.ndarray] | np.ndarray]:
-    """One timed read: the full array (block by block, one region) or one cutout.
-
-    Cold: the store's files are evicted first and the eviction report goes into the row;
-    ``cache_state`` is ``cold`` only when :func:`cold_read_state` accepts the proof: the
-    eviction verified and, for a full read, at least half the store's bytes read from disk
-    (a cutout has no lower bound we can state, so only the eviction proof counts for it).
-    The reader is opened, untimed, after the eviction. The blocks are kept and hashed after
-    the region, so a full read holds the array in memory.
-    """
-    eviction = evict_page_cache(files) if cold else None
-    adapter.open_reader(path, spec)
-    try:
-        with timed() as region:
-            if index is None:
-                result: list[np.ndarray] | np.ndarray = [adapter.read(ix) for ix in _block_indices(spec, step)]
-            else:
-                result = adapter.read(index)
-    finally:
-        adapter.close_reader()
-    m: Measurement = region.result
-    nbytes = spec.nbytes if index is None else int(np.asarray(result).nbytes)
-    row = {**m.as_row(), "nbytes": nbytes, "cache_state": "warm"}
-    if eviction is not None:
-        needed = eviction.bytes if index is None else 0
-        row.update(eviction.as_row(), cold_needed_bytes=needed,
-                   cache_state=cold_read_state(eviction, row["io_read_bytes"], needed))
-    return row, result
 
 
 def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, codec: str, extra: dict,
@@ -587,7 +299,7 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
     extra = {**extra, "codec": _codec_used(writer, spec)}
     if reason := writer.is_incompatible(spec, "write"):
         return _skip(reason, operation="read_cold", **extra)
-    step = _step(dims, dataset.dtype, writer.write_alignment(spec), pool_bytes)
+    step = block_step(dims, dataset.dtype, writer.write_alignment(spec), pool_bytes)
     source = BlockSource(dataset, step, pool_bytes).prepare()
     extra["data_tiled"] = source.tiled
     rows: list[dict] = []
@@ -596,14 +308,13 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
     for i in range(writes):
         remove_output(path)
         writer = make_adapter(case.backend)
-        phases = _write_store(writer, path, spec, source, fsync)
+        phases = write_store(writer, path, spec, source, fsync)
         if write_iterations and i >= ctx.warmups:
-            rows += _phase_rows(phases, i - ctx.warmups, dataset.nbytes, fsync, extra, writer.fsyncs)
+            rows += phase_rows(phases, i - ctx.warmups, dataset.nbytes, fsync, extra, writer.fsyncs)
     check = verify(path, spec, writer, source.checksum, step)
-    usage = disk_usage(path)
-    extra = {**extra, "bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes}
-    rows = _verify_rows(check, [{**r, "bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes}
-                                for r in rows], extra)
+    disk = _disk_columns(path)
+    extra = {**extra, **disk}
+    rows = verify_rows(check, [{**r, **disk} for r in rows], extra)
     reader, read_path = make_adapter(case.backend), path
     if reader.is_incompatible(spec, "read"):
         # a writer that cannot read (acquire-zarr) is read by the library that verified it
@@ -612,31 +323,23 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
     files = writer.output_files(path)
     for cold in (True, False):
         if not cold and not ctx.warmups:  # a warm-up iteration (or the cold reads) already filled the cache
-            _read_all_untimed(reader, read_path, spec, step)
+            read_all_untimed(reader, read_path, spec, step)
         for i in range(ctx.warmups + ctx.iterations):
-            row, blocks = _timed_read(reader, read_path, spec, files, cold, step)
+            row, blocks = timed_read(reader, read_path, spec, files, cold, step)
             if i >= ctx.warmups:
                 rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": i - ctx.warmups,
                              "verified": checksum_blocks(blocks) == source.checksum, **row, **extra})
             del blocks
     # One cold read per position: the positions are the repeats of a cutout point (n = positions per
     # kind), so the spread covers where a cutout falls. No warm-ups: the full reads above warmed the reader.
-    for n, (kind, index) in enumerate(_cutouts(dims.shape, cutout, positions)):
+    for n, (kind, index) in enumerate(plan_cutouts(dims.shape, cutout, positions)):
         expected = checksum_array(source.region(index))
-        row, data = _timed_read(reader, read_path, spec, files, True, step, index)
+        row, data = timed_read(reader, read_path, spec, files, True, step, index)
         rows.append({"operation": "read_region_cold", "iteration": n, "cutout_kind": kind,
                      "cutout_index": n, "cutout_origin": [s.start for s in index],
                      "verified": checksum_array(np.asarray(data)) == expected, **row, **extra})
     remove_output(path)
     return rows
-
-
-def _read_all_untimed(reader: Adapter, path: Path, spec: ArraySpec, step: int) -> None:
-    reader.open_reader(path, spec)
-    try:
-        _read_all(reader, spec, step)
-    finally:
-        reader.close_reader()
 
 
 def run_read(case: Case, ctx: CaseContext) -> list[dict]:

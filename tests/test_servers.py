@@ -2,14 +2,17 @@
 
 import email
 import http.client
+import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
 
-from benchmarks_lib import httpserver
-from benchmarks_lib.httpserver import (
+from benchmarks_lib import servers
+from benchmarks_lib.servers import (
     MULTIPART_BOUNDARY,
     ServerUnavailable,
     parse_range_header,
@@ -20,7 +23,7 @@ from benchmarks_lib.specs import SpecError
 
 KINDS = [
     "builtin",
-    pytest.param("nginx", marks=pytest.mark.skipif(httpserver.nginx_path() is None,
+    pytest.param("nginx", marks=pytest.mark.skipif(servers.nginx_path() is None,
                                                    reason="nginx is not installed (apt-get install nginx-light)")),
 ]
 SIZE = 200_000
@@ -174,7 +177,7 @@ def test_url_for_and_bad_arguments(site, tmp_path):
 
 
 def test_missing_nginx_is_a_clear_error(site, monkeypatch):
-    monkeypatch.setattr(httpserver, "nginx_path", lambda: None)
+    monkeypatch.setattr("benchmarks_lib.servers.nginx.nginx_path", lambda: None)
     with pytest.raises(ServerUnavailable, match="nginx-light"):
         serve(site[0], "nginx")
 
@@ -182,7 +185,7 @@ def test_missing_nginx_is_a_clear_error(site, monkeypatch):
 def test_builtin_server_runs_in_its_own_process_and_reports_its_cpu_and_disk_reads(site):
     root, data = site
     with serve(root) as server:
-        assert isinstance(server, httpserver.ServerProcess) and server.pid != os.getpid()
+        assert isinstance(server, servers.ServerProcess) and server.pid != os.getpid()
         server.reset()
         for _ in range(5):
             assert _get(server.url, "/data.bin")[2] == data
@@ -194,9 +197,31 @@ def test_builtin_server_runs_in_its_own_process_and_reports_its_cpu_and_disk_rea
         assert server.counters().requests == 0
 
 
+def test_builtin_server_process_imports_this_copy_of_the_package(site, tmp_path, monkeypatch):
+    """The child finds benchmarks_lib without help from the caller's PYTHONPATH or working directory."""
+    root, data = site
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with serve(root) as server:
+        assert _get(server.url, "/data.bin", {"Range": "bytes=0-99"})[2] == data[:100]
+        assert server.counters().requests == 1
+
+
+def test_builtin_server_child_entry_point(site):
+    """The fresh child (``python -m benchmarks_lib.measure.fresh ...:_serve_child CONFIG``) serves
+    and answers commands, warning-free."""
+    config = json.dumps({"root": str(site[0]), "latency_ms": 0.0, "bandwidth": None})
+    proc = subprocess.run([sys.executable, "-W", "error", "-m", "benchmarks_lib.measure.fresh",
+                           "benchmarks_lib.servers.builtin:_serve_child", config],
+                          input="counters\nstop\n", capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0 and proc.stderr == ""
+    started, counters = (json.loads(line) for line in proc.stdout.splitlines())
+    assert started["port"] > 0 and counters["requests"] == 0 and counters["cpu_s"] >= 0
+
+
 def _count_round_trips(monkeypatch) -> list[int]:
     charged: list[int] = []
-    monkeypatch.setattr(httpserver.RangeHTTPServer, "charge_round_trip", lambda self: charged.append(1))
+    monkeypatch.setattr(servers.RangeHTTPServer, "charge_round_trip", lambda self: charged.append(1))
     return charged
 
 
@@ -205,7 +230,7 @@ def test_builtin_latency_is_charged_per_connection_and_per_request(site, monkeyp
     client that opens a connection per request cannot escape a round trip."""
     root, _ = site
     charged = _count_round_trips(monkeypatch)
-    with httpserver.RangeHTTPServer(root, latency_ms=5) as server:
+    with servers.RangeHTTPServer(root, latency_ms=5) as server:
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)  # keep-alive: 3 requests
         for _ in range(3):
             conn.request("GET", "/sub/nested.txt")
@@ -219,19 +244,19 @@ def test_builtin_latency_is_charged_per_connection_and_per_request(site, monkeyp
 
 def test_http_request_length_splits_a_byte_stream_into_requests():
     get = b"GET /a HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n\r\n"
-    assert httpserver.http_request_length(get[:-2]) is None
-    assert httpserver.http_request_length(get + get) == len(get)
+    assert servers.http_request_length(get[:-2]) is None
+    assert servers.http_request_length(get + get) == len(get)
     post = b"POST /a HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody"
-    assert httpserver.http_request_length(post[:-1]) is None
-    assert httpserver.http_request_length(post) == len(post)
+    assert servers.http_request_length(post[:-1]) is None
+    assert servers.http_request_length(post) == len(post)
 
 
 def test_delay_proxy_charges_per_request_not_per_segment(site, monkeypatch):
     """nginx's proxy: a request split over several segments is charged once, pipelined requests
     each once, and every connection once for its connect."""
     root, data = site
-    with httpserver.RangeHTTPServer(root) as server:
-        proxy = httpserver.DelayProxy(("127.0.0.1", server.port), latency_ms=1)
+    with servers.RangeHTTPServer(root) as server:
+        proxy = servers.DelayProxy(("127.0.0.1", server.port), latency_ms=1)
         try:
             request = b"GET /data.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n\r\n"
             with socket.create_connection(("127.0.0.1", proxy.port)) as sock:

@@ -1,0 +1,108 @@
+"""The one way to run code in a fresh Python process.
+
+A fresh process is how a measurement starts without another's state: a case (the runner's
+worker), a cold read whose RSS baseline must be the reader's own, a server whose CPU must not
+mix with the client's, a renderer whose crash must not take the caller down. The child is
+``python -m benchmarks_lib.measure.fresh module:function ...``; the package's ``__init__`` is
+lazy, so the child imports only the target's module and what it needs.
+
+- :func:`call` runs ``function(**kwargs)`` once and returns its JSON result;
+- :func:`start` starts ``function(*args)`` as a long-lived child (its return value is the exit
+  status) in its own session, killed when its parent dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..availability import Unavailable
+
+ENTRY = "benchmarks_lib.measure.fresh"
+#: the directory holding this copy of benchmarks_lib: first on the child's path, so the child runs
+#: the same code as its parent whatever put the parent's copy on its path
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+#: how many lines of a failed child's stderr an error quotes
+STDERR_LINES = 15
+
+
+class FreshProcessError(RuntimeError):
+    """A child process failed; the message carries the tail of its stderr."""
+
+
+def command(target: str, *args: str) -> list[str]:
+    """The command line that runs ``module:function`` in a fresh interpreter."""
+    return [sys.executable, "-m", ENTRY, target, *args]
+
+
+def _die_with_parent() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def start(target: str, *args: str, env: dict[str, str] | None = None, **popen: Any) -> subprocess.Popen:
+    """``function(*args)`` in a child: own session (Ctrl-C reaches the parent only, which stops
+    it), killed with its parent (PR_SET_PDEATHSIG), so nothing keeps running behind a killed run."""
+    python_path = os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path, **(env or {})}
+    return subprocess.Popen(command(target, *args), env=env,
+                            start_new_session=True, preexec_fn=_die_with_parent, **popen)
+
+
+def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict[str, str] | None = None) -> Any:
+    """``function(**kwargs)`` in a fresh process; its JSON-serialisable result.
+
+    :class:`Unavailable` raised in the child is raised here with the same message; any other
+    failure raises :class:`FreshProcessError` with the tail of the child's stderr.
+    """
+    with tempfile.TemporaryDirectory(prefix="iobench-fresh-") as tmp:
+        out = Path(tmp) / "result.json"
+        proc = start(target, "--call", json.dumps(kwargs), str(out), env=env, stdin=subprocess.DEVNULL,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            _, stderr = proc.communicate(timeout=timeout_s)
+        except BaseException:
+            proc.kill()
+            proc.communicate()
+            if isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
+                raise FreshProcessError(f"{target} did not finish within {timeout_s} s") from None
+            raise
+        reply = json.loads(out.read_text()) if out.exists() else None
+    if isinstance(reply, dict) and "unavailable" in reply:
+        raise Unavailable(reply["unavailable"])
+    if proc.returncode != 0 or not isinstance(reply, dict) or "result" not in reply:
+        tail = "\n".join(stderr.strip().splitlines()[-STDERR_LINES:])
+        raise FreshProcessError(f"{target} failed (exit {proc.returncode}): {tail}")
+    return reply["result"]
+
+
+def _resolve(target: str) -> Any:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def main(argv: list[str]) -> int:
+    target, args = argv[0], argv[1:]
+    function = _resolve(target)
+    if args[:1] != ["--call"]:
+        return int(function(*args) or 0)
+    kwargs, out = json.loads(args[1]), Path(args[2])
+    try:
+        reply = {"result": function(**kwargs)}
+    except Unavailable as exc:
+        reply = {"unavailable": str(exc)}
+    out.write_text(json.dumps(reply))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

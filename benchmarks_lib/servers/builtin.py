@@ -1,0 +1,238 @@
+"""The builtin server: :class:`RangeHTTPServer` (a ``ThreadingHTTPServer`` with range answers,
+counters, the emulated link and a 1024-deep listen backlog, as uproot's multithreaded source opens
+a connection per request) and :class:`ServerProcess`, the same server in its own Python process
+(what :func:`~benchmarks_lib.servers.serve` returns), so that its CPU time is its own: the counters
+carry ``cpu_s`` (server CPU since the last ``reset()``) and ``io_read_bytes`` (its disk reads, the
+proof that a remote read was cold).
+
+``python -m benchmarks_lib.servers.builtin CONFIG`` is that process: it serves and answers
+``counters``/``reset``/``stop`` lines on stdin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from ..measure import fresh
+from . import HOST, _spec_error
+from .counters import ServerCounters, _proc_read_bytes, _Tally
+from .link import BandwidthPacer, _check_link
+from .ranges import _RangeRequestHandler, _url_for
+
+#: where the child finds ``benchmarks_lib``: the directory that holds this copy of it
+
+class RangeHTTPServer(ThreadingHTTPServer):
+    """The builtin server: serves ``root`` on 127.0.0.1 with range support and counters.
+
+    Use as a context manager; the server thread, the listening socket and every open
+    connection are closed on exit, also when the body raised.
+    """
+
+    kind = "builtin"
+    daemon_threads = True
+    request_queue_size = 1024
+    allow_reuse_address = True
+
+    def __init__(self, root: str | Path, *, port: int = 0, latency_ms: float = 0.0,
+                 bandwidth: float | None = None) -> None:
+        _check_link(latency_ms, bandwidth)
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise _spec_error(f"server root {str(root)!r} is not a directory")
+        self.latency_ms = float(latency_ms)
+        self.latency_s = self.latency_ms / 1000.0
+        self.bandwidth = bandwidth
+        self.pacer = BandwidthPacer(bandwidth) if bandwidth else None
+        self.tally = _Tally()
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        super().__init__((HOST, port), _RangeRequestHandler)
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def url_for(self, path: str | Path) -> str:
+        """The URL of a file given relative to the root (or as an absolute path inside it)."""
+        return _url_for(self.url, self.root, path)
+
+    def counters(self) -> ServerCounters:
+        return self.tally.snapshot()
+
+    def reset(self) -> None:
+        self.tally.reset()
+
+    def charge_round_trip(self) -> None:
+        """One emulated round trip (the link model of :mod:`benchmarks_lib.servers.link`)."""
+        if self.latency_s:
+            time.sleep(self.latency_s)
+
+    def track(self, sock: socket.socket, opened: bool) -> None:
+        with self._open_lock:
+            (self._open.add if opened else self._open.discard)(sock)
+
+    def start(self) -> RangeHTTPServer:
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"iobench-http-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close every socket; safe to call twice."""
+        if self._thread is not None:
+            self.shutdown()
+            self._thread.join()
+            self._thread = None
+        self.server_close()
+        with self._open_lock:
+            for sock in list(self._open):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+            self._open.clear()
+
+    def __enter__(self) -> RangeHTTPServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _serve_child(config: str) -> int:
+    """The server process: serve, answer ``counters``/``reset``/``stop`` lines on stdin with JSON lines.
+
+    The counters carry this process's CPU time and disk reads since the last reset. EOF on stdin
+    (the parent died) stops it too.
+    """
+    c = json.loads(config)
+    server = RangeHTTPServer(c["root"], latency_ms=c["latency_ms"], bandwidth=c["bandwidth"]).start()
+    cpu0, io0 = time.process_time(), _proc_read_bytes()
+    print(json.dumps({"port": server.port}), flush=True)
+    try:
+        for line in sys.stdin:
+            command = line.strip()
+            if command == "reset":
+                server.reset()
+                cpu0, io0 = time.process_time(), _proc_read_bytes()
+                reply: dict = {"ok": True}
+            elif command == "counters":
+                snap = server.counters()
+                io1 = _proc_read_bytes()
+                io = io1 - io0 if io0 is not None and io1 is not None else None
+                reply = ServerCounters.to_json(snap) | {"cpu_s": time.process_time() - cpu0, "io_read_bytes": io}
+            elif command == "stop":
+                break
+            else:
+                reply = {"error": f"unknown command {command!r}"}
+            print(json.dumps(reply), flush=True)
+    finally:
+        server.stop()
+    return 0
+
+
+class ServerProcess:
+    """The builtin server (:class:`RangeHTTPServer`) in its own Python process.
+
+    Same interface as :class:`RangeHTTPServer`; its CPU never mixes with the client's or the
+    runner's, and :meth:`counters` reports it (``cpu_s``, ``io_read_bytes`` since ``reset()``).
+    """
+
+    kind = "builtin"
+
+    def __init__(self, root: str | Path, *, latency_ms: float = 0.0, bandwidth: float | None = None) -> None:
+        _check_link(latency_ms, bandwidth)
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise _spec_error(f"server root {str(root)!r} is not a directory")
+        self.latency_ms = float(latency_ms)
+        self.bandwidth = bandwidth
+        self.port = 0
+        self._proc: subprocess.Popen | None = None
+        self._stderr: Any = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def url_for(self, path: str | Path) -> str:
+        return _url_for(self.url, self.root, path)
+
+    def start(self) -> ServerProcess:
+        config = json.dumps({"root": str(self.root), "latency_ms": self.latency_ms, "bandwidth": self.bandwidth})
+        # stderr to a file, not a pipe: nobody drains it while serving, and a full pipe would block the server
+        self._stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115 (lives as long as the process)
+        self._proc = fresh.start("benchmarks_lib.servers.builtin:_serve_child", config, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=self._stderr, text=True, bufsize=1)
+        line = self._proc.stdout.readline() if self._proc.stdout else ""
+        if not line:
+            self._proc.wait()
+            self._stderr.seek(0)
+            err = self._stderr.read()
+            self.stop()
+            raise RuntimeError(f"the builtin server process did not start: {err.strip()[-500:]}")
+        self.port = int(json.loads(line)["port"])
+        return self
+
+    def _call(self, command: str) -> dict:
+        proc = self._proc
+        if proc is None or proc.stdin is None or proc.stdout is None:
+            raise RuntimeError("the server process is not running")
+        proc.stdin.write(command + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the server process exited (status {proc.poll()}) while answering {command!r}")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply
+
+    def counters(self) -> ServerCounters:
+        return ServerCounters.from_json(self._call("counters"))
+
+    def reset(self) -> None:
+        self._call("reset")
+
+    def stop(self) -> None:
+        """Stop the server process; safe to call twice."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                proc.stdin.write("stop\n")
+                proc.stdin.flush()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for stream in (proc.stdin, proc.stdout, self._stderr):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                stream.close()
+        self._stderr = None
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+

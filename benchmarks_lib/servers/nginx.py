@@ -1,0 +1,235 @@
+"""nginx as the second server (optional, Debian's ``nginx-light``): counted from a JSON-lines access
+log, with the emulated link in a :class:`~benchmarks_lib.servers.link.DelayProxy` in front."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+from ..availability import find_program, not_installed
+from ..scratch import create_marked_dir, remove_tree
+from . import HOST, ServerUnavailable, _spec_error
+from .counters import ServerCounters, _proc_cpu_s, _proc_read_bytes, _process_tree, _Tally
+from .link import DelayProxy, _check_link
+from .ranges import _url_for, confine, parse_range_header
+
+NGINX_INSTALL_HINT = "apt-get install nginx-light (Debian), or use server kind 'builtin'"
+
+
+def nginx_path() -> str | None:
+    """The nginx executable on PATH (or in /usr/sbin), or None."""
+    return find_program("nginx")
+
+
+def nginx_missing_reason() -> str | None:
+    """None when nginx is installed, else a one-line reason with the install hint."""
+    return None if nginx_path() else not_installed("nginx (no `nginx` on PATH or in /usr/sbin)", NGINX_INSTALL_HINT)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"nginx exited with status {proc.returncode} before listening")
+        with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=0.2):
+            return
+        time.sleep(0.02)
+    raise RuntimeError(f"nginx did not listen on {HOST}:{port} within {timeout_s} s")
+
+
+class NginxServer:
+    """nginx serving ``root`` (same interface as :class:`RangeHTTPServer`).
+
+    Counters come from a JSON-lines access log; latency and bandwidth go through a
+    :class:`DelayProxy` in front. Symlinks are refused (``disable_symlinks on``), so nothing
+    outside the root can be served.
+    """
+
+    kind = "nginx"
+
+    def __init__(self, root: str | Path, *, latency_ms: float = 0.0, bandwidth: float | None = None) -> None:
+        _check_link(latency_ms, bandwidth)
+        self.executable = nginx_path()
+        if self.executable is None:
+            raise ServerUnavailable(nginx_missing_reason())
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise _spec_error(f"server root {str(root)!r} is not a directory")
+        self.latency_ms = float(latency_ms)
+        self.bandwidth = bandwidth
+        self._dir: Path | None = None
+        self._proc: subprocess.Popen | None = None
+        self._proxy: DelayProxy | None = None
+        self._offset = 0
+        self._cpu0 = 0.0
+        self._io0: int | None = 0
+        self.nginx_port = 0
+
+    def _config(self, port: int) -> str:
+        d = self._dir
+        assert d is not None
+        temps = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        temp = "\n".join(f"  {name}_temp_path {d / name};" for name in temps)
+        user = "user root root;" if os.geteuid() == 0 else ""
+        return f"""
+{user}
+daemon off;
+worker_processes 1;
+pid {d / 'nginx.pid'};
+error_log {d / 'error.log'} warn;
+events {{ worker_connections 4096; }}
+http {{
+  log_format iobench escape=json '{{"method":"$request_method","uri":"$uri","status":$status,'
+      '"body":$body_bytes_sent,"connection":$connection,"range":"$http_range"}}';
+  access_log {d / 'access.log'} iobench;
+{temp}
+  default_type application/octet-stream;
+  sendfile on;
+  tcp_nopush off;
+  tcp_nodelay on;
+  keepalive_timeout 300s;
+  keepalive_requests 1000000;
+  max_ranges 100000;
+  server_tokens off;
+  server {{
+    listen {HOST}:{port} backlog=1024;
+    root {self.root};
+    disable_symlinks on;
+    location / {{ autoindex off; }}
+  }}
+}}
+"""
+
+    @property
+    def url(self) -> str:
+        port = self._proxy.port if self._proxy else self.nginx_port
+        return f"http://{HOST}:{port}"
+
+    def url_for(self, path: str | Path) -> str:
+        return _url_for(self.url, self.root, path)
+
+    def start(self) -> NginxServer:
+        # marked as ours, so that stop() may delete it through scratch.remove_tree
+        self._dir = create_marked_dir(Path(tempfile.gettempdir()) / f"iobench-nginx-{uuid.uuid4().hex[:12]}")
+        for attempt in range(5):
+            self.nginx_port = _free_port()
+            (self._dir / "nginx.conf").write_text(self._config(self.nginx_port))
+            self._proc = subprocess.Popen(
+                [self.executable, "-p", str(self._dir), "-c", str(self._dir / "nginx.conf"),
+                 "-e", str(self._dir / "error.log")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            try:
+                _wait_for_port(self.nginx_port, self._proc)
+                break
+            except RuntimeError:
+                log = self._dir / "error.log"
+                err = log.read_text(errors="replace") if log.exists() else ""
+                self._kill()
+                if "Address already in use" not in err or attempt == 4:
+                    self.stop()
+                    raise RuntimeError(f"nginx failed to start: {err.strip()[-500:]}") from None
+        if self.latency_ms or self.bandwidth:
+            self._proxy = DelayProxy((HOST, self.nginx_port), latency_ms=self.latency_ms, bandwidth=self.bandwidth)
+        return self
+
+    def _kill(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        if self._proc is not None and self._proc.stderr:
+            self._proc.stderr.close()
+        self._proc = None
+
+    def stop(self) -> None:
+        """Stop the proxy and nginx and remove the config directory; safe to call twice."""
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None
+        self._kill()
+        if self._dir is not None:
+            remove_tree(self._dir, self._dir)
+            self._dir = None
+
+    def __enter__(self) -> NginxServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _log_lines(self) -> list[dict]:
+        if self._dir is None:
+            return []
+        log = self._dir / "access.log"
+        # nginx logs a request just after sending it: wait until the log stops growing
+        size, deadline = -1, time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            new = log.stat().st_size if log.exists() else 0
+            if new == size:
+                break
+            size = new
+            time.sleep(0.02)
+        if size <= self._offset:
+            return []
+        with open(log, "rb") as f:
+            f.seek(self._offset)
+            data = f.read(size - self._offset)
+        return [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+
+    def counters(self) -> ServerCounters:
+        tally = _Tally()
+        connections: set[int] = set()
+        for e in self._log_lines():
+            uri, method, status = e["uri"], e["method"], int(e["status"])
+            connections.add(int(e["connection"]))
+            body = int(e["body"])
+            if method == "HEAD" or status >= 300:
+                tally.request(uri, method, status, 0, body, 0)
+                continue
+            target = confine(self.root, uri)
+            size = target.stat().st_size if target is not None and target.is_file() else 0
+            ranges = parse_range_header(e["range"] or None, size) if status == 206 else None
+            if ranges:
+                tally.request(uri, method, status, len(ranges), body, sum(b - a for a, b in ranges))
+            else:
+                tally.request(uri, method, status, 1, body, body)
+        for _ in connections:
+            tally.connection()
+        cpu, io = self._usage()
+        io_delta = io - self._io0 if io is not None and self._io0 is not None else None
+        return replace(tally.snapshot(), cpu_s=cpu - self._cpu0, io_read_bytes=io_delta, max_in_flight=None)
+
+    def _usage(self) -> tuple[float, int | None]:
+        """CPU seconds and disk reads of nginx (master and workers); the proxy's threads are not included."""
+        pids = _process_tree(self._proc.pid) if self._proc is not None else []
+        cpu, io = 0.0, 0
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                cpu += _proc_cpu_s(pid)
+            got = _proc_read_bytes(pid)
+            io = None if got is None or io is None else io + got
+        return cpu, io
+
+    def reset(self) -> None:
+        if self._dir is not None:
+            self._log_lines()
+            log = self._dir / "access.log"
+            self._offset = log.stat().st_size if log.exists() else 0
+            self._cpu0, self._io0 = self._usage()

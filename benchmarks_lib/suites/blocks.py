@@ -1,0 +1,94 @@
+"""The data a timed write receives: a pool of blocks generated and hashed before any clock starts.
+
+A write is handed the dataset block by block along the first axis; :func:`block_step` sizes
+the blocks (whole chunks/shards, about 64 MiB) and :class:`BlockSource` holds them, so that
+nothing is generated or hashed while a write is timed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..datasets import Dataset, checksum_blocks
+from ..specs import ArraySpec, DimsSpec
+
+#: bytes of one generated block at most (whole chunks or shards round it up)
+BLOCK_TARGET = 64 * 2**20
+#: default size of the pool of generated blocks a write receives (beyond it the data is tiled)
+POOL_BYTES = 512 * 2**20
+
+
+def block_step(dims: DimsSpec, dtype: str, alignment: int = 1, target: int = BLOCK_TARGET) -> int:
+    """Entries along axis 0 per generated block: whole shards/chunks (and the writer's
+    alignment), about ``target`` bytes (64 MiB)."""
+    unit = math.lcm((dims.shards or dims.chunks)[0], alignment)
+    per_entry = math.prod(dims.shape[1:]) * np.dtype(dtype).itemsize
+    return max(unit, (min(target, BLOCK_TARGET) // max(1, per_entry * unit)) * unit)
+
+
+class BlockSource:
+    """The blocks a timed write receives, all generated and hashed before the clock starts.
+
+    ``prepare`` generates a pool of the dataset's first blocks, up to ``pool_bytes``. The
+    array written is that pool repeated along the first axis: block k is
+    ``pool[k % len(pool)]`` cut to the entries left, so data larger than the budget is
+    ``tiled`` and memory stays bounded at any size. ``checksum`` covers exactly the bytes
+    handed to the writer and ``region`` gives the expected content of any cutout, both taken
+    from the same pool; iterating only slices the pool.
+    """
+
+    def __init__(self, dataset: Dataset, step: int, pool_bytes: int = POOL_BYTES) -> None:
+        self.dataset, self.step, self.pool_bytes = dataset, step, pool_bytes
+        self._pool: list[np.ndarray] | None = None
+        self.checksum: str | None = None
+
+    @property
+    def tiled(self) -> bool:
+        return len(self._prepared_pool()) * self.step < self.dataset.shape[0]
+
+    def _prepared_pool(self) -> list[np.ndarray]:
+        if self._pool is None:
+            raise RuntimeError("BlockSource.prepare() must run before the timed region")
+        return self._pool
+
+    def prepare(self) -> BlockSource:
+        """Generate the pool and hash the whole written sequence now (before any timed region)."""
+        if self._pool is None:
+            pool, size = [], 0
+            for _, block in self.dataset.blocks(self.step):
+                pool.append(block)
+                size += block.nbytes
+                if size >= self.pool_bytes:
+                    break
+            self._pool = pool
+            self.checksum = checksum_blocks(block for _, block in self)
+        return self
+
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
+        pool, n = self._prepared_pool(), self.dataset.shape[0]
+        for k, offset in enumerate(range(0, n, self.step)):
+            yield offset, pool[k % len(pool)][: min(self.step, n - offset)]
+
+    def region(self, index: tuple[slice, ...]) -> np.ndarray:
+        """The written array's values in ``index`` (slices, step 1), assembled from the pool."""
+        pool = self._prepared_pool()
+        index = tuple(slice(*sl.indices(n)[:2]) for sl, n in zip(index, self.dataset.shape, strict=True))
+        first, rest = index[0], index[1:]
+        parts, row = [], first.start
+        while row < first.stop:
+            k, within = divmod(row, self.step)
+            take = min(self.step - within, first.stop - row)
+            parts.append(pool[k % len(pool)][(slice(within, within + take), *rest)])
+            row += take
+        if not parts:
+            return np.empty((0, *(sl.stop - sl.start for sl in rest)), dtype=self.dataset.dtype)
+        return np.concatenate(parts)
+
+
+def block_indices(spec: ArraySpec, step: int) -> list[tuple[slice, ...]]:
+    """The full array as consecutive blocks of ``step`` entries along the first axis."""
+    rest = tuple(slice(0, n) for n in spec.shape[1:])
+    return [(slice(start, min(start + step, spec.shape[0])), *rest) for start in range(0, spec.shape[0], step)]
