@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from .chapters.common import ceiling_table
 from .records import load_run
-from .report import ceiling_table
 from .specs import SpecError, parse_profile
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -128,7 +128,7 @@ def progress_reporter():
 
 def print_run(df, suite_name: str, title: str) -> None:
     """The ceiling, the suite's own summary table and the failed cases of a run."""
-    from .report import ceiling_table, failures, generic_summary
+    from .chapters.common import ceiling_table, failures, generic_summary
     from .suites import get_suite
 
     suite = get_suite(suite_name)
@@ -173,8 +173,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from .chapters.common import compare_runs
     from .records import find_run, load_run
-    from .report import compare_runs
 
     a, _ = load_run(find_run(args.results_dir, args.run_a))
     b, _ = load_run(find_run(args.results_dir, args.run_b))
@@ -208,7 +208,7 @@ def cmd_ceiling(args: argparse.Namespace) -> int:
 
     from .availability import find_program, not_installed
     from .ceiling import run_fio
-    from .report import ceiling_table
+    from .chapters.common import ceiling_table
     from .runner import run_suite
     from .scratch import claim_scratch, remove_tree
     from .specs import parse_size

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks_lib import plots_cache, rootio, scratch, servers
+from benchmarks_lib import rootio, scratch, servers
+from benchmarks_lib.chapters import cache as chapter
 from benchmarks_lib.measure.fresh import FreshProcessError
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame
 from benchmarks_lib.specs import SpecError
@@ -253,22 +254,22 @@ def test_figures_table_and_conclusion(rows):
     import matplotlib.pyplot as plt
 
     df = to_frame([{"schema_version": SCHEMA_VERSION, **r} for r in rows])
-    for figure in (plots_cache.transactions, plots_cache.times, plots_cache.time_vs_latency, plots_cache.memory,
-                   plots_cache.zarr_amplification, plots_cache.server_cpu):
+    for figure in (chapter.transactions, chapter.times, chapter.time_vs_latency, chapter.memory,
+                   chapter.zarr_amplification, chapter.server_cpu):
         fig = figure(df)
         assert fig.axes
         plt.close(fig)
-    text = plots_cache.conclude(df)
+    text = chapter.conclusion(df)
     assert text.startswith("### What this run shows")
     assert "the server" in text.lower() and "bottleneck" in text  # the server's share is always stated
-    shares = plots_cache.server_rows(df)["server_share"]
+    shares = chapter.server_rows(df)["server_share"]
     assert not shares.empty and (shares >= 0).all()
     if HAVE_ROOT:
-        table = plots_cache.seed004_table(df)
+        table = chapter.summary(df)
         assert {"Avg RES memory", "Avg REAL time", "Avg CPU time", "Read"} <= set(table.columns)
         assert table["Read"].str.contains("transactions").all()
         assert "TTreeCache" in text and "Local files" in text
-    assert plots_cache.conclude(df.iloc[0:0]).startswith("No measurements")
+    assert chapter.conclusion(df.iloc[0:0]).startswith("No measurements")
 
 
 @needs_root

@@ -51,7 +51,7 @@ def test_fio_cross_check(workdir):
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed (apt-get install fio)")
     from benchmarks_lib.ceiling import run_fio
-    from benchmarks_lib.report import ceiling_table
+    from benchmarks_lib.chapters.common import ceiling_table
     from benchmarks_lib.runner import run_suite
 
     size = 64 * 2**20

@@ -13,13 +13,12 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from benchmarks_lib import plots
-from benchmarks_lib import plots_threads as pt
+from benchmarks_lib.chapters import threads as pt
+from benchmarks_lib.chapters import writers
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame
 
 MB = 10**6
 SKEWED = [1.0, 1.1, 1.2, 1.0, 1.05, 9.0]
-PLOT_MODULES = ["plots.py", "plots_compression.py", "plots_threads.py", "plots_cache.py"]
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
@@ -39,17 +38,19 @@ def _threads(times: dict[int, list[float]], cores: int = 8) -> pd.DataFrame:
 
 
 def test_every_seaborn_call_names_its_estimator():
-    root = Path(plots.__file__).parent
+    root = Path(writers.__file__).parent
     call = re.compile(r"sns\.(barplot|pointplot|lineplot|catplot|relplot)\(")
-    for name in PLOT_MODULES:
-        for line in (root / name).read_text().splitlines():
+    modules = sorted(root.glob("*.py"))
+    assert {"writers.py", "compression.py", "threads.py", "cache.py"} <= {m.name for m in modules}
+    for module in modules:
+        for line in module.read_text().splitlines():
             if call.search(line):
-                assert "estimator=" in line, f"{name}: {line.strip()}"
+                assert "estimator=" in line, f"{module.name}: {line.strip()}"
 
 
 def test_median_bars_draw_the_median_not_the_mean():
     df = _frame(_writes("zarrs", SKEWED) + _writes("zarrs", [0.5], nbytes=400 * MB) + _writes("wkw", [2.0, 2.1]))
-    fig = plots.median_bars(df)
+    fig = writers.median_bars(df)
     ax = fig.axes[0]
     widths = {t.get_text(): p.get_width() for t, p in zip(ax.get_yticklabels(), ax.patches, strict=False)}
     gbps = [0.1 / t for t in SKEWED]
@@ -61,7 +62,7 @@ def test_median_bars_draw_the_median_not_the_mean():
 
 def test_write_lines_draw_the_median():
     df = _frame(_writes("zarrs", SKEWED))
-    fig = plots.write_gbps_vs_size(df)
+    fig = writers.write_gbps_vs_size(df)
     line = next(ln for ln in fig.axes[0].get_lines() if len(ln.get_ydata()) == 1 and ln.get_marker() == "o")
     assert line.get_ydata()[0] == pytest.approx(np.median([0.1 / t for t in SKEWED]))
     assert "median" in fig.axes[0].get_ylabel()
@@ -73,8 +74,8 @@ def test_amdahl_needs_three_thread_counts():
     table = pt.amdahl_table(two)
     assert table["serial fraction"].isna().all()
     assert "2 distinct thread count(s) up to the 8 cores" in table["reason"].iloc[0]
-    assert "No Amdahl fit for zarrs write" in pt.conclude_threads(two)
-    fig = pt.plot_speedup(two)  # the curve is still drawn
+    assert "No Amdahl fit for zarrs write" in pt.conclusion(two)
+    fig = pt.speedup(two)  # the curve is still drawn
     assert fig.axes[0].get_lines() and "no Amdahl fit" in fig.axes[0].get_title()
     plt.close(fig)
 
@@ -88,11 +89,11 @@ def test_amdahl_needs_three_thread_counts():
 
 def test_thread_figures_draw_the_median_with_its_interval():
     df = _threads({1: SKEWED, 2: [0.6, 0.61, 0.59]})
-    summary = pt.thread_summary(df)
+    summary = pt.scaling_table(df)
     one = summary[summary["threads"] == 1].iloc[0]
     assert one["median_s"] == pytest.approx(np.median(SKEWED)) and one["n"] == 6
     assert one["ci_lo_s"] <= one["median_s"] <= one["ci_hi_s"]
-    fig = pt.plot_time_vs_threads(df)
+    fig = pt.time_vs_threads(df)
     line = next(ln for ln in fig.axes[0].get_lines() if len(ln.get_ydata()) == 2)
     assert line.get_ydata()[0] == pytest.approx(np.median(SKEWED))
     assert "median" in fig.axes[0].get_ylabel()
@@ -105,7 +106,16 @@ def test_thread_conclusion_ranks_stores_only_on_the_same_codec():
                  "nbytes": 100 * MB, "elapsed_s": t, "cores": 8}
                 for b, c, ts in (("a", "zstd:3", [1.0, 1.01, 0.99]), ("b", codec_b, [2.0, 2.01, 1.99]))
                 for i, t in enumerate(ts)]
-        return pt.conclude_threads(_frame(rows))
+        return pt.conclusion(_frame(rows))
 
     assert "not ranked" in run("lz4") and "ahead of" not in run("lz4")
     assert "ahead of the next, b" in run("zstd:3")
+
+
+def test_thread_summary_names_the_thread_counts_above_the_ceiling():
+    df = _threads({1: [1.0, 1.01, 0.99], 2: [0.6, 0.61, 0.59]})  # 0.1 and 0.17 GB/s
+    ceiling = _frame([{"suite": "threads", "backend": "ceiling", "operation": "write_nofsync", "iteration": i,
+                       "nbytes": 100 * MB, "elapsed_s": t} for i, t in enumerate([0.8, 0.8, 0.8])])  # 0.125 GB/s
+    table = pt.summary(pd.concat([ceiling, df], ignore_index=True))
+    assert table.set_index("side").loc["write", "above ceiling (threads)"] == "2"
+    assert pt.summary(df)["above ceiling (threads)"].eq("-").all()  # no ceiling measured: nothing to flag

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks_lib import report
+from benchmarks_lib.chapters import common, writers
 from benchmarks_lib.records import SCHEMA_VERSION
 from benchmarks_lib.records import to_frame as _to_frame
 from benchmarks_lib.stats import median_ci
@@ -40,7 +40,7 @@ NOISY = [0.6, 3.0, 1.5, 2.5, 1.0]
 
 def test_summary_states_median_ci_and_n_not_mean():
     df = to_frame(_ceiling() + _writes("zarr-python", "blosc-lz4:5:shuffle", SKEWED))
-    table = report.writers_summary(df)
+    table = writers.summary(df)
     cell = table.loc["bandwidth (GB/s, median [95% CI])", "zarr-python"]
     gbps = [0.1 / t for t in SKEWED]
     med, lo, hi, _ = median_ci(gbps)
@@ -54,7 +54,7 @@ def test_summary_states_median_ci_and_n_not_mean():
 def test_summary_compares_the_size_every_backend_finished():
     df = to_frame(_writes("a", "lz4", FAST, nbytes=100 * MB) + _writes("a", "lz4", FAST, nbytes=400 * MB)
                   + _writes("b", "lz4", SLOW, nbytes=100 * MB))
-    table = report.writers_summary(df)
+    table = writers.summary(df)
     assert table.loc["size (MB)", "a"] == table.loc["size (MB)", "b"] == "100.0"
 
 
@@ -62,7 +62,7 @@ def test_conclusion_refuses_to_rank_different_codecs_and_names_raw_the_baseline(
     df = to_frame(_ceiling() + _writes("raw", "none", FAST, threads=1) + _writes("wkw", "lz4", SLOW, threads=1)
                   + _writes("ome-writers:tensorstore", "blosc-lz4:5:bitshuffle", FAST)
                   + _writes("h5py", "blosc-lz4:5:shuffle", SLOW, threads=1))
-    text = report.writers_conclusion(df)
+    text = writers.conclusion(df)
     assert "ahead" not in text and "fastest" not in text
     assert text.count("not ranked") == 4  # three lone codecs and the baseline
     assert "raw (uncompressed, not ranked)" in text
@@ -73,11 +73,11 @@ def test_conclusion_refuses_to_rank_different_codecs_and_names_raw_the_baseline(
 def test_conclusion_ranks_only_separable_equals():
     codec = "blosc-lz4:5:shuffle"
     df = to_frame(_writes("a", codec, FAST) + _writes("b", codec, SLOW) + _writes("c", codec, NOISY))
-    text = report.writers_conclusion(df)
+    text = writers.conclusion(df)
     line = next(x for x in text.splitlines() if x.startswith("- **write**"))
     assert line.index("- **write**") < line.index(" a ") < line.index(" c ") < line.index(" b ")
     assert "not separable" in line  # a vs c and c vs b overlap
-    text = report.writers_conclusion(to_frame(_writes("a", codec, FAST) + _writes("b", codec, SLOW)))
+    text = writers.conclusion(to_frame(_writes("a", codec, FAST) + _writes("b", codec, SLOW)))
     assert "ahead (2.00x) of b" in text and "not separable" not in text.split("\n", 1)[1]
 
 
@@ -85,7 +85,7 @@ def test_conclusion_keeps_sizes_and_fsync_apart():
     codec = "lz4"
     df = to_frame(_writes("a", codec, FAST, nbytes=100 * MB) + _writes("a", codec, FAST, nbytes=400 * MB)
                   + _writes("b", codec, SLOW, nbytes=100 * MB) + _writes("c", codec, FAST, fsync=False))
-    lines = [x for x in report.writers_conclusion(df).splitlines() if x.startswith("- **write**")]
+    lines = [x for x in writers.conclusion(df).splitlines() if x.startswith("- **write**")]
     assert len(lines) == 2
     synced = next(x for x in lines if "fsync included" in x)
     assert "100 MB" in synced and "ahead" in synced and " c " not in synced
@@ -95,21 +95,51 @@ def test_conclusion_keeps_sizes_and_fsync_apart():
 
 def test_always_sharded_writer_is_labelled():
     df = to_frame(_writes("acquire-zarr", "blosc-lz4:5:shuffle", FAST))
-    assert "one chunk per shard" in report.writers_summary(df).loc["note", "acquire-zarr"]
+    assert "one chunk per shard" in writers.summary(df).loc["note", "acquire-zarr"]
     rows = pd.DataFrame({"backend": ["acquire-zarr", "acquire-zarr", "zarr-python"],
                          "layout": ["unsharded 64", "sharded 128/32", "unsharded 64"]})
-    assert report.label_layouts(rows)["layout"].tolist() == ["unsharded 64 (1 chunk per shard)", "sharded 128/32",
+    assert writers.label_layouts(rows)["layout"].tolist() == ["unsharded 64 (1 chunk per shard)", "sharded 128/32",
                                                              "unsharded 64"]
 
 
 @pytest.mark.parametrize(("codec", "shuffle"), [("blosc-zstd:3:bitshuffle", "bitshuffle"), ("blosc-lz4:5:noshuffle",
                          "no shuffle"), ("blosc-lz4", "shuffle"), ("zstd:3", "no shuffle"), (None, "no shuffle")])
 def test_shuffle_of(codec, shuffle):
-    assert report.shuffle_of(codec) == shuffle
+    assert common.shuffle_of(codec) == shuffle
 
 
 def test_generic_summary_does_not_pool_codecs():
     df = to_frame(_writes("a", "lz4", FAST) + _writes("a", "zstd:3", SLOW))
-    out = report.generic_summary(df)
+    out = common.generic_summary(df)
     assert len(out) == 2 and set(out["codec"]) == {"lz4", "zstd:3"}
     assert (out["95% CI lo s"] <= out["median s"]).all() and (out["n"] == 5).all()
+
+
+def test_a_throughput_above_the_ceiling_is_flagged_as_noise_not_presented_as_a_result():
+    # the raw write + fsync ceiling moves 100 MB in 0.05 s (2 GB/s); "fast" claims 5 GB/s: 250% of it
+    df = to_frame(_ceiling() + _writes("fast", "lz4", [0.02, 0.021, 0.019]) + _writes("slow", "lz4", SLOW))
+    table = writers.summary(df)
+    assert "above the ceiling: noise or caching" in table.loc["% of raw write ceiling (median)", "fast"]
+    assert "above" not in table.loc["% of raw write ceiling (median)", "slow"]
+    high = common.above_ceiling(df)
+    assert high["backend"].tolist() == ["fast"] and high["iterations above"].iloc[0] == "3 of 3"
+    assert high["ceiling"].iloc[0] == "write_fsync" and high["% of ceiling (median)"].iloc[0] == "250%"
+    problems = writers.problems(df)
+    assert "1 point(s) above this machine's ceiling" in problems and "| fast |" in problems
+    assert "slow" not in problems
+    assert "250% of this machine's ceiling (above the ceiling" in writers.conclusion(df)
+    # a store that compressed 4:1 moved a quarter of the bytes: 62% of the disk's ceiling, a real result
+    packed = to_frame(_ceiling() + _writes("fast", "lz4", [0.02, 0.021, 0.019], compression_ratio=4.0))
+    assert common.above_ceiling(packed).empty
+    assert "above" not in writers.summary(packed).loc["% of raw write ceiling (median)", "fast"]
+
+
+def test_problems_lists_errors_skips_and_unproven_cold_reads():
+    ok = _writes("a", "lz4", FAST)
+    assert common.problems(to_frame(ok)).startswith("No errors, no skipped cases")
+    bad = [{**ok[0], "iteration": 9, "status": "error", "reason": "Traceback\nboom | <here>"},
+           {**ok[0], "backend": "b", "status": "skip", "reason": "not installed"},
+           {**ok[0], "operation": "read_cold", "test": "read", "cache_state": "cold_unverified"}]
+    text = common.problems(to_frame(ok + bad))
+    assert "1 error row(s)" in text and "Traceback" in text and "boom" not in text
+    assert "| b |" in text and "not installed" in text and "1 read(s) are `cold_unverified`" in text

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from conftest import assert_refused_naming_the_value
 
-from benchmarks_lib.plots_threads import amdahl_speedup, fit_amdahl
+from benchmarks_lib.chapters.threads import amdahl_speedup, fit_amdahl
 from benchmarks_lib.records import to_frame
 from benchmarks_lib.scratch import create_marked_dir
 from benchmarks_lib.specs import SpecError
@@ -173,7 +173,7 @@ def test_the_fsync_policy_is_the_same_syncfs_for_every_contender(tmp_path):
         assert methods["zarr-python"] == ("syncfs", True)
     assert methods["blosc"] == ("none", False)  # in memory: nothing to flush
     # the figure's write ceiling follows the policy: the raw write that paid the same syncfs
-    from benchmarks_lib.plots_compression import write_ceiling_op
+    from benchmarks_lib.chapters.common import write_ceiling_op
 
     frame = pd.DataFrame(rows).assign(backend=lambda d: d["contender"])
     assert write_ceiling_op(frame) == ("write_fsync" if "zarr-python" in AVAILABLE else "write_nofsync")
@@ -193,18 +193,17 @@ def test_summary_and_conclusion_from_a_tiny_run(tiny_run: pd.DataFrame):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from benchmarks_lib import plots_threads as pt
+    from benchmarks_lib.chapters import threads as pt
 
-    summary = pt.thread_summary(tiny_run)
+    summary = pt.scaling_table(tiny_run)
     assert (summary[summary["threads"] == 1]["speedup"] == 1).all()
     table = pt.amdahl_table(tiny_run)
     assert set(table["contender"]) == AVAILABLE
     assert table["serial fraction"].isna().all()  # two thread counts: no fit, and the reason says why
     assert table["reason"].str.contains("distinct thread count").all()
-    text = pt.conclude_threads(tiny_run)
+    text = pt.conclusion(tiny_run)
     assert "usable cores" in text and "No Amdahl fit" in text
-    for fig in (pt.plot_time_vs_threads(tiny_run), pt.plot_throughput_vs_threads(tiny_run, {"read_cold": 1.0}),
-                pt.plot_speedup(tiny_run)):
+    for fig in (pt.time_vs_threads(tiny_run), pt.throughput_vs_threads(tiny_run), pt.speedup(tiny_run)):
         assert fig.axes
         plt.close(fig)
 

@@ -35,9 +35,9 @@ import numpy as np
 
 from ..adapters import backend_status, expand_backends, make_adapter
 from ..adapters.base import Adapter
+from ..chapters.writers import summary as writers_summary
 from ..datasets import DATASETS, Dataset, checksum_array, checksum_blocks
 from ..measure import disk_usage
-from ..report import writers_summary
 from ..specs import (
     ArraySpec,
     Dim,

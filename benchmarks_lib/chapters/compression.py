@@ -1,4 +1,4 @@
-"""Figures, tables and the conclusion of the compression chapter, from a records DataFrame.
+"""The compression chapter: what a higher level or another codec costs and buys (seed 002).
 
 A *point* is one (contender, dataset, codec setting); its time is the median over its
 iterations, its speed the uncompressed bytes over that time (MB = 10^6 bytes), its ratio
@@ -11,16 +11,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
-from .plots import CEILING_LABELS, empty_figure, log_axis
-from .report import failures, ok_rows
+from .common import (
+    MB,
+    SIDE,
+    ceiling_gbps,
+    ceiling_mark,
+    error_warning,
+    ok_rows,
+    problems,
+    run_header,
+    with_ceiling_fraction,
+    write_ceiling_op,
+)
+from .style import draw_ceilings, empty_figure, log_axis, plt, ratio_log_axis, sns, subplots
 
-MB = 1e6
-SIDE = {"write": "write", "encode": "write", "read": "read", "decode": "read"}
 SPEEDS = ("write_mbps", "read_mbps")
 POINT_KEYS = ["backend", "dataset", "codec"]
 #: ceiling operations drawn on throughput axes, per side
@@ -54,26 +61,14 @@ def summarize_points(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def ceilings_mbps(ceiling: dict[str, float] | None) -> dict[str, float]:
-    """Ceiling GB/s (``report.ceiling_gbps``) as MB/s; empty for None."""
-    return {op: gbps * 1e3 for op, gbps in (ceiling or {}).items() if gbps and np.isfinite(gbps)}
+TIMES = ("write: the store (or the .vtu / zvtk file) written to the page cache, no fsync unless FSYNC; read: "
+         "back cold after a checked page-cache eviction, verified; a point stops repeating once its timed seconds "
+         "reach TIME_CAP_S")
 
 
-def write_ceiling_op(df: pd.DataFrame) -> str:
-    """The raw-write ceiling that matches the contenders' fsync policy (a syncfs in their timed writes)."""
-    rows = df[df["backend"] != "ceiling"] if "backend" in df else df
-    policy = "sync_method" in rows and rows["sync_method"].astype("string").str.contains("syncfs").fillna(False).any()
-    return "write_fsync" if policy else "write_nofsync"
-
-
-def draw_ceilings(ax: plt.Axes, ceiling: dict[str, float] | None, ops: tuple[str, ...], *, vertical: bool) -> None:
-    """Dashed lines at the ceilings' MB/s (``ceiling``: GB/s per operation, or None for none)."""
-    values = ceilings_mbps(ceiling)
-    colors = sns.color_palette("Greys", len(ops) + 2)[2:]
-    for op, color in zip(ops, colors, strict=False):
-        if op in values:
-            line = ax.axvline if vertical else ax.axhline
-            line(values[op], ls="--", lw=1, color=color, label=f"ceiling: {CEILING_LABELS.get(op, op)}")
+def header(result) -> str:
+    """The run header of this chapter (markdown)."""
+    return run_header(result, TIMES)
 
 
 # -- seed 002's two figures -----------------------------------------------------------------
@@ -83,12 +78,12 @@ def zvtk_levels(df: pd.DataFrame) -> pd.DataFrame:
     return points[points["backend"] == "zvtk"].sort_values("level").reset_index(drop=True)
 
 
-def plot_zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
+def zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
     """Seed 002, figure 1: write time (log) and compression ratio vs zstd level, on twin axes."""
     z = zvtk_levels(df)
     if z.empty:
         return empty_figure("zvtk levels")
-    fig, ax1 = plt.subplots(figsize=(11, 4.5))
+    fig, ax1 = subplots(figsize=(11, 4.5))
     ax1.plot(z["level"], z["write_s"], marker="o", color="tab:blue", label="write time (median)")
     log_axis(ax1, "y")
     ax1.set_xlabel("zstd compression level")
@@ -107,15 +102,15 @@ def plot_zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def plot_zvtk_throughput(df: pd.DataFrame, ceiling: dict[str, float] | None = None) -> plt.Figure:
-    """Seed 002, figure 2: write and cold-read MB/s vs level, with the disk ceiling when given."""
+def zvtk_throughput(df: pd.DataFrame) -> plt.Figure:
+    """Seed 002, figure 2: write and cold-read MB/s vs level, with the disk ceilings of the same run."""
     z = zvtk_levels(df)
     if z.empty:
         return empty_figure("zvtk levels")
-    fig, ax = plt.subplots(figsize=(11, 4.5))
+    fig, ax = subplots(figsize=(11, 4.5))
     ax.plot(z["level"], z["write_mbps"], marker="o", label="write")
     ax.plot(z["level"], z["read_mbps"], marker="o", label="read (cold)")
-    draw_ceilings(ax, ceiling, ("read_cold", write_ceiling_op(df)), vertical=False)
+    draw_ceilings(ax, ceiling_gbps(df), ("read_cold", write_ceiling_op(df)), unit="MB/s")
     vtu = summarize_points(df)
     vtu = vtu[vtu["backend"] == "vtu"]
     for _, row in vtu.iterrows():
@@ -131,16 +126,6 @@ def plot_zvtk_throughput(df: pd.DataFrame, ceiling: dict[str, float] | None = No
 
 
 # -- Pareto front -------------------------------------------------------------------------
-def _ratio_log_axis(ax: plt.Axes) -> None:
-    """Log y axis labelled 1, 2, 5, 10, 20 ... (ratios read better as plain numbers)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-
-
 def pareto_front(df: pd.DataFrame, speed: str = "write_mbps", *, in_memory: bool = False) -> pd.DataFrame:
     """Points no other point of the same dataset beats on both compression ratio and ``speed``.
 
@@ -169,8 +154,9 @@ def pareto_front(df: pd.DataFrame, speed: str = "write_mbps", *, in_memory: bool
     return pd.concat(fronts).reset_index(drop=True)
 
 
-def pareto_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The Pareto-optimal stores per dataset, on the write or the read front (or both)."""
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """The chapter's table: the Pareto-optimal stores per dataset, on the write or the read front (or both),
+    and which of their speeds passed this machine's ceiling on the bytes that moved (noise or caching)."""
     points = summarize_points(df)
     if points.empty:
         return pd.DataFrame()
@@ -186,19 +172,33 @@ def pareto_table(df: pd.DataFrame) -> pd.DataFrame:
         "ratio": table["compression_ratio"].round(2), "write MB/s": table["write_mbps"].round(0),
         "read MB/s": table["read_mbps"].round(0), "Pareto front": front,
     })
+    out["above ceiling"] = _above_ceiling_sides(df, out)
     return out.sort_values(["dataset", "write MB/s"], ascending=[True, False]).reset_index(drop=True)
 
 
-def plot_pareto(df: pd.DataFrame, ceiling: dict[str, float] | None = None, speed: str = "write_mbps") -> plt.Figure:
-    """Ratio vs speed for every point, one panel per dataset; the front joined; ceilings as lines."""
+def _above_ceiling_sides(df: pd.DataFrame, table: pd.DataFrame) -> list[str]:
+    """Per row of ``table``: the sides (write, read) whose median passed the ceiling, or ``-``."""
+    rows = with_ceiling_fraction(ok_rows(df))
+    rows = rows[(rows["backend"] != "ceiling") & rows["operation"].isin(list(SIDE))]
+    above: dict[tuple, list[str]] = {}
+    for (backend, dataset, codec, op), part in rows.groupby([*POINT_KEYS, "operation"], dropna=False):
+        if ceiling_mark(part):
+            above.setdefault((backend, dataset, codec), []).append(SIDE[op])
+    return [", ".join(above.get(key, [])) or "-"
+            for key in zip(table["contender"], table["dataset"], table["codec"], strict=True)]
+
+
+def pareto(df: pd.DataFrame, speed: str = "write_mbps") -> plt.Figure:
+    """Ratio vs speed for every point, one panel per dataset; the front joined; the run's ceilings as lines."""
     points = summarize_points(df).dropna(subset=[speed, "compression_ratio"])
     if points.empty:
         return empty_figure("Pareto front")
     datasets = sorted(points["dataset"].unique())
     cols = min(3, len(datasets))
     rows_n = int(np.ceil(len(datasets) / cols))
-    fig, axes = plt.subplots(rows_n, cols, figsize=(5.2 * cols, 4.2 * rows_n), squeeze=False)
+    fig, axes = subplots(rows_n, cols, figsize=(5.2 * cols, 4.2 * rows_n), squeeze=False)
     front = pareto_front(points, speed)
+    ceiling = ceiling_gbps(df)
     backends = sorted(points["backend"].unique())
     palette = dict(zip(backends, sns.color_palette("tab10", len(backends)), strict=False))
     if "codec_family" not in points:
@@ -216,11 +216,11 @@ def plot_pareto(df: pd.DataFrame, ceiling: dict[str, float] | None = None, speed
         for _, row in f.iterrows():
             ax.annotate(f"{row['backend']} {row['codec']}", (row[speed], row["compression_ratio"]), fontsize=6,
                         xytext=(3, 3), textcoords="offset points")
-        draw_ceilings(ax, ceiling, CEILING_OPS[speed], vertical=True)
+        draw_ceilings(ax, ceiling, CEILING_OPS[speed], unit="MB/s", vertical=True)
         wide = part["compression_ratio"].max() / max(part["compression_ratio"].min(), 1e-9) > 4
         log_axis(ax, "x")
         if wide:
-            _ratio_log_axis(ax)
+            ratio_log_axis(ax)
         ax.set(title=name, xlabel=f"{speed.split('_')[0]} MB/s (log; median over iterations)",
                ylabel="compression ratio" + (" (log)" if wide else ""))
     for ax in list(axes.flat)[len(datasets):]:
@@ -244,8 +244,8 @@ def mesh_rendering(n: int = 16, seed: int = 42, out_dir: str | Path | None = Non
     """
     from IPython.display import Image, Markdown
 
-    from .meshes import render_mesh_png
-    from .scratch import make_temp_scratch, remove_tree
+    from ..meshes import render_mesh_png
+    from ..scratch import make_temp_scratch, remove_tree
 
     where = Path(out_dir) if out_dir else make_temp_scratch("iobench-render-")
     try:
@@ -264,7 +264,7 @@ def _fmt_point(row: pd.Series) -> str:
             f"write {row['write_mbps']:.0f} MB/s, read {row['read_mbps']:.0f} MB/s)")
 
 
-def conclude_compression(df: pd.DataFrame) -> str:
+def conclusion(df: pd.DataFrame) -> str:
     """A short markdown conclusion computed from the run: zvtk's best levels, vtu, the Pareto picks."""
     points = summarize_points(df)
     lines: list[str] = []
@@ -304,23 +304,9 @@ def conclude_compression(df: pd.DataFrame) -> str:
     if len(points):
         lines.append(f"- Round trips verified: {int(verified.sum())} of {len(points)} points "
                      "(exact mesh equality or array checksum).")
-    bad = failures(df)
-    if not bad.empty:
-        lines.append(f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}")
+    lines += error_warning(df)
     return "\n".join(lines) if lines else "No successful measurements to compare."
 
 
-__all__ = [
-    "ceilings_mbps",
-    "conclude_compression",
-    "draw_ceilings",
-    "mesh_rendering",
-    "pareto_front",
-    "pareto_table",
-    "plot_pareto",
-    "plot_zvtk_throughput",
-    "plot_zvtk_time_and_ratio",
-    "summarize_points",
-    "write_ceiling_op",
-    "zvtk_levels",
-]
+__all__ = ["conclusion", "header", "mesh_rendering", "pareto", "pareto_front", "problems", "summarize_points",
+           "summary", "zvtk_levels", "zvtk_throughput", "zvtk_time_and_ratio"]

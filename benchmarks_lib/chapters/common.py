@@ -1,8 +1,9 @@
-"""Tables and conclusions computed from a records DataFrame (no plotting here).
+"""What every chapter shares: ceilings, failures and skips, like-for-like ranking, the run header.
 
 Every throughput is put next to the machine's own ceiling from the same run: writes against
 the raw sequential write (with fsync when the figure includes fsync), cold reads against
-the raw cold read, warm reads against memcpy.
+the raw cold read, warm reads against memcpy. A throughput above that ceiling is not a result
+but noise or caching, and ``above_ceiling``/``problems`` say so. No plotting here.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .stats import format_point, format_values, rankable, summarize
+from ..stats import format_point, median_ci, rankable, summarize
 
+MB = 1e6
+#: operations of the compression and thread suites -> the side they count for (encode/decode: in memory)
+SIDE = {"write": "write", "encode": "write", "read": "read", "decode": "read"}
 WRITE_OPS = ("total", "write", "append_total", "append_step")
 COLD_READ_OPS = ("read_cold", "read_region_cold")
 
@@ -67,14 +71,6 @@ def ceiling_table(df: pd.DataFrame) -> pd.DataFrame:
                          "n": g.size()}).reset_index()
 
 
-def _fmt(value: float | None, fmt: str) -> str:
-    return "-" if value is None or pd.isna(value) else fmt.format(value)
-
-
-def _ci(values: pd.Series, fmt: str = "{:.3g}", scale: float = 1.0) -> str:
-    """Median [95% CI] (n=...) of ``values`` (times ``scale``), or ``-``."""
-    return format_values(values.dropna().astype("float64"), fmt, scale)
-
 
 def shuffle_of(codec: str | None) -> str:
     """The byte/bit shuffle a codec string applies (``blosc-lz4:5:bitshuffle`` -> ``bitshuffle``)."""
@@ -105,92 +101,6 @@ def layout_note(backend: str, layout: str | None = None) -> str:
     return note
 
 
-def label_layouts(rows: pd.DataFrame) -> pd.DataFrame:
-    """``layout`` with ``(1 chunk per shard)`` added where an always-sharding writer wrote "unsharded"."""
-    if "layout" not in rows or rows.empty:
-        return rows
-    mask = rows["backend"].isin(list(ALWAYS_SHARDED)) & rows["layout"].astype(str).str.startswith("unsharded")
-    return rows.assign(layout=rows["layout"].where(~mask, rows["layout"].astype(str) + " (1 chunk per shard)"))
-
-
-def common_size(w: pd.DataFrame) -> float | None:
-    """The largest ``nbytes`` every backend's write test finished (None when they share none)."""
-    sizes = [set(part["nbytes"].dropna()) for _, part in w.groupby("backend")]
-    common = set.intersection(*sizes) if sizes else set()
-    return max(common) if common else None
-
-
-def writers_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Backends as columns: codec, shuffle, threads, fsync, then median [95% CI] (n) per metric.
-
-    Times and bandwidths are those of the largest size that every backend finished (stated in
-    the ``size`` row), so the columns compare the same bytes.
-    """
-    df = with_ceiling_fraction(df)
-    rows = ok_rows(df)
-    rows = rows[rows["suite"] == "writers"] if "suite" in rows else rows
-    backends = [b for b in dict.fromkeys(df["backend"]) if b != "ceiling"]
-    writes = rows[(rows["operation"] == "total") & (rows.get("test") == "write")] if "test" in rows else rows.iloc[0:0]
-    common = common_size(writes[writes["backend"] != "ceiling"])
-    table: dict[str, dict[str, str]] = {}
-    for backend in backends:
-        b = rows[rows["backend"] == backend]
-        col: dict[str, str] = {}
-        w = b[b.get("test", pd.Series(dtype=str)) == "write"] if "test" in b else b.iloc[0:0]
-        if not w.empty:
-            totals = w[w["operation"] == "total"]
-            size = common if common is not None else totals["nbytes"].max()
-            at = w[w["nbytes"] == size]
-            total = at[at["operation"] == "total"]
-            codecs = sorted(set(w["codec"].dropna()))
-            col["codec"] = ", ".join(codecs) or "-"
-            col["shuffle"] = ", ".join(sorted({shuffle_of(c) for c in codecs})) or "-"
-            col["threads"] = threads_of(total)
-            col["fsync in time"] = "yes (writer's own)" if total.get("writer_fsyncs", pd.Series(dtype=bool)).any() \
-                else ("yes" if total["fsync_included"].fillna(False).astype(bool).any() else "no")
-            col["note"] = layout_note(backend) or ("baseline (uncompressed)" if backend == "raw" else "")
-            col["size (MB)"] = _fmt(size / 1e6 if size is not None else None, "{:.1f}") + \
-                ("" if common is not None else " (not shared by all)")
-            for phase in ("create", "write", "finalize", "fsync"):
-                col[f"{phase} (s, median [95% CI])"] = _ci(at[at["operation"] == phase]["elapsed_s"])
-            frames = total["shape"].map(lambda s: s[0]) if "shape" in total else pd.Series(dtype=float)
-            col["throughput (fps, median [95% CI])"] = _ci(frames / total["elapsed_s"], "{:.1f}")
-            col["bandwidth (GB/s, median [95% CI])"] = _ci(total["gbps"])
-            col["% of raw write ceiling (median)"] = _fmt(total["pct_of_ceiling"].median(), "{:.0f}%")
-            col["peak-memory ratio (median)"] = _fmt(total["memory_ratio"].median(), "{:.2f}")
-            col["MB on disk"] = _fmt(total["bytes_on_disk"].median() / 1e6, "{:.1f}")
-            col["inodes"] = _fmt(total["inodes"].median(), "{:.0f}")
-            col["verified"] = _verified(totals)
-        a = b[b["operation"] == "append_total"]
-        if not a.empty:
-            col["append (fps, median)"] = _fmt(a["fps"].median(), "{:.0f}")
-            col["append frame p99 (ms, median)"] = _fmt(a["frame_p99_s"].median() * 1e3, "{:.2f}")
-            col["append (GB/s, median [95% CI])"] = _ci(a["gbps"])
-        r = b[(b["operation"] == "read_cold") & (b.get("test") == "read")] if "test" in b else b.iloc[0:0]
-        if not r.empty:
-            col["cold read (GB/s, median [95% CI])"] = _ci(r["gbps"])
-            col["% of raw cold read (median)"] = _fmt(r["pct_of_ceiling"].median(), "{:.0f}%")
-        rw = b[(b["operation"] == "read_warm") & (b.get("test") == "read")] if "test" in b else b.iloc[0:0]
-        if not rw.empty:
-            col["warm read (GB/s, median [95% CI])"] = _ci(rw["gbps"])
-        c = b[(b["operation"] == "read_region_cold") & (b.get("test") == "read")] if "test" in b else b.iloc[0:0]
-        if not c.empty:
-            col["cutout, cold (ms, median [95% CI])"] = _ci(c["elapsed_s"], "{:.3g}", 1e3)
-        table[backend] = col
-    skipped = df[(df["status"] == "skip") & (df["backend"] != "ceiling")]
-    for backend in backends:
-        if not table[backend] and backend in set(skipped["backend"]):
-            reason = str(skipped[skipped["backend"] == backend]["reason"].iloc[0])
-            table[backend] = {"status": f"skipped: {reason[:80]}"}
-    return pd.DataFrame(table).astype(object).fillna("-")
-
-
-def _verified(rows: pd.DataFrame) -> str:
-    v = rows["verified"].dropna()
-    if v.empty:
-        return "-"
-    return "yes" if bool(v.all()) else "NO (checksum mismatch)"
-
 
 def failures(df: pd.DataFrame) -> pd.DataFrame:
     """Error rows with the first line of their reason (what the chapter must show)."""
@@ -216,7 +126,7 @@ def _contender(backend: str, point: pd.Series, rows: pd.DataFrame, unit: str, fm
     details = [f"n={n.rstrip(')')}" if n else "n=0", threads_of(rows)]
     pct = rows["pct_of_ceiling"].median() if "pct_of_ceiling" in rows else np.nan
     if not pd.isna(pct):
-        details.append(f"{pct:.0f}% of this machine's ceiling")
+        details.append(f"{pct:.0f}% of this machine's ceiling" + ceiling_mark(rows))
     if note := layout_note(backend):
         details.append(note)
     return f"{backend} {value} {unit} ({'; '.join(details)})".lstrip()
@@ -301,54 +211,6 @@ def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, 
     return baseline + lines
 
 
-def writers_conclusion(df: pd.DataFrame) -> str:
-    """A short conclusion computed from the data: contenders ranked only among equals.
-
-    Equal means the same codec (shuffle included), the same bytes, the same fsync policy (and for
-    reads the same cutout kind and cache state); ``raw`` is the uncompressed baseline. Neighbours
-    are ranked only when their 95% intervals do not overlap.
-    """
-    df = with_ceiling_fraction(df)
-    rows = ok_rows(df)
-    rows = rows[rows["backend"] != "ceiling"]
-    test = rows.get("test", pd.Series(None, index=rows.index, dtype=object))
-    lines = ["Medians with their 95% bootstrap intervals and n; contenders are compared only with the same "
-             "codec, bytes and fsync policy; **not separable** means the intervals overlap."]
-    lines += rank_like_for_like(rows[(rows["operation"] == "total") & (test == "write")], "write", "gbps", True,
-                                "GB/s")
-    lines += rank_like_for_like(rows[rows["operation"] == "append_total"], "append", "gbps", True, "GB/s")
-    lines += rank_like_for_like(rows[(rows["operation"] == "read_cold") & (test == "read")], "cold full read",
-                                "gbps", True, "GB/s")
-    lines += rank_like_for_like(rows[(rows["operation"] == "read_region_cold") & (test == "read")], "cold cutout",
-                                "elapsed_s", False, "ms", scale=1e3)
-    lines += _sharding_lines(rows[test == "sharding"])
-    bad = failures(df)
-    if not bad.empty:
-        lines.append(f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}")
-    return "\n".join(lines) if len(lines) > 1 else "No successful measurements to compare."
-
-
-def _sharding_lines(rows: pd.DataFrame) -> list[str]:
-    """Per writer and dataset: the fastest and slowest cold-cutout layout, and whether they separate."""
-    cut = label_layouts(rows[rows["operation"] == "read_region_cold"])
-    if cut.empty or "layout" not in cut:
-        return []
-    lines = []
-    for (backend, dataset), part in cut.groupby(["backend", "dataset"], dropna=False):
-        points = summarize(part, "layout", "elapsed_s").sort_values("median")
-        if len(points) < 2:
-            continue
-        best, worst = points.iloc[0], points.iloc[-1]
-        verdict = "separable" if rankable(best, worst) else "**not separable** (95% CIs overlap)"
-        inodes = rows[(rows["backend"] == backend) & (rows["operation"] == "total")]["inodes"]
-        lines.append(f"- **sharding** ({backend}, {dataset}, same cutout positions in every layout): fastest cold "
-                     f"cutout *{best['layout']}* "
-                     f"{format_point(best, scale=1e3)} ms, "
-                     f"slowest *{worst['layout']}* "
-                     f"{format_point(worst, scale=1e3)} ms: {verdict}"
-                     + (f"; inodes {inodes.min():.0f} to {inodes.max():.0f}." if inodes.notna().any() else "."))
-    return lines
-
 
 def generic_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Median time with its 95% bootstrap interval and n, and median GB/s, per backend, operation
@@ -376,3 +238,148 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     out["time ratio b/a"] = out["elapsed_s_b"] / out["elapsed_s_a"]
     out["GB/s ratio b/a"] = out["gbps_b"] / out["gbps_a"]
     return out.reset_index()
+
+
+def write_ceiling_op(df: pd.DataFrame) -> str:
+    """The raw-write ceiling that matches the contenders' fsync policy (a syncfs in their timed writes)."""
+    rows = df[df["backend"] != "ceiling"] if "backend" in df else df
+    policy = "sync_method" in rows and rows["sync_method"].astype("string").str.contains("syncfs").fillna(False).any()
+    return "write_fsync" if policy else "write_nofsync"
+
+
+def median_of(rows: pd.DataFrame, col: str) -> float:
+    """The median of ``col`` over ``rows`` (NaN when there is none)."""
+    vals = rows[col].astype("float64").dropna()
+    return float(vals.median()) if len(vals) else float("nan")
+
+
+def separable(a: pd.DataFrame, b: pd.DataFrame, col: str = "elapsed_s") -> str:
+    """``separable`` when the 95% intervals of the medians of ``col`` do not overlap, else says they do."""
+    ca = median_ci(a[col].astype("float64"))
+    cb = median_ci(b[col].astype("float64"))
+    return "separable" if rankable(ca, cb) else "not separable: 95% CIs overlap"
+
+
+def error_warning(df: pd.DataFrame) -> list[str]:
+    """A conclusion's warning line when the run has error rows (empty otherwise)."""
+    bad = failures(df)
+    if bad.empty:
+        return []
+    return [f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}"]
+
+
+# -- trust: nothing is faster than the machine's own ceiling ------------------------------
+
+#: a throughput above this % of the same run's ceiling is noise or caching, never a real result
+CEILING_LIMIT_PCT = 100.0
+#: what names a point in the above-ceiling table, besides backend and operation (where recorded)
+CASE_KEYS = ("test", "dataset", "codec", "level", "threads", "nbytes", "layout", "cutout_kind", "fsync_included",
+             "cache_state")
+ABOVE_CEILING = "above the ceiling: noise or caching, not a result"
+
+
+def moved_pct_of_ceiling(rows: pd.DataFrame) -> pd.Series:
+    """``pct_of_ceiling`` of the bytes that really moved: divided by the compression ratio where one is
+    recorded, since a compressed store legitimately passes the disk's ceiling in uncompressed bytes."""
+    pct = rows["pct_of_ceiling"].astype("float64")
+    if "compression_ratio" in rows:
+        pct = pct / rows["compression_ratio"].astype("float64").clip(lower=1).fillna(1)
+    return pct
+
+
+def ceiling_mark(rows: pd.DataFrame) -> str:
+    """`` (above the ceiling: ...)`` when the median of these rows (with ``pct_of_ceiling``) passes 100%."""
+    if rows.empty or "pct_of_ceiling" not in rows:
+        return ""
+    return f" ({ABOVE_CEILING})" if moved_pct_of_ceiling(rows).median() > CEILING_LIMIT_PCT else ""
+
+
+def above_ceiling(df: pd.DataFrame) -> pd.DataFrame:
+    """Points with at least one iteration above 100% of this machine's ceiling (same run): per backend,
+    operation and case, the ceiling, the median % and how many iterations passed it."""
+    cols = ["backend", "operation", "case", "ceiling", "% of ceiling (median)", "iterations above"]
+    rows = with_ceiling_fraction(ok_rows(df))
+    rows = rows[rows["backend"] != "ceiling"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    rows = rows.assign(moved_pct=moved_pct_of_ceiling(rows))
+    keys = ["backend", "operation", *(k for k in CASE_KEYS if k in rows and rows[k].notna().any())]
+    out = []
+    for key, part in rows.groupby(keys, dropna=False, sort=True):
+        above = part["moved_pct"] > CEILING_LIMIT_PCT
+        if not above.any():
+            continue
+        case = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in zip(keys[2:], key[2:], strict=True) if not pd.isna(v))
+        out.append(dict(zip(cols, (key[0], key[1], case or "-", part["ceiling_op"].iloc[0],
+                                   f"{part['moved_pct'].median():.0f}%", f"{int(above.sum())} of {len(part)}"),
+                            strict=True)))
+    return pd.DataFrame(out, columns=cols)
+
+
+# -- what every chapter shows ---------------------------------------------------------------
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    """A DataFrame as a markdown table (no index; markdown characters in the cells escaped)."""
+    def cell(value) -> str:
+        text = "-" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+        for char in "\\`*_<|":
+            text = text.replace(char, "\\" + char)
+        return text.replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(c) for c in table.columns) + " |", "|" + " --- |" * len(table.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def problems(df: pd.DataFrame) -> str:
+    """Markdown: the error rows, the skipped cases, the reads not proven cold, and every throughput above
+    this machine's ceiling (or one line saying there are none)."""
+    parts = []
+    bad = failures(df)
+    if len(bad):
+        parts += [f"**Warning: {len(bad)} error row(s): these numbers are missing or failed verification.**",
+                  markdown_table(bad)]
+    skipped = skips(df)
+    if len(skipped):
+        parts += ["Skipped (not installed or not supported):", markdown_table(skipped)]
+    unproven = ok_rows(df)[ok_rows(df)["cache_state"] == "cold_unverified"] if "cache_state" in df else df.iloc[0:0]
+    if len(unproven):
+        parts.append(f"{len(unproven)} read(s) are `cold_unverified`: the page-cache eviction or the disk reads did "
+                     "not prove a cold read.")
+    high = above_ceiling(df)
+    if len(high):
+        parts += [f"**{len(high)} point(s) above this machine's ceiling**: faster than plain file I/O or memcpy "
+                  "of the same bytes in the same run can be, so these are noise or caching (data still in the page "
+                  "cache), not real results (compressed points are compared on the bytes that moved):",
+                  markdown_table(high)]
+    return "\n\n".join(parts) or "No errors, no skipped cases, every read proven cold, no throughput above the ceiling."
+
+
+def run_header(result, times: str) -> str:
+    """Markdown: the run, the machine, n, what the times include (``times``, and fsync as recorded)."""
+    meta, df = result.meta, result.df
+    env, params = meta.get("environment", {}), meta.get("params", {})
+    machine = [env.get("cpu_model") or "CPU not recorded",
+               f"{env.get('cpu_affinity') or env.get('cpu_count')} usable of {env.get('cpu_count')} cores"]
+    if env.get("ram_bytes"):
+        machine.append(f"{env['ram_bytes'] / 2**30:.0f} GiB RAM")
+    if env.get("fs_type"):
+        machine.append(f"{env['fs_type']} on {env.get('fs_device')}")
+    rows = df[df["backend"] != "ceiling"] if "backend" in df else df
+    fsync = rows["fsync_included"].dropna().astype(bool) if "fsync_included" in rows else pd.Series(dtype=bool)
+    if len(fsync):
+        times += ("; fsync included in every timed write" if fsync.all() else
+                  "; no fsync in the timed writes" if not fsync.any() else "; fsync in some rows (as labelled)")
+    return "\n".join([
+        f"Run `{meta.get('run_id')}` ({meta.get('profile')} profile) on **{env.get('machine', 'this machine')}**: "
+        f"{', '.join(machine)}.",
+        "",
+        f"- **n**: up to {params.get('iterations')} measured iteration(s) per point, after "
+        f"{params.get('warmups')} discarded warm-up(s); figures and tables show medians with 95% bootstrap "
+        "intervals.",
+        f"- **times include**: {times}.",
+        "- **ceiling**: plain file I/O and memcpy measured in the same run; a throughput above it is flagged.",
+        f"- **parameters**: `{params}`",
+    ])

@@ -1,4 +1,4 @@
-"""Figures, the Amdahl fit and the conclusion of the thread-scaling chapter, from a records DataFrame.
+"""The thread-scaling chapter: do more threads make writing and reading faster (seed 002)?
 
 Per (contender, side, threads) the time is the median over iterations; speed-up is relative to
 the fewest threads measured; efficiency is speed-up / (threads / fewest threads). Amdahl's law
@@ -10,15 +10,31 @@ curve is still drawn and the table says why (``reason``).
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
-from .plots import CI95, WHISKERS, empty_figure, log_axis
-from .plots_compression import MB, SIDE, draw_ceilings, write_ceiling_op
-from .report import failures, ok_rows
-from .stats import rankable, summarize
+from ..stats import rankable, summarize
+from .common import (
+    MB,
+    SIDE,
+    ceiling_gbps,
+    ceiling_mark,
+    error_warning,
+    ok_rows,
+    problems,
+    run_header,
+    with_ceiling_fraction,
+    write_ceiling_op,
+)
+from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
+
+TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
+         "checked page-cache eviction; a point stops repeating once its timed seconds reach TIME_CAP_S")
+
+
+def header(result) -> str:
+    """The run header of this chapter (markdown)."""
+    return run_header(result, TIMES)
 
 #: distinct thread counts (up to the cores) a two-parameter Amdahl fit needs to be more than exact
 MIN_FIT_COUNTS = 3
@@ -67,7 +83,7 @@ def point_rows(df: pd.DataFrame) -> pd.DataFrame:
                        mbps=rows["nbytes"].astype(float) / rows["elapsed_s"] / MB)
 
 
-def thread_summary(df: pd.DataFrame) -> pd.DataFrame:
+def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
     """Median time with its 95% bootstrap interval and n, MB/s, speed-up and efficiency per
     (contender, side, threads).
 
@@ -108,7 +124,7 @@ def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
     A fit needs ``MIN_FIT_COUNTS`` distinct thread counts up to the core count; otherwise the
     serial fraction is NaN and ``reason`` says why.
     """
-    summary = thread_summary(df)
+    summary = scaling_table(df)
     cores = cores_of(df)
     rows = point_rows(df)
     own_fsyncs = set(rows[rows["fsync_comparable"].eq(False)]["backend"]) if "fsync_comparable" in rows else set()
@@ -139,6 +155,21 @@ def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
                                       "serial fraction", "max speed-up (1/s)", "reason"])
 
 
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """The chapter's table: ``amdahl_table`` plus, per contender and side, the thread counts whose median
+    throughput passed this machine's ceiling (noise or caching, not a result)."""
+    table = amdahl_table(df)
+    rows = point_rows(with_ceiling_fraction(df)) if len(df) else point_rows(df)
+    above: dict[tuple, list[str]] = {}
+    if not rows.empty:
+        for (backend, side, threads), part in rows.groupby(["backend", "side", "threads"]):
+            if ceiling_mark(part):
+                above.setdefault((backend, side), []).append(str(threads))
+    table["above ceiling (threads)"] = [", ".join(above.get((c, s), [])) or "-"
+                                        for c, s in zip(table["contender"], table["side"], strict=True)]
+    return table
+
+
 def _sides(summary: pd.DataFrame) -> list[str]:
     return [s for s in ("write", "read") if s in set(summary["side"])]
 
@@ -158,20 +189,20 @@ def _thread_axis(ax: plt.Axes, threads: pd.Series, cores: int | None) -> None:
         ax.axvline(cores, color="gray", lw=1, ls=":", label=f"{cores} cores")
 
 
-def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str,
-              ceiling: dict[str, float] | None = None) -> plt.Figure:
+def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str, ceiling: bool = False) -> plt.Figure:
     """One panel per side (write, read): the median of ``y`` (a column of ``point_rows``) vs threads, a line
     per contender, whiskers the median's 95% bootstrap interval, log y."""
     rows = point_rows(df)
     if rows.empty:
         return empty_figure("thread scaling")
     sides = _sides(rows)
-    fig, axes = plt.subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
+    fig, axes = subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
     for ax, side in zip(axes.flat, sides, strict=True):
         sns.lineplot(data=rows[rows["side"] == side], estimator="median", **CI95, x="threads", y=y, hue="backend",
                      marker="o", palette=_palette(rows), ax=ax)
-        if ceiling is not None:
-            draw_ceilings(ax, ceiling, (write_ceiling_op(df),) if side == "write" else ("read_cold",), vertical=False)
+        if ceiling:
+            draw_ceilings(ax, ceiling_gbps(df), (write_ceiling_op(df),) if side == "write" else ("read_cold",),
+                          unit="MB/s")
         _thread_axis(ax, rows["threads"], cores_of(df))
         log_axis(ax, "y")
         ax.set(xlabel="threads", ylabel=ylabel, title=title.format(side=side))
@@ -180,26 +211,27 @@ def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str,
     return fig
 
 
-def plot_time_vs_threads(df: pd.DataFrame) -> plt.Figure:
+def time_vs_threads(df: pd.DataFrame) -> plt.Figure:
     """Median write and read time vs threads (log), one line per contender (seed 002, figure 3)."""
     return _per_side(df, "elapsed_s", f"time (s, log; {WHISKERS})", "{side} time vs threads")
 
 
-def plot_throughput_vs_threads(df: pd.DataFrame, ceiling: dict[str, float] | None = None) -> plt.Figure:
-    """Write and read MB/s vs threads (seed 002, figure 4), with this machine's ceilings when given."""
-    return _per_side(df, "mbps", f"MB/s of uncompressed data (log; {WHISKERS})", "{side} speed vs threads", ceiling)
+def throughput_vs_threads(df: pd.DataFrame) -> plt.Figure:
+    """Write and read MB/s vs threads (seed 002, figure 4), with this machine's ceilings from the same run."""
+    return _per_side(df, "mbps", f"MB/s of uncompressed data (log; {WHISKERS})", "{side} speed vs threads",
+                     ceiling=True)
 
 
-def plot_speedup(df: pd.DataFrame) -> plt.Figure:
+def speedup(df: pd.DataFrame) -> plt.Figure:
     """Speed-up (with ideal and fitted-Amdahl curves) and parallel efficiency, per side."""
-    summary = thread_summary(df)
+    summary = scaling_table(df)
     if summary.empty:
         return empty_figure("thread scaling")
     fits = amdahl_table(df).set_index(["contender", "side"])["serial fraction"]
     fitted = bool(np.isfinite(fits.to_numpy(dtype=float)).any())
     sides = _sides(summary)
     palette = _palette(summary)
-    fig, axes = plt.subplots(2, len(sides), figsize=(6.5 * len(sides), 8), squeeze=False)
+    fig, axes = subplots(2, len(sides), figsize=(6.5 * len(sides), 8), squeeze=False)
     cores = cores_of(df)
     for col, side in enumerate(sides):
         part = summary[summary["side"] == side]
@@ -230,9 +262,9 @@ def _codec_text(point: pd.Series) -> str:
     return f" (`{codec}`)" if isinstance(codec, str) and codec else ""
 
 
-def conclude_threads(df: pd.DataFrame) -> str:
+def conclusion(df: pd.DataFrame) -> str:
     """A short markdown conclusion computed from the run: who scales, the serial fractions, the cores."""
-    summary = thread_summary(df)
+    summary = scaling_table(df)
     if summary.empty:
         return "No successful measurements to compare."
     table = amdahl_table(df)
@@ -279,21 +311,9 @@ def conclude_threads(df: pd.DataFrame) -> str:
     if np.isfinite(spread) and spread > 0.1:
         lines.append(f"- Repeated timings of one point varied by {100 * spread:.0f}% (median of max-min over median); "
                      "speed-ups within that are not significant on this machine.")
-    bad = failures(df)
-    if not bad.empty:
-        lines.append(f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}")
+    lines += error_warning(df)
     return "\n".join(lines)
 
 
-__all__ = [
-    "amdahl_speedup",
-    "amdahl_table",
-    "conclude_threads",
-    "cores_of",
-    "fit_amdahl",
-    "plot_speedup",
-    "plot_throughput_vs_threads",
-    "plot_time_vs_threads",
-    "point_rows",
-    "thread_summary",
-]
+__all__ = ["amdahl_speedup", "amdahl_table", "conclusion", "cores_of", "fit_amdahl", "header", "point_rows",
+           "problems", "scaling_table", "speedup", "summary", "throughput_vs_threads", "time_vs_threads"]

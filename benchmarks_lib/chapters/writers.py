@@ -1,0 +1,346 @@
+"""The writer chapter: which writer should store my arrays (seeds 000, 001, 003).
+
+Every bar or point is the median over iterations and every whisker its 95% bootstrap
+interval (seeded, so a figure is reproducible), as the axis labels say. Contenders are
+labelled with the codec they used. Throughput axes carry the machine's ceiling from the same
+run as dashed lines and a right-hand axis in % of that ceiling. The summary and the
+conclusion compare writers only like for like (same codec, bytes, fsync policy).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..stats import format_point, format_values, rankable, summarize
+from .common import (
+    ALWAYS_SHARDED,
+    ceiling_gbps,
+    ceiling_mark,
+    error_warning,
+    layout_note,
+    ok_rows,
+    problems,
+    rank_like_for_like,
+    run_header,
+    shuffle_of,
+    threads_of,
+    with_ceiling_fraction,
+)
+from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
+
+TIMES = ("write: create + write + finalize of a new store; append: every frame's call; reads: open to the last "
+         "byte, cold after a checked page-cache eviction")
+
+
+def header(result) -> str:
+    """The run header of this chapter (markdown)."""
+    return run_header(result, TIMES)
+
+
+def contender_labels(rows: pd.DataFrame) -> pd.Series:
+    """``backend (codec, shuffle)`` per row, so a legend never hides which codec a number used."""
+    codec = rows["codec"] if "codec" in rows else pd.Series(None, index=rows.index, dtype=object)
+    return pd.Series([f"{b} ({c if isinstance(c, str) else 'none'}, {shuffle_of(c)})" for b, c in
+                      zip(rows["backend"], codec, strict=True)], index=rows.index)
+
+
+def ceiling_bars(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[rows["backend"] == "ceiling"]
+    if rows.empty:
+        return empty_figure("ceiling")
+    fig, ax = subplots(figsize=(7, 3))
+    sns.barplot(data=rows, y="operation", x="gbps", estimator="median", **CI95, ax=ax, color="0.6")
+    ax.set(xlabel=f"GB/s ({WHISKERS})", ylabel="", title="This machine's ceiling")
+    fig.tight_layout()
+    return fig
+
+
+def write_gbps_vs_size(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[(rows["operation"] == "total") & (rows.get("test") == "write")] if "test" in rows else rows.iloc[0:0]
+    if rows.empty:
+        return empty_figure("write test")
+    fsync_values = rows["fsync_included"].fillna(False).astype(bool)
+    fsync = bool(fsync_values.any())
+    rows = rows.assign(MB=rows["nbytes"] / 1e6, contender=contender_labels(rows),
+                       fsync=fsync_values.map({True: "fsync included", False: "no fsync"}))
+    fig, ax = subplots(figsize=(8, 4.5))
+    style = "fsync" if rows["fsync"].nunique() > 1 else None
+    sns.lineplot(data=rows, x="MB", y="gbps", estimator="median", **CI95, hue="contender", style=style, marker="o",
+                 ax=ax)
+    ops = ("write_fsync", "write_nofsync") if fsync else ("write_nofsync",)
+    draw_ceilings(ax, ceiling_gbps(df), ops, percent_of=ops[0])
+    log_axis(ax)
+    what = "fsync included" if fsync_values.all() else ("no fsync" if not fsync else "fsync: see line style")
+    ax.set(xlabel="bytes written (MB, log)", ylabel=f"GB/s ({WHISKERS})",
+           title=f"Write test: a new store per size ({what})")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def median_bars(df: pd.DataFrame, operation: str = "total", test: str = "write") -> plt.Figure:
+    """Median GB/s per contender (labelled with its codec) at the largest size every backend finished."""
+    rows = ok_rows(df)
+    rows = rows[(rows["operation"] == operation) & (rows.get("test") == test)] if "test" in rows else rows.iloc[0:0]
+    rows = rows[rows["backend"] != "ceiling"]
+    if rows.empty:
+        return empty_figure(f"{test} {operation}")
+    size = common_size(rows)
+    rows = rows[rows["nbytes"] == (size if size is not None else rows["nbytes"].max())]
+    rows = rows.assign(contender=contender_labels(rows))
+    fig, ax = subplots(figsize=(8, 0.5 + 0.45 * rows["contender"].nunique()))
+    order = rows.groupby("contender")["gbps"].median().sort_values(ascending=False).index
+    sns.barplot(data=rows, y="contender", x="gbps", order=order, estimator="median", **CI95, ax=ax)
+    where = f"{rows['nbytes'].iloc[0] / 1e6:.3g} MB" + ("" if size is not None else " (largest; not shared by all)")
+    ax.set(xlabel=f"GB/s ({WHISKERS}; n = iterations)", ylabel="",
+           title=f"Median {test} bandwidth at {where}\ncompare only bars of the same codec")
+    fig.tight_layout()
+    return fig
+
+
+def append_gbps_vs_step(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[rows["operation"] == "append_step"]
+    if rows.empty:
+        return empty_figure("append test")
+    fig, ax = subplots(figsize=(8, 4.5))
+    rows = rows.assign(contender=contender_labels(rows))
+    sns.lineplot(data=rows, x="step", y="gbps", hue="contender", marker="o", estimator="median", **CI95, ax=ax)
+    draw_ceilings(ax, ceiling_gbps(df), ("write_nofsync",), percent_of="write_nofsync")
+    ax.set(xlabel="append step", ylabel=f"GB/s ({WHISKERS})", title="Append test: one store, frames appended")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def frame_latency(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[rows["operation"] == "append_frame"]
+    if rows.empty:
+        return empty_figure("append frames")
+    fig, ax = subplots(figsize=(8, 4.5))
+    sns.ecdfplot(data=rows.assign(ms=rows["elapsed_s"] * 1e3), x="ms", hue="backend", ax=ax)
+    log_axis(ax)
+    ax.set(xlabel="per-frame append latency (ms, log)", ylabel="fraction of frames",
+           title="Per-frame latency distribution")
+    fig.tight_layout()
+    return fig
+
+
+def read_times(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    ops = ("read_cold", "read_warm", "read_region_cold")
+    rows = rows[rows["operation"].isin(ops) & (rows.get("test") == "read")] if "test" in rows else rows.iloc[0:0]
+    if rows.empty:
+        return empty_figure("read test")
+    rows = rows.assign(label=rows["operation"] + rows.get("cutout_kind", pd.Series("", index=rows.index)).map(
+        lambda k: f" ({k})" if isinstance(k, str) and k else ""))
+    fig, ax = subplots(figsize=(8, 4.5))
+    rows = rows.assign(contender=contender_labels(rows))
+    sns.barplot(data=rows, x="elapsed_s", y="label", hue="contender", estimator="median", **CI95, ax=ax)
+    log_axis(ax)
+    ax.set(xlabel=f"seconds (log; {WHISKERS})", ylabel="",
+           title="Full reads (cold / warm) and cutouts (cold, the same positions for every writer)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def sharding_grid(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[rows.get("test") == "sharding"] if "test" in rows else rows.iloc[0:0]
+    if rows.empty:
+        return empty_figure("sharding sweep")
+    rows = label_layouts(rows)
+    metrics = [("total", "elapsed_s", "write (s)"), ("read_cold", "elapsed_s", "cold read (s)"),
+               ("read_region_cold", "elapsed_s", "cold cutout (s)"), ("total", "bytes_on_disk", "MB on disk"),
+               ("total", "inodes", "inodes")]
+    fig, grid = subplots(2, 3, figsize=(14, 2 + 0.9 * rows["layout"].nunique()))
+    axes = grid.ravel()
+    axes[-1].set_axis_off()
+    for ax, (op, col, label) in zip(axes, metrics, strict=False):
+        part = rows[rows["operation"] == op]
+        if col == "bytes_on_disk":
+            part = part.assign(bytes_on_disk=part[col] / 1e6)
+        sns.barplot(data=part, x=col, y="layout", hue="backend", estimator="median", **CI95, ax=ax)
+        ax.set(xlabel=label, ylabel="")
+        if (part[col] > 0).any():
+            log_axis(ax)
+        if ax.get_legend():
+            handles, labels = ax.get_legend_handles_labels()
+            ax.get_legend().remove()
+    axes[-1].legend(handles, labels, loc="center", title="backend")
+    fig.suptitle(f"Sharding sweep: inner chunk x metric (log scales; {WHISKERS}; cutouts at the same positions "
+                 "in every layout)")
+    fig.tight_layout()
+    return fig
+
+
+def memory_and_threads(df: pd.DataFrame) -> plt.Figure:
+    rows = ok_rows(df)
+    rows = rows[rows["operation"].isin(["total", "append_total"]) & rows["memory_ratio"].notna()]
+    if rows.empty:
+        return empty_figure("memory")
+    rows = rows.assign(kind=rows["operation"].map({"total": "write", "append_total": "append"}))
+    fig, (a, b) = subplots(1, 2, figsize=(11, 0.8 + 0.45 * rows["backend"].nunique()), sharey=True)
+    sns.barplot(data=rows, x="memory_ratio", y="backend", hue="kind", estimator="median", **CI95, ax=a)
+    a.set(xlabel=f"peak RSS growth / bytes written ({WHISKERS})", ylabel="",
+          title="Peak-memory ratio (seed 000's 'N:1')")
+    sns.barplot(data=rows, x="threads_max", y="backend", hue="kind", estimator="max", errorbar=None, ax=b)
+    b.set(xlabel="threads (max seen)", title="Threads while writing")
+    fig.tight_layout()
+    return fig
+
+
+# -- the table and the conclusion ---------------------------------------------------------
+
+
+def _fmt(value: float | None, fmt: str) -> str:
+    return "-" if value is None or pd.isna(value) else fmt.format(value)
+
+
+def _ci(values: pd.Series, fmt: str = "{:.3g}", scale: float = 1.0) -> str:
+    """Median [95% CI] (n=...) of ``values`` (times ``scale``), or ``-``."""
+    return format_values(values.dropna().astype("float64"), fmt, scale)
+
+
+
+def label_layouts(rows: pd.DataFrame) -> pd.DataFrame:
+    """``layout`` with ``(1 chunk per shard)`` added where an always-sharding writer wrote "unsharded"."""
+    if "layout" not in rows or rows.empty:
+        return rows
+    mask = rows["backend"].isin(list(ALWAYS_SHARDED)) & rows["layout"].astype(str).str.startswith("unsharded")
+    return rows.assign(layout=rows["layout"].where(~mask, rows["layout"].astype(str) + " (1 chunk per shard)"))
+
+
+def common_size(w: pd.DataFrame) -> float | None:
+    """The largest ``nbytes`` every backend's write test finished (None when they share none)."""
+    sizes = [set(part["nbytes"].dropna()) for _, part in w.groupby("backend")]
+    common = set.intersection(*sizes) if sizes else set()
+    return max(common) if common else None
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Backends as columns: codec, shuffle, threads, fsync, then median [95% CI] (n) per metric.
+
+    Times and bandwidths are those of the largest size that every backend finished (stated in
+    the ``size`` row), so the columns compare the same bytes.
+    """
+    df = with_ceiling_fraction(df)
+    rows = ok_rows(df)
+    rows = rows[rows["suite"] == "writers"] if "suite" in rows else rows
+    backends = [b for b in dict.fromkeys(df["backend"]) if b != "ceiling"]
+    writes = rows[(rows["operation"] == "total") & (rows.get("test") == "write")] if "test" in rows else rows.iloc[0:0]
+    common = common_size(writes[writes["backend"] != "ceiling"])
+    table: dict[str, dict[str, str]] = {}
+    for backend in backends:
+        b = rows[rows["backend"] == backend]
+        col: dict[str, str] = {}
+        w = b[b.get("test", pd.Series(dtype=str)) == "write"] if "test" in b else b.iloc[0:0]
+        if not w.empty:
+            totals = w[w["operation"] == "total"]
+            size = common if common is not None else totals["nbytes"].max()
+            at = w[w["nbytes"] == size]
+            total = at[at["operation"] == "total"]
+            codecs = sorted(set(w["codec"].dropna()))
+            col["codec"] = ", ".join(codecs) or "-"
+            col["shuffle"] = ", ".join(sorted({shuffle_of(c) for c in codecs})) or "-"
+            col["threads"] = threads_of(total)
+            col["fsync in time"] = "yes (writer's own)" if total.get("writer_fsyncs", pd.Series(dtype=bool)).any() \
+                else ("yes" if total["fsync_included"].fillna(False).astype(bool).any() else "no")
+            col["note"] = layout_note(backend) or ("baseline (uncompressed)" if backend == "raw" else "")
+            col["size (MB)"] = _fmt(size / 1e6 if size is not None else None, "{:.1f}") + \
+                ("" if common is not None else " (not shared by all)")
+            for phase in ("create", "write", "finalize", "fsync"):
+                col[f"{phase} (s, median [95% CI])"] = _ci(at[at["operation"] == phase]["elapsed_s"])
+            frames = total["shape"].map(lambda s: s[0]) if "shape" in total else pd.Series(dtype=float)
+            col["throughput (fps, median [95% CI])"] = _ci(frames / total["elapsed_s"], "{:.1f}")
+            col["bandwidth (GB/s, median [95% CI])"] = _ci(total["gbps"])
+            col["% of raw write ceiling (median)"] = (_fmt(total["pct_of_ceiling"].median(), "{:.0f}%")
+                                                      + ceiling_mark(total))
+            col["peak-memory ratio (median)"] = _fmt(total["memory_ratio"].median(), "{:.2f}")
+            col["MB on disk"] = _fmt(total["bytes_on_disk"].median() / 1e6, "{:.1f}")
+            col["inodes"] = _fmt(total["inodes"].median(), "{:.0f}")
+            col["verified"] = _verified(totals)
+        a = b[b["operation"] == "append_total"]
+        if not a.empty:
+            col["append (fps, median)"] = _fmt(a["fps"].median(), "{:.0f}")
+            col["append frame p99 (ms, median)"] = _fmt(a["frame_p99_s"].median() * 1e3, "{:.2f}")
+            col["append (GB/s, median [95% CI])"] = _ci(a["gbps"]) + ceiling_mark(a)
+        r = b[(b["operation"] == "read_cold") & (b.get("test") == "read")] if "test" in b else b.iloc[0:0]
+        if not r.empty:
+            col["cold read (GB/s, median [95% CI])"] = _ci(r["gbps"])
+            col["% of raw cold read (median)"] = _fmt(r["pct_of_ceiling"].median(), "{:.0f}%") + ceiling_mark(r)
+        rw = b[(b["operation"] == "read_warm") & (b.get("test") == "read")] if "test" in b else b.iloc[0:0]
+        if not rw.empty:
+            col["warm read (GB/s, median [95% CI])"] = _ci(rw["gbps"]) + ceiling_mark(rw)
+        c = b[(b["operation"] == "read_region_cold") & (b.get("test") == "read")] if "test" in b else b.iloc[0:0]
+        if not c.empty:
+            col["cutout, cold (ms, median [95% CI])"] = _ci(c["elapsed_s"], "{:.3g}", 1e3)
+        table[backend] = col
+    skipped = df[(df["status"] == "skip") & (df["backend"] != "ceiling")]
+    for backend in backends:
+        if not table[backend] and backend in set(skipped["backend"]):
+            reason = str(skipped[skipped["backend"] == backend]["reason"].iloc[0])
+            table[backend] = {"status": f"skipped: {reason[:80]}"}
+    return pd.DataFrame(table).astype(object).fillna("-")
+
+
+def _verified(rows: pd.DataFrame) -> str:
+    v = rows["verified"].dropna()
+    if v.empty:
+        return "-"
+    return "yes" if bool(v.all()) else "NO (checksum mismatch)"
+
+
+def conclusion(df: pd.DataFrame) -> str:
+    """A short conclusion computed from the data: contenders ranked only among equals.
+
+    Equal means the same codec (shuffle included), the same bytes, the same fsync policy (and for
+    reads the same cutout kind and cache state); ``raw`` is the uncompressed baseline. Neighbours
+    are ranked only when their 95% intervals do not overlap.
+    """
+    df = with_ceiling_fraction(df)
+    rows = ok_rows(df)
+    rows = rows[rows["backend"] != "ceiling"]
+    test = rows.get("test", pd.Series(None, index=rows.index, dtype=object))
+    lines = ["Medians with their 95% bootstrap intervals and n; contenders are compared only with the same "
+             "codec, bytes and fsync policy; **not separable** means the intervals overlap."]
+    lines += rank_like_for_like(rows[(rows["operation"] == "total") & (test == "write")], "write", "gbps", True,
+                                "GB/s")
+    lines += rank_like_for_like(rows[rows["operation"] == "append_total"], "append", "gbps", True, "GB/s")
+    lines += rank_like_for_like(rows[(rows["operation"] == "read_cold") & (test == "read")], "cold full read",
+                                "gbps", True, "GB/s")
+    lines += rank_like_for_like(rows[(rows["operation"] == "read_region_cold") & (test == "read")], "cold cutout",
+                                "elapsed_s", False, "ms", scale=1e3)
+    lines += _sharding_lines(rows[test == "sharding"])
+    lines += error_warning(df)
+    return "\n".join(lines) if len(lines) > 1 else "No successful measurements to compare."
+
+
+def _sharding_lines(rows: pd.DataFrame) -> list[str]:
+    """Per writer and dataset: the fastest and slowest cold-cutout layout, and whether they separate."""
+    cut = label_layouts(rows[rows["operation"] == "read_region_cold"])
+    if cut.empty or "layout" not in cut:
+        return []
+    lines = []
+    for (backend, dataset), part in cut.groupby(["backend", "dataset"], dropna=False):
+        points = summarize(part, "layout", "elapsed_s").sort_values("median")
+        if len(points) < 2:
+            continue
+        best, worst = points.iloc[0], points.iloc[-1]
+        verdict = "separable" if rankable(best, worst) else "**not separable** (95% CIs overlap)"
+        inodes = rows[(rows["backend"] == backend) & (rows["operation"] == "total")]["inodes"]
+        lines.append(f"- **sharding** ({backend}, {dataset}, same cutout positions in every layout): fastest cold "
+                     f"cutout *{best['layout']}* "
+                     f"{format_point(best, scale=1e3)} ms, "
+                     f"slowest *{worst['layout']}* "
+                     f"{format_point(worst, scale=1e3)} ms: {verdict}"
+                     + (f"; inodes {inodes.min():.0f} to {inodes.max():.0f}." if inodes.notna().any() else "."))
+    return lines
+
+
+__all__ = ["append_gbps_vs_step", "ceiling_bars", "conclusion", "frame_latency", "header", "median_bars",
+           "memory_and_threads", "problems", "read_times", "sharding_grid", "summary", "write_gbps_vs_size"]
