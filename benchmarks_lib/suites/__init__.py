@@ -5,7 +5,8 @@ one case inside a worker subprocess (``run_case``), returning tidy row dicts (se
 ``benchmarks_lib.records.COLUMNS``). The runner adds run-level columns (run id, machine,
 commit, profile, suite, case id, backend) and turns a skip/crash into a row.
 
-To add a suite: a module here with ``SUITE = Suite(...)`` and an entry in ``SUITES``.
+To add a suite: a module here with ``SUITE = Suite(...)`` and an entry in ``SUITES`` (see
+CONTRIBUTING.md for the whole recipe of a new chapter).
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ class Suite:
     label_keys: tuple[str, ...] = ()
     #: records -> the table ``iobench run``/``show`` print; None = the generic per-operation table
     summary: Callable[[Any], Any] | None = None
+    #: tiny parameters (over the quick profile) with which the tests run the chapter end to end in seconds
+    smoke: dict[str, Any] = field(default_factory=dict)
 
     def describe(self, case: Case) -> str:
         """A case in one line: its backend and the parameters in ``label_keys``."""
