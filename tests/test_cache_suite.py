@@ -7,17 +7,22 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks_lib import httpserver, plots_cache, rootio, scratch
+from benchmarks_lib import httpserver, plots_cache, scratch
+from benchmarks_lib.adapters import adapter_class, backend_status, library
+from benchmarks_lib.adapters import zarr_http as zarr_reads
+from benchmarks_lib.adapters.zarr_fsspec_store import BlockCachedStore
+from benchmarks_lib.inputs import root_sample, zarr_store
 from benchmarks_lib.measure.fresh import FreshProcessError
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites import cache as suite
 
-HAVE_ROOT = rootio.root_missing_reason() is None
-HAVE_UPROOT = rootio.uproot_missing_reason() is None
-needs_root = pytest.mark.skipif(not HAVE_ROOT, reason=f"ROOT is not installed ({rootio.ROOT_INSTALL_HINT})")
-needs_uproot = pytest.mark.skipif(not HAVE_UPROOT, reason="uproot is not installed")
+ROOT, UPROOT = backend_status("root", "remote"), backend_status("uproot", "remote")
+HAVE_ROOT, HAVE_UPROOT = ROOT.available, UPROOT.available
+needs_root = pytest.mark.skipif(not HAVE_ROOT, reason=str(ROOT.reason))
+needs_uproot = pytest.mark.skipif(not HAVE_UPROOT, reason=str(UPROOT.reason))
+RootReader = adapter_class("root", "remote")
 SERVERS = ["builtin"] + (["nginx"] if httpserver.nginx_path() else [])
 TINY = {
     "entries": 60, "branches": 4, "auto_flush": 20, "sample_writer": "root", "cache_sizes": [0, "1MB"],
@@ -86,16 +91,17 @@ def _ok(rows, **match):
     ({"auto_flush": 0}, "auto_flush 0"),
     ({"readers": ["hdf5"]}, "allowed: root, uproot, zarr"),
     ({"cache_size": [0]}, "parameter 'cache_size' is unknown"),
-    ({"read_timeout_s": "abc"}, "read_timeout_s 'abc' is not a number; allowed: a positive number"),
+    ({"read_timeout_s": "abc"}, "read_timeout_s 'abc' is not a number of seconds"),
     ({"read_timeout_s": True}, "read_timeout_s True is not a number"),
     ({"latencies_ms": 10}, "latencies_ms 10 must be a list"),
     ({"cache_sizes": 5}, "cache_sizes 5 must be a list"),
     ({"zarr_cutout": 4}, "zarr_cutout 4 must be a list"),
     ({"zarr_concurrency": {"a": 1}}, "zarr_concurrency .* must be a list"),
     ({"latencies_ms": [[1]]}, r"latencies_ms item \[1\] is not a string or number"),
-    ({"entries": "abc"}, "entries 'abc' is not a number"),
+    ({"entries": "abc"}, "entries 'abc' is not an integer"),
     ({"auto_flush": 1.5}, "auto_flush 1.5 is not an integer"),
-    ({"zarr_dims": 5}, "zarr_dims 5 is not a string"),
+    ({"zarr_dims": 5}, "zarr_dims 5 is not text"),
+    ({"zarr_cache": ["maybe"]}, "zarr_cache value 'maybe' is not a flag"),
 ])
 def test_bad_parameters_fail_before_any_work(params, message):
     with pytest.raises(SpecError, match=message):
@@ -116,11 +122,11 @@ def test_profiles_build_serialisable_cases():
 
 
 def test_zarr_selections_pan_and_stay_inside():
-    sels = suite.zarr_selections((8, 32, 32), (4, 16, 16), "cutouts", (4, 12, 12), 5)
+    sels = zarr_store.zarr_selections((8, 32, 32), (4, 16, 16), "cutouts", (4, 12, 12), 5)
     assert len(sels) == 5 and len({str(s) for s in sels}) > 1
     for sel in sels:
         assert all(0 <= s.start < s.stop <= n for s, n in zip(sel, (8, 32, 32), strict=True))
-    assert suite.zarr_selections((8, 32, 32), (4, 16, 16), "whole", (4, 12, 12), 5) == [
+    assert zarr_store.zarr_selections((8, 32, 32), (4, 16, 16), "whole", (4, 12, 12), 5) == [
         (slice(0, 8), slice(0, 32), slice(0, 32))]
 
 
@@ -130,8 +136,8 @@ def test_zarr_selections_pan_and_stay_inside():
 @needs_root
 @pytest.mark.parametrize("writer", ["root", pytest.param("uproot", marks=needs_uproot)])
 def test_sample_file_layout(tmp_path, writer):
-    info = rootio.ensure_sample_file(tmp_path, 30, 6, 10, writer=writer)
-    again = rootio.ensure_sample_file(tmp_path, 30, 6, 10, writer=writer)
+    info = root_sample.ensure_sample_file(tmp_path, 30, 6, 10, writer=writer)
+    again = root_sample.ensure_sample_file(tmp_path, 30, 6, 10, writer=writer)
     assert info == again and info.file_bytes > 0
     assert info.entry_bytes == 30 * 100 * (4 + 8 + 4 + 2 + 4 + 8)
     if HAVE_UPROOT:
@@ -150,9 +156,9 @@ def test_sample_file_layout(tmp_path, writer):
 
 def test_sample_arguments_are_checked(tmp_path):
     with pytest.raises(SpecError, match="sample writer"):
-        rootio.create_sample_file(tmp_path / "x.root", 10, 2, writer="h5py")
+        root_sample.create_sample_file(tmp_path / "x.root", 10, 2, writer="h5py")
     with pytest.raises(SpecError, match="entries"):
-        rootio.create_sample_file(tmp_path / "x.root", 0, 2)
+        root_sample.create_sample_file(tmp_path / "x.root", 0, 2)
 
 
 # -- ROOT ----------------------------------------------------------------------------------------
@@ -160,7 +166,7 @@ def test_sample_arguments_are_checked(tmp_path):
 
 @needs_root
 def test_root_reads_every_entry_in_every_mode(rows):
-    expected = rootio.entry_bytes(TINY["entries"], TINY["branches"])
+    expected = root_sample.entry_bytes(TINY["entries"], TINY["branches"])
     root_rows = _ok(rows, reader="root")
     assert len(root_rows) == 8 + (1 if "nginx" in SERVERS else 0)  # builtin: 2 places x 2 caches x 2; nginx: 1
     for r in root_rows:
@@ -195,7 +201,7 @@ def test_async_prefetch_is_off_for_local_files_and_on_over_http(rows):
 @needs_root
 @needs_uproot
 def test_uproot_counts_match_the_server(rows):
-    expected = rootio.entry_bytes(TINY["entries"], TINY["branches"])
+    expected = root_sample.entry_bytes(TINY["entries"], TINY["branches"])
     for r in _ok(rows, reader="uproot"):
         assert r["nbytes"] == expected and r["verified"]
     for r in _ok(rows, reader="uproot", location="http"):
@@ -233,7 +239,8 @@ def test_zarr_reads_are_verified_and_amplification_is_computed(rows):
 
 
 def test_missing_libraries_and_servers_become_skip_rows(tmp_path, monkeypatch):
-    monkeypatch.setattr(rootio, "root_missing_reason", lambda: f"ROOT is not installed; {rootio.ROOT_INSTALL_HINT}")
+    real = library.missing_modules
+    monkeypatch.setattr(library, "missing_modules", lambda modules: ["ROOT"] if "ROOT" in modules else real(modules))
     case = suite.build_cases({**TINY, "readers": ["root"], "locations": ["local"]}, "quick")[0]
     ctx = CaseContext(scratch=tmp_path, iterations=1, warmups=0, profile="quick", run_dir=tmp_path)
     (row,) = suite.run_case(case, ctx)
@@ -274,7 +281,7 @@ def test_figures_table_and_conclusion(rows):
 @needs_root
 def test_a_failing_fresh_read_reports_the_child_error(tmp_path):
     with pytest.raises(FreshProcessError, match=r"nothing\.root"):
-        rootio.read_with_root(tmp_path / "nothing.root", 0, False, timeout_s=120)
+        RootReader.read(tmp_path / "nothing.root", timeout_s=120, cache_bytes=0, async_prefetch=False)
 
 
 # -- what the rows say about the server and the cache -------------------------------------------
@@ -302,8 +309,8 @@ def test_a_read_whose_eviction_failed_is_cold_unverified(tmp_path, monkeypatch):
     monkeypatch.setattr(measure, "evict_page_cache", not_evicted)
     case = suite.build_cases({**TINY, "readers": ["zarr"], "zarr_clients": ["tensorstore"], "zarr_layouts": ["sharded"],
                               "zarr_cache": [False]}, "quick")[0]
-    if suite._missing(case):
-        pytest.skip(suite._missing(case))
+    if suite.unavailable_reason(case):
+        pytest.skip(suite.unavailable_reason(case))
     (row,) = suite.run_case(case, _context(tmp_path))
     assert row["status"] == "ok" and row["cache_state"] == "cold_unverified" and not row["eviction_verified"]
 
@@ -320,7 +327,7 @@ def test_inputs_live_in_the_run_scratch_not_the_results(tmp_path):
     cases = suite.build_cases({**TINY, "readers": ["root", "zarr"]}, "quick")
     stores = {json.dumps([c.params["store"], c.params["layout"]]) for c in cases if "store" in c.params}
     array_bytes = 2 * 8 * 32 * 32  # uint16 z:8,y:32,x:32
-    sample_bytes = rootio.entry_bytes(TINY["entries"], TINY["branches"])
+    sample_bytes = root_sample.entry_bytes(TINY["entries"], TINY["branches"])
     assert suite.scratch_bytes(cases) >= sample_bytes + len(stores) * array_bytes
 
 
@@ -342,13 +349,13 @@ def test_a_truncated_sample_is_written_again_and_the_case_succeeds(tmp_path):
 def test_a_damaged_zarr_store_is_written_again(tmp_path):
     pytest.importorskip("zarr")
     inputs = _context(tmp_path).scratch.parent / "inputs"
-    store = suite.ensure_zarr_store(inputs, TINY["zarr_dims"], "sharded")
-    info = suite.zarr_store_info(store)
+    store = zarr_store.ensure_zarr_store(inputs, TINY["zarr_dims"], "sharded")
+    info = zarr_store.zarr_store_info(store)
     shard = next(p for p in store.rglob("*") if p.is_file() and p.parent.name != store.name)
     shard.write_bytes(shard.read_bytes()[:10])
-    assert suite.check_zarr_store(store, {"dims": TINY["zarr_dims"], "layout": "sharded"}) is None
-    again = suite.ensure_zarr_store(inputs, TINY["zarr_dims"], "sharded")
-    assert again == store and suite.zarr_store_info(store) == info
+    assert zarr_store.check_zarr_store(store, {"dims": TINY["zarr_dims"], "layout": "sharded"}) is None
+    again = zarr_store.ensure_zarr_store(inputs, TINY["zarr_dims"], "sharded")
+    assert again == store and zarr_store.zarr_store_info(store) == info
     assert not list(inputs.glob(".*.tmp"))
 
 
@@ -360,9 +367,9 @@ def test_a_failed_sample_write_leaves_nothing_behind(tmp_path, monkeypatch):
             f.write(b"root" + b"\0" * 100)
         raise FreshProcessError("No space left on device")
 
-    monkeypatch.setattr(rootio.fresh, "call", disk_full)
+    monkeypatch.setattr(root_sample.fresh, "call", disk_full)
     with pytest.raises(FreshProcessError, match="No space"):
-        rootio.ensure_sample_file(inputs, 30, 2, 10)
+        root_sample.ensure_sample_file(inputs, 30, 2, 10)
     assert sorted(p.name for p in inputs.iterdir()) == [".sample.lock"]
 
 
@@ -371,13 +378,13 @@ def test_a_failed_sample_write_leaves_nothing_behind(tmp_path, monkeypatch):
 
 @needs_root
 def test_branch_sums_catch_wrong_values(tmp_path):
-    sample = rootio.ensure_sample_file(tmp_path, 30, 4, 10)
-    read = rootio.read_with_root(sample.path, 0, False, timeout_s=120)
-    assert rootio.sums_match(read["branch_sums"], sample)
+    sample = root_sample.ensure_sample_file(tmp_path, 30, 4, 10)
+    read = RootReader.read(sample.path, timeout_s=120, cache_bytes=0, async_prefetch=False)
+    assert root_sample.sums_match(read["branch_sums"], sample)
     wrong = list(read["branch_sums"])
     wrong[2] += 1  # one int value off by one
-    assert not rootio.sums_match(wrong, sample)
-    assert not rootio.sums_match(read["branch_sums"][:-1], sample)
+    assert not root_sample.sums_match(wrong, sample)
+    assert not root_sample.sums_match(read["branch_sums"][:-1], sample)
 
 
 def test_zarr_reads_are_checked_against_the_written_crc(tmp_path):
@@ -385,21 +392,21 @@ def test_zarr_reads_are_checked_against_the_written_crc(tmp_path):
     if importlib.util.find_spec("tensorstore") is None:
         pytest.skip("tensorstore is not installed")
     inputs = _context(tmp_path).scratch.parent / "inputs"
-    store = suite.ensure_zarr_store(inputs, TINY["zarr_dims"], "unsharded")
-    crc = suite.zarr_store_info(store)["crc32"]
+    store = zarr_store.ensure_zarr_store(inputs, TINY["zarr_dims"], "unsharded")
+    crc = zarr_store.zarr_store_info(store)["crc32"]
     kwargs = {"client": "tensorstore", "workload": "whole", "client_cache": False, "concurrency": 2,
               "cutout": [4, 12, 12], "cutouts": 1, "dims": TINY["zarr_dims"]}
     cutouts = {**kwargs, "workload": "cutouts", "cutouts": 3}
-    expected = suite.expected_crc32s(store, "cutouts", [4, 12, 12], 3)
-    assert suite.expected_crc32s(store, "cutouts", [4, 12, 12], 3) == expected  # kept beside the store
-    assert suite.expected_crc32s(store, "whole", [4, 12, 12], 1) == [crc]
+    expected = zarr_store.expected_crc32s(store, "cutouts", [4, 12, 12], 3)
+    assert zarr_store.expected_crc32s(store, "cutouts", [4, 12, 12], 3) == expected  # kept beside the store
+    assert zarr_store.expected_crc32s(store, "whole", [4, 12, 12], 1) == [crc]
     with httpserver.serve(inputs) as server:
         url = server.url_for(store)
-        good = suite.measure_zarr_read(url, expected_crc32s=[crc], **kwargs)
-        bad = suite.measure_zarr_read(url, expected_crc32s=[crc ^ 1], **kwargs)
-        pan = suite.measure_zarr_read(url, expected_crc32s=expected, **cutouts)
-        generated = suite.measure_zarr_read(url, **cutouts)  # against the generated data
-        wrong = suite.measure_zarr_read(url, expected_crc32s=[*expected[:-1], expected[-1] ^ 1], **cutouts)
+        good = zarr_reads.measure_read(url, expected_crc32s=[crc], **kwargs)
+        bad = zarr_reads.measure_read(url, expected_crc32s=[crc ^ 1], **kwargs)
+        pan = zarr_reads.measure_read(url, expected_crc32s=expected, **cutouts)
+        generated = zarr_reads.measure_read(url, **cutouts)  # against the generated data
+        wrong = zarr_reads.measure_read(url, expected_crc32s=[*expected[:-1], expected[-1] ^ 1], **cutouts)
     assert good["verified"] and good["data_crc32"] == crc
     assert not bad["verified"]
     assert pan["verified"] and generated["verified"] and not wrong["verified"]
@@ -422,7 +429,7 @@ def test_block_cached_store_fetches_different_keys_concurrently(tmp_path):
         (root / name).write_bytes(name.encode() * 1000)
     # a long round trip, so that two fetches overlap on the server when the store lets them
     with httpserver.serve(root, latency_ms=300) as server:
-        store = suite._fsspec_block_cache_store(server.url)
+        store = BlockCachedStore.from_url(server.url)
 
         async def both():
             prototype = default_buffer_prototype()
