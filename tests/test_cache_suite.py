@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from benchmarks_lib import httpserver, plots_cache, scratch
-from benchmarks_lib.adapters import adapter_class, backend_status, library
+from benchmarks_lib.adapters import adapter_class, backend_status, library, participants
 from benchmarks_lib.adapters import zarr_http as zarr_reads
 from benchmarks_lib.adapters.zarr_fsspec_store import BlockCachedStore
-from benchmarks_lib.inputs import root_sample, zarr_store
+from benchmarks_lib.inputs import inputs_dir, root_sample, zarr_store
 from benchmarks_lib.measure.fresh import FreshProcessError
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame
 from benchmarks_lib.specs import SpecError
@@ -320,10 +320,10 @@ def test_a_read_whose_eviction_failed_is_cold_unverified(tmp_path, monkeypatch):
 
 def test_inputs_live_in_the_run_scratch_not_the_results(tmp_path):
     ctx = _context(tmp_path)
-    assert suite.inputs_dir(ctx) == ctx.scratch.parent / "inputs"
+    assert inputs_dir(ctx.scratch) == ctx.scratch.parent / "inputs"
     assert scratch.is_marked(ctx.scratch.parent)
     unmarked = CaseContext(scratch=tmp_path / "plain", iterations=1, warmups=0, profile="quick", run_dir=tmp_path)
-    assert suite.inputs_dir(unmarked) == tmp_path / "plain" / "inputs"
+    assert inputs_dir(unmarked.scratch) == tmp_path / "plain" / "inputs"
     cases = suite.build_cases({**TINY, "readers": ["root", "zarr"]}, "quick")
     stores = {json.dumps([c.params["store"], c.params["layout"]]) for c in cases if "store" in c.params}
     array_bytes = 2 * 8 * 32 * 32  # uint16 z:8,y:32,x:32
@@ -337,7 +337,7 @@ def test_a_truncated_sample_is_written_again_and_the_case_succeeds(tmp_path):
     (case,) = suite.build_cases(params, "quick")
     (first,) = suite.run_case(case, _context(tmp_path))
     assert first["status"] == "ok" and first["verified"]
-    (sample,) = (suite.inputs_dir(_context(tmp_path))).glob("*.root")
+    (sample,) = inputs_dir(_context(tmp_path).scratch).glob("*.root")
     size = sample.stat().st_size
     with open(sample, "r+b") as f:  # what a full disk left behind
         f.truncate(size // 2)
@@ -440,3 +440,24 @@ def test_block_cached_store_fetches_different_keys_concurrently(tmp_path):
         counters = server.counters()
     assert a.to_bytes() == b"a" * 1000 and b.to_bytes() == b"b" * 1000
     assert counters.max_in_flight >= 2
+
+
+# -- the registry ---------------------------------------------------------------------------------
+
+
+def test_remote_readers_are_registered_and_listing_imports_no_library():
+    import subprocess
+    import sys
+
+    for name in participants("remote"):
+        cls = adapter_class(name, "remote")
+        assert cls.kind == "remote" and cls.install_hint and cls.measure_target.count(":") == 1
+        status = backend_status(name, "remote")
+        assert status.available or "install:" in status.reason
+    assert set(suite.ZARR_CLIENTS) | {"root", "uproot"} == set(participants("remote"))
+    code = ("import sys; from benchmarks_lib.adapters import backend_status, participants; "
+            "[backend_status(n, 'remote') for n in participants('remote')]; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'ROOT', 'uproot', 'zarr', 'tensorstore', "
+            "'fsspec', 'obstore'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

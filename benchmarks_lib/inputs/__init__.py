@@ -14,6 +14,16 @@ import os
 from pathlib import Path
 
 
+def inputs_dir(case_scratch: Path) -> Path:
+    """Where a case's inputs live: ``inputs/`` in the run's scratch directory (the marked parent of
+    the case's scratch, kept for the whole run and checked for space by the runner), else in the
+    case's own scratch. Never the results directory."""
+    from ..scratch import is_marked
+
+    run_scratch = case_scratch.parent
+    return (run_scratch if is_marked(run_scratch) else case_scratch) / "inputs"
+
+
 def check_free(directory: Path, need: int) -> None:
     """Fail before writing an input that cannot fit (rather than leave a partial one behind)."""
     st = os.statvfs(directory)
@@ -22,4 +32,4 @@ def check_free(directory: Path, need: int) -> None:
         raise OSError(f"{directory} has {free / 1e9:.2f} GB free; this input needs up to {need / 1e9:.2f} GB")
 
 
-__all__ = ["check_free"]
+__all__ = ["check_free", "inputs_dir"]

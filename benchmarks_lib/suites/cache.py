@@ -1,39 +1,33 @@
 """The cache/prefetch chapter (seed 004): TTree and Zarr reads, local and over HTTP. The plan only.
 
-Readers are the ``remote`` adapters (:mod:`benchmarks_lib.adapters.remote`); each configuration
-is one :class:`Case`, each measured read one fresh Python process with the input evicted from the
-page cache first:
+The readers are ``remote`` adapters; each configuration is one :class:`Case`, each measured read one
+fresh Python process with the input evicted from the page cache first:
 
 - ``root``: seed 004's benchmark with real ROOT: TTreeCache size x ``TFile.AsyncPrefetching``
   x location (local file; HTTP through ``TWebFile`` at each latency) on seed 004's sample file.
 - ``uproot``: the same file through uproot's sources (fsspec, HTTPSource, the multithreaded
   source) and step sizes in entries and in bytes.
 - ``zarr``: a Zarr v3 store (unsharded and sharded) on the same server, read whole or as a pan
-  of overlapping cutouts by zarr-python (``zarr-fsspec``, ``zarr-obstore``) and ``tensorstore``
-  (http kvstore), without and with a client cache, at several concurrency levels.
+  of overlapping cutouts by ``zarr-fsspec``, ``zarr-obstore`` and ``tensorstore``, without and
+  with a client cache, at several concurrency levels.
 
-Rows carry the client's own counters (ROOT's GetBytesRead/GetReadCalls, uproot's requests) next
-to the server's (requests, ranges, bytes, its own CPU time and disk reads), the real and CPU time,
-and the RSS over the fresh process's baseline. Every read is checked by value: per-branch sums of
-the TTree against the writer's, a CRC-32 of the Zarr data against the written.
-
-Inputs (:mod:`benchmarks_lib.inputs`: sample files, Zarr stores) are built once per run in the
-run's scratch directory (``<scratch>/<run id>/inputs``), the disk the runner checks for space;
-:func:`scratch_bytes` counts them. A case runs only where the registry says that its reader and
-the writer of its input are both installed.
+Rows carry the client's own counters next to the server's (requests, ranges, bytes, its CPU time
+and disk reads), the real and CPU time, and the RSS over the fresh process's baseline. Every read
+is checked by value: per-branch sums of the TTree against the writer's, CRC-32s of the Zarr data
+against the written. Inputs (:mod:`benchmarks_lib.inputs`) are built once per run in the run's
+scratch directory; a case runs only where the registry has its reader and its input's writer.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..adapters import adapter_class, backend_status
 from ..availability import Unavailable
-from ..inputs import root_sample, zarr_store
+from ..inputs import inputs_dir, root_sample, zarr_store
 from ..inputs.zarr_store import ZARR_DATASET, ZARR_LAYOUTS
 from ..specs import (
     SpecError,
@@ -101,38 +95,7 @@ PROFILES: dict[str, dict[str, Any]] = {
 PARAMETERS = tuple(k for k in PROFILES["quick"] if k not in RUN_KEYS)
 
 
-# ---------------------------------------------------------------------------------------------
-# parameters
-
-
-@dataclass(frozen=True)
-class CacheParams:
-    """Validated parameters of the chapter (see ``PROFILES`` for defaults per profile)."""
-
-    readers: tuple[str, ...]
-    entries: int
-    branches: int
-    auto_flush: int | None
-    sample_writer: str
-    cache_sizes: tuple[int, ...]
-    async_prefetch: tuple[int, ...]
-    locations: tuple[str, ...]
-    latencies_ms: tuple[float, ...]
-    bandwidth: int | None
-    servers: tuple[str, ...]
-    uproot_sources: tuple[str, ...]
-    uproot_steps: tuple[int | str, ...]
-    uproot_workers: int
-    zarr_clients: tuple[str, ...]
-    zarr_layouts: tuple[str, ...]
-    zarr_workloads: tuple[str, ...]
-    zarr_cache: tuple[bool, ...]
-    zarr_concurrency: tuple[int, ...]
-    zarr_dims: str
-    zarr_cutout: tuple[int, ...]
-    zarr_cutouts: int
-    read_timeout_s: float
-
+# -- parameters ------------------------------------------------------------------------------
 
 def _cache_size(value: Any) -> int:
     """A TTreeCache size: 0 (no cache) or a size such as ``100MB``."""
@@ -154,8 +117,9 @@ def _nonempty(values: list, what: str, example: str) -> tuple:
     return tuple(dict.fromkeys(values))
 
 
-def parse_params(params: dict | None, profile: str) -> CacheParams:
-    """Profile defaults overlaid with ``params`` (None values mean "profile default"), validated."""
+def parse_params(params: dict | None, profile: str) -> dict[str, Any]:
+    """Profile defaults overlaid with ``params`` (None values mean "profile default"), validated: every
+    parameter of ``PARAMETERS`` parsed (sizes in bytes, lists as tuples without duplicates)."""
     p = with_defaults(params or {}, profile, PROFILES, NAME)
     auto_flush = p["auto_flush"]
     if auto_flush is not None:
@@ -171,7 +135,7 @@ def parse_params(params: dict | None, profile: str) -> CacheParams:
     for size, n, name in zip(cutout, dims.shape, dims.names, strict=True):
         if size > n:
             raise SpecError(f"zarr_cutout size {size} exceeds the size {n} of dimension {name!r}")
-    return CacheParams(
+    return dict(
         readers=tuple(parse_names(p["readers"], "readers", READERS)),
         entries=parse_count(p["entries"], "entries", maximum=10**9),
         branches=parse_count(p["branches"], "branches", maximum=100_000),
@@ -201,49 +165,49 @@ def parse_params(params: dict | None, profile: str) -> CacheParams:
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# cases
+# -- cases -----------------------------------------------------------------------------------
 
-
-def _links(p: CacheParams) -> list[dict]:
-    return [{"server": s, "latency_ms": lat, "bandwidth": p.bandwidth} for s in p.servers for lat in p.latencies_ms]
+def _links(p: dict) -> list[dict]:
+    return [{"server": server, "latency_ms": latency, "bandwidth": p["bandwidth"]}
+            for server in p["servers"] for latency in p["latencies_ms"]]
 
 
 def build_cases(params: dict | None, profile: str) -> list[Case]:
     """One case per configuration; raises SpecError on a bad parameter before any work."""
     p = parse_params(params, profile)
-    sample = {"entries": p.entries, "branches": p.branches, "auto_flush": p.auto_flush, "writer": p.sample_writer}
+    sample = {"entries": p["entries"], "branches": p["branches"], "auto_flush": p["auto_flush"],
+              "writer": p["sample_writer"]}
     local = {"location": "local", "server": None, "latency_ms": None, "bandwidth": None}
-    remote = [{"location": "http", **link} for link in _links(p)] if "http" in p.locations else []
-    places = ([local] if "local" in p.locations else []) + remote
-    timeout = p.read_timeout_s
+    remote = [{"location": "http", **link} for link in _links(p)] if "http" in p["locations"] else []
+    places = ([local] if "local" in p["locations"] else []) + remote
+    timeout, cutout = p["read_timeout_s"], list(p["zarr_cutout"])
     cases: list[Case] = []
-    if "root" in p.readers:
+    if "root" in p["readers"]:
         for place in places:
-            for cache in p.cache_sizes:
-                for flag in p.async_prefetch:
+            for cache in p["cache_sizes"]:
+                for flag in p["async_prefetch"]:
                     cases.append(Case(NAME, "root", {"reader": "root", "sample": sample, **place, "cache_bytes": cache,
                                                      "async_prefetch": flag, "timeout_s": timeout}))
-    if "uproot" in p.readers:
+    if "uproot" in p["readers"]:
         for place in places:
-            sources = ["local"] if place["location"] == "local" else list(p.uproot_sources)
+            sources = ["local"] if place["location"] == "local" else list(p["uproot_sources"])
             for source in sources:
-                for step in p.uproot_steps:
-                    workers = p.uproot_workers if source == "multithreaded" else 1
+                for step in p["uproot_steps"]:
+                    workers = p["uproot_workers"] if source == "multithreaded" else 1
                     cases.append(Case(NAME, "uproot", {"reader": "uproot", "sample": sample, **place, "source": source,
                                                        "step": step, "num_workers": workers, "timeout_s": timeout}))
-    if "zarr" in p.readers:
-        store = {"dims": p.zarr_dims, "dataset": ZARR_DATASET}
+    if "zarr" in p["readers"]:
+        store = {"dims": p["zarr_dims"], "dataset": ZARR_DATASET}
         for link in _links(p):
-            for client in p.zarr_clients:
-                for layout in p.zarr_layouts:
-                    for workload in p.zarr_workloads:
-                        for cache in p.zarr_cache:
-                            for conc in p.zarr_concurrency:
+            for client in p["zarr_clients"]:
+                for layout in p["zarr_layouts"]:
+                    for workload in p["zarr_workloads"]:
+                        for cache in p["zarr_cache"]:
+                            for conc in p["zarr_concurrency"]:
                                 cases.append(Case(NAME, client, {
                                     "reader": "zarr", "store": store, "location": "http", **link, "client": client,
                                     "layout": layout, "workload": workload, "client_cache": cache, "concurrency": conc,
-                                    "cutout": list(p.zarr_cutout), "cutouts": p.zarr_cutouts, "timeout_s": timeout}))
+                                    "cutout": cutout, "cutouts": p["zarr_cutouts"], "timeout_s": timeout}))
     return cases
 
 
@@ -265,9 +229,7 @@ def scratch_bytes(cases: list[Case]) -> int:
     return sum(inputs.values()) + 16 * 2**20
 
 
-# ---------------------------------------------------------------------------------------------
-# running a case
-
+# -- running a case --------------------------------------------------------------------------
 
 def _fmt_bytes(n: int) -> str:
     if n == 0:
@@ -289,16 +251,6 @@ def config_label(params: dict) -> str:
         workers = f" x{params['num_workers']}" if params["source"] == "multithreaded" else ""
         return f"{params['source']}{workers}, step {step_text}"
     return f"{params['client']} {params['layout']}, cache {'on' if params['client_cache'] else 'off'}"
-
-
-def inputs_dir(ctx: CaseContext) -> Path:
-    """Where a case's inputs live: ``inputs/`` in the run's scratch directory (the marked parent of
-    the case's scratch, kept for the whole run and checked for space by the runner), else in the
-    case's own scratch. Never the results directory."""
-    from ..scratch import is_marked
-
-    run_scratch = ctx.scratch.parent
-    return (run_scratch if is_marked(run_scratch) else ctx.scratch) / "inputs"
 
 
 def _needs(q: dict) -> list[tuple[str, str]]:
@@ -394,10 +346,9 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
     from ..measure import cold_read_state, evict_page_cache
 
     q = case.params
-    inputs = inputs_dir(ctx)
+    inputs = inputs_dir(ctx.scratch)
     target, input_columns, info = _prepare_input(q, inputs)
     base = {**_base_row(case), **input_columns}
-    file_bytes = input_columns["file_bytes"]
     # before any eviction: computing them may read the store (and so fill the page cache)
     expected = (zarr_store.expected_crc32s(target, q["workload"], q["cutout"], q["cutouts"])
                 if q["reader"] == "zarr" else None)
@@ -420,14 +371,14 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
                 counters = server.counters()
                 row.update(counters.as_row())
                 # the server read the file: its disk reads prove the read was cold
-                disk_read, needed = counters.io_read_bytes, min(counters.payload_bytes, file_bytes)
+                disk_read, needed = counters.io_read_bytes, min(counters.payload_bytes, base["file_bytes"])
                 if q["reader"] == "zarr" and metrics.get("cutout_bytes"):
                     # bytes moved per byte asked for; "_stored" divides by the cutout's compressed share
                     row["read_amplification"] = counters.payload_bytes / metrics["cutout_bytes"]
                     row["read_amplification_stored"] = row["read_amplification"] * base["compression_ratio"]
             else:
                 asked = metrics.get("root_bytes_read", metrics.get("client_bytes")) or 0
-                disk_read, needed = metrics.get("io_read_bytes"), min(asked, file_bytes)
+                disk_read, needed = metrics.get("io_read_bytes"), min(asked, base["file_bytes"])
             row["cache_state"] = cold_read_state(report, disk_read, needed)
             rows.append(row)
     return rows
@@ -447,5 +398,5 @@ SUITE = Suite(
     time_budget_s={"quick": 95},
 )
 
-__all__ = ["LOCATIONS", "PROFILES", "READERS", "SUITE", "ZARR_CLIENTS", "ZARR_WORKLOADS", "CacheParams", "build_cases",
-           "config_label", "inputs_dir", "parse_params", "run_case", "scratch_bytes", "unavailable_reason"]
+__all__ = ["LOCATIONS", "PROFILES", "READERS", "SUITE", "ZARR_CLIENTS", "ZARR_WORKLOADS", "build_cases",
+           "config_label", "parse_params", "run_case", "scratch_bytes", "unavailable_reason"]
