@@ -217,6 +217,38 @@ def parse_seconds(value: object, what: str, *, minimum: float = 0.001, maximum: 
     return float(value)
 
 
+def parse_number(value: object, what: str, *, minimum: float, maximum: float, unit: str = "") -> float:
+    """A finite number (or its digits as text) in range, e.g. a latency in ms; bools are refused."""
+    allowed = f"allowed {minimum:g}..{maximum:g}{' ' + unit if unit else ''}"
+    try:
+        number = float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else None
+    except ValueError:
+        number = None
+    if number is None or not math.isfinite(number):
+        raise SpecError(f"{what} {value!r} is not a number; {allowed}")
+    if not minimum <= number <= maximum:
+        raise SpecError(f"{what} {number:g} is out of range; {allowed}")
+    return number
+
+
+_FLAGS_ON = (True, 1, "1", "true", "on", "yes")
+_FLAGS_OFF = (False, 0, "0", "false", "off", "no")
+
+
+def parse_flags(value: object, what: str) -> list[bool]:
+    """Settings to compare, each off or on: a list (or a comma-separated string) of JSON booleans, 0/1 or
+    the words true/false, on/off, yes/no; duplicates dropped. Anything else is refused, never guessed."""
+    out = []
+    for item in parse_items(value, what, "[false, true]"):
+        if item in _FLAGS_ON:
+            out.append(True)
+        elif item in _FLAGS_OFF:
+            out.append(False)
+        else:
+            raise SpecError(f"{what} value {item!r} is not a flag; allowed: 0/1, true/false, on/off")
+    return list(dict.fromkeys(out))
+
+
 def parse_items(value: object, what: str, example: str = "[...]") -> list:
     """A list parameter: a JSON list of scalars, or one string (comma-separated, so ``"lz4"`` is one item).
 

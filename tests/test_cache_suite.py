@@ -7,18 +7,23 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks_lib import rootio, scratch, servers
+from benchmarks_lib import scratch, servers
+from benchmarks_lib.adapters import adapter_class, backend_status, library, participants
+from benchmarks_lib.adapters import zarr_http as zarr_reads
+from benchmarks_lib.adapters.zarr_fsspec_store import BlockCachedStore
 from benchmarks_lib.chapters import cache as chapter
+from benchmarks_lib.inputs import inputs_dir, root_sample, zarr_store
 from benchmarks_lib.measure.fresh import FreshProcessError
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites import cache as suite
 
-HAVE_ROOT = rootio.root_missing_reason() is None
-HAVE_UPROOT = rootio.uproot_missing_reason() is None
-needs_root = pytest.mark.skipif(not HAVE_ROOT, reason=f"ROOT is not installed ({rootio.ROOT_INSTALL_HINT})")
-needs_uproot = pytest.mark.skipif(not HAVE_UPROOT, reason="uproot is not installed")
+ROOT, UPROOT = backend_status("root", "remote"), backend_status("uproot", "remote")
+HAVE_ROOT, HAVE_UPROOT = ROOT.available, UPROOT.available
+needs_root = pytest.mark.skipif(not HAVE_ROOT, reason=str(ROOT.reason))
+needs_uproot = pytest.mark.skipif(not HAVE_UPROOT, reason=str(UPROOT.reason))
+RootReader = adapter_class("root", "remote")
 SERVERS = ["builtin"] + (["nginx"] if servers.nginx_path() else [])
 TINY = {
     "entries": 60, "branches": 4, "auto_flush": 20, "sample_writer": "root", "cache_sizes": [0, "1MB"],
@@ -87,16 +92,17 @@ def _ok(rows, **match):
     ({"auto_flush": 0}, "auto_flush 0"),
     ({"readers": ["hdf5"]}, "allowed: root, uproot, zarr"),
     ({"cache_size": [0]}, "parameter 'cache_size' is unknown"),
-    ({"read_timeout_s": "abc"}, "read_timeout_s 'abc' is not a number; allowed: a positive number"),
+    ({"read_timeout_s": "abc"}, "read_timeout_s 'abc' is not a number of seconds"),
     ({"read_timeout_s": True}, "read_timeout_s True is not a number"),
     ({"latencies_ms": 10}, "latencies_ms 10 must be a list"),
     ({"cache_sizes": 5}, "cache_sizes 5 must be a list"),
     ({"zarr_cutout": 4}, "zarr_cutout 4 must be a list"),
     ({"zarr_concurrency": {"a": 1}}, "zarr_concurrency .* must be a list"),
     ({"latencies_ms": [[1]]}, r"latencies_ms item \[1\] is not a string or number"),
-    ({"entries": "abc"}, "entries 'abc' is not a number"),
+    ({"entries": "abc"}, "entries 'abc' is not an integer"),
     ({"auto_flush": 1.5}, "auto_flush 1.5 is not an integer"),
-    ({"zarr_dims": 5}, "zarr_dims 5 is not a string"),
+    ({"zarr_dims": 5}, "zarr_dims 5 is not text"),
+    ({"zarr_cache": ["maybe"]}, "zarr_cache value 'maybe' is not a flag"),
 ])
 def test_bad_parameters_fail_before_any_work(params, message):
     with pytest.raises(SpecError, match=message):
@@ -117,11 +123,11 @@ def test_profiles_build_serialisable_cases():
 
 
 def test_zarr_selections_pan_and_stay_inside():
-    sels = suite.zarr_selections((8, 32, 32), (4, 16, 16), "cutouts", (4, 12, 12), 5)
+    sels = zarr_store.zarr_selections((8, 32, 32), (4, 16, 16), "cutouts", (4, 12, 12), 5)
     assert len(sels) == 5 and len({str(s) for s in sels}) > 1
     for sel in sels:
         assert all(0 <= s.start < s.stop <= n for s, n in zip(sel, (8, 32, 32), strict=True))
-    assert suite.zarr_selections((8, 32, 32), (4, 16, 16), "whole", (4, 12, 12), 5) == [
+    assert zarr_store.zarr_selections((8, 32, 32), (4, 16, 16), "whole", (4, 12, 12), 5) == [
         (slice(0, 8), slice(0, 32), slice(0, 32))]
 
 
@@ -131,8 +137,8 @@ def test_zarr_selections_pan_and_stay_inside():
 @needs_root
 @pytest.mark.parametrize("writer", ["root", pytest.param("uproot", marks=needs_uproot)])
 def test_sample_file_layout(tmp_path, writer):
-    info = rootio.ensure_sample_file(tmp_path, 30, 6, 10, writer=writer)
-    again = rootio.ensure_sample_file(tmp_path, 30, 6, 10, writer=writer)
+    info = root_sample.ensure_sample_file(tmp_path, 30, 6, 10, writer=writer)
+    again = root_sample.ensure_sample_file(tmp_path, 30, 6, 10, writer=writer)
     assert info == again and info.file_bytes > 0
     assert info.entry_bytes == 30 * 100 * (4 + 8 + 4 + 2 + 4 + 8)
     if HAVE_UPROOT:
@@ -151,9 +157,9 @@ def test_sample_file_layout(tmp_path, writer):
 
 def test_sample_arguments_are_checked(tmp_path):
     with pytest.raises(SpecError, match="sample writer"):
-        rootio.create_sample_file(tmp_path / "x.root", 10, 2, writer="h5py")
+        root_sample.create_sample_file(tmp_path / "x.root", 10, 2, writer="h5py")
     with pytest.raises(SpecError, match="entries"):
-        rootio.create_sample_file(tmp_path / "x.root", 0, 2)
+        root_sample.create_sample_file(tmp_path / "x.root", 0, 2)
 
 
 # -- ROOT ----------------------------------------------------------------------------------------
@@ -161,7 +167,7 @@ def test_sample_arguments_are_checked(tmp_path):
 
 @needs_root
 def test_root_reads_every_entry_in_every_mode(rows):
-    expected = rootio.entry_bytes(TINY["entries"], TINY["branches"])
+    expected = root_sample.entry_bytes(TINY["entries"], TINY["branches"])
     root_rows = _ok(rows, reader="root")
     assert len(root_rows) == 8 + (1 if "nginx" in SERVERS else 0)  # builtin: 2 places x 2 caches x 2; nginx: 1
     for r in root_rows:
@@ -196,7 +202,7 @@ def test_async_prefetch_is_off_for_local_files_and_on_over_http(rows):
 @needs_root
 @needs_uproot
 def test_uproot_counts_match_the_server(rows):
-    expected = rootio.entry_bytes(TINY["entries"], TINY["branches"])
+    expected = root_sample.entry_bytes(TINY["entries"], TINY["branches"])
     for r in _ok(rows, reader="uproot"):
         assert r["nbytes"] == expected and r["verified"]
     for r in _ok(rows, reader="uproot", location="http"):
@@ -234,7 +240,8 @@ def test_zarr_reads_are_verified_and_amplification_is_computed(rows):
 
 
 def test_missing_libraries_and_servers_become_skip_rows(tmp_path, monkeypatch):
-    monkeypatch.setattr(rootio, "root_missing_reason", lambda: f"ROOT is not installed; {rootio.ROOT_INSTALL_HINT}")
+    real = library.missing_modules
+    monkeypatch.setattr(library, "missing_modules", lambda modules: ["ROOT"] if "ROOT" in modules else real(modules))
     case = suite.build_cases({**TINY, "readers": ["root"], "locations": ["local"]}, "quick")[0]
     ctx = CaseContext(scratch=tmp_path, iterations=1, warmups=0, profile="quick", run_dir=tmp_path)
     (row,) = suite.run_case(case, ctx)
@@ -275,7 +282,7 @@ def test_figures_table_and_conclusion(rows):
 @needs_root
 def test_a_failing_fresh_read_reports_the_child_error(tmp_path):
     with pytest.raises(FreshProcessError, match=r"nothing\.root"):
-        rootio.read_with_root(tmp_path / "nothing.root", 0, False, timeout_s=120)
+        RootReader.read(tmp_path / "nothing.root", timeout_s=120, cache_bytes=0, async_prefetch=False)
 
 
 # -- what the rows say about the server and the cache -------------------------------------------
@@ -303,8 +310,8 @@ def test_a_read_whose_eviction_failed_is_cold_unverified(tmp_path, monkeypatch):
     monkeypatch.setattr(measure, "evict_page_cache", not_evicted)
     case = suite.build_cases({**TINY, "readers": ["zarr"], "zarr_clients": ["tensorstore"], "zarr_layouts": ["sharded"],
                               "zarr_cache": [False]}, "quick")[0]
-    if suite._missing(case):
-        pytest.skip(suite._missing(case))
+    if suite.unavailable_reason(case):
+        pytest.skip(suite.unavailable_reason(case))
     (row,) = suite.run_case(case, _context(tmp_path))
     assert row["status"] == "ok" and row["cache_state"] == "cold_unverified" and not row["eviction_verified"]
 
@@ -314,14 +321,14 @@ def test_a_read_whose_eviction_failed_is_cold_unverified(tmp_path, monkeypatch):
 
 def test_inputs_live_in_the_run_scratch_not_the_results(tmp_path):
     ctx = _context(tmp_path)
-    assert suite.inputs_dir(ctx) == ctx.scratch.parent / "inputs"
+    assert inputs_dir(ctx.scratch) == ctx.scratch.parent / "inputs"
     assert scratch.is_marked(ctx.scratch.parent)
     unmarked = CaseContext(scratch=tmp_path / "plain", iterations=1, warmups=0, profile="quick", run_dir=tmp_path)
-    assert suite.inputs_dir(unmarked) == tmp_path / "plain" / "inputs"
+    assert inputs_dir(unmarked.scratch) == tmp_path / "plain" / "inputs"
     cases = suite.build_cases({**TINY, "readers": ["root", "zarr"]}, "quick")
     stores = {json.dumps([c.params["store"], c.params["layout"]]) for c in cases if "store" in c.params}
     array_bytes = 2 * 8 * 32 * 32  # uint16 z:8,y:32,x:32
-    sample_bytes = rootio.entry_bytes(TINY["entries"], TINY["branches"])
+    sample_bytes = root_sample.entry_bytes(TINY["entries"], TINY["branches"])
     assert suite.scratch_bytes(cases) >= sample_bytes + len(stores) * array_bytes
 
 
@@ -331,7 +338,7 @@ def test_a_truncated_sample_is_written_again_and_the_case_succeeds(tmp_path):
     (case,) = suite.build_cases(params, "quick")
     (first,) = suite.run_case(case, _context(tmp_path))
     assert first["status"] == "ok" and first["verified"]
-    (sample,) = (suite.inputs_dir(_context(tmp_path))).glob("*.root")
+    (sample,) = inputs_dir(_context(tmp_path).scratch).glob("*.root")
     size = sample.stat().st_size
     with open(sample, "r+b") as f:  # what a full disk left behind
         f.truncate(size // 2)
@@ -343,13 +350,13 @@ def test_a_truncated_sample_is_written_again_and_the_case_succeeds(tmp_path):
 def test_a_damaged_zarr_store_is_written_again(tmp_path):
     pytest.importorskip("zarr")
     inputs = _context(tmp_path).scratch.parent / "inputs"
-    store = suite.ensure_zarr_store(inputs, TINY["zarr_dims"], "sharded")
-    info = suite.zarr_store_info(store)
+    store = zarr_store.ensure_zarr_store(inputs, TINY["zarr_dims"], "sharded")
+    info = zarr_store.zarr_store_info(store)
     shard = next(p for p in store.rglob("*") if p.is_file() and p.parent.name != store.name)
     shard.write_bytes(shard.read_bytes()[:10])
-    assert suite.check_zarr_store(store, {"dims": TINY["zarr_dims"], "layout": "sharded"}) is None
-    again = suite.ensure_zarr_store(inputs, TINY["zarr_dims"], "sharded")
-    assert again == store and suite.zarr_store_info(store) == info
+    assert zarr_store.check_zarr_store(store, {"dims": TINY["zarr_dims"], "layout": "sharded"}) is None
+    again = zarr_store.ensure_zarr_store(inputs, TINY["zarr_dims"], "sharded")
+    assert again == store and zarr_store.zarr_store_info(store) == info
     assert not list(inputs.glob(".*.tmp"))
 
 
@@ -361,9 +368,9 @@ def test_a_failed_sample_write_leaves_nothing_behind(tmp_path, monkeypatch):
             f.write(b"root" + b"\0" * 100)
         raise FreshProcessError("No space left on device")
 
-    monkeypatch.setattr(rootio.fresh, "call", disk_full)
+    monkeypatch.setattr(root_sample.fresh, "call", disk_full)
     with pytest.raises(FreshProcessError, match="No space"):
-        rootio.ensure_sample_file(inputs, 30, 2, 10)
+        root_sample.ensure_sample_file(inputs, 30, 2, 10)
     assert sorted(p.name for p in inputs.iterdir()) == [".sample.lock"]
 
 
@@ -372,13 +379,13 @@ def test_a_failed_sample_write_leaves_nothing_behind(tmp_path, monkeypatch):
 
 @needs_root
 def test_branch_sums_catch_wrong_values(tmp_path):
-    sample = rootio.ensure_sample_file(tmp_path, 30, 4, 10)
-    read = rootio.read_with_root(sample.path, 0, False, timeout_s=120)
-    assert rootio.sums_match(read["branch_sums"], sample)
+    sample = root_sample.ensure_sample_file(tmp_path, 30, 4, 10)
+    read = RootReader.read(sample.path, timeout_s=120, cache_bytes=0, async_prefetch=False)
+    assert root_sample.sums_match(read["branch_sums"], sample)
     wrong = list(read["branch_sums"])
     wrong[2] += 1  # one int value off by one
-    assert not rootio.sums_match(wrong, sample)
-    assert not rootio.sums_match(read["branch_sums"][:-1], sample)
+    assert not root_sample.sums_match(wrong, sample)
+    assert not root_sample.sums_match(read["branch_sums"][:-1], sample)
 
 
 def test_zarr_reads_are_checked_against_the_written_crc(tmp_path):
@@ -386,21 +393,21 @@ def test_zarr_reads_are_checked_against_the_written_crc(tmp_path):
     if importlib.util.find_spec("tensorstore") is None:
         pytest.skip("tensorstore is not installed")
     inputs = _context(tmp_path).scratch.parent / "inputs"
-    store = suite.ensure_zarr_store(inputs, TINY["zarr_dims"], "unsharded")
-    crc = suite.zarr_store_info(store)["crc32"]
+    store = zarr_store.ensure_zarr_store(inputs, TINY["zarr_dims"], "unsharded")
+    crc = zarr_store.zarr_store_info(store)["crc32"]
     kwargs = {"client": "tensorstore", "workload": "whole", "client_cache": False, "concurrency": 2,
               "cutout": [4, 12, 12], "cutouts": 1, "dims": TINY["zarr_dims"]}
     cutouts = {**kwargs, "workload": "cutouts", "cutouts": 3}
-    expected = suite.expected_crc32s(store, "cutouts", [4, 12, 12], 3)
-    assert suite.expected_crc32s(store, "cutouts", [4, 12, 12], 3) == expected  # kept beside the store
-    assert suite.expected_crc32s(store, "whole", [4, 12, 12], 1) == [crc]
+    expected = zarr_store.expected_crc32s(store, "cutouts", [4, 12, 12], 3)
+    assert zarr_store.expected_crc32s(store, "cutouts", [4, 12, 12], 3) == expected  # kept beside the store
+    assert zarr_store.expected_crc32s(store, "whole", [4, 12, 12], 1) == [crc]
     with servers.serve(inputs) as server:
         url = server.url_for(store)
-        good = suite.measure_zarr_read(url, expected_crc32s=[crc], **kwargs)
-        bad = suite.measure_zarr_read(url, expected_crc32s=[crc ^ 1], **kwargs)
-        pan = suite.measure_zarr_read(url, expected_crc32s=expected, **cutouts)
-        generated = suite.measure_zarr_read(url, **cutouts)  # against the generated data
-        wrong = suite.measure_zarr_read(url, expected_crc32s=[*expected[:-1], expected[-1] ^ 1], **cutouts)
+        good = zarr_reads.measure_read(url, expected_crc32s=[crc], **kwargs)
+        bad = zarr_reads.measure_read(url, expected_crc32s=[crc ^ 1], **kwargs)
+        pan = zarr_reads.measure_read(url, expected_crc32s=expected, **cutouts)
+        generated = zarr_reads.measure_read(url, **cutouts)  # against the generated data
+        wrong = zarr_reads.measure_read(url, expected_crc32s=[*expected[:-1], expected[-1] ^ 1], **cutouts)
     assert good["verified"] and good["data_crc32"] == crc
     assert not bad["verified"]
     assert pan["verified"] and generated["verified"] and not wrong["verified"]
@@ -423,7 +430,7 @@ def test_block_cached_store_fetches_different_keys_concurrently(tmp_path):
         (root / name).write_bytes(name.encode() * 1000)
     # a long round trip, so that two fetches overlap on the server when the store lets them
     with servers.serve(root, latency_ms=300) as server:
-        store = suite._fsspec_block_cache_store(server.url)
+        store = BlockCachedStore.from_url(server.url)
 
         async def both():
             prototype = default_buffer_prototype()
@@ -434,3 +441,24 @@ def test_block_cached_store_fetches_different_keys_concurrently(tmp_path):
         counters = server.counters()
     assert a.to_bytes() == b"a" * 1000 and b.to_bytes() == b"b" * 1000
     assert counters.max_in_flight >= 2
+
+
+# -- the registry ---------------------------------------------------------------------------------
+
+
+def test_remote_readers_are_registered_and_listing_imports_no_library():
+    import subprocess
+    import sys
+
+    for name in participants("remote"):
+        cls = adapter_class(name, "remote")
+        assert cls.kind == "remote" and cls.install_hint and cls.measure_target.count(":") == 1
+        status = backend_status(name, "remote")
+        assert status.available or "install:" in status.reason
+    assert set(suite.ZARR_CLIENTS) | {"root", "uproot"} == set(participants("remote"))
+    code = ("import sys; from benchmarks_lib.adapters import backend_status, participants; "
+            "[backend_status(n, 'remote') for n in participants('remote')]; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'ROOT', 'uproot', 'zarr', 'tensorstore', "
+            "'fsspec', 'obstore'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

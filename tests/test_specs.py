@@ -3,7 +3,7 @@
 import pytest
 
 from benchmarks_lib.cli import main
-from benchmarks_lib.specs import SpecError, parse_codec, parse_dims, parse_size
+from benchmarks_lib.specs import SpecError, parse_codec, parse_dims, parse_flags, parse_number, parse_size
 
 BAD_RUNS = [
     (["run", "writers", "-d", ""], "dims"),
@@ -64,3 +64,17 @@ def test_parsers_accept_good_values():
 def test_bad_sizes(text):
     with pytest.raises(SpecError):
         parse_size(text)
+
+
+def test_flags_and_numbers():
+    assert parse_flags([0, 1, True], "async") == [False, True]
+    assert parse_flags("false,on,yes", "cache") == [False, True]
+    assert parse_number("2.5", "latency", minimum=0, maximum=10, unit="ms") == 2.5
+    for value in (2, "maybe", [1]):
+        with pytest.raises(SpecError, match=r"is not a flag|not a string or number"):
+            parse_flags([value], "async")
+    with pytest.raises(SpecError, match=r"latency -1 is out of range; allowed 0..10 ms"):
+        parse_number(-1, "latency", minimum=0, maximum=10, unit="ms")
+    for value in (True, "abc", float("nan")):
+        with pytest.raises(SpecError, match="is not a number"):
+            parse_number(value, "latency", minimum=0, maximum=10)

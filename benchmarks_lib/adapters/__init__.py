@@ -41,7 +41,14 @@ REGISTRY: dict[str, dict[str, str]] = {
         "numcodecs": _A + "numcodecs:NumcodecsCodec",
         "blosc": _A + "numcodecs:BloscCodec",
     },
-    "remote": {},
+    # readers of the cache/prefetch chapter (adapters/remote.py): TTree, then Zarr over HTTP
+    "remote": {
+        "root": _A + "root:RootReader",
+        "uproot": _A + "uproot:UprootReader",
+        "zarr-fsspec": _A + "zarr_fsspec:ZarrFsspecReader",
+        "zarr-obstore": _A + "zarr_obstore:ZarrObstoreReader",
+        "tensorstore": _A + "tensorstore_http:TensorstoreHttpReader",
+    },
 }
 
 

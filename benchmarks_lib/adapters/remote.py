@@ -1,0 +1,84 @@
+"""The remote-reader contract (kind ``remote``): one small class per client that reads an input over
+HTTP or from a local path, for the cache/prefetch chapter.
+
+Lifecycle of a measured read (the suite evicts the input and resets the server before it)::
+
+    reader = adapter_class("uproot", "remote")
+    metrics = reader.read(location, timeout_s=600, **settings)   # one fresh Python process
+
+``read`` runs ``measure_target`` (``module:function``) in a fresh process through
+:func:`benchmarks_lib.measure.fresh.call`, so that a library's global state (ROOT's gEnv, caches,
+event loops) never leaks from one configuration to the next and the RSS baseline is the reader's
+own. The function times exactly one region with :func:`timed_read` and returns a JSON dict: the
+timed region's row (``elapsed_s``, ``cpu_s``, ``io_read_bytes``...), ``rss_baseline_bytes`` and
+``rss_after_bytes`` of the fresh process, ``nbytes`` (bytes of data returned), what the reader
+needs to be verified (``branch_sums``, or ``verified`` itself), and its own counters.
+
+A reader that also writes the input it reads (ROOT and uproot write the TTree sample file)
+implements :meth:`RemoteReader.write_sample` and :meth:`RemoteReader.sample_shape`. Availability,
+versions and install hints are the :class:`Library` data, as for every adapter; the library is
+imported only inside the measured function, in the fresh process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+from ..availability import Unavailable
+from ..measure import fresh
+from .library import Library
+
+
+def is_url(location: str | os.PathLike) -> bool:
+    return str(location).startswith(("http://", "https://"))
+
+
+def timed_read(read: Callable[[], dict]) -> dict:
+    """``read()`` as one timed region (:func:`benchmarks_lib.measure.measure`): its row, the RSS of the
+    fresh process before and after, and the dict ``read()`` returns."""
+    from ..measure import measure
+    from ..measure.sampler import current_rss_and_threads
+
+    baseline, _ = current_rss_and_threads()
+    result = measure(read)
+    after, _ = current_rss_and_threads()
+    return {**result.as_row(), "rss_baseline_bytes": baseline, "rss_after_bytes": after, **result.value}
+
+
+class RemoteReader(Library):
+    """A reader measured by the cache/prefetch chapter; see :class:`Library` for what it declares."""
+
+    kind = "remote"
+    #: ``module:function`` that measures one read in the fresh process (keyword arguments: ``location``
+    #: and the reader's settings; returns the metrics dict described above)
+    measure_target: ClassVar[str]
+
+    @classmethod
+    def require(cls) -> None:
+        """Raise :class:`Unavailable` (with the install hint) when the library is missing here."""
+        reason = cls.missing_reason()
+        if reason:
+            raise Unavailable(reason)
+
+    @classmethod
+    def read(cls, location: str | Path, *, timeout_s: float | None = None, **settings: object) -> dict:
+        """One measured read of ``location`` (a path or an http(s) URL) in a fresh process: its metrics."""
+        return fresh.call(cls.measure_target, {"location": str(location), **settings}, timeout_s=timeout_s)
+
+    @classmethod
+    def write_sample(cls, path: Path, entries: int, branches: int, auto_flush: int,
+                     seed: int) -> tuple[list[float], list[float]]:
+        """Write the TTree sample file (:mod:`benchmarks_lib.inputs.root_sample` describes it); returns
+        the per-branch sums of the values written and of their magnitudes."""
+        raise NotImplementedError(f"{cls.name} does not write sample files")
+
+    @classmethod
+    def sample_shape(cls, path: Path) -> tuple[int, int]:
+        """(entries, branches) of the sample tree in ``path``, read back with this library."""
+        raise NotImplementedError(f"{cls.name} does not read sample files back")
+
+
+__all__ = ["RemoteReader", "is_url", "timed_read"]

@@ -1,0 +1,26 @@
+"""zarr-python on fsspec's HTTP filesystem (``FsspecStore``); its client cache is fsspec's block
+cache (:class:`benchmarks_lib.adapters.zarr_fsspec_store.BlockCachedStore`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .zarr_http import ZarrPythonHttpReader
+
+
+class ZarrFsspecReader(ZarrPythonHttpReader):
+    name = "zarr-fsspec"
+    extra_modules = ("fsspec", "aiohttp")
+    install_hint = "pip install 'zarr>=3' fsspec aiohttp"
+    warm_up_modules = ("fsspec.implementations.http",)
+    notes = "zarr.storage.FsspecStore; cache: fsspec block cache per key (1 MiB blocks)"
+
+    @classmethod
+    def store(cls, url: str, client_cache: bool) -> Any:
+        if client_cache:
+            from .zarr_fsspec_store import BlockCachedStore
+
+            return BlockCachedStore.from_url(url)
+        import zarr
+
+        return zarr.storage.FsspecStore.from_url(url, read_only=True)

@@ -1,0 +1,28 @@
+"""zarr-python on obstore's ``HTTPStore`` (``zarr.storage.ObjectStore``); its client cache is zarr's
+``CacheStore`` over a memory store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .zarr_http import CLIENT_CACHE_BYTES, ZarrPythonHttpReader
+
+
+class ZarrObstoreReader(ZarrPythonHttpReader):
+    name = "zarr-obstore"
+    extra_modules = ("obstore",)
+    install_hint = "pip install 'zarr>=3' obstore"
+    warm_up_modules = ("obstore.store", "zarr.experimental.cache_store")
+    notes = "zarr.storage.ObjectStore(obstore HTTPStore); cache: zarr.experimental CacheStore (256 MiB)"
+
+    @classmethod
+    def store(cls, url: str, client_cache: bool) -> Any:
+        import zarr
+        from obstore.store import HTTPStore
+
+        store = zarr.storage.ObjectStore(HTTPStore.from_url(url, client_options={"allow_http": True}), read_only=True)
+        if client_cache:
+            from zarr.experimental.cache_store import CacheStore
+
+            store = CacheStore(store, cache_store=zarr.storage.MemoryStore(), max_size=CLIENT_CACHE_BYTES)
+        return store
