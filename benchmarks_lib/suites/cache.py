@@ -396,6 +396,11 @@ SUITE = Suite(
     # every read has its own limit; the case may also build the sample file once
     case_timeout_s=lambda case, runs: float(case.params.get("timeout_s", 600)) * (runs + 1) + 600,
     time_budget_s={"quick": 95},
+    smoke={"readers": ["root", "uproot", "zarr"], "entries": 50, "branches": 4, "cache_sizes": [0, "10MB"],
+           "async_prefetch": [0], "locations": ["local", "http"], "latencies_ms": [0], "uproot_sources": ["fsspec"],
+           "uproot_steps": [25], "zarr_clients": ["zarr-fsspec", "tensorstore"], "zarr_layouts": ["sharded"],
+           "zarr_cache": [False], "zarr_concurrency": [2], "zarr_dims": "z:8:4:8,y:32:16:32,x:32:16:32",
+           "zarr_cutout": "4,8,8", "zarr_cutouts": 2, "iterations": 1},
 )
 
 __all__ = ["LOCATIONS", "PROFILES", "READERS", "SUITE", "ZARR_CLIENTS", "ZARR_WORKLOADS", "build_cases",
