@@ -1,9 +1,9 @@
-"""The machine's own ceiling, measured in the same run as the contenders.
+"""The machine's own ceiling, measured in the same run as the backends.
 
 Raw sequential write of the same number of bytes into a file that does not exist yet (the
 last one is removed off the clock): ``write_nofsync`` ends at close, ``write_fsync`` ends
 with the suites' own fsync policy, one ``syncfs`` of the store (``measure.sync_store``), so
-that a contender's write with fsync is divided by a ceiling that paid the same flush. Then
+that a backend's write with fsync is divided by a ceiling that paid the same flush. Then
 a cold sequential read of that file (``cold`` only when the eviction and the read's disk
 bytes prove it, else ``cold_unverified``), a warm read, and memcpy bandwidth. Every
 throughput in the book is also shown as a fraction of these. An optional cross-check runs

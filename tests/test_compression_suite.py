@@ -23,7 +23,7 @@ pytest.importorskip("pyvista")
 pytest.importorskip("zvtk")
 MODULES = {"zvtk": "zvtk", "vtu": "pyvista", "zarr-python": "zarr", "tensorstore": "tensorstore",
            "numcodecs": "numcodecs"}
-#: contenders whose library is installed here (the others must be recorded as skips)
+#: backends whose library is installed here (the others must be recorded as skips)
 AVAILABLE = {c for c, m in MODULES.items() if importlib.util.find_spec(m)}
 
 TINY = {
@@ -391,7 +391,7 @@ def test_a_wrong_type_names_the_value_and_what_is_allowed(params: dict):
     assert_refused_naming_the_value(build_cases, TINY, params)
 
 
-def test_contenders_come_from_declared_capabilities(tmp_path: Path):
+def test_backends_come_from_declared_capabilities(tmp_path: Path):
     """Any Zarr writer that compresses plain chunks and reads them back, and any in-memory codec, may take part."""
     from benchmarks_lib.suites.compression import ARRAY_BACKENDS, MESH_BACKENDS
 
@@ -402,8 +402,9 @@ def test_contenders_come_from_declared_capabilities(tmp_path: Path):
     rows = []
     for case in build_cases(params, "quick"):
         scratch = create_marked_dir(tmp_path / case.case_id)
-        rows += SUITE.run_case(case, CaseContext(scratch=scratch, iterations=1, warmups=0, profile="quick"))
-    status = {(r["contender"], r["codec"], r["operation"]): r["status"] for r in rows}
+        out = SUITE.run_case(case, CaseContext(scratch=scratch, iterations=1, warmups=0, profile="quick"))
+        rows += finish_rows(out, case, {"run_id": "test", "machine": "test", "profile": "quick"})
+    status = {(r["backend"], r["codec"], r["operation"]): r["status"] for r in rows}
     assert status[("blosc", "zstd:1", "encode")] == "skip"
     assert status[("blosc", "blosc-lz4:5:shuffle", "decode")] == "ok"
     if importlib.util.find_spec("zarrs"):

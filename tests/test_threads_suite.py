@@ -1,4 +1,4 @@
-"""The thread-scaling suite at tiny sizes: every contender's round trip, validation, the Amdahl fit."""
+"""The thread-scaling suite at tiny sizes: every backend's round trip, validation, the Amdahl fit."""
 
 from __future__ import annotations
 
@@ -14,20 +14,20 @@ from benchmarks_lib.records import to_frame
 from benchmarks_lib.scratch import create_marked_dir
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
-from benchmarks_lib.suites.threads import CONTENDERS, SUITE, build_cases, default_threads
+from benchmarks_lib.suites.threads import BACKENDS, SUITE, build_cases, default_threads
 from benchmarks_lib.worker import finish_rows
 
-TINY = {"contenders": list(CONTENDERS), "mesh_n": 5, "dims": "z:8:2,y:32:16,x:32:16", "threads": [1, 2],
+TINY = {"backends": list(BACKENDS), "mesh_n": 5, "dims": "z:8:2,y:32:16,x:32:16", "threads": [1, 2],
         "time_cap_s": 5, "seed": 1}
 MODULES = {"zvtk": "zvtk", "tensorstore": "tensorstore", "zarr-python": "zarr", "zarrs": "zarrs", "blosc": "numcodecs",
            "acquire-zarr": "acquire_zarr"}
-#: contenders whose library is installed here (the others must be recorded as skips)
+#: backends whose library is installed here (the others must be recorded as skips)
 AVAILABLE = {c for c, m in MODULES.items() if importlib.util.find_spec(m)}
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory) -> pd.DataFrame:
-    """Every contender at 1 and 2 threads, run in-process (1 iteration, no warm-up)."""
+    """Every backend at 1 and 2 threads, run in-process (1 iteration, no warm-up)."""
     rows = []
     for case in build_cases(TINY, "quick"):
         scratch = create_marked_dir(tmp_path_factory.mktemp(f"{case.backend}-{case.params['threads']}") / "s")
@@ -75,7 +75,7 @@ def test_amdahl_speedup_curve():
     ({"threads": [0]}, "threads"),
     ({"threads": [1, "two"]}, "two"),
     ({"threads": []}, "threads is empty"),
-    ({"contenders": ["numpy"]}, "numpy"),
+    ({"backends": ["numpy"]}, "numpy"),
     ({"level": 23}, "23"),
     ({"codec": "brotli"}, "brotli"),
     ({"dataset": "faces"}, "faces"),
@@ -88,8 +88,8 @@ def test_amdahl_speedup_curve():
     ({"threads": {"n": 2}}, "must be a list"),
     ({"threads": [1.5]}, "threads 1.5"),
     ({"threads": True}, "threads True"),
-    ({"contenders": 5}, "contenders 5"),
-    ({"contenders": "zvtk,numpy"}, "numpy"),
+    ({"backends": 5}, "backends 5"),
+    ({"backends": "zvtk,numpy"}, "numpy"),
     ({"level": [3]}, "not a list"),
     ({"level": "3,5"}, "not a list"),
     ({"level": "high"}, "level 'high'"),
@@ -105,9 +105,9 @@ def test_bad_parameters_are_refused_in_one_line(params: dict, message: str):
 
 
 def test_scalars_and_strings_are_one_item_lists():
-    cases = build_cases({**TINY, "threads": 2, "contenders": "zvtk"}, "quick")
+    cases = build_cases({**TINY, "threads": 2, "backends": "zvtk"}, "quick")
     assert [(c.backend, c.params["threads"]) for c in cases] == [("zvtk", 2)]
-    cases = build_cases({**TINY, "threads": "1,2", "contenders": ["blosc"]}, "quick")
+    cases = build_cases({**TINY, "threads": "1,2", "backends": ["blosc"]}, "quick")
     assert [c.params["threads"] for c in cases] == [1, 2]
 
 
@@ -118,7 +118,7 @@ def test_quick_profile_counts_threads_up_to_the_cores(monkeypatch):
     quick = build_cases({}, "quick")
     assert sorted({c.params["threads"] for c in quick}) == [1, 2]
     assert "blosc" not in {c.backend for c in quick}  # in memory it lasts a few ms at quick sizes
-    assert {c.backend for c in build_cases({}, "standard")} == set(CONTENDERS)
+    assert {c.backend for c in build_cases({}, "standard")} == set(BACKENDS)
 
 
 def test_threads_default_to_every_core_and_accept_more(monkeypatch):
@@ -128,7 +128,7 @@ def test_threads_default_to_every_core_and_accept_more(monkeypatch):
     monkeypatch.setattr(threads, "usable_cores", lambda: 16)
     cases = build_cases({**TINY, "threads": None}, "quick")
     assert sorted({c.params["threads"] for c in cases}) == list(range(1, 17))
-    assert len(cases) == 16 * len(CONTENDERS)
+    assert len(cases) == 16 * len(BACKENDS)
     cases = build_cases({**TINY, "threads": [24, 1, 2, 2]}, "quick")  # oversubscription allowed; sorted, unique
     assert sorted({c.params["threads"] for c in cases}) == [1, 2, 24]
     seed = build_cases({}, "seed")
@@ -136,11 +136,11 @@ def test_threads_default_to_every_core_and_accept_more(monkeypatch):
 
 
 # -- the suite -----------------------------------------------------------------------------
-def test_every_contender_round_trips_verified(tiny_run: pd.DataFrame):
+def test_every_backend_round_trips_verified(tiny_run: pd.DataFrame):
     assert not (tiny_run["status"] == "error").any(), tiny_run[tiny_run["status"] == "error"]["reason"].tolist()
     ok = tiny_run[tiny_run["status"] == "ok"]
     assert set(ok["backend"]) == AVAILABLE
-    assert set(tiny_run[tiny_run["status"] == "skip"]["backend"]) == set(CONTENDERS) - AVAILABLE
+    assert set(tiny_run[tiny_run["status"] == "skip"]["backend"]) == set(BACKENDS) - AVAILABLE
     assert ok["verified"].all()
     assert set(ok["threads"]) == {1, 2}
     ops = {b: set(part["operation"]) for b, part in ok.groupby("backend")}
@@ -161,13 +161,14 @@ def test_every_write_row_says_what_its_time_includes(tiny_run: pd.DataFrame):
     assert set(writes[~own]["sync_method"]) == {"none"} and set(writes[own]["sync_method"]) <= {"writer"}
 
 
-def test_the_fsync_policy_is_the_same_syncfs_for_every_contender(tmp_path):
+def test_the_fsync_policy_is_the_same_syncfs_for_every_backend(tmp_path):
     rows = []
-    for case in build_cases({**TINY, "fsync": True, "threads": [1], "contenders": ["zarr-python", "blosc"]},
+    for case in build_cases({**TINY, "fsync": True, "threads": [1], "backends": ["zarr-python", "blosc"]},
                             "quick"):
         scratch = create_marked_dir(tmp_path / case.case_id)
-        rows += SUITE.run_case(case, CaseContext(scratch=scratch, iterations=1, warmups=0, profile="quick"))
-    methods = {r["contender"]: (r["sync_method"], r["fsync_included"]) for r in rows
+        out = SUITE.run_case(case, CaseContext(scratch=scratch, iterations=1, warmups=0, profile="quick"))
+        rows += finish_rows(out, case, {"run_id": "test", "machine": "test", "profile": "quick"})
+    methods = {r["backend"]: (r["sync_method"], r["fsync_included"]) for r in rows
                if r["operation"] in ("write", "encode") and r["status"] == "ok"}
     if "zarr-python" in AVAILABLE:
         assert methods["zarr-python"] == ("syncfs", True)
@@ -175,12 +176,12 @@ def test_the_fsync_policy_is_the_same_syncfs_for_every_contender(tmp_path):
     # the figure's write ceiling follows the policy: the raw write that paid the same syncfs
     from benchmarks_lib.chapters.common import write_ceiling_op
 
-    frame = pd.DataFrame(rows).assign(backend=lambda d: d["contender"])
+    frame = pd.DataFrame(rows)
     assert write_ceiling_op(frame) == ("write_fsync" if "zarr-python" in AVAILABLE else "write_nofsync")
     assert write_ceiling_op(frame.assign(sync_method="none")) == "write_nofsync"
 
 
-def test_a_codec_a_contender_lacks_is_a_skip_row(tmp_path):
+def test_a_codec_a_backend_lacks_is_a_skip_row(tmp_path):
     pytest.importorskip("numcodecs")
     case = next(c for c in build_cases({**TINY, "codec": "zstd:3", "threads": [1]}, "quick") if c.backend == "blosc")
     rows = SUITE.run_case(case, CaseContext(scratch=tmp_path, iterations=1, warmups=0, profile="quick"))
@@ -198,7 +199,7 @@ def test_summary_and_conclusion_from_a_tiny_run(tiny_run: pd.DataFrame):
     summary = pt.scaling_table(tiny_run)
     assert (summary[summary["threads"] == 1]["speedup"] == 1).all()
     table = pt.amdahl_table(tiny_run)
-    assert set(table["contender"]) == AVAILABLE
+    assert set(table["backend"]) == AVAILABLE
     assert table["serial fraction"].isna().all()  # two thread counts: no fit, and the reason says why
     assert table["reason"].str.contains("distinct thread count").all()
     text = pt.conclusion(tiny_run)
@@ -209,18 +210,18 @@ def test_summary_and_conclusion_from_a_tiny_run(tiny_run: pd.DataFrame):
 
 
 @pytest.mark.parametrize("params", [{"threads": "abc"}, {"threads": {"n": 2}}, {"threads": [1.5]},
-                                    {"contenders": 5}, {"level": [3]}, {"codec": ["zstd:3"]},
+                                    {"backends": 5}, {"level": [3]}, {"codec": ["zstd:3"]},
                                     {"dataset": ["microscopy"]}, {"fsync": 1}])
 def test_a_wrong_type_names_the_value_and_what_is_allowed(params: dict):
     assert_refused_naming_the_value(build_cases, TINY, params)
 
 
-def test_contenders_are_the_adapters_that_declare_a_threads_setting():
+def test_backends_are_the_adapters_that_declare_a_threads_setting():
     from benchmarks_lib.adapters import REGISTRY, adapter_class
 
     declared = {name for kind in ("mesh", "array", "codec") for name in REGISTRY[kind]
                 if (cls := adapter_class(name, kind)).threads_setting is not None and not cls.ignores_threads}
-    assert set(CONTENDERS) == declared == {"zvtk", "tensorstore", "zarr-python", "zarrs", "blosc", "acquire-zarr"}
+    assert set(BACKENDS) == declared == {"zvtk", "tensorstore", "zarr-python", "zarrs", "blosc", "acquire-zarr"}
 
 
 @pytest.mark.parametrize("name", ["zvtk", "zarr-python", "blosc"])
@@ -228,7 +229,7 @@ def test_a_missing_library_is_a_skip_row_with_the_install_hint(name: str, tmp_pa
     from benchmarks_lib.adapters import library
 
     monkeypatch.setattr(library, "missing_modules", lambda modules: list(modules[:1]))
-    case = build_cases({**TINY, "contenders": [name], "threads": [2]}, "quick")[0]
+    case = build_cases({**TINY, "backends": [name], "threads": [2]}, "quick")[0]
     rows = SUITE.run_case(case, CaseContext(scratch=tmp_path, iterations=1, warmups=0, profile="quick"))
     assert {r["status"] for r in rows} == {"skip"} and len(rows) == 2
     assert all("install" in r["reason"] and r["threads_setting"] and r["threads"] == 2 for r in rows)
@@ -241,6 +242,6 @@ def test_a_write_only_writer_without_a_reader_here_is_a_skip_row(tmp_path, monke
 
     readers = {"zarr", "zarrs", "tensorstore"}
     monkeypatch.setattr(library, "missing_modules", lambda modules: [m for m in modules if m in readers])
-    case = build_cases({**TINY, "contenders": ["acquire-zarr"], "threads": [1]}, "quick")[0]
+    case = build_cases({**TINY, "backends": ["acquire-zarr"], "threads": [1]}, "quick")[0]
     rows = SUITE.run_case(case, CaseContext(scratch=tmp_path, iterations=1, warmups=0, profile="quick"))
     assert {r["status"] for r in rows} == {"skip"} and "verify" in rows[0]["reason"]

@@ -81,7 +81,7 @@ def shuffle_of(codec: str | None) -> str:
 
 
 def threads_of(rows: pd.DataFrame) -> str:
-    """The threads a contender used: the ``threads`` setting when recorded, else the most threads seen."""
+    """The threads a backend used: the ``threads`` setting when recorded, else the most threads seen."""
     if "threads" in rows and rows["threads"].notna().any():
         return f"{int(rows['threads'].max())} thread(s)"
     if "threads_max" in rows and rows["threads_max"].notna().any():
@@ -121,7 +121,7 @@ def skips(df: pd.DataFrame) -> pd.DataFrame:
 LIKE_FOR_LIKE = ("nbytes", "fsync_included", "cutout_kind", "cache_state")
 
 
-def _contender(backend: str, point: pd.Series, rows: pd.DataFrame, unit: str, fmt: str, scale: float) -> str:
+def _point_text(backend: str, point: pd.Series, rows: pd.DataFrame, unit: str, fmt: str, scale: float) -> str:
     value, _, n = format_point(point, fmt, scale).partition(" (n=")
     details = [f"n={n.rstrip(')')}" if n else "n=0", threads_of(rows)]
     pct = rows["pct_of_ceiling"].median() if "pct_of_ceiling" in rows else np.nan
@@ -150,10 +150,10 @@ def _group_header(name: str, key: dict) -> str:
 
 def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, unit: str, fmt: str = "{:.3g}",
                        scale: float = 1.0) -> list[str]:
-    """Markdown lines ranking contenders only among rows with the same codec and ``LIKE_FOR_LIKE`` keys.
+    """Markdown lines ranking backends only among rows with the same codec and ``LIKE_FOR_LIKE`` keys.
 
     ``raw`` is the uncompressed baseline: stated, never ranked. Per codec, the largest size that
-    at least two contenders finished is compared (else the largest size, unranked). Neighbours
+    at least two backends finished is compared (else the largest size, unranked). Neighbours
     whose 95% intervals overlap are called not separable.
     """
     part = part.dropna(subset=[value])
@@ -166,9 +166,9 @@ def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, 
     points = summarize(part, ["backend", *keys], value)
     lines: list[str] = []
     shown_sizes: set = set()
-    contenders = points[points["backend"] != "raw"]
+    ranked = points[points["backend"] != "raw"]
     outer = [k for k in keys if k != "nbytes"]
-    for okey, group in (contenders.groupby(outer, dropna=False, sort=True) if outer else [((), contenders)]):
+    for okey, group in (ranked.groupby(outer, dropna=False, sort=True) if outer else [((), ranked)]):
         okey = okey if isinstance(okey, tuple) else (okey,)
         if "nbytes" in group:
             counts = group.groupby("nbytes", dropna=False)["backend"].nunique()
@@ -183,10 +183,10 @@ def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, 
             match = part[(part["backend"] == point["backend"])]
             for k, v in key.items():
                 match = match[match[k].isna()] if pd.isna(v) else match[match[k] == v]
-            texts.append(_contender(point["backend"], point, match, unit, fmt, scale))
+            texts.append(_point_text(point["backend"], point, match, unit, fmt, scale))
         line = _group_header(name, key) + ": " + texts[0]
         if len(group) == 1:
-            line += "; no other contender used this codec on these bytes, so it is not ranked"
+            line += "; no other backend used this codec on these bytes, so it is not ranked"
         for (_, a), (_, b), text in zip(group.iloc[:-1].iterrows(), group.iloc[1:].iterrows(), texts[1:],
                                         strict=True):
             if rankable(a, b):
@@ -207,7 +207,7 @@ def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, 
             for k, v in key.items():
                 match = match[match[k].isna()] if pd.isna(v) else match[match[k] == v]
             baseline.append(_group_header(f"{name} baseline", key) + ": raw (uncompressed, not ranked) "
-                            + _contender("", point, match, unit, fmt, scale) + ".")
+                            + _point_text("", point, match, unit, fmt, scale) + ".")
     return baseline + lines
 
 
@@ -241,7 +241,7 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_ceiling_op(df: pd.DataFrame) -> str:
-    """The raw-write ceiling that matches the contenders' fsync policy (a syncfs in their timed writes)."""
+    """The raw-write ceiling that matches the backends' fsync policy (a syncfs in their timed writes)."""
     rows = df[df["backend"] != "ceiling"] if "backend" in df else df
     policy = "sync_method" in rows and rows["sync_method"].astype("string").str.contains("syncfs").fillna(False).any()
     return "write_fsync" if policy else "write_nofsync"

@@ -1,6 +1,6 @@
 """The compression chapter: what a higher level or another codec costs and buys (seed 002).
 
-A *point* is one (contender, dataset, codec setting); its time is the median over its
+A *point* is one (backend, dataset, codec setting); its time is the median over its
 iterations, its speed the uncompressed bytes over that time (MB = 10^6 bytes), its ratio
 uncompressed / compressed bytes. ``encode``/``decode`` (codecs in memory) count as the
 write/read side of a point, flagged ``in_memory``: they bound what a store using that codec can
@@ -168,7 +168,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     front = np.where(table["front_write"].notna() & table["front_read"].notna(), "write+read",
                      np.where(table["front_write"].notna(), "write", "read"))
     out = pd.DataFrame({
-        "dataset": table["dataset"], "contender": table["backend"], "codec": table["codec"],
+        "dataset": table["dataset"], "backend": table["backend"], "codec": table["codec"],
         "ratio": table["compression_ratio"].round(2), "write MB/s": table["write_mbps"].round(0),
         "read MB/s": table["read_mbps"].round(0), "Pareto front": front,
     })
@@ -185,7 +185,7 @@ def _above_ceiling_sides(df: pd.DataFrame, table: pd.DataFrame) -> list[str]:
         if ceiling_mark(part):
             above.setdefault((backend, dataset, codec), []).append(SIDE[op])
     return [", ".join(above.get(key, [])) or "-"
-            for key in zip(table["contender"], table["dataset"], table["codec"], strict=True)]
+            for key in zip(table["backend"], table["dataset"], table["codec"], strict=True)]
 
 
 def pareto(df: pd.DataFrame, speed: str = "write_mbps") -> plt.Figure:

@@ -1,6 +1,6 @@
 """The thread-scaling chapter: do more threads make writing and reading faster (seed 002)?
 
-Per (contender, side, threads) the time is the median over iterations; speed-up is relative to
+Per (backend, side, threads) the time is the median over iterations; speed-up is relative to
 the fewest threads measured; efficiency is speed-up / (threads / fewest threads). Amdahl's law
 ``T(p) = T1 * (s + (1 - s) / p)`` is fitted only where threads <= cores, since it has no term
 for oversubscription, and only on three or more distinct thread counts: its two parameters
@@ -85,7 +85,7 @@ def point_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
     """Median time with its 95% bootstrap interval and n, MB/s, speed-up and efficiency per
-    (contender, side, threads).
+    (backend, side, threads).
 
     ``spread`` is (max - min) / median of the repeated times: differences smaller than it are noise.
     """
@@ -119,7 +119,7 @@ def cores_of(df: pd.DataFrame) -> int | None:
 
 
 def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Fitted serial fraction per contender and side (threads <= cores), with the ceiling it implies.
+    """Fitted serial fraction per backend and side (threads <= cores), with the ceiling it implies.
 
     A fit needs ``MIN_FIT_COUNTS`` distinct thread counts up to the core count; otherwise the
     serial fraction is NaN and ``reason`` says why.
@@ -131,7 +131,7 @@ def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (backend, side), part in summary.groupby(["backend", "side"]):
         fit = part if cores is None else part[part["threads"] <= cores]
-        row = {"contender": backend, "side": side, "threads fitted": ",".join(map(str, fit["threads"])),
+        row = {"backend": backend, "side": side, "threads fitted": ",".join(map(str, fit["threads"])),
                "best speed-up": part["speedup"].max(), "at threads": int(part.loc[part["speedup"].idxmax(), "threads"])}
         counts = fit["threads"].nunique()
         s, reason = np.nan, ""
@@ -151,12 +151,12 @@ def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
         row["max speed-up (1/s)"] = (1 / s if s > 0 else np.inf) if np.isfinite(s) else np.nan
         row["reason"] = reason
         out.append(row)
-    return pd.DataFrame(out, columns=["contender", "side", "threads fitted", "best speed-up", "at threads",
+    return pd.DataFrame(out, columns=["backend", "side", "threads fitted", "best speed-up", "at threads",
                                       "serial fraction", "max speed-up (1/s)", "reason"])
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """The chapter's table: ``amdahl_table`` plus, per contender and side, the thread counts whose median
+    """The chapter's table: ``amdahl_table`` plus, per backend and side, the thread counts whose median
     throughput passed this machine's ceiling (noise or caching, not a result)."""
     table = amdahl_table(df)
     rows = point_rows(with_ceiling_fraction(df)) if len(df) else point_rows(df)
@@ -166,7 +166,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             if ceiling_mark(part):
                 above.setdefault((backend, side), []).append(str(threads))
     table["above ceiling (threads)"] = [", ".join(above.get((c, s), [])) or "-"
-                                        for c, s in zip(table["contender"], table["side"], strict=True)]
+                                        for c, s in zip(table["backend"], table["side"], strict=True)]
     return table
 
 
@@ -175,7 +175,7 @@ def _sides(summary: pd.DataFrame) -> list[str]:
 
 
 def _palette(summary: pd.DataFrame) -> dict:
-    """One colour per contender, the same in every panel."""
+    """One colour per backend, the same in every panel."""
     backends = sorted(summary["backend"].unique())
     return dict(zip(backends, sns.color_palette("tab10", len(backends)), strict=False))
 
@@ -191,7 +191,7 @@ def _thread_axis(ax: plt.Axes, threads: pd.Series, cores: int | None) -> None:
 
 def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str, ceiling: bool = False) -> plt.Figure:
     """One panel per side (write, read): the median of ``y`` (a column of ``point_rows``) vs threads, a line
-    per contender, whiskers the median's 95% bootstrap interval, log y."""
+    per backend, whiskers the median's 95% bootstrap interval, log y."""
     rows = point_rows(df)
     if rows.empty:
         return empty_figure("thread scaling")
@@ -212,7 +212,7 @@ def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str, ceiling: bool =
 
 
 def time_vs_threads(df: pd.DataFrame) -> plt.Figure:
-    """Median write and read time vs threads (log), one line per contender (seed 002, figure 3)."""
+    """Median write and read time vs threads (log), one line per backend (seed 002, figure 3)."""
     return _per_side(df, "elapsed_s", f"time (s, log; {WHISKERS})", "{side} time vs threads")
 
 
@@ -227,7 +227,7 @@ def speedup(df: pd.DataFrame) -> plt.Figure:
     summary = scaling_table(df)
     if summary.empty:
         return empty_figure("thread scaling")
-    fits = amdahl_table(df).set_index(["contender", "side"])["serial fraction"]
+    fits = amdahl_table(df).set_index(["backend", "side"])["serial fraction"]
     fitted = bool(np.isfinite(fits.to_numpy(dtype=float)).any())
     sides = _sides(summary)
     palette = _palette(summary)
@@ -273,7 +273,7 @@ def conclusion(df: pd.DataFrame) -> str:
              "Amdahl fit." if cores else "- The core count was not recorded."]
     unfitted = table[table["serial fraction"].isna()]
     if len(unfitted):
-        lines.append(f"- No Amdahl fit for {', '.join(unfitted['contender'] + ' ' + unfitted['side'])}: "
+        lines.append(f"- No Amdahl fit for {', '.join(unfitted['backend'] + ' ' + unfitted['side'])}: "
                      f"{unfitted['reason'].iloc[0].removeprefix('no fit: ')}.")
     for side in _sides(summary):
         ranked = summary[summary["side"] == side].sort_values("mbps", ascending=False)
@@ -296,14 +296,14 @@ def conclusion(df: pd.DataFrame) -> str:
         part = table[table["side"] == side].dropna(subset=["serial fraction"]).sort_values("serial fraction")
         if not part.empty:
             best = part.iloc[0]
-            text += (f"; the best scaling is {best['contender']} (serial fraction {best['serial fraction']:.2f}, "
+            text += (f"; the best scaling is {best['backend']} (serial fraction {best['serial fraction']:.2f}, "
                      f"best speed-up {best['best speed-up']:.2f}x with {best['at threads']} threads)")
         lines.append(text + ".")
         flat = part[part["serial fraction"] >= 0.9]
         if len(flat):
             lines.append(f"  Barely helped by threads here (serial fraction >= 0.9): "
-                         f"{', '.join(flat['contender'])}.")
-    text = ", ".join(f"{r['contender']} {r['side']} {r['serial fraction']:.2f}" for _, r in table.iterrows()
+                         f"{', '.join(flat['backend'])}.")
+    text = ", ".join(f"{r['backend']} {r['side']} {r['serial fraction']:.2f}" for _, r in table.iterrows()
                      if np.isfinite(r["serial fraction"]))
     if text:
         lines.append(f"- Serial fractions: {text}.")

@@ -1,7 +1,7 @@
 """The writer chapter: which writer should store my arrays (seeds 000, 001, 003).
 
 Every bar or point is the median over iterations and every whisker its 95% bootstrap
-interval (seeded, so a figure is reproducible), as the axis labels say. Contenders are
+interval (seeded, so a figure is reproducible), as the axis labels say. Backends are
 labelled with the codec they used. Throughput axes carry the machine's ceiling from the same
 run as dashed lines and a right-hand axis in % of that ceiling. The summary and the
 conclusion compare writers only like for like (same codec, bytes, fsync policy).
@@ -37,7 +37,7 @@ def header(result) -> str:
     return run_header(result, TIMES)
 
 
-def contender_labels(rows: pd.DataFrame) -> pd.Series:
+def backend_labels(rows: pd.DataFrame) -> pd.Series:
     """``backend (codec, shuffle)`` per row, so a legend never hides which codec a number used."""
     codec = rows["codec"] if "codec" in rows else pd.Series(None, index=rows.index, dtype=object)
     return pd.Series([f"{b} ({c if isinstance(c, str) else 'none'}, {shuffle_of(c)})" for b, c in
@@ -63,11 +63,11 @@ def write_gbps_vs_size(df: pd.DataFrame) -> plt.Figure:
         return empty_figure("write test")
     fsync_values = rows["fsync_included"].fillna(False).astype(bool)
     fsync = bool(fsync_values.any())
-    rows = rows.assign(MB=rows["nbytes"] / 1e6, contender=contender_labels(rows),
+    rows = rows.assign(MB=rows["nbytes"] / 1e6, backend=backend_labels(rows),
                        fsync=fsync_values.map({True: "fsync included", False: "no fsync"}))
     fig, ax = subplots(figsize=(8, 4.5))
     style = "fsync" if rows["fsync"].nunique() > 1 else None
-    sns.lineplot(data=rows, x="MB", y="gbps", estimator="median", **CI95, hue="contender", style=style, marker="o",
+    sns.lineplot(data=rows, x="MB", y="gbps", estimator="median", **CI95, hue="backend", style=style, marker="o",
                  ax=ax)
     ops = ("write_fsync", "write_nofsync") if fsync else ("write_nofsync",)
     draw_ceilings(ax, ceiling_gbps(df), ops, percent_of=ops[0])
@@ -81,7 +81,7 @@ def write_gbps_vs_size(df: pd.DataFrame) -> plt.Figure:
 
 
 def median_bars(df: pd.DataFrame, operation: str = "total", test: str = "write") -> plt.Figure:
-    """Median GB/s per contender (labelled with its codec) at the largest size every backend finished."""
+    """Median GB/s per backend (labelled with its codec) at the largest size every backend finished."""
     rows = ok_rows(df)
     rows = rows[(rows["operation"] == operation) & (rows.get("test") == test)] if "test" in rows else rows.iloc[0:0]
     rows = rows[rows["backend"] != "ceiling"]
@@ -89,10 +89,10 @@ def median_bars(df: pd.DataFrame, operation: str = "total", test: str = "write")
         return empty_figure(f"{test} {operation}")
     size = common_size(rows)
     rows = rows[rows["nbytes"] == (size if size is not None else rows["nbytes"].max())]
-    rows = rows.assign(contender=contender_labels(rows))
-    fig, ax = subplots(figsize=(8, 0.5 + 0.45 * rows["contender"].nunique()))
-    order = rows.groupby("contender")["gbps"].median().sort_values(ascending=False).index
-    sns.barplot(data=rows, y="contender", x="gbps", order=order, estimator="median", **CI95, ax=ax)
+    rows = rows.assign(backend=backend_labels(rows))
+    fig, ax = subplots(figsize=(8, 0.5 + 0.45 * rows["backend"].nunique()))
+    order = rows.groupby("backend")["gbps"].median().sort_values(ascending=False).index
+    sns.barplot(data=rows, y="backend", x="gbps", order=order, estimator="median", **CI95, ax=ax)
     where = f"{rows['nbytes'].iloc[0] / 1e6:.3g} MB" + ("" if size is not None else " (largest; not shared by all)")
     ax.set(xlabel=f"GB/s ({WHISKERS}; n = iterations)", ylabel="",
            title=f"Median {test} bandwidth at {where}\ncompare only bars of the same codec")
@@ -106,8 +106,8 @@ def append_gbps_vs_step(df: pd.DataFrame) -> plt.Figure:
     if rows.empty:
         return empty_figure("append test")
     fig, ax = subplots(figsize=(8, 4.5))
-    rows = rows.assign(contender=contender_labels(rows))
-    sns.lineplot(data=rows, x="step", y="gbps", hue="contender", marker="o", estimator="median", **CI95, ax=ax)
+    rows = rows.assign(backend=backend_labels(rows))
+    sns.lineplot(data=rows, x="step", y="gbps", hue="backend", marker="o", estimator="median", **CI95, ax=ax)
     draw_ceilings(ax, ceiling_gbps(df), ("write_nofsync",), percent_of="write_nofsync")
     ax.set(xlabel="append step", ylabel=f"GB/s ({WHISKERS})", title="Append test: one store, frames appended")
     ax.legend(fontsize=8)
@@ -138,8 +138,8 @@ def read_times(df: pd.DataFrame) -> plt.Figure:
     rows = rows.assign(label=rows["operation"] + rows.get("cutout_kind", pd.Series("", index=rows.index)).map(
         lambda k: f" ({k})" if isinstance(k, str) and k else ""))
     fig, ax = subplots(figsize=(8, 4.5))
-    rows = rows.assign(contender=contender_labels(rows))
-    sns.barplot(data=rows, x="elapsed_s", y="label", hue="contender", estimator="median", **CI95, ax=ax)
+    rows = rows.assign(backend=backend_labels(rows))
+    sns.barplot(data=rows, x="elapsed_s", y="label", hue="backend", estimator="median", **CI95, ax=ax)
     log_axis(ax)
     ax.set(xlabel=f"seconds (log; {WHISKERS})", ylabel="",
            title="Full reads (cold / warm) and cutouts (cold, the same positions for every writer)")
@@ -296,7 +296,7 @@ def _verified(rows: pd.DataFrame) -> str:
 
 
 def conclusion(df: pd.DataFrame) -> str:
-    """A short conclusion computed from the data: contenders ranked only among equals.
+    """A short conclusion computed from the data: backends ranked only among equals.
 
     Equal means the same codec (shuffle included), the same bytes, the same fsync policy (and for
     reads the same cutout kind and cache state); ``raw`` is the uncompressed baseline. Neighbours
@@ -306,7 +306,7 @@ def conclusion(df: pd.DataFrame) -> str:
     rows = ok_rows(df)
     rows = rows[rows["backend"] != "ceiling"]
     test = rows.get("test", pd.Series(None, index=rows.index, dtype=object))
-    lines = ["Medians with their 95% bootstrap intervals and n; contenders are compared only with the same "
+    lines = ["Medians with their 95% bootstrap intervals and n; backends are compared only with the same "
              "codec, bytes and fsync policy; **not separable** means the intervals overlap."]
     lines += rank_like_for_like(rows[(rows["operation"] == "total") & (test == "write")], "write", "gbps", True,
                                 "GB/s")

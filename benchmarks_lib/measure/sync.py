@@ -1,4 +1,4 @@
-"""Making written data durable, the same way for every contender: ``syncfs(2)`` per store.
+"""Making written data durable, the same way for every backend: ``syncfs(2)`` per store.
 
 One ``syncfs`` on the store's filesystem flushes every dirty page of it, whatever the layout:
 a store of ten thousand chunk files pays one call, not one fsync per file and per directory

@@ -1,11 +1,11 @@
 """Compression-level sweep: mesh writers' levels on a tetrahedral mesh (seed 002) and Zarr codecs on arrays.
 
-Points are (contender, data, codec setting); each is measured by the shared round trip
+Points are (backend, data, codec setting); each is measured by the shared round trip
 (:mod:`.roundtrip`: warm-ups, then up to ``iterations`` timed write / evict / cold read /
 verify rounds until ``time_cap_s``; seed 002: 5 runs, 20 s), verified by exact mesh equality
 or the array checksum. In-memory codecs encode and decode chunk by chunk instead, with no files.
 
-Contenders come from the registry (:mod:`.contenders`), by declared capabilities:
+Backends come from the registry (:mod:`.backends`), by declared capabilities:
 
 - mesh writers (kind ``mesh``): one with a ``level_range`` sweeps ``levels`` of its one
   compressor (``zvtk``: zstd), one without sweeps ``vtu_compressors`` at their default level
@@ -40,8 +40,8 @@ from ..specs import (
     parse_seconds,
 )
 from . import Case, CaseContext, Suite
+from .backends import SuiteBackend, array_point_reason, array_round_trip, backend_names, measure_mesh, suite_backend
 from .common import remove_output, with_defaults
-from .contenders import Contender, array_point_reason, array_round_trip, contender, contender_names, measure_mesh
 from .roundtrip import (
     ArrayData,
     array_data,
@@ -63,8 +63,8 @@ def compresses_arrays(cls: type) -> bool:
             and cls.format in ZARR_FORMATS)
 
 
-MESH_BACKENDS = contender_names(lambda cls: bool(cls.compressors), kinds=("mesh",))
-ARRAY_BACKENDS = contender_names(compresses_arrays, kinds=("array", "codec"))
+MESH_BACKENDS = backend_names(lambda cls: bool(cls.compressors), kinds=("mesh",))
+ARRAY_BACKENDS = backend_names(compresses_arrays, kinds=("array", "codec"))
 #: compressors of the mesh writers that offer compressors rather than levels (the VTK XML writer)
 VTU_COMPRESSORS = tuple(dict.fromkeys(
     c for name in MESH_BACKENDS if (cls := adapter_class(name, "mesh")).level_range is None for c in cls.compressors))
@@ -180,16 +180,16 @@ def case_nbytes(case: Case) -> int:
 
 
 # -- running ------------------------------------------------------------------------------
-def _run_mesh(who: Contender, case: Case, ctx: CaseContext) -> list[dict]:
+def _run_mesh(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
     p = case.params
     if who.cls.level_range is not None:  # a level sweep of its one compressor
         points = [(who.cls.compressors[0], level) for level in p["levels"]]
     else:  # its compressors, each at the default level
         points = [(compressor, None) for compressor in p["compressors"]]
-    return measure_mesh(who, p, ctx, {"dataset": MESH_DATASET, "contender": who.name}, points)
+    return measure_mesh(who, p, ctx, {"dataset": MESH_DATASET}, points)
 
 
-def _run_arrays(who: Contender, case: Case, ctx: CaseContext) -> list[dict]:
+def _run_arrays(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
     p = case.params
     threads = p["threads"]
     dims = parse_dims(p["dims"])
@@ -202,7 +202,7 @@ def _run_arrays(who: Contender, case: Case, ctx: CaseContext) -> list[dict]:
             codec = parse_codec(codec_text)
             columns = {"dataset": name, "dtype": dataset.dtype, "codec": str(codec), "codec_family": codec.family,
                        "level": codec.level, "cname": codec.cname, "shuffle": codec.shuffle, "threads": threads,
-                       "contender": who.name, "shape": list(dims.shape), "chunks": list(dims.chunks)}
+                       "shape": list(dims.shape), "chunks": list(dims.chunks)}
             spec = ArraySpec(dims, dataset.dtype, codec)
             if why := array_point_reason(who, spec, threads):
                 rows += skip_rows(why, columns, who.operations)
@@ -224,7 +224,7 @@ def _run_arrays(who: Contender, case: Case, ctx: CaseContext) -> list[dict]:
 
 
 def run_case(case: Case, ctx: CaseContext) -> list[dict]:
-    who = contender(case.backend)
+    who = suite_backend(case.backend)
     return _run_mesh(who, case, ctx) if who.kind == "mesh" else _run_arrays(who, case, ctx)
 
 

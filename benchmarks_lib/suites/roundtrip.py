@@ -1,12 +1,12 @@
 """The measured round trip shared by the compression and threads suites.
 
-A point (one contender at one setting) runs warm-ups, then up to ``iterations`` rounds,
+A point (one backend at one setting) runs warm-ups, then up to ``iterations`` rounds,
 stopping early once its timed seconds reach ``time_cap_s``. A round is: remove the last output
 (untimed, so every timed write starts on a path that does not exist), write (timed; with
-``fsync`` one ``syncfs`` of the store inside the clock, the same for every contender), evict
+``fsync`` one ``syncfs`` of the store inside the clock, the same for every backend), evict
 the files from the page cache and prove it (untimed), cold read (timed; ``cold`` only when the
 eviction and the read's disk bytes prove it, else ``cold_unverified``), verify what was read
-back (untimed). In-memory contenders encode and decode instead, with no files.
+back (untimed). In-memory codecs encode and decode instead, with no files.
 
 Every write row states what its time includes: ``fsync_included``, ``writer_fsyncs`` (the
 library fsyncs its own files, whatever the policy), ``sync_method`` and ``fsync_comparable``
@@ -46,7 +46,7 @@ def usable_cores() -> int:
 
 @dataclass
 class RoundTrip:
-    """One contender at one setting: how to write it, read it back and check what came back."""
+    """One backend at one setting: how to write it, read it back and check what came back."""
 
     write: Callable[[], Any]
     read: Callable[[], Any]
@@ -54,7 +54,7 @@ class RoundTrip:
     verify: Callable[[Any], str | None]
     #: compressed bytes of the last write (file sizes, or encoded bytes in memory)
     stored_bytes: Callable[[], int]
-    #: files to evict before a cold read; None for an in-memory contender
+    #: files to evict before a cold read; None for an in-memory codec
     files: Callable[[], list[Path]] | None = None
     #: where the output lives (removed before each write, off the clock); None in memory
     path: Path | None = None
@@ -62,7 +62,7 @@ class RoundTrip:
     reset: Callable[[], None] | None = None
     write_op: str = "write"
     read_op: str = "read"
-    #: False for write-only contenders; ``read`` is then only a verification (untimed)
+    #: False for a write-only writer; ``read`` is then only a verification (untimed)
     timed_read: bool = True
     #: the library fsyncs the files it writes itself (acquire-zarr), whatever the suite's policy
     writer_fsyncs: bool = False

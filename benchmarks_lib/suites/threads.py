@@ -1,8 +1,8 @@
-"""Thread scaling: the same write and cold read at 1..N threads, per contender (seed 002, extended).
+"""Thread scaling: the same write and cold read at 1..N threads, per backend (seed 002, extended).
 
-One case is one (contender, thread count), each in its own worker process, because several
+One case is one (backend, thread count), each in its own worker process, because several
 libraries size their thread pools once per process (zarr-python's executor, blosc's pool).
-The contenders are every registered adapter that declares a ``threads_setting`` (the knob it
+The backends are every registered adapter that declares a ``threads_setting`` (the knob it
 turns; recorded in the rows) and does not ignore it, of three kinds:
 
 - mesh writers (``zvtk``: ``n_threads``, zstd frames compressed in parallel, one per array),
@@ -15,7 +15,7 @@ turns; recorded in the rows) and does not ignore it, of three kinds:
 
 Rounds, time cap and verification are the shared round trip's (:mod:`.roundtrip`): each
 timed write starts on a path that does not exist, with ``fsync`` it ends with one ``syncfs``
-of the store (the same for every contender), and cold reads carry the eviction proof.
+of the store (the same for every backend), and cold reads carry the eviction proof.
 acquire-zarr fsyncs every file it writes itself, whatever the policy: its rows say so
 (``writer_fsyncs``, ``fsync_comparable`` False), and a fit over threads would otherwise count
 those fsyncs as serial work.
@@ -44,8 +44,8 @@ from ..specs import (
     parse_seconds,
 )
 from . import Case, CaseContext, Suite
+from .backends import array_point_reason, array_round_trip, backend_names, measure_mesh, suite_backend
 from .common import remove_output, with_defaults
-from .contenders import array_point_reason, array_round_trip, contender, contender_names, measure_mesh
 from .roundtrip import array_data, ceiling_bytes, measure_round_trips, parse_generate_bytes, skip_rows, usable_cores
 
 
@@ -54,27 +54,27 @@ def scales_with_threads(cls: type) -> bool:
     return cls.threads_setting is not None and not cls.ignores_threads
 
 
-CONTENDERS = contender_names(scales_with_threads)
+BACKENDS = backend_names(scales_with_threads)
 MAX_THREADS = 4096
 
-#: quick: four contenders that write files (zarr-python is in the compression chapter's quick run;
+#: quick: four backends that write files (zarr-python is in the compression chapter's quick run;
 #: blosc in memory decodes a quick-sized array in a few ms), at sizes where every timed write and
 #: read lasts >= ~100 ms on a small machine, within ~40 s for 1..2 threads
-QUICK_CONTENDERS = ["zvtk", "tensorstore", "zarrs", "acquire-zarr"]
+QUICK_BACKENDS = ["zvtk", "tensorstore", "zarrs", "acquire-zarr"]
 PROFILES: dict[str, dict] = {
     "quick": {
-        "contenders": QUICK_CONTENDERS, "threads": None, "mesh_n": 80, "level": 3,
+        "backends": QUICK_BACKENDS, "threads": None, "mesh_n": 80, "level": 3,
         "dataset": "microscopy", "dims": "z:80:16,y:1024:256,x:512:256", "codec": "blosc-zstd:3:shuffle",
         "seed": 42, "fsync": False, "generate_bytes": "16MiB", "time_cap_s": 1.0, "iterations": 2, "warmups": 1,
     },
     "standard": {
-        "contenders": list(CONTENDERS), "threads": None, "mesh_n": 127, "level": 3,
+        "backends": list(BACKENDS), "threads": None, "mesh_n": 127, "level": 3,
         "dataset": "microscopy", "dims": "z:128:16,y:1024:256,x:1024:256", "codec": "blosc-zstd:3:shuffle",
         "seed": 42, "fsync": False, "generate_bytes": None, "time_cap_s": 10.0, "iterations": 5, "warmups": 1,
     },
     # seed 002: the ~10 GB mesh (n=342), threads 1..8, 16, 24, level 3, 5 runs, 20 s cap
     "seed": {
-        "contenders": list(CONTENDERS), "threads": [1, 2, 3, 4, 5, 6, 7, 8, 16, 24], "mesh_n": 342, "level": 3,
+        "backends": list(BACKENDS), "threads": [1, 2, 3, 4, 5, 6, 7, 8, 16, 24], "mesh_n": 342, "level": 3,
         "dataset": "microscopy", "dims": "z:256:16,y:2048:512,x:2048:512", "codec": "blosc-zstd:3:shuffle",
         "seed": 42, "fsync": False, "generate_bytes": None, "time_cap_s": 20.0, "iterations": 5, "warmups": 0,
     },
@@ -99,9 +99,9 @@ def mesh_point(cls: type, level: int) -> tuple[str, int | None]:
 
 
 def build_cases(params: dict, profile: str) -> list[Case]:
-    """Validate (SpecError before any work); one case per contender and thread count."""
+    """Validate (SpecError before any work); one case per backend and thread count."""
     p = with_defaults(params, profile, PROFILES, "threads")
-    names = parse_names(p["contenders"], "contenders", CONTENDERS)
+    names = parse_names(p["backends"], "backends", BACKENDS)
     threads = parse_threads_list(p["threads"])
     low, high = ZSTD_LEVELS
     levels = None if isinstance(p["level"], list | tuple) else parse_ints(p["level"], "level", minimum=low,
@@ -124,7 +124,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
               "generate_bytes": parse_generate_bytes(p["generate_bytes"])}
     cases = []
     for name in names:
-        who = contender(name)
+        who = suite_backend(name)
         data = arrays
         if who.kind == "mesh":
             data = {**mesh, "codec": who.cls.codec_label(*mesh_point(who.cls, level))}
@@ -140,8 +140,8 @@ def case_nbytes(case: Case) -> int:
 
 
 def run_case(case: Case, ctx: CaseContext) -> list[dict]:
-    p, who, threads = case.params, contender(case.backend), case.params["threads"]
-    columns: dict = {"contender": who.name, "threads": threads, "cores": usable_cores(), "dataset": p["dataset"],
+    p, who, threads = case.params, suite_backend(case.backend), case.params["threads"]
+    columns: dict = {"threads": threads, "cores": usable_cores(), "dataset": p["dataset"],
                      "codec": p["codec"], "threads_setting": who.cls.threads_setting}
     if who.kind == "mesh":
         return measure_mesh(who, p, ctx, columns, [mesh_point(who.cls, p["level"])])
@@ -156,7 +156,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     data = array_data(dataset, dims.chunks, p.get("generate_bytes"), split=who.kind == "codec")
     columns["data_tiled"] = data.tiled
     path = ctx.scratch / "store.zarr"
-    # every contender here turns its own threads knob: no chunk pool
+    # every backend here turns its own threads knob: no chunk pool
     rt = array_round_trip(who, spec, data, path, threads=threads)
     rows = measure_round_trips(rt, iterations=ctx.iterations, warmups=ctx.warmups, time_cap_s=p["time_cap_s"],
                                nbytes=data.values.nbytes, columns=columns, fsync=p["fsync"])
@@ -176,5 +176,5 @@ SUITE = Suite(
     time_budget_s={"quick": 35},
 )
 
-__all__ = ["CONTENDERS", "PROFILES", "SUITE", "build_cases", "default_threads", "parse_threads_list", "run_case",
+__all__ = ["BACKENDS", "PROFILES", "SUITE", "build_cases", "default_threads", "parse_threads_list", "run_case",
            "scales_with_threads"]

@@ -1,6 +1,6 @@
-"""Contenders of the compression and threads suites: registered adapters, picked and run by kind.
+"""Backends of the compression and threads suites: registered adapters, picked and run by kind.
 
-A contender is a registered adapter of kind ``mesh`` (a mesh writer, measured on the
+A backend here is a registered adapter of kind ``mesh`` (a mesh writer, measured on the
 tetrahedral mesh), ``array`` (a writer of an array format, measured through files) or
 ``codec`` (an in-memory codec, encode/decode chunk by chunk). Which adapters take part
 follows from their declared capabilities (:func:`benchmarks_lib.adapters.participants`);
@@ -31,12 +31,12 @@ from . import CaseContext
 from .common import remove_output
 from .roundtrip import ArrayData, RoundTrip, measure_round_trips, skip_rows
 
-#: the kinds these suites measure, in the order their contenders are listed
+#: the kinds these suites measure, in the order their backends are listed
 MEASURED_KINDS = ("mesh", "array", "codec")
 
 
 @dataclass(frozen=True)
-class Contender:
+class SuiteBackend:
     """A registered adapter taking part in a suite: its name, kind and class (declared data only)."""
 
     name: str
@@ -63,18 +63,18 @@ class Contender:
         return ThreadPoolExecutor(threads, thread_name_prefix="codec") if self.pools_chunks and threads > 1 else None
 
 
-def contender(name: str) -> Contender:
+def suite_backend(name: str) -> SuiteBackend:
     """The registered adapter called ``name`` among the measured kinds."""
     for kind in MEASURED_KINDS:
         try:
-            return Contender(name, kind, adapter_class(name, kind))
+            return SuiteBackend(name, kind, adapter_class(name, kind))
         except SpecError:
             continue
-    raise SpecError(f"contender {name!r} is not a registered mesh writer, array writer or codec")
+    raise SpecError(f"backend {name!r} is not a registered mesh writer, array writer or codec")
 
 
-def contender_names(accepts: Callable[[type[Library]], bool],
-                    kinds: tuple[str, ...] = MEASURED_KINDS) -> tuple[str, ...]:
+def backend_names(accepts: Callable[[type[Library]], bool],
+                  kinds: tuple[str, ...] = MEASURED_KINDS) -> tuple[str, ...]:
     """Registered names of ``kinds`` whose declared capabilities ``accepts``."""
     return tuple(name for kind in kinds for name in participants(kind, accepts))
 
@@ -95,7 +95,7 @@ def mesh_round_trip(writer: MeshWriter, mesh: Any, path: Path, *, compressor: st
                      stored_bytes=lambda: sum(f.stat().st_size for f in files()), files=files, path=path)
 
 
-def measure_mesh(who: Contender, params: dict, ctx: CaseContext, columns: dict,
+def measure_mesh(who: SuiteBackend, params: dict, ctx: CaseContext, columns: dict,
                  points: list[tuple[str, int | None]]) -> list[dict]:
     """Build the mesh once (seeded), then measure each (compressor, level) point of a mesh writer."""
     if reason := who.unavailable_reason():
@@ -135,7 +135,7 @@ def verifying_reader(writer: Adapter) -> str | None:
     return next((name for name in format_readers(writer) if backend_status(name).available), None)
 
 
-def array_point_reason(who: Contender, spec: ArraySpec, threads: int) -> str | None:
+def array_point_reason(who: SuiteBackend, spec: ArraySpec, threads: int) -> str | None:
     """Why ``who`` cannot measure ``spec`` with ``threads`` here (not installed, not offered), or None."""
     if reason := who.unavailable_reason():
         return reason
@@ -214,7 +214,7 @@ def codec_round_trip(codec: ChunkCodec, pieces: list[tuple[tuple[slice, ...], np
                      reset=encoded.clear, write_op="encode", read_op="decode")
 
 
-def array_round_trip(who: Contender, spec: ArraySpec, data: ArrayData, path: Path, *, threads: int,
+def array_round_trip(who: SuiteBackend, spec: ArraySpec, data: ArrayData, path: Path, *, threads: int,
                      pool: ThreadPoolExecutor | None = None) -> RoundTrip:
     """The round trip of one array point: a writer through files, or a codec in memory (over ``pool``)."""
     if who.kind == "codec":
@@ -225,15 +225,15 @@ def array_round_trip(who: Contender, spec: ArraySpec, data: ArrayData, path: Pat
 
 __all__ = [
     "MEASURED_KINDS",
-    "Contender",
+    "SuiteBackend",
     "adapter_round_trip",
     "array_point_reason",
     "array_round_trip",
+    "backend_names",
     "codec_round_trip",
-    "contender",
-    "contender_names",
     "format_readers",
     "measure_mesh",
     "mesh_round_trip",
+    "suite_backend",
     "verifying_reader",
 ]
