@@ -15,6 +15,7 @@ from benchmarks_lib.chapters import cache as chapter
 from benchmarks_lib.inputs import inputs_dir, root_sample, zarr_store
 from benchmarks_lib.measure.fresh import FreshProcessError
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame
+from benchmarks_lib.servers.nginx import nginx_path
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites import cache as suite
@@ -24,7 +25,7 @@ HAVE_ROOT, HAVE_UPROOT = ROOT.available, UPROOT.available
 needs_root = pytest.mark.skipif(not HAVE_ROOT, reason=str(ROOT.reason))
 needs_uproot = pytest.mark.skipif(not HAVE_UPROOT, reason=str(UPROOT.reason))
 RootReader = adapter_class("root", "remote")
-SERVERS = ["builtin"] + (["nginx"] if servers.nginx_path() else [])
+SERVERS = ["builtin"] + (["nginx"] if nginx_path() else [])
 TINY = {
     "entries": 60, "branches": 4, "auto_flush": 20, "sample_writer": "root", "cache_sizes": [0, "1MB"],
     "async_prefetch": [0, 1], "locations": ["local", "http"], "latencies_ms": [0], "servers": ["builtin"],
@@ -63,7 +64,7 @@ def rows(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cache-run")
     readers = [r for r, ok in (("root", HAVE_ROOT), ("uproot", HAVE_UPROOT and HAVE_ROOT), ("zarr", True)) if ok]
     out = _run(TINY, tmp, readers)
-    if servers.nginx_path():
+    if nginx_path():
         out += _run(NGINX, tmp, readers)
     return out
 

@@ -11,19 +11,16 @@ import threading
 
 import pytest
 
-from benchmarks_lib import servers
-from benchmarks_lib.servers import (
-    MULTIPART_BOUNDARY,
-    ServerUnavailable,
-    parse_range_header,
-    port_is_open,
-    serve,
-)
+from benchmarks_lib.servers import ServerUnavailable, port_is_open, serve
+from benchmarks_lib.servers.builtin import RangeHTTPServer, ServerProcess
+from benchmarks_lib.servers.link import DelayProxy, http_request_length
+from benchmarks_lib.servers.nginx import nginx_path
+from benchmarks_lib.servers.ranges import MULTIPART_BOUNDARY, parse_range_header
 from benchmarks_lib.specs import SpecError
 
 KINDS = [
     "builtin",
-    pytest.param("nginx", marks=pytest.mark.skipif(servers.nginx_path() is None,
+    pytest.param("nginx", marks=pytest.mark.skipif(nginx_path() is None,
                                                    reason="nginx is not installed (apt-get install nginx-light)")),
 ]
 SIZE = 200_000
@@ -185,7 +182,7 @@ def test_missing_nginx_is_a_clear_error(site, monkeypatch):
 def test_builtin_server_runs_in_its_own_process_and_reports_its_cpu_and_disk_reads(site):
     root, data = site
     with serve(root) as server:
-        assert isinstance(server, servers.ServerProcess) and server.pid != os.getpid()
+        assert isinstance(server, ServerProcess) and server.pid != os.getpid()
         server.reset()
         for _ in range(5):
             assert _get(server.url, "/data.bin")[2] == data
@@ -221,7 +218,7 @@ def test_builtin_server_child_entry_point(site):
 
 def _count_round_trips(monkeypatch) -> list[int]:
     charged: list[int] = []
-    monkeypatch.setattr(servers.RangeHTTPServer, "charge_round_trip", lambda self: charged.append(1))
+    monkeypatch.setattr(RangeHTTPServer, "charge_round_trip", lambda self: charged.append(1))
     return charged
 
 
@@ -230,7 +227,7 @@ def test_builtin_latency_is_charged_per_connection_and_per_request(site, monkeyp
     client that opens a connection per request cannot escape a round trip."""
     root, _ = site
     charged = _count_round_trips(monkeypatch)
-    with servers.RangeHTTPServer(root, latency_ms=5) as server:
+    with RangeHTTPServer(root, latency_ms=5) as server:
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)  # keep-alive: 3 requests
         for _ in range(3):
             conn.request("GET", "/sub/nested.txt")
@@ -244,19 +241,19 @@ def test_builtin_latency_is_charged_per_connection_and_per_request(site, monkeyp
 
 def test_http_request_length_splits_a_byte_stream_into_requests():
     get = b"GET /a HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n\r\n"
-    assert servers.http_request_length(get[:-2]) is None
-    assert servers.http_request_length(get + get) == len(get)
+    assert http_request_length(get[:-2]) is None
+    assert http_request_length(get + get) == len(get)
     post = b"POST /a HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody"
-    assert servers.http_request_length(post[:-1]) is None
-    assert servers.http_request_length(post) == len(post)
+    assert http_request_length(post[:-1]) is None
+    assert http_request_length(post) == len(post)
 
 
 def test_delay_proxy_charges_per_request_not_per_segment(site, monkeypatch):
     """nginx's proxy: a request split over several segments is charged once, pipelined requests
     each once, and every connection once for its connect."""
     root, data = site
-    with servers.RangeHTTPServer(root) as server:
-        proxy = servers.DelayProxy(("127.0.0.1", server.port), latency_ms=1)
+    with RangeHTTPServer(root) as server:
+        proxy = DelayProxy(("127.0.0.1", server.port), latency_ms=1)
         try:
             request = b"GET /data.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n\r\n"
             with socket.create_connection(("127.0.0.1", proxy.port)) as sock:

@@ -5,17 +5,17 @@ Two servers share one interface (:class:`HTTPServerLike`: a context manager with
 (:mod:`.builtin`, in its own process; range answers in :mod:`.ranges`) and ``nginx``
 (:mod:`.nginx`). Both count requests, ranges, bytes, CPU time and disk reads (:mod:`.counters`),
 emulate latency and bandwidth the same way (:mod:`.link`), refuse paths outside their root and
-bind 127.0.0.1 only. Names are imported on first use, so the server process stays light.
+bind 127.0.0.1 only. Import the classes from their modules; this package's ``__init__`` holds
+only the shared interface, so the server process stays light.
 """
 
 from __future__ import annotations
 
 import errno
-import importlib
 import socket
 import urllib.parse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .builtin import ServerProcess
@@ -87,34 +87,4 @@ def port_is_open(url_or_port: str | int) -> bool:
         return False
 
 
-#: public name -> module that defines it (imported lazily, PEP 562)
-_PUBLIC: dict[str, str] = {
-    "RangeHTTPServer": "builtin",
-    "ServerProcess": "builtin",
-    "PathCounters": "counters",
-    "ServerCounters": "counters",
-    "BandwidthPacer": "link",
-    "DelayProxy": "link",
-    "http_request_length": "link",
-    "NginxServer": "nginx",
-    "nginx_missing_reason": "nginx",
-    "nginx_path": "nginx",
-    "MULTIPART_BOUNDARY": "ranges",
-    "confine": "ranges",
-    "parse_range_header": "ranges",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _PUBLIC:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_PUBLIC])
-
-
-__all__ = sorted([*_PUBLIC, "SERVER_KINDS", "HTTPServerLike", "ServerUnavailable", "port_is_open", "serve"])
+__all__ = ["HOST", "SERVER_KINDS", "HTTPServerLike", "ServerUnavailable", "port_is_open", "serve"]

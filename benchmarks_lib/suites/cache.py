@@ -299,14 +299,14 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
     Warm-ups are not run: every iteration starts cold by design (fresh process, evicted input).
     """
-    from .. import servers
+    from ..servers.nginx import nginx_missing_reason
 
     reason = unavailable_reason(case)
     if reason:
         return _skip_rows(case, reason)
     q = case.params
-    if q["location"] == "http" and q["server"] == "nginx" and servers.nginx_missing_reason():
-        return _skip_rows(case, servers.nginx_missing_reason())
+    if q["location"] == "http" and q["server"] == "nginx" and nginx_missing_reason():
+        return _skip_rows(case, nginx_missing_reason())
     try:
         return _measure_case(case, ctx)
     except Unavailable as exc:  # found missing only in the child (e.g. a broken install)
