@@ -22,7 +22,7 @@ _PUBLIC: dict[str, str] = {
     "SCHEMA_VERSION": "records",
     "load_results": "records",
     "load_run": "records",
-    "above_ceiling": "chapters.common",
+    "above_ceiling": "chapters.flags",
     "ceiling_table": "chapters.common",
     "failures": "chapters.common",
     "skips": "chapters.common",

@@ -107,7 +107,7 @@ class RecordError(SpecError):
     """A record file (run.json or a case's parquet) cannot be read; the message names the file."""
 
 
-def _write_atomic(path: Path, write: Callable[[BinaryIO], None]) -> None:
+def write_atomic(path: Path, write: Callable[[BinaryIO], None]) -> None:
     """Write to a new temporary file (created exclusively, so it is ours), fsync, then rename into place.
 
     On any failure (a full disk, say) the temporary file, which this call created, is removed
@@ -128,12 +128,12 @@ def _write_atomic(path: Path, write: Callable[[BinaryIO], None]) -> None:
 
 
 def write_atomic_parquet(df: pd.DataFrame, path: Path) -> None:
-    _write_atomic(path, lambda fh: df.to_parquet(fh, index=False))
+    write_atomic(path, lambda fh: df.to_parquet(fh, index=False))
 
 
 def write_json_atomic(data: dict, path: Path) -> None:
     text = json.dumps(data, indent=2, sort_keys=True, default=str).encode()
-    _write_atomic(path, lambda fh: fh.write(text))
+    write_atomic(path, lambda fh: fh.write(text))
 
 
 def read_run_json(path: Path) -> dict:
@@ -231,7 +231,7 @@ def export_csv(run_dir: str | Path, out: str | Path | None = None, *, overwrite:
     df, _ = load_run(run_dir)
     text = df.to_csv(index=False).encode()
     try:
-        _write_atomic(target, lambda fh: fh.write(text))
+        write_atomic(target, lambda fh: fh.write(text))
     except OSError as exc:
         raise SpecError(f"export target {str(target)!r} cannot be written: {exc.strerror}") from None
     return target

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks_lib.chapters import common, writers
+from benchmarks_lib.chapters import common, flags, writers
 from benchmarks_lib.records import SCHEMA_VERSION
 from benchmarks_lib.records import to_frame as _to_frame
 from benchmarks_lib.stats import median_ci
@@ -121,7 +121,7 @@ def test_a_throughput_above_the_ceiling_is_flagged_as_noise_not_presented_as_a_r
     table = writers.summary(df)
     assert "above the ceiling: noise or caching" in table.loc["% of raw write ceiling (median)", "fast"]
     assert "above" not in table.loc["% of raw write ceiling (median)", "slow"]
-    high = common.above_ceiling(df)
+    high = flags.above_ceiling(df)
     assert high["backend"].tolist() == ["fast"] and high["iterations above"].iloc[0] == "3 of 3"
     assert high["ceiling"].iloc[0] == "write_fsync" and high["% of ceiling (median)"].iloc[0] == "250%"
     problems = writers.problems(df)
@@ -130,8 +130,20 @@ def test_a_throughput_above_the_ceiling_is_flagged_as_noise_not_presented_as_a_r
     assert "250% of this machine's ceiling (above the ceiling" in writers.conclusion(df)
     # a store that compressed 4:1 moved a quarter of the bytes: 62% of the disk's ceiling, a real result
     packed = to_frame(_ceiling() + _writes("fast", "lz4", [0.02, 0.021, 0.019], compression_ratio=4.0))
-    assert common.above_ceiling(packed).empty
+    assert flags.above_ceiling(packed).empty
     assert "above" not in writers.summary(packed).loc["% of raw write ceiling (median)", "fast"]
+
+
+def test_a_timed_region_under_100_ms_is_listed_and_its_ranking_says_so():
+    short = _writes("quick", "lz4", [0.05, 0.06, 0.055])  # whole writes of 50-60 ms: fixed costs weigh
+    phases = [{**r, "operation": "write", "elapsed_s": 0.001} for r in _writes("slow", "lz4", SLOW)]
+    frames = [{**r, "operation": "append_frame", "elapsed_s": 0.002} for r in _writes("slow", "lz4", SLOW)]
+    df = to_frame(short + _writes("slow", "lz4", SLOW) + phases + frames)
+    table = flags.short_points(df)
+    assert table[["backend", "operation", "median time", "n"]].values.tolist() == [["quick", "total", "55 ms", 3]]
+    assert "1 point(s) lasted under 100 ms" in common.problems(df) and "| quick |" in common.problems(df)
+    assert "quick" in writers.conclusion(df) and "under 100 ms: fixed costs weigh" in writers.conclusion(df)
+    assert flags.short_points(to_frame(_writes("slow", "lz4", SLOW))).empty
 
 
 def test_problems_lists_errors_skips_and_unproven_cold_reads():

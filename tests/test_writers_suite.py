@@ -51,6 +51,24 @@ def test_blocks_are_never_generated_after_prepare(monkeypatch):
     assert source.region((slice(3, 7), slice(0, 16), slice(0, 16))).shape == (4, 16, 16)
 
 
+def test_a_pool_is_reused_by_later_cases_and_regenerated_when_damaged(tmp_path, monkeypatch):
+    d = Dataset("microscopy", (10, 32, 48))
+    first = BlockSource(d, 1, pool_bytes=2 * 32 * 48 * 2).prepare(tmp_path)
+    monkeypatch.setattr(Dataset, "blocks", lambda *a, **k: pytest.fail("a cached pool was generated again"))
+    again = BlockSource(d, 1, pool_bytes=2 * 32 * 48 * 2).prepare(tmp_path)
+    assert again.checksum == first.checksum and checksum_blocks(b for _, b in again) == first.checksum
+    other = Dataset("microscopy", (10, 32, 48), seed=1)  # other data: other file, generated
+    with pytest.raises(pytest.fail.Exception):
+        BlockSource(other, 1, pool_bytes=2 * 32 * 48 * 2).prepare(tmp_path)
+    monkeypatch.undo()
+    (data_file,) = tmp_path.glob("pool-*.npy")
+    raw = bytearray(data_file.read_bytes())
+    raw[-1] ^= 0xFF  # one flipped byte: the digest no longer matches, the pool is made anew
+    data_file.write_bytes(bytes(raw))
+    redone = BlockSource(d, 1, pool_bytes=2 * 32 * 48 * 2).prepare(tmp_path)
+    assert redone.checksum == first.checksum and checksum_blocks(b for _, b in redone) == first.checksum
+
+
 class _SlowSource(BlockSource):
     """Blocks handed over with a gap between them (as generating or hashing them once did)."""
 

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import format_point, median_ci, rankable, summarize
+from .flags import SHORT_S, above_ceiling, ceiling_mark, short_points
 
 MB = 1e6
 #: operations of the compression and thread suites -> the side they count for (encode/decode: in memory)
@@ -129,6 +130,8 @@ def _point_text(backend: str, point: pd.Series, rows: pd.DataFrame, unit: str, f
         details.append(f"{pct:.0f}% of this machine's ceiling" + ceiling_mark(rows))
     if note := layout_note(backend):
         details.append(note)
+    if "elapsed_s" in rows and rows["elapsed_s"].median() < SHORT_S:
+        details.append(f"under {SHORT_S * 1e3:.0f} ms: fixed costs weigh")
     return f"{backend} {value} {unit} ({'; '.join(details)})".lstrip()
 
 
@@ -270,53 +273,6 @@ def error_warning(df: pd.DataFrame) -> list[str]:
 
 # -- trust: nothing is faster than the machine's own ceiling ------------------------------
 
-#: a throughput above this % of the same run's ceiling is noise or caching, never a real result
-CEILING_LIMIT_PCT = 100.0
-#: what names a point in the above-ceiling table, besides backend and operation (where recorded)
-CASE_KEYS = ("test", "dataset", "codec", "level", "threads", "nbytes", "layout", "cutout_kind", "fsync_included",
-             "cache_state")
-ABOVE_CEILING = "above the ceiling: noise or caching, not a result"
-
-
-def moved_pct_of_ceiling(rows: pd.DataFrame) -> pd.Series:
-    """``pct_of_ceiling`` of the bytes that really moved: divided by the compression ratio where one is
-    recorded, since a compressed store legitimately passes the disk's ceiling in uncompressed bytes."""
-    pct = rows["pct_of_ceiling"].astype("float64")
-    if "compression_ratio" in rows:
-        pct = pct / rows["compression_ratio"].astype("float64").clip(lower=1).fillna(1)
-    return pct
-
-
-def ceiling_mark(rows: pd.DataFrame) -> str:
-    """`` (above the ceiling: ...)`` when the median of these rows (with ``pct_of_ceiling``) passes 100%."""
-    if rows.empty or "pct_of_ceiling" not in rows:
-        return ""
-    return f" ({ABOVE_CEILING})" if moved_pct_of_ceiling(rows).median() > CEILING_LIMIT_PCT else ""
-
-
-def above_ceiling(df: pd.DataFrame) -> pd.DataFrame:
-    """Points with at least one iteration above 100% of this machine's ceiling (same run): per backend,
-    operation and case, the ceiling, the median % and how many iterations passed it."""
-    cols = ["backend", "operation", "case", "ceiling", "% of ceiling (median)", "iterations above"]
-    rows = with_ceiling_fraction(ok_rows(df))
-    rows = rows[rows["backend"] != "ceiling"]
-    if rows.empty:
-        return pd.DataFrame(columns=cols)
-    rows = rows.assign(moved_pct=moved_pct_of_ceiling(rows))
-    keys = ["backend", "operation", *(k for k in CASE_KEYS if k in rows and rows[k].notna().any())]
-    out = []
-    for key, part in rows.groupby(keys, dropna=False, sort=True):
-        above = part["moved_pct"] > CEILING_LIMIT_PCT
-        if not above.any():
-            continue
-        case = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                         for k, v in zip(keys[2:], key[2:], strict=True) if not pd.isna(v))
-        out.append(dict(zip(cols, (key[0], key[1], case or "-", part["ceiling_op"].iloc[0],
-                                   f"{part['moved_pct'].median():.0f}%", f"{int(above.sum())} of {len(part)}"),
-                            strict=True)))
-    return pd.DataFrame(out, columns=cols)
-
-
 # -- what every chapter shows ---------------------------------------------------------------
 
 
@@ -348,13 +304,19 @@ def problems(df: pd.DataFrame) -> str:
     if len(unproven):
         parts.append(f"{len(unproven)} read(s) are `cold_unverified`: the page-cache eviction or the disk reads did "
                      "not prove a cold read.")
+    short = short_points(df)
+    if len(short):
+        parts += [f"{len(short)} point(s) lasted under {SHORT_S * 1e3:.0f} ms (median): fixed costs (process, open, "
+                  "metadata) and timer noise weigh on them as much as the operation, so rank on them only with care; "
+                  "the standard profile measures the same operations on more bytes:", markdown_table(short)]
     high = above_ceiling(df)
     if len(high):
         parts += [f"**{len(high)} point(s) above this machine's ceiling**: faster than plain file I/O or memcpy "
                   "of the same bytes in the same run can be, so these are noise or caching (data still in the page "
                   "cache), not real results (compressed points are compared on the bytes that moved):",
                   markdown_table(high)]
-    return "\n\n".join(parts) or "No errors, no skipped cases, every read proven cold, no throughput above the ceiling."
+    return "\n\n".join(parts) or ("No errors, no skipped cases, every read proven cold, no throughput above the "
+                                   f"ceiling, no timed region under {SHORT_S * 1e3:.0f} ms.")
 
 
 def run_header(result, times: str) -> str:

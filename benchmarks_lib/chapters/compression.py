@@ -18,7 +18,6 @@ from .common import (
     MB,
     SIDE,
     ceiling_gbps,
-    ceiling_mark,
     error_warning,
     ok_rows,
     problems,
@@ -26,6 +25,7 @@ from .common import (
     with_ceiling_fraction,
     write_ceiling_op,
 )
+from .flags import ceiling_mark
 from .style import draw_ceilings, empty_figure, log_axis, plt, ratio_log_axis, sns, subplots
 
 SPEEDS = ("write_mbps", "read_mbps")

@@ -18,7 +18,6 @@ from .common import (
     MB,
     SIDE,
     ceiling_gbps,
-    ceiling_mark,
     error_warning,
     ok_rows,
     problems,
@@ -26,6 +25,7 @@ from .common import (
     with_ceiling_fraction,
     write_ceiling_op,
 )
+from .flags import ceiling_mark
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "

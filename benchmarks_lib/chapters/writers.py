@@ -15,7 +15,6 @@ from ..stats import format_point, format_values, rankable, summarize
 from .common import (
     ALWAYS_SHARDED,
     ceiling_gbps,
-    ceiling_mark,
     error_warning,
     layout_note,
     ok_rows,
@@ -26,6 +25,7 @@ from .common import (
     threads_of,
     with_ceiling_fraction,
 )
+from .flags import ceiling_mark
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
 
 TIMES = ("write: create + write + finalize of a new store; append: every frame's call; reads: open to the last "

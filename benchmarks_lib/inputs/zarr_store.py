@@ -16,6 +16,7 @@ import os
 import zlib
 from pathlib import Path
 
+from ..records import write_atomic
 from ..specs import SpecError, parse_dims
 from . import check_free
 
@@ -147,9 +148,8 @@ def expected_crc32s(store: Path, workload: str, cutout: list[int], cutouts: int)
 
     spec = parse_dims(info["dims"])
     crcs = read_crc32s(store, zarr_selections(spec.shape, spec.chunks, workload, tuple(cutout), cutouts))
-    tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"stored_bytes": info["stored_bytes"], "crc32": info["crc32"], "crc32s": crcs}))
-    os.replace(tmp, cached)
+    text = json.dumps({"stored_bytes": info["stored_bytes"], "crc32": info["crc32"], "crc32s": crcs})
+    write_atomic(cached, lambda f: f.write(text.encode()))
     return crcs
 
 

@@ -37,6 +37,7 @@ from ..adapters import backend_status, expand_backends, make_adapter
 from ..adapters.base import Adapter
 from ..chapters.writers import summary as writers_summary
 from ..datasets import DATASETS, Dataset, checksum_array, checksum_blocks
+from ..inputs import inputs_dir
 from ..measure import disk_usage
 from ..specs import (
     ArraySpec,
@@ -53,7 +54,7 @@ from ..specs import (
     parse_names,
 )
 from . import Case, CaseContext, Suite
-from .blocks import BlockSource, block_step
+from .blocks import POOL_CACHE_LIMIT, BlockSource, block_step
 from .common import remove_output, unavailable_reason, with_defaults
 from .cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
 from .timed_io import (
@@ -83,9 +84,9 @@ PROFILES = {
     # chapter stays near 2.5 minutes on 2 cores. Warm reads and cutouts are latencies by nature.
     "quick": {
         "backends": QUICK_BACKENDS, "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
-        "dims": "t:64:8,y:1080:540,x:1920", "multipliers": [1, 2], "fsync": True,
+        "dims": "t:64:8,y:1080:540,x:1920", "multipliers": [2], "fsync": True,
         "append_frames": 64, "append_step": 16, "append_repeats": 1,
-        "read_dims": "z:128:32,y:1024:128,x:1024:128", "cutout": 32, "cutout_positions": 8,
+        "read_dims": "z:256:32,y:1024:128,x:1024:128", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
         "seed": 0, "iterations": 2, "warmups": 1, "pool_mib": 32,
     },
@@ -170,6 +171,24 @@ def _case_bytes(case: Case) -> int:
     return p["shard_volume"] ** 3 * 4
 
 
+def _pool_bytes(case: Case) -> int:
+    """What the case's data pools keep on disk for the rest of the run (see ``BlockSource.prepare``)."""
+    p = case.params
+    if p["pool_bytes"] > POOL_CACHE_LIMIT:
+        return 0
+    if p["test"] == "sharding":
+        pools = len(p["datasets"]) * len(shard_layouts(p["shard_volume"], p["shard"], p["inner_chunks"]))
+    else:
+        pools = len(p.get("multipliers", [1]))
+    return pools * p["pool_bytes"]
+
+
+def _scratch_bytes(cases: list[Case]) -> int:
+    """Three stores of the largest case at once, plus the pools kept for the run (one set per test)."""
+    pools = {c.params["test"]: _pool_bytes(c) for c in cases}
+    return 3 * max((_case_bytes(c) for c in cases), default=0) + sum(pools.values())
+
+
 def _ceiling_bytes(cases: list[Case]) -> int:
     return min(max((_case_bytes(c) for c in cases), default=64 * 2**20), 2 * 2**30)
 
@@ -218,7 +237,7 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
             rows += _skip(reason, operation="total", **extra)
             continue
         step = block_step(dims, dataset.dtype, adapter.write_alignment(spec), p["pool_bytes"])
-        source = BlockSource(dataset, step, p["pool_bytes"]).prepare()
+        source = BlockSource(dataset, step, p["pool_bytes"]).prepare(inputs_dir(ctx.scratch))
         extra["data_tiled"] = source.tiled
         for i in range(ctx.warmups + ctx.iterations):
             path = ctx.scratch / f"store-{m}-{i}"
@@ -250,7 +269,7 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
         return _skip(f"{probe.name} writes whole files of {probe.write_alignment(spec)} frames with this codec, "
                      "not single frames", operation="append_total", **extra)
     frame_bytes = dataset.nbytes // frames
-    source = BlockSource(dataset, step, p["pool_bytes"]).prepare()
+    source = BlockSource(dataset, step, p["pool_bytes"]).prepare(inputs_dir(ctx.scratch))
     extra["data_tiled"] = source.tiled
     for w in range(ctx.warmups):  # untimed: first-call costs (imports, pools) stay out of the frames
         warm = make_adapter(case.backend)
@@ -300,7 +319,7 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
     if reason := writer.is_incompatible(spec, "write"):
         return _skip(reason, operation="read_cold", **extra)
     step = block_step(dims, dataset.dtype, writer.write_alignment(spec), pool_bytes)
-    source = BlockSource(dataset, step, pool_bytes).prepare()
+    source = BlockSource(dataset, step, pool_bytes).prepare(inputs_dir(ctx.scratch))
     extra["data_tiled"] = source.tiled
     rows: list[dict] = []
     path = ctx.scratch / "store"
@@ -393,7 +412,7 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
-    scratch_bytes=lambda cases: 3 * max((_case_bytes(c) for c in cases), default=0),
+    scratch_bytes=_scratch_bytes,
     ceiling_bytes=_ceiling_bytes,
     label_keys=("test", "dataset", "codec"),
     summary=writers_summary,
