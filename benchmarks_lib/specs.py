@@ -7,6 +7,7 @@ one line that names the value and what is allowed, before any work starts.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -237,9 +238,10 @@ _FLAGS_OFF = (False, 0, "0", "false", "off", "no")
 
 def parse_flags(value: object, what: str) -> list[bool]:
     """Settings to compare, each off or on: a list (or a comma-separated string) of JSON booleans, 0/1 or
-    the words true/false, on/off, yes/no; duplicates dropped. Anything else is refused, never guessed."""
+    the words true/false, on/off, yes/no in any case; duplicates dropped. Anything else is refused, never guessed."""
     out = []
     for item in parse_items(value, what, "[false, true]"):
+        item = item.strip().lower() if isinstance(item, str) else item  # "False,True": Python's spelling
         if item in _FLAGS_ON:
             out.append(True)
         elif item in _FLAGS_OFF:
@@ -250,10 +252,17 @@ def parse_flags(value: object, what: str) -> list[bool]:
 
 
 def parse_items(value: object, what: str, example: str = "[...]") -> list:
-    """A list parameter: a JSON list of scalars, or one string (comma-separated, so ``"lz4"`` is one item).
+    """A list parameter: a list of scalars, or one string: comma-separated (``"raw,tensorstore"``; ``"lz4"`` is
+    one item) or a JSON list (``'["raw", "tensorstore"]'``), the two forms ``papermill -p`` passes.
 
-    Anything else (a number, a mapping, a nested list) is refused: never iterated or guessed at.
+    Anything else (a number, a mapping, a nested list, malformed JSON) is refused: never iterated or guessed at.
     """
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise SpecError(f"{what} {value!r} is not a JSON list ({exc.msg}); e.g. {what} = {example} "
+                            "or a comma-separated string") from None
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
     if isinstance(value, list | tuple):
@@ -331,7 +340,7 @@ def format_bytes(n: float) -> str:
 def parse_int_list(values, what: str, *, minimum: int = 1, maximum: int | None = None) -> tuple[int, ...]:
     """A non-empty list of integers, e.g. thread counts or compression levels (one integer = a list of one)."""
     if isinstance(values, str):
-        values = [v for v in values.split(",") if v.strip()]
+        values = parse_items(values, what, "[1, 2, 4]")
     elif isinstance(values, int) and not isinstance(values, bool):
         values = [values]
     if not isinstance(values, list | tuple):

@@ -78,3 +78,19 @@ def test_flags_and_numbers():
     for value in (True, "abc", float("nan")):
         with pytest.raises(SpecError, match="is not a number"):
             parse_number(value, "latency", minimum=0, maximum=10)
+
+
+def test_list_parameters_accept_what_papermill_passes():
+    """``papermill -p NAME VALUE`` passes a list as text: comma-separated or JSON; both read the same."""
+    from benchmarks_lib.specs import parse_codecs, parse_int_list, parse_items, parse_names
+
+    assert parse_items("raw, tensorstore", "backends") == parse_items('["raw","tensorstore"]', "backends")
+    assert parse_names('["raw", "raw"]', "backends") == ["raw"]
+    assert parse_int_list("[1, 2, 4]", "multipliers") == parse_int_list("1,2,4", "multipliers") == (1, 2, 4)
+    assert parse_codecs('["zstd:3", "lz4"]') == parse_codecs("zstd:3,lz4") == ["zstd:3", "lz4"]
+    assert parse_flags("False,True", "cache") == parse_flags("[false, true]", "cache") == [False, True]
+    for value, message in (('["raw", "x"', r"backends '\[\"raw\", \"x\"' is not a JSON list"),
+                           ('[["raw"]]', r"backends item \['raw'\] is not a string or number"),
+                           ('{"a": 1}', r"backends '\{\"a\": 1\}' is unknown")):
+        with pytest.raises(SpecError, match=message):
+            parse_names(value, "backends", ["raw", "tensorstore"])
