@@ -1,8 +1,9 @@
 """iobench-book: correct, reproducible I/O benchmarks for scientific arrays and meshes.
 
-The public API is small: run or load a suite, read records, and each chapter's figures and
-tables (``benchmarks_lib.chapters``). Names are imported on first use, so ``import
-benchmarks_lib.<module>`` in a fresh measuring process pulls in nothing it does not need.
+The public API is small: run or load a suite, read records, each chapter's figures and
+tables (``benchmarks_lib.chapters``) and the table of a notebook's parameters. Names are imported
+on first use, so ``import benchmarks_lib.<module>`` in a fresh measuring process pulls in nothing
+it does not need.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ _PUBLIC: dict[str, str] = {
     "checksum_array": "datasets",
     "checksum_blocks": "datasets",
     "evict_page_cache": "measure",
+    "parameters_table": "book",
     "SCHEMA_VERSION": "records",
     "load_results": "records",
     "load_run": "records",

@@ -1,17 +1,23 @@
-"""Build the book: execute the notebooks with papermill, write the machine page, run Jupyter Book.
+"""Build the book: execute the notebooks with papermill, write the machine and parameters pages, run Jupyter Book.
 
-Executed copies go to ``book/executed/`` (ignored by git); the HTML to ``_build/html``.
+Executed copies go to ``book/executed/`` (ignored by git); the HTML to ``_build/html``. A notebook's
+``parameters`` cell is only ever read (``ast``, ``tokenize``), never executed here: it gives the names
+``--set`` may use, the chapters' parameter tables and the reference page of every parameter.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
 import time
+import tokenize
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from .chapters.common import ceiling_table
@@ -53,20 +59,163 @@ class BookError(RuntimeError):
     """A notebook failed to execute or the book failed to build (one line; the log says more)."""
 
 
-def _assignments(path: Path, tag: str) -> dict[str, ast.expr]:
-    """Name -> value expression of the assignments in a notebook's cell tagged ``tag`` (read, never executed)."""
+def _tagged_source(path: Path, tag: str) -> str:
+    """The source of a notebook's first cell tagged ``tag`` ('' when there is none)."""
     nb = json.loads(path.read_text())
     for cell in nb.get("cells", []):
         if tag in cell.get("metadata", {}).get("tags", []):
-            tree = ast.parse("".join(cell["source"]))
-            return {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-                    for t in node.targets if isinstance(t, ast.Name)}
-    return {}
+            return "".join(cell["source"])
+    return ""
+
+
+def _assignments(path: Path, tag: str) -> dict[str, ast.expr]:
+    """Name -> value expression of the assignments in a notebook's cell tagged ``tag`` (read, never executed)."""
+    tree = ast.parse(_tagged_source(path, tag))
+    return {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+            for t in node.targets if isinstance(t, ast.Name)}
 
 
 def notebook_parameters(path: Path) -> list[str]:
     """The names assigned in a notebook's cell tagged ``parameters``."""
     return list(_assignments(path, "parameters"))
+
+
+@dataclass(frozen=True)
+class NotebookParameter:
+    """One parameter of a notebook: its name, default (as written) and meaning (the comment documenting it).
+
+    Parameters documented by one comment heading their group share ``group`` (that comment's line).
+    """
+
+    name: str
+    default: str
+    meaning: str
+    group: int
+
+
+def parameter_docs(path: Path) -> list[NotebookParameter]:
+    """The parameters of a notebook's ``parameters`` cell, in order, read with ast and tokenize (never executed).
+
+    A parameter's meaning is its own trailing comment, else the block of comment lines heading its group
+    (the assignments directly below one comment, up to a blank line or the next comment).
+    """
+    source = _tagged_source(path, "parameters")
+    lines = source.splitlines()
+    comments = {tok.start[0]: tok.string.lstrip("#").strip()
+                for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT}
+
+    def comment_only(n: int) -> bool:
+        return lines[n - 1].lstrip().startswith("#")
+
+    out = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.Assign):
+            continue
+        trailing = [comments[n] for n in range(node.lineno, node.end_lineno + 1) if n in comments]
+        if trailing:
+            meaning, group = " ".join(trailing), node.lineno
+        else:
+            n = node.lineno - 1
+            while n >= 1 and lines[n - 1].strip() and not comment_only(n):  # the group's earlier assignments
+                n -= 1
+            block = []
+            while n >= 1 and comment_only(n):
+                block.insert(0, comments[n])
+                n -= 1
+            meaning, group = " ".join(block), n + 1
+        default = ast.get_source_segment(source, node.value) or ""
+        out += [NotebookParameter(t.id, default, meaning, group) for t in node.targets if isinstance(t, ast.Name)]
+    return out
+
+
+def _markdown_cell(text: str) -> str:
+    """``text`` safe in a markdown table cell: pipes escaped, ``<`` outside code spans escaped (not HTML)."""
+    parts = text.replace("|", "\\|").split("`")
+    return "`".join(p if i % 2 else p.replace("<", "\\<") for i, p in enumerate(parts))
+
+
+def _code(value: object) -> str:
+    return "`" + repr(value).replace("`", "'") + "`"
+
+
+def _grouped(params: list[NotebookParameter]) -> list[list[NotebookParameter]]:
+    """Consecutive parameters that share their documenting comment, one list per table row."""
+    rows: list[list[NotebookParameter]] = []
+    for p in params:
+        if rows and rows[-1][-1].group == p.group:
+            rows[-1].append(p)
+        else:
+            rows.append([p])
+    return rows
+
+
+def _notebook_path(notebook: str) -> Path:
+    """A chapter notebook's template: in the working directory (a checkout, or notebooks/ in JupyterLab)."""
+    for folder in (Path.cwd() / "notebooks", Path.cwd(), ROOT / "notebooks"):
+        if (folder / f"{notebook}.ipynb").exists():
+            return folder / f"{notebook}.ipynb"
+    raise FileNotFoundError(f"notebook {notebook}.ipynb not found in notebooks/, the working directory or {ROOT}")
+
+
+def parameters_table(notebook: str, values: Mapping[str, object], run=None) -> str:
+    """Markdown: the notebook's parameters, the values this run used and what each means.
+
+    ``values`` are the notebook's globals after its parameters cell (and papermill's); ``run`` (a
+    :class:`~benchmarks_lib.runner.RunResult`) gives what a parameter left as None resolved to, and for a
+    loaded run (``LOAD_RUN``) the values that run was measured with.
+    """
+    meta = run.meta if run is not None else {}
+    recorded = {str(k).upper(): v for k, v in meta.get("params", {}).items()}
+    recorded.update({k: meta[k.lower()] for k in ("PROFILE", "RUN_ID") if meta.get(k.lower()) is not None})
+    loaded = bool(values.get("LOAD_RUN"))
+
+    def shown(name: str) -> str:
+        if name not in recorded:
+            return _code(values.get(name))
+        given = values.get(name)
+        marker = " *(profile)*" if given is None and not loaded and name != "RUN_ID" else ""
+        return _code(recorded[name]) + marker
+
+    lead = ("**Parameters of this run** (measured earlier and loaded: the values it was measured with)" if loaded
+            else "**Parameters of this run** (*(profile)*: left as `None`, so the profile's default)")
+    lines = [lead, "", "| parameter | value | meaning |", "|---|---|---|"]
+    for row in _grouped(parameter_docs(_notebook_path(notebook))):
+        names = ", ".join(f"`{p.name}`" for p in row)
+        lines.append(f"| {names} | {_markdown_cell(', '.join(shown(p.name) for p in row))} | "
+                     f"{_markdown_cell(row[0].meaning)} |")
+    return "\n".join(lines)
+
+
+def _notebook_title(path: Path) -> str:
+    """The first ``# `` heading of a notebook's markdown (its chapter title), else its file name."""
+    for cell in json.loads(path.read_text()).get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return path.stem
+
+
+def write_parameters_page(root: Path, names: list[str] | tuple[str, ...], out_dir: Path) -> Path:
+    """The reference page of every chapter notebook's parameters, read from their parameters cells."""
+    lines = ["# Notebook parameters", "",
+             "Every parameter of every chapter, read from the notebooks' `parameters` cells when the book was "
+             "built. Set them with `papermill -p NAME VALUE` or `iobench book --set NAME=VALUE` (see "
+             "[Reproduce and extend](../reproduce.md)); a parameter left as `None` takes the profile's "
+             "default, which `iobench suites --profile quick` lists.", ""]
+    for name in names:
+        path = root / "notebooks" / f"{name}.ipynb"
+        lines += [f"## {_notebook_title(path)}", "",
+                  f"[The chapter](./{name}.ipynb), from `notebooks/{name}.ipynb`.", "",
+                  "| parameter | default | meaning |", "|---|---|---|"]
+        for row in _grouped(parameter_docs(path)):
+            lines.append(f"| {', '.join(f'`{p.name}`' for p in row)} | "
+                         f"{_markdown_cell(', '.join(f'`{p.default}`' for p in row))} | "
+                         f"{_markdown_cell(row[0].meaning)} |")
+        lines.append("")
+    page = out_dir / "parameters.md"
+    page.write_text("\n".join(lines))
+    return page
 
 
 def executed_run_id(path: Path) -> str | None:
@@ -117,8 +266,22 @@ def execute_notebook(name: str, *, profile: str, results_dir: Path, parameters: 
     except pm.PapermillExecutionError as exc:
         raise BookError(f"notebook {name} failed: {exc.ename}: {' '.join(str(exc.evalue).split())[:300]} "
                         f"(executed copy with the error: {target})") from None
+    hide_injected_parameters(target)
     print(f"  done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return target
+
+
+def hide_injected_parameters(path: Path) -> None:
+    """Tag the cell papermill injected (``injected-parameters``) ``remove-cell``: the book shows the
+    parameters as a table, not as code."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+    nbformat.write(nb, path)
 
 
 def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> Path:
@@ -206,6 +369,7 @@ def build_book(
         elif run_id := executed_run_id(target):  # built earlier: its machine figures still belong here
             run_ids[name] = run_id
     write_machine_page(results, out_dir, list(run_ids.values()))
+    write_parameters_page(root, NOTEBOOKS, out_dir)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "-W", "-n", "--keep-going"]
     jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if jb.returncode != 0:

@@ -3,11 +3,14 @@
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from benchmarks_lib.book import NOTEBOOKS, build_book
+from benchmarks_lib.book import NOTEBOOKS, build_book, notebook_parameters, parameter_docs
 from benchmarks_lib.suites import get_suite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,8 +61,14 @@ def test_notebooks_execute_and_the_book_builds(tmp_path, monkeypatch):
     for name in NOTEBOOKS:
         page = (html / "book" / "executed" / f"{name}.html").read_text()
         assert "Traceback (most recent call last)" not in page and 'class="output traceback' not in page, name
+        assert "cell_input" not in page and "highlight-ipython3" not in page, f"{name}: code shown in the book"
+        assert "Parameters of this run" in page and "<th" in page, name
     writers = (html / "book" / "executed" / "writer_comparison.html").read_text()
     assert "Conclusion" in writers and "<img" in writers
+    assert "APPEND_FRAMES" in writers and "Append test: total frames" in writers  # the parameters table
+    reference = (html / "book" / "executed" / "parameters.html").read_text()
+    for name in NOTEBOOKS:
+        assert all(p in reference for p in notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb")), name
     machine = (html / "book" / "executed" / "machine.html").read_text()
     assert "cpu_model" in machine and "write_fsync" in machine
 
@@ -73,3 +82,97 @@ def test_every_suite_parameter_is_a_documented_notebook_parameter():
         declared = set(notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb"))
         expected = {k.upper() for k in suite.profiles["quick"]} | {*BOOK_PARAMETERS, "LOAD_RUN"}
         assert declared == expected, (name, sorted(expected - declared), sorted(declared - expected))
+
+
+def test_the_book_shows_no_code():
+    """Every code cell is hidden in the book (MyST-NB tags): removed, or only its output shown."""
+    for name in NOTEBOOKS:
+        nb = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+        for cell in nb["cells"]:
+            tags = cell["metadata"].get("tags", [])
+            if cell["cell_type"] == "code":
+                assert "remove-cell" in tags or "remove-input" in tags, (name, cell["id"])
+            if "parameters" in tags:
+                assert "remove-cell" in tags, name
+        code = "".join("".join(c["source"]) for c in nb["cells"])
+        assert code.count(f'ib.parameters_table("{name}", globals(), result)') == 1, name
+
+
+def test_hide_injected_parameters(tmp_path):
+    import nbformat
+
+    from benchmarks_lib.book import hide_injected_parameters
+
+    cells = [nbformat.v4.new_code_cell("X = 1", metadata={"tags": ["parameters"]}),
+             nbformat.v4.new_code_cell("X = 2", metadata={"tags": ["injected-parameters"]})]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nbformat.write(nb, tmp_path / "n.ipynb")
+    hide_injected_parameters(tmp_path / "n.ipynb")
+    cells = nbformat.read(tmp_path / "n.ipynb", as_version=4).cells
+    assert [c.metadata["tags"] for c in cells] == [["parameters"], ["injected-parameters", "remove-cell"]]
+
+
+def test_every_parameter_has_its_meaning():
+    for name in NOTEBOOKS:
+        path = ROOT / "notebooks" / f"{name}.ipynb"
+        docs = parameter_docs(path)
+        assert [p.name for p in docs] == notebook_parameters(path), name
+        for p in docs:
+            assert p.meaning and p.default and "Every parameter below" not in p.meaning, (name, p)
+    by_name = {p.name: p for p in parameter_docs(ROOT / "notebooks" / "writer_comparison.ipynb")}
+    assert by_name["PROFILE"].default == '"quick"' and by_name["APPEND_STEP"].meaning.startswith("Append test")
+    assert by_name["APPEND_STEP"].group == by_name["APPEND_FRAMES"].group != by_name["FSYNC"].group
+
+
+def test_parameters_table_shows_the_values_used():
+    from benchmarks_lib import parameters_table
+
+    run = SimpleNamespace(meta={"profile": "quick", "run_id": "r1", "params": {"backends": "raw,zarrs",
+                                                                                "tests": ["write"]}})
+    table = parameters_table("writer_comparison", {"BACKENDS": "raw,zarrs", "TESTS": None, "RUN_ID": None}, run)
+    rows = {line.split(" | ")[0].strip("| `"): line for line in table.splitlines() if line.startswith("| `")}
+    assert "`'raw,zarrs'` |" in rows["BACKENDS"] and "`['write']` *(profile)*" in rows["TESTS"]
+    assert "`'r1'` |" in rows["RUN_ID"] and "blosc-\\<lz4\\|zstd" in rows["CODEC"]  # escaped: not HTML, not a column
+    assert "`APPEND_FRAMES`, `APPEND_STEP`, `APPEND_REPEATS`" in table
+    loaded = parameters_table("writer_comparison", {"LOAD_RUN": "r1", "TESTS": None}, run)
+    assert "*(profile)*" not in loaded and "loaded" in loaded
+
+
+def _papermill(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    papermill = Path(sys.executable).parent / "papermill"
+    return subprocess.run([str(papermill), *args, "-k", "python3", "--cwd", str(cwd), "--no-progress-bar"],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_papermill_cli_takes_lists_as_text_and_from_yaml(tmp_path, monkeypatch):
+    """`papermill -p` passes lists as text, comma-separated or JSON; `-f params.yaml` passes real lists."""
+    import yaml
+
+    from benchmarks_lib.records import find_run, load_run
+
+    monkeypatch.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
+    smoke = get_suite("writers").smoke
+    lists = [k for k, v in smoke.items() if isinstance(v, list) and k != "backends"]
+    yaml_part = {k.upper(): v for k, v in smoke.items() if k not in lists and k != "backends"}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(
+        {**yaml_part, "TESTS": ["write", "read"], "RESULTS_DIR": str(tmp_path / "results"), "RUN_ID": "cli"}))
+    args = ["-f", str(tmp_path / "params.yaml"), "-p", "BACKENDS", "raw,tensorstore"]
+    for i, key in enumerate(lists):  # alternately "a,b" and '["a", "b"]'
+        value = smoke[key]
+        args += ["-p", key.upper(), ",".join(map(str, value)) if i % 2 else json.dumps(value)]
+    source = "notebooks/writer_comparison.ipynb"
+    done = _papermill(source, str(tmp_path / "out.ipynb"), *args, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    df, meta = load_run(find_run(tmp_path / "results", "cli"))
+    assert set(df.loc[df["status"] == "ok", "backend"]) == {"ceiling", "raw", "tensorstore"}
+    assert meta["params"]["backends"] == "raw,tensorstore" and set(df["test"].dropna()) == {"write", "read"}
+
+    bad = _papermill(source, str(tmp_path / "bad.ipynb"), "-p", "BACKENDS", '["raw", "tensorstore"', "-p",
+                     "RESULTS_DIR", str(tmp_path / "results"), "-p", "LOAD_RUN", "None", cwd=ROOT)
+    assert bad.returncode != 0
+    errors = [o for c in json.loads((tmp_path / "bad.ipynb").read_text())["cells"] for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert [e["ename"] for e in errors] == ["SpecError"]
+    assert errors[0]["evalue"] == ("backends '[\"raw\", \"tensorstore\"' is not a JSON list (Expecting ',' "
+                                   "delimiter); e.g. backends = [\"name\"] or a comma-separated string")

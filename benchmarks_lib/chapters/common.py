@@ -320,7 +320,10 @@ def problems(df: pd.DataFrame) -> str:
 
 
 def run_header(result, times: str) -> str:
-    """Markdown: the run, the machine, n, what the times include (``times``, and fsync as recorded)."""
+    """Markdown: the run, the machine, n, what the times include (``times``, and fsync as recorded).
+
+    The parameters are not repeated here: each chapter shows them as a table (``book.parameters_table``).
+    """
     meta, df = result.meta, result.df
     env, params = meta.get("environment", {}), meta.get("params", {})
     machine = [env.get("cpu_model") or "CPU not recorded",
@@ -343,5 +346,4 @@ def run_header(result, times: str) -> str:
         "intervals.",
         f"- **times include**: {times}.",
         "- **ceiling**: plain file I/O and memcpy measured in the same run; a throughput above it is flagged.",
-        f"- **parameters**: `{params}`",
     ])
