@@ -62,7 +62,8 @@ def test_notebooks_execute_and_the_book_builds(tmp_path, monkeypatch):
         page = (html / "book" / "executed" / f"{name}.html").read_text()
         assert "Traceback (most recent call last)" not in page and 'class="output traceback' not in page, name
         assert "cell_input" not in page and "highlight-ipython3" not in page, f"{name}: code shown in the book"
-        assert "Parameters of this run" in page and "<th" in page, name
+        assert "Parameters of this run" in page and '<th class="head"><p>meaning</p></th>' in page, name
+        assert "<p>| " not in page, f"{name}: a markdown table left unrendered"
     writers = (html / "book" / "executed" / "writer_comparison.html").read_text()
     assert "Conclusion" in writers and "<img" in writers
     assert "APPEND_FRAMES" in writers and "Append test: total frames" in writers  # the parameters table
