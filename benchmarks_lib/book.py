@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .chapters.common import ceiling_table
-from .records import load_run
+from .records import load_run, read_run_json
 from .specs import SpecError, parse_profile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,6 +74,34 @@ def _assignments(path: Path, tag: str) -> dict[str, ast.expr]:
     tree = ast.parse(_tagged_source(path, tag))
     return {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
             for t in node.targets if isinstance(t, ast.Name)}
+
+
+def notebook_suite(path: Path) -> str:
+    """The suite a chapter notebook measures: the name in its one ``run_or_load("<suite>", ...)`` call."""
+    nb = json.loads(path.read_text())
+    code = "\n".join("".join(c["source"]) for c in nb.get("cells", []) if c.get("cell_type") == "code")
+    names = set(re.findall(r"run_or_load\(\s*[\"']([\w-]+)[\"']", code))
+    if len(names) != 1:
+        raise SpecError(f"notebook {path.name} must call run_or_load exactly once with a suite name; found {names}")
+    return names.pop()
+
+
+def recorded_runs(results_dir: Path, names: list[str], root: Path) -> dict[str, Path]:
+    """Per notebook, the newest run of its suite under ``results_dir`` (``iobench book --from``);
+    a notebook whose suite has no run there is refused before anything runs."""
+    from .records import read_run_json, run_dirs
+
+    suites: dict[str, Path] = {}
+    for run_dir in reversed(run_dirs(results_dir)):  # oldest first: the newest of a suite wins
+        suites[read_run_json(run_dir / "run.json").get("suite")] = run_dir
+    out = {}
+    for name in names:
+        suite = notebook_suite(root / "notebooks" / f"{name}.ipynb")
+        if suite not in suites:
+            raise SpecError(f"--from {results_dir}: no {suite!r} run there for {name}; runs found for: "
+                            f"{', '.join(sorted(s for s in suites if s)) or 'none'}")
+        out[name] = suites[suite]
+    return out
 
 
 def notebook_parameters(path: Path) -> list[str]:
@@ -333,11 +362,14 @@ def build_book(
     parameters: dict | None = None,
     root: str | Path | None = None,
     assume_yes: bool = False,
+    from_runs: str | Path | None = None,
 ) -> Path:
     """Execute the notebooks (unless ``execute`` is false) and build the HTML; return index.html.
 
     ``parameters`` go to every notebook that declares them; a key ``"<notebook>:<NAME>"`` goes to
-    that notebook only. Everything is validated before the first notebook runs.
+    that notebook only. ``from_runs`` (a results directory, e.g. ``reference/``) draws every chapter
+    from the newest recorded run of its suite there (``LOAD_RUN``) instead of measuring. Everything
+    is validated before the first notebook runs.
     """
     from .preflight import check_writable_dir
 
@@ -348,7 +380,16 @@ def build_book(
     if unknown:
         raise SpecError(f"notebook {unknown[0]!r} is unknown; allowed: {', '.join(NOTEBOOKS)}")
     per_notebook = split_parameters(parameters or {}, names, root)
-    check_writable_dir(Path(results_dir), "results directory")
+    recorded: dict[str, Path] = {}
+    if from_runs is not None:
+        if any("LOAD_RUN" in p for p in per_notebook.values()):
+            raise SpecError("--set LOAD_RUN and --from both name the runs to draw; give one of them")
+        results_dir = Path(from_runs)
+        if not results_dir.is_dir():
+            raise SpecError(f"--from {from_runs}: not a directory of recorded runs")
+        recorded = recorded_runs(results_dir, names, root) if execute else {}
+    else:
+        check_writable_dir(Path(results_dir), "results directory")
     if assume_yes:
         os.environ["IOBENCH_YES"] = "1"  # read by the runner inside each notebook's kernel
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -360,7 +401,13 @@ def build_book(
         results = Path.cwd() / results
     for name in NOTEBOOKS:
         target = out_dir / f"{name}.ipynb"
-        if execute and name in names:
+        if execute and name in recorded:
+            meta = read_run_json(recorded[name] / "run.json")
+            run_ids[name] = meta["run_id"]
+            own = {"LOAD_RUN": str(recorded[name].resolve()), **per_notebook[name]}
+            execute_notebook(name, profile=meta.get("profile", profile), results_dir=results, parameters=own,
+                             out_dir=out_dir, root=root)
+        elif execute and name in names:
             run_ids[name] = f"book-{profile}-{stamp}-{name}"
             own = {"RUN_ID": run_ids[name], **per_notebook[name]}
             execute_notebook(name, profile=profile, results_dir=results, parameters=own, out_dir=out_dir, root=root)

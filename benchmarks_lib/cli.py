@@ -195,7 +195,7 @@ def cmd_book(args: argparse.Namespace) -> int:
     try:
         index = build_book(profile=args.profile, results_dir=args.results_dir, execute=not args.no_execute,
                            notebooks=args.notebook, parameters=parse_assignments(args.set, "--set"),
-                           assume_yes=args.yes)
+                           assume_yes=args.yes, from_runs=args.from_runs)
     except BookError as exc:
         print(f"iobench: error: {_one_line(exc)}", file=sys.stderr)
         return 1
@@ -296,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("book", help="execute the notebooks (papermill) and build the HTML book")
     common(sp)
     sp.add_argument("--no-execute", action="store_true", help="build from already executed notebooks")
+    sp.add_argument("--from", dest="from_runs", metavar="DIR",
+                    help="draw every chapter from the newest recorded run of its suite in DIR (e.g. reference/), "
+                         "measuring nothing")
     sp.add_argument("--notebook", action="append", help="only these notebooks (stem), repeatable")
     sp.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="a notebook parameter (JSON value) for every notebook, or NOTEBOOK:KEY=VALUE for one")

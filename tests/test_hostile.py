@@ -121,6 +121,10 @@ PROBES: dict[str, list[str]] = {
     "book-unknown-notebook": ["book", "--notebook", "../../etc/passwd"],
     "book-results-is-file": ["book", "--results-dir", "afile"],
     "book-bad-profile": ["book", "--profile", "everything"],
+    "book-from-missing-dir": ["book", "--from", "no-such-dir"],
+    "book-from-a-file": ["book", "--from", "afile"],
+    "book-from-no-runs": ["book", "--from", "mydata"],
+    "book-from-and-load-run": ["book", "--from", "mydata", "--set", "LOAD_RUN=\"x\""],
     # -- wrong JSON types in --param
     "param-seed-text": ["run", "writers", *TINY, "--param", 'seed="abc"'],
     "param-seed-inf": ["run", "writers", *TINY, "--param", "seed=1e400"],

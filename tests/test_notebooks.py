@@ -1,7 +1,6 @@
 """Every notebook under papermill at tiny parameters, then the book build with -W (warnings fail)."""
 
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -10,19 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks_lib.book import NOTEBOOKS, build_book, notebook_parameters, parameter_docs
+from benchmarks_lib.book import NOTEBOOKS, build_book, notebook_parameters, notebook_suite, parameter_docs
 from benchmarks_lib.suites import get_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def suite_of(notebook: str) -> str:
-    """The suite a chapter notebook measures: the name in its one ``run_or_load("<suite>", ...)`` call."""
-    nb = json.loads((ROOT / "notebooks" / f"{notebook}.ipynb").read_text())
-    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    names = set(re.findall(r"run_or_load\(\s*[\"']([\w-]+)[\"']", code))
-    assert len(names) == 1, (notebook, names)
-    return names.pop()
+    return notebook_suite(ROOT / "notebooks" / f"{notebook}.ipynb")
 
 
 def _copy_project(dest: Path) -> None:
@@ -72,6 +66,26 @@ def test_notebooks_execute_and_the_book_builds(tmp_path, monkeypatch):
         assert all(p in reference for p in notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb")), name
     machine = (html / "book" / "executed" / "machine.html").read_text()
     assert "cpu_model" in machine and "write_fsync" in machine
+
+    # the same book drawn from the recorded runs (as from reference/): nothing is measured again
+    recorded = sorted((tmp_path / "results").rglob("*.parquet"))
+    stamps = [p.stat().st_mtime_ns for p in recorded]
+    build_book(from_runs=tmp_path / "results", root=tmp_path)
+    assert sorted((tmp_path / "results").rglob("*.parquet")) == recorded
+    assert [p.stat().st_mtime_ns for p in recorded] == stamps
+    for name in NOTEBOOKS:
+        page = (html / "book" / "executed" / f"{name}.html").read_text()
+        assert ("Traceback (most recent call last)" not in page and "<img" in page) or name == "cache_prefetch", name
+
+
+def test_book_from_a_directory_without_runs_is_refused_before_anything_runs(tmp_path):
+    from benchmarks_lib.specs import SpecError
+
+    _copy_project(tmp_path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SpecError, match="no 'writers' run there"):
+        build_book(from_runs=tmp_path / "empty", notebooks=["writer_comparison"], root=tmp_path)
+    assert not (tmp_path / "book" / "executed").exists()
 
 
 def test_every_suite_parameter_is_a_documented_notebook_parameter():
