@@ -135,7 +135,7 @@ def _point_text(backend: str, point: pd.Series, rows: pd.DataFrame, unit: str, f
     return f"{backend} {value} {unit} ({'; '.join(details)})".lstrip()
 
 
-def _group_header(name: str, key: dict) -> str:
+def group_header(name: str, key: dict) -> str:
     parts = []
     codec = key.get("codec")
     if codec is not None:
@@ -208,7 +208,7 @@ def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, 
     for key, group in groups:
         texts = [_point_text(point["backend"], point, rows_of(part, point["backend"], key), unit, fmt, scale)
                  for _, point in group.iterrows()]
-        line = _group_header(name, key) + ": " + texts[0]
+        line = group_header(name, key) + ": " + texts[0]
         if len(group) == 1:
             line += "; no other backend used this codec on these bytes, so it is not ranked"
         for (_, a), (_, b), text in zip(group.iloc[:-1].iterrows(), group.iloc[1:].iterrows(), texts[1:],
@@ -227,7 +227,7 @@ def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, 
                 raw[raw["nbytes"] == raw["nbytes"].max()]
         for _, point in raw.iterrows():
             key = {k: point[k] for k in keys if k != "codec"}
-            baseline.append(_group_header(f"{name} baseline", key) + ": raw (uncompressed, not ranked) "
+            baseline.append(group_header(f"{name} baseline", key) + ": raw (uncompressed, not ranked) "
                             + _point_text("", point, rows_of(part, "raw", key), unit, fmt, scale) + ".")
     return baseline + lines
 
@@ -286,6 +286,11 @@ def error_warning(df: pd.DataFrame) -> list[str]:
     if bad.empty:
         return []
     return [f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}"]
+
+
+def no_answer(what: str) -> str:
+    """The front page's sentence for a chapter whose run has nothing to answer with (no rows, only skips)."""
+    return f"Nothing to answer yet: this run has no successful {what}."
 
 
 # -- trust: nothing is faster than the machine's own ceiling ------------------------------
