@@ -378,8 +378,9 @@ def _fastest(part: pd.DataFrame, label: str, value: str, higher: bool) -> str:
     rows = rows_of(part, best["backend"], key)
     pct = rows["pct_of_ceiling"].median() if value == "gbps" else float("nan")
     speed = f"{best['median']:.3g} GB/s" if value == "gbps" else f"{best['median'] * 1e3:.3g} ms per cutout"
-    details = f"median of n={best['n']}" + ("" if pd.isna(pct) else f"; {pct:.0f}% of this machine's ceiling")
-    line = f"{group_header(label, key)}: **{best['backend']}** at {speed} ({details}){point_flags(rows)}"
+    details = [f"median of n={best['n']}", *([] if pd.isna(pct) else [f"{pct:.0f}% of this machine's ceiling"]),
+               *point_flags(rows)]
+    line = f"{group_header(label, key)}: **{best['backend']}** at {speed} ({'; '.join(details)})"
     if len(group) == 1:
         line += ", but no other writer used this codec on these bytes, so it is not ranked"
     else:
