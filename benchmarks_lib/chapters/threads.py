@@ -324,9 +324,9 @@ def answer(df: pd.DataFrame) -> str:
     """Markdown, one sentence: per side and backend (stores, not codecs in memory, where measured), the
     fewest threads reaching ``PLATEAU`` of that backend's best median throughput."""
     table = scaling_table(df)
-    table = table[~table["in_memory"]] if (~table["in_memory"].astype(bool)).any() else table
     if table.empty:
         return no_answer("thread-scaling measurements")
+    table = table[~table["in_memory"]] if (~table["in_memory"].astype(bool)).any() else table
     rows = point_rows(with_ceiling_fraction(df))
     sides = []
     for side in _sides(table):
