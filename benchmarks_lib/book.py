@@ -358,8 +358,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
                   f"{min(_when(m) for m in metas)}; [this machine](machine.md) has the details and its ceiling. "
                   "Each answer is computed from the run its chapter shows.", ""]
     else:
-        lines += ["No run was found: this book was built without executing its chapters. Run `make book` (or "
-                  "`iobench book`) to measure this machine; the answers then appear here.", ""]
+        lines += ["No run was found in the results directory (the book was built without executing its chapters). "
+                  "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
     for name in names:
         title = _notebook_title(root / "notebooks" / f"{name}.ipynb")
         if name in runs:
