@@ -121,6 +121,8 @@ def test_cache_answer_states_the_ttreecache_and_client_cache_effect_at_the_highe
     assert "at 5 ms per request, ROOT with a 10 MB TTreeCache read in 0.40 s against 1.60 s without" in text
     assert "**4.0x faster**; separable" in text
     assert "Zarr's client cache took 0.50x to 0.50x the time of cutouts without it at 5 ms" in text
+    close = _frame(_root(0, 0, [0.3, 0.4, 0.35]) + _root(0, 10 * MB, [0.31, 0.41, 0.36]))
+    assert "(not separable: 95% CIs overlap)" in cache.answer(close) and "faster" not in cache.answer(close)
     only_local = _frame([{**r, "location": "local", "latency_ms": None} for r in _root(0, 0, [0.3] * 3)])
     assert cache.answer(only_local).startswith("Nothing to answer yet")
 

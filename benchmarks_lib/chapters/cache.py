@@ -381,11 +381,12 @@ def answer(df: pd.DataFrame) -> str:
     parts = []
     if "root" in top and (pair := _ttreecache_pair(top["root"])):
         without, big = pair
-        t0, t1 = median_of(without, "elapsed_s"), median_of(big, "elapsed_s")
+        t0, t1, verdict = median_of(without, "elapsed_s"), median_of(big, "elapsed_s"), separable(without, big)
+        effect = "" if verdict != "separable" else f"**{t0 / t1:.1f}x faster**; " if t1 <= t0 else \
+            f"**{t1 / t0:.1f}x slower**; "
         parts.append(f"over HTTP at {big['latency_ms'].max():g} ms per request, ROOT with a "
                      f"{big['cache_bytes'].max() / MB:g} MB TTreeCache read in {t1:.2f} s against {t0:.2f} s without "
-                     f"(**{t0 / t1:.1f}x faster**; {separable(without, big)})"
-                     + "".join(f" ({flag})" for flag in point_flags(big) + point_flags(without)))
+                     f"({'; '.join([effect + verdict, *point_flags(big), *point_flags(without)])})")
     zarr = top.get("zarr", remote.iloc[0:0])
     cut = zarr[(zarr["workload"] == "cutouts") & (zarr["concurrency"] == zarr["concurrency"].max())] if len(zarr) \
         else zarr

@@ -288,6 +288,11 @@ def error_warning(df: pd.DataFrame) -> list[str]:
     return [f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}"]
 
 
+def digits3(value: float) -> str:
+    """About three significant digits, never in exponent notation for speeds (1337, 596, 2.31, 0.0123)."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
 def no_answer(what: str) -> str:
     """The front page's sentence for a chapter whose run has nothing to answer with (no rows, only skips)."""
     return f"Nothing to answer yet: this run has no successful {what}."

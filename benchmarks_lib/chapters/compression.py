@@ -18,6 +18,7 @@ from .common import (
     MB,
     SIDE,
     ceiling_gbps,
+    digits3,
     error_warning,
     no_answer,
     ok_rows,
@@ -324,13 +325,12 @@ def answer(df: pd.DataFrame) -> str:
         pick = part[part["write_mbps"] >= fastest["write_mbps"] / SLOWDOWN].iloc[-1]  # the front: ratio rises
         written = rows[(rows["backend"] == pick["backend"]) & (rows["dataset"] == dataset)
                        & (rows["codec"] == pick["codec"]) & (rows["operation"].map(SIDE) == "write")]
+        same = pick["backend"] == fastest["backend"] and pick["codec"] == fastest["codec"]
+        details = ["also the fastest write" if same else f"the fastest, {fastest['backend']} `{fastest['codec']}`, "
+                   f"writes {digits3(fastest['write_mbps'])} MB/s at ratio {fastest['compression_ratio']:.2f}",
+                   *point_flags(written)]
         text = (f"{dataset}: **{pick['backend']} `{pick['codec']}`**, ratio {pick['compression_ratio']:.2f} at "
-                f"{pick['write_mbps']:.0f} MB/s" + "".join(f" ({flag})" for flag in point_flags(written)))
-        if pick["backend"] != fastest["backend"] or pick["codec"] != fastest["codec"]:
-            text += (f" (the fastest, {fastest['backend']} `{fastest['codec']}`, writes {fastest['write_mbps']:.0f} "
-                     f"MB/s at ratio {fastest['compression_ratio']:.2f})")
-        else:
-            text += " (also the fastest write)"
+                f"{digits3(pick['write_mbps'])} MB/s ({'; '.join(details)})")
         picks.append(text)
     if not picks:
         return no_answer("compression measurements of a store")

@@ -18,6 +18,7 @@ from .common import (
     MB,
     SIDE,
     ceiling_gbps,
+    digits3,
     error_warning,
     no_answer,
     ok_rows,
@@ -337,7 +338,7 @@ def answer(df: pd.DataFrame) -> str:
             at = rows[(rows["backend"] == backend) & (rows["side"] == side) & (rows["threads"] == knee["threads"])]
             more = (["only one thread count measured"] if len(b) == 1 else
                     ["still gaining at the most threads measured"] if knee["threads"] == b["threads"].max() else [])
-            details = "; ".join([f"{knee['mbps']:.0f} MB/s", *more, *point_flags(at)])
+            details = "; ".join([f"{digits3(knee['mbps'])} MB/s", *more, *point_flags(at)])
             texts.append(f"{backend} **{knee['threads']}** ({details})")
         sides.append(f"{side}: " + ", ".join(texts))
     cores = cores_of(df)
