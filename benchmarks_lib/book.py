@@ -1,4 +1,5 @@
-"""Build the book: execute the notebooks with papermill, write the machine and parameters pages, run Jupyter Book.
+"""Build the book: execute the notebooks with papermill, write the answers, machine and parameters pages, run
+Jupyter Book.
 
 Executed copies go to ``book/executed/`` (ignored by git); the HTML to ``_build/html``. A notebook's
 ``parameters`` cell is only ever read (``ast``, ``tokenize``), never executed here: it gives the names
@@ -353,6 +354,55 @@ def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> 
     return page
 
 
+def _when(meta: dict) -> str:
+    """A run's start as ``YYYY-MM-DD HH:MM UTC`` (as recorded when it cannot be read)."""
+    from datetime import UTC, datetime
+
+    stamp = str(meta.get("started_at") or "")
+    with contextlib.suppress(ValueError):
+        return datetime.fromisoformat(stamp).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return stamp or "time not recorded"
+
+
+def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
+                       names: tuple[str, ...] | list[str] = NOTEBOOKS) -> Path:
+    """The front page: per chapter (``names``), its answer (``answer(df)`` of the chapter module named after the
+    run's suite) computed from the run the chapter shows, and a link to the chapter; without a run, how to get one."""
+    import importlib
+
+    from .records import find_run
+
+    runs = {}
+    for name, run_id in run_ids.items():
+        with contextlib.suppress(FileNotFoundError):
+            runs[name] = load_run(find_run(results_dir, run_id))
+    lines = ["# The answers, measured on this machine", ""]
+    if runs:
+        metas = [meta for _, meta in runs.values()]
+        env = metas[0].get("environment", {})
+        cores = env.get("cpu_affinity") or env.get("cpu_count")
+        lines += [f"Measured on **{env.get('machine', 'this machine')}** ({env.get('cpu_model') or 'CPU not recorded'}"
+                  f"{f', {cores} usable cores' if cores else ''}), "
+                  f"{', '.join(sorted({str(m.get('profile')) for m in metas}))} profile, "
+                  f"{min(_when(m) for m in metas)}; [this machine](machine.md) has the details and its ceiling. "
+                  "Each answer is computed from the run its chapter shows.", ""]
+    else:
+        lines += ["No run was found in the results directory (the book was built without executing its chapters). "
+                  "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
+    for name in names:
+        title = _notebook_title(root / "notebooks" / f"{name}.ipynb")
+        if name in runs:
+            df, meta = runs[name]
+            text = importlib.import_module(f"{__package__}.chapters.{meta['suite']}").answer(df)
+        else:
+            text = "Not measured in this build: run `make book` to answer it."
+        lines += [f"## {title}", "", text, "", f"The figures, the tables and every ranking: [{title}]({name}.ipynb).",
+                  ""]
+    page = out_dir / "answers.md"
+    page.write_text("\n".join(lines).rstrip() + "\n")
+    return page
+
+
 def build_book(
     *,
     profile: str = "quick",
@@ -416,6 +466,7 @@ def build_book(
         elif run_id := executed_run_id(target):  # built earlier: its machine figures still belong here
             run_ids[name] = run_id
     write_machine_page(results, out_dir, list(run_ids.values()))
+    write_answers_page(root, results, out_dir, run_ids, NOTEBOOKS)
     write_parameters_page(root, NOTEBOOKS, out_dir)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "-W", "-n", "--keep-going"]
     jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True)

@@ -66,6 +66,15 @@ def test_notebooks_execute_and_the_book_builds(tmp_path, monkeypatch):
         assert all(p in reference for p in notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb")), name
     machine = (html / "book" / "executed" / "machine.html").read_text()
     assert "cpu_model" in machine and "write_fsync" in machine
+    assert "book/executed/answers.html" in index.read_text()  # the front page is what a reader sees first
+    front = (html / "book" / "executed" / "answers.html").read_text()
+    assert "No run was found" not in front and "Not measured in this build" not in front
+    for name in NOTEBOOKS:  # each chapter's answer, linked to its chapter
+        assert f'href="{name}.html"' in front, name
+    (tmp_path / "book" / "executed" / "answers.md").write_text("stale")
+    (tmp_path / "results").rename(tmp_path / "moved")  # the runs are gone: the page says so, the book builds
+    build_book(profile="quick", results_dir=tmp_path / "results", execute=False, root=tmp_path)
+    assert "No run was found" in (tmp_path / "book" / "executed" / "answers.md").read_text()
 
     # the same book drawn from the recorded runs (as from reference/): nothing is measured again
     recorded = sorted((tmp_path / "results").rglob("*.parquet"))

@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 
 from ..stats import format_values
-from .common import MB, median_of, ok_rows, problems, run_header, separable
+from .common import MB, median_of, no_answer, ok_rows, problems, run_header, separable
+from .flags import point_flags
+from .server import server_cpu, server_lines, server_rows
 from .style import CI95, WHISKERS, empty_figure, legend_outside, plain_log_ticks, plt, sns, subplots
 
 TIMES = ("real and CPU time of a fresh process from opening the file (or store) to the last entry or cutout, "
@@ -243,6 +245,14 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out).set_index("configuration")
 
 
+def _ttreecache_pair(at: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """ROOT's reads at one link without a TTreeCache and with the largest one (None unless both were measured)."""
+    no_cache, cache = at[at["cache_bytes"] == 0], at[at["cache_bytes"] > 0]
+    if no_cache.empty or cache.empty:
+        return None
+    return no_cache, cache[cache["cache_bytes"] == cache["cache_bytes"].max()]
+
+
 def _root_lines(rows: pd.DataFrame) -> list[str]:
     lines = []
     remote = rows[rows["location"] == "http"]
@@ -250,9 +260,8 @@ def _root_lines(rows: pd.DataFrame) -> list[str]:
     if not remote.empty:
         lat = remote["latency_ms"].max()
         at = remote[remote["latency_ms"] == lat]
-        no_cache, cache = at[at["cache_bytes"] == 0], at[at["cache_bytes"] > 0]
-        if not no_cache.empty and not cache.empty:
-            big = cache[cache["cache_bytes"] == cache["cache_bytes"].max()]
+        if pair := _ttreecache_pair(at):
+            no_cache, big = pair
             lines.append(
                 f"- **TTreeCache**: over HTTP at {lat:g} ms per request, reading without a cache took "
                 f"{median_of(no_cache, 'root_read_calls'):.0f} transactions and "
@@ -344,61 +353,6 @@ def _zarr_lines(rows: pd.DataFrame) -> list[str]:
     return lines
 
 
-# -- the server's share of a remote read (server CPU against the read's wall time) -----
-
-#: a server busier than this share of one core during a read is named as a possible bottleneck
-SERVER_BUSY_SHARE = 0.5
-
-
-def server_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Remote OK rows with the server's CPU time, and ``server_share`` = server CPU / read wall time."""
-    rows = prepare(df)
-    if rows.empty or "server_cpu_s" not in rows:
-        return rows.iloc[0:0]
-    rows = rows[(rows["location"] == "http") & rows["server_cpu_s"].notna()].copy()
-    rows["server_share"] = rows["server_cpu_s"].astype("float64") / rows["elapsed_s"].astype("float64")
-    return rows
-
-
-def server_cpu(df: pd.DataFrame) -> plt.Figure:
-    """Server CPU time against the read's real time, one point per remote read; the diagonal is a
-    server busy for the whole read on one core."""
-    rows = server_rows(df)
-    if rows.empty:
-        return empty_figure("server CPU")
-    fig, ax = subplots(figsize=(6.5, 4.2))
-    rows = rows.assign(latency=rows["latency_ms"].astype("float64").map(lambda v: f"{v:g} ms"))
-    sns.scatterplot(data=rows, x="elapsed_s", y="server_cpu_s", hue="reader", style="latency", ax=ax)
-    lo = min(rows["elapsed_s"].min(), rows["server_cpu_s"].clip(lower=1e-4).min())
-    hi = max(rows["elapsed_s"].max(), rows["server_cpu_s"].max())
-    ax.plot([lo, hi], [lo, hi], color="grey", lw=1, ls="--", label="server busy all the time")
-    ax.plot([lo, hi], [lo * SERVER_BUSY_SHARE, hi * SERVER_BUSY_SHARE], color="grey", lw=1, ls=":",
-            label=f"{SERVER_BUSY_SHARE:.0%} of one core")
-    ax.set(xscale="log", yscale="log", xlabel="read real time (s, log)", ylabel="server CPU time (s, log)",
-           title="the server's CPU during each remote read")
-    legend_outside(ax)
-    fig.tight_layout()
-    return fig
-
-
-def server_lines(df: pd.DataFrame) -> list[str]:
-    """Conclusion lines: is the server the bottleneck (its CPU against the read's wall time)?"""
-    rows = server_rows(df)
-    if rows.empty:
-        return []
-    fastest = rows[rows["latency_ms"] == rows["latency_ms"].min()]
-    worst = fastest.loc[fastest["server_share"].idxmax()]
-    where = f"{worst['reader']} {worst['config']}"
-    share = (f"{fastest['server_share'].median():.0%} of the read's real time (median), "
-             f"at most {worst['server_share']:.0%}")
-    lat = f"{float(worst['latency_ms']):g} ms"
-    if worst["server_share"] <= SERVER_BUSY_SHARE:
-        return [f"- The server is not the bottleneck: at {lat} its CPU time was {share} ({where})."]
-    busy = fastest[fastest["server_share"] > SERVER_BUSY_SHARE]
-    return [f"- At {lat} the server's CPU time was {share} ({where}): {len(busy)} read(s) kept it busy more "
-            f"than {SERVER_BUSY_SHARE:.0%} of the time: there the server may be the bottleneck."]
-
-
 def conclusion(df: pd.DataFrame) -> str:
     """A markdown conclusion computed from this run's numbers: what the readers did and whether the
     server was the bottleneck (reads not proven cold are listed by ``problems``)."""
@@ -417,5 +371,34 @@ def conclusion(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["conclusion", "header", "memory", "prepare", "problems", "server_cpu", "server_lines", "server_rows",
-           "summary", "time_vs_latency", "times", "transactions", "zarr_amplification"]
+def answer(df: pd.DataFrame) -> str:
+    """Markdown, one sentence: what a read cache buys a remote read at the highest latency measured: ROOT's
+    TTreeCache (with against without, async prefetching pooled as in the conclusion) and the Zarr client cache
+    on cutouts (per client and layout, at the highest concurrency)."""
+    rows = prepare(df)
+    remote = rows[rows["location"] == "http"] if len(rows) else rows
+    top = {r: p[p["latency_ms"] == p["latency_ms"].max()] for r, p in remote.groupby("reader")} if len(remote) else {}
+    parts = []
+    if "root" in top and (pair := _ttreecache_pair(top["root"])):
+        without, big = pair
+        t0, t1, verdict = median_of(without, "elapsed_s"), median_of(big, "elapsed_s"), separable(without, big)
+        effect = "" if verdict != "separable" else f"**{t0 / t1:.1f}x faster**; " if t1 <= t0 else \
+            f"**{t1 / t0:.1f}x slower**; "
+        parts.append(f"over HTTP at {big['latency_ms'].max():g} ms per request, ROOT with a "
+                     f"{big['cache_bytes'].max() / MB:g} MB TTreeCache read in {t1:.2f} s against {t0:.2f} s without "
+                     f"({'; '.join([effect + verdict, *point_flags(big), *point_flags(without)])})")
+    zarr = top.get("zarr", remote.iloc[0:0])
+    cut = zarr[(zarr["workload"] == "cutouts") & (zarr["concurrency"] == zarr["concurrency"].max())] if len(zarr) \
+        else zarr
+    times = (cut.groupby(["client", "layout", "client_cache"])["elapsed_s"].median().unstack() if len(cut)
+             else pd.DataFrame())
+    ratio = times[True] / times[False] if {True, False} <= set(times.columns) else pd.Series(dtype="float64")
+    if ratio.notna().any():
+        parts.append(f"Zarr's client cache took {ratio.min():.2f}x to {ratio.max():.2f}x the time of cutouts "
+                     f"without it at {cut['latency_ms'].max():g} ms (best: {' '.join(ratio.idxmin())})")
+    return ("The cache setting that matters for remote reads: " + "; ".join(parts) + "." if parts
+            else no_answer("remote reads with and without a cache"))
+
+
+__all__ = ["answer", "conclusion", "header", "memory", "prepare", "problems", "server_cpu", "server_lines",
+           "server_rows", "summary", "time_vs_latency", "times", "transactions", "zarr_amplification"]

@@ -135,7 +135,7 @@ def _point_text(backend: str, point: pd.Series, rows: pd.DataFrame, unit: str, f
     return f"{backend} {value} {unit} ({'; '.join(details)})".lstrip()
 
 
-def _group_header(name: str, key: dict) -> str:
+def group_header(name: str, key: dict) -> str:
     parts = []
     codec = key.get("codec")
     if codec is not None:
@@ -151,24 +151,24 @@ def _group_header(name: str, key: dict) -> str:
     return f"- **{name}**, " + ", ".join(parts)
 
 
-def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, unit: str, fmt: str = "{:.3g}",
-                       scale: float = 1.0) -> list[str]:
-    """Markdown lines ranking backends only among rows with the same codec and ``LIKE_FOR_LIKE`` keys.
-
-    ``raw`` is the uncompressed baseline: stated, never ranked. Per codec, the largest size that
-    at least two backends finished is compared (else the largest size, unranked). Neighbours
-    whose 95% intervals overlap are called not separable.
-    """
+def like_for_like_points(part: pd.DataFrame, value: str) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
+    """``(rows, keys, points)``: the rows with a value (codec ``none`` where unset), the keys that make
+    equals (codec and the ``LIKE_FOR_LIKE`` keys recorded) and ``summarize`` of ``value`` per backend and keys."""
     part = part.dropna(subset=[value])
-    if part.empty:
-        return []
     part = part.assign(codec=part["codec"].fillna("none") if "codec" in part else "none")
     keys = ["codec", *(k for k in LIKE_FOR_LIKE if k in part)]
     if "fsync_included" in part:
         part = part.assign(fsync_included=part["fsync_included"].astype("boolean"))
-    points = summarize(part, ["backend", *keys], value)
-    lines: list[str] = []
-    shown_sizes: set = set()
+    return part, keys, summarize(part, ["backend", *keys], value)
+
+
+def equal_groups(points: pd.DataFrame, keys: list[str], higher: bool) -> list[tuple[dict, pd.DataFrame]]:
+    """``(key, points best first)`` per group of equals among ``like_for_like_points``, ``raw`` left out.
+
+    Per codec (and the other keys), the largest size that at least two backends finished is kept
+    (else the largest size, a group of one that is not ranked).
+    """
+    out = []
     ranked = points[points["backend"] != "raw"]
     outer = [k for k in keys if k != "nbytes"]
     for okey, group in (ranked.groupby(outer, dropna=False, sort=True) if outer else [((), ranked)]):
@@ -178,16 +178,37 @@ def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, 
             shared = counts[counts >= 2]
             size = shared.index.max() if len(shared) else counts.index.max()
             group = group[group["nbytes"] == size] if not pd.isna(size) else group[group["nbytes"].isna()]
-            shown_sizes.add(size)
         key = dict(zip(outer, okey, strict=True)) | ({"nbytes": group["nbytes"].iloc[0]} if "nbytes" in group else {})
-        group = group.sort_values("median", ascending=not higher)
-        texts = []
-        for _, point in group.iterrows():
-            match = part[(part["backend"] == point["backend"])]
-            for k, v in key.items():
-                match = match[match[k].isna()] if pd.isna(v) else match[match[k] == v]
-            texts.append(_point_text(point["backend"], point, match, unit, fmt, scale))
-        line = _group_header(name, key) + ": " + texts[0]
+        out.append((key, group.sort_values("median", ascending=not higher)))
+    return out
+
+
+def rows_of(part: pd.DataFrame, backend: str, key: dict) -> pd.DataFrame:
+    """The rows of ``backend`` in the group of equals ``key``."""
+    match = part[part["backend"] == backend]
+    for k, v in key.items():
+        match = match[match[k].isna()] if pd.isna(v) else match[match[k] == v]
+    return match
+
+
+def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, unit: str, fmt: str = "{:.3g}",
+                       scale: float = 1.0) -> list[str]:
+    """Markdown lines ranking backends only among rows with the same codec and ``LIKE_FOR_LIKE`` keys.
+
+    ``raw`` is the uncompressed baseline: stated, never ranked. Per codec, the largest size that
+    at least two backends finished is compared (else the largest size, unranked). Neighbours
+    whose 95% intervals overlap are called not separable.
+    """
+    part, keys, points = like_for_like_points(part, value)
+    if part.empty:
+        return []
+    lines: list[str] = []
+    groups = equal_groups(points, keys, higher)
+    shown_sizes = {key["nbytes"] for key, _ in groups if "nbytes" in key}
+    for key, group in groups:
+        texts = [_point_text(point["backend"], point, rows_of(part, point["backend"], key), unit, fmt, scale)
+                 for _, point in group.iterrows()]
+        line = group_header(name, key) + ": " + texts[0]
         if len(group) == 1:
             line += "; no other backend used this codec on these bytes, so it is not ranked"
         for (_, a), (_, b), text in zip(group.iloc[:-1].iterrows(), group.iloc[1:].iterrows(), texts[1:],
@@ -206,13 +227,9 @@ def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, 
                 raw[raw["nbytes"] == raw["nbytes"].max()]
         for _, point in raw.iterrows():
             key = {k: point[k] for k in keys if k != "codec"}
-            match = part[part["backend"] == "raw"]
-            for k, v in key.items():
-                match = match[match[k].isna()] if pd.isna(v) else match[match[k] == v]
-            baseline.append(_group_header(f"{name} baseline", key) + ": raw (uncompressed, not ranked) "
-                            + _point_text("", point, match, unit, fmt, scale) + ".")
+            baseline.append(group_header(f"{name} baseline", key) + ": raw (uncompressed, not ranked) "
+                            + _point_text("", point, rows_of(part, "raw", key), unit, fmt, scale) + ".")
     return baseline + lines
-
 
 
 def generic_summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -269,6 +286,16 @@ def error_warning(df: pd.DataFrame) -> list[str]:
     if bad.empty:
         return []
     return [f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}"]
+
+
+def digits3(value: float) -> str:
+    """About three significant digits, never in exponent notation for speeds (1337, 596, 2.31, 0.0123)."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def no_answer(what: str) -> str:
+    """The front page's sentence for a chapter whose run has nothing to answer with (no rows, only skips)."""
+    return f"Nothing to answer yet: this run has no successful {what}."
 
 
 # -- trust: nothing is faster than the machine's own ceiling ------------------------------

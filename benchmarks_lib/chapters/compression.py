@@ -18,14 +18,16 @@ from .common import (
     MB,
     SIDE,
     ceiling_gbps,
+    digits3,
     error_warning,
+    no_answer,
     ok_rows,
     problems,
     run_header,
     with_ceiling_fraction,
     write_ceiling_op,
 )
-from .flags import ceiling_mark
+from .flags import ceiling_mark, point_flags
 from .style import draw_ceilings, empty_figure, log_axis, plt, ratio_log_axis, sns, subplots
 
 SPEEDS = ("write_mbps", "read_mbps")
@@ -308,5 +310,33 @@ def conclusion(df: pd.DataFrame) -> str:
     return "\n".join(lines) if lines else "No successful measurements to compare."
 
 
-__all__ = ["conclusion", "header", "mesh_rendering", "pareto", "pareto_front", "problems", "summarize_points",
+#: the front page's trade-off: the best ratio among the stores writing at least 1/SLOWDOWN of the fastest write
+SLOWDOWN = 2.0
+
+
+def answer(df: pd.DataFrame) -> str:
+    """Markdown, one sentence: per dataset, the store setting with the best compression ratio among those
+    writing within ``SLOWDOWN``x of the fastest write (a point of the write Pareto front)."""
+    front = pareto_front(summarize_points(df), "write_mbps")
+    rows = with_ceiling_fraction(ok_rows(df))
+    picks = []
+    for dataset, part in front.groupby("dataset", sort=True):
+        fastest = part.iloc[0]
+        pick = part[part["write_mbps"] >= fastest["write_mbps"] / SLOWDOWN].iloc[-1]  # the front: ratio rises
+        written = rows[(rows["backend"] == pick["backend"]) & (rows["dataset"] == dataset)
+                       & (rows["codec"] == pick["codec"]) & (rows["operation"].map(SIDE) == "write")]
+        same = pick["backend"] == fastest["backend"] and pick["codec"] == fastest["codec"]
+        details = ["also the fastest write" if same else f"the fastest, {fastest['backend']} `{fastest['codec']}`, "
+                   f"writes {digits3(fastest['write_mbps'])} MB/s at ratio {fastest['compression_ratio']:.2f}",
+                   *point_flags(written)]
+        text = (f"{dataset}: **{pick['backend']} `{pick['codec']}`**, ratio {pick['compression_ratio']:.2f} at "
+                f"{digits3(pick['write_mbps'])} MB/s ({'; '.join(details)})")
+        picks.append(text)
+    if not picks:
+        return no_answer("compression measurements of a store")
+    return (f"Worth taking, per dataset: the best compression ratio among the settings that write no more than "
+            f"{SLOWDOWN:g}x slower than the fastest (uncompressed MB/s, medians): " + "; ".join(picks) + ".")
+
+
+__all__ = ["answer", "conclusion", "header", "mesh_rendering", "pareto", "pareto_front", "problems", "summarize_points",
            "summary", "zvtk_levels", "zvtk_throughput", "zvtk_time_and_ratio"]

@@ -36,6 +36,16 @@ def ceiling_mark(rows: pd.DataFrame) -> str:
     return f" ({ABOVE_CEILING})" if moved_pct_of_ceiling(rows).median() > CEILING_LIMIT_PCT else ""
 
 
+def point_flags(rows: pd.DataFrame) -> list[str]:
+    """What an answer must say about the rows of one point: above the ceiling (``rows`` with
+    ``pct_of_ceiling``), a whole operation timed under ``SHORT_S``; empty when neither."""
+    found = [ABOVE_CEILING] if ceiling_mark(rows) else []
+    whole = rows[~rows["operation"].isin(LATENCIES)] if "operation" in rows else rows
+    if len(whole) and whole["elapsed_s"].astype("float64").median() < SHORT_S:
+        found.append(f"under {SHORT_S * 1e3:.0f} ms: fixed costs weigh as much as the operation")
+    return found
+
+
 def _points(rows: pd.DataFrame):
     """(backend, operation, "k=v, ..." naming the case, rows) per point of ``rows``."""
     keys = ["backend", "operation", *(k for k in CASE_KEYS if k in rows and rows[k].notna().any())]

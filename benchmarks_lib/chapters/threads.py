@@ -18,14 +18,16 @@ from .common import (
     MB,
     SIDE,
     ceiling_gbps,
+    digits3,
     error_warning,
+    no_answer,
     ok_rows,
     problems,
     run_header,
     with_ceiling_fraction,
     write_ceiling_op,
 )
-from .flags import ceiling_mark
+from .flags import ceiling_mark, point_flags
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
@@ -315,5 +317,49 @@ def conclusion(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["amdahl_speedup", "amdahl_table", "conclusion", "cores_of", "fit_amdahl", "header", "point_rows",
-           "problems", "scaling_table", "speedup", "summary", "throughput_vs_threads", "time_vs_threads"]
+#: a share of a backend's best median throughput close enough to it that more threads are not worth it
+PLATEAU = 0.95
+
+
+def answer(df: pd.DataFrame) -> str:
+    """Markdown, one sentence: per side and backend (stores, not codecs in memory, where measured), the
+    fewest threads reaching ``PLATEAU`` of that backend's best median throughput."""
+    table = scaling_table(df)
+    if table.empty:
+        return no_answer("thread-scaling measurements")
+    table = table[~table["in_memory"]] if (~table["in_memory"].astype(bool)).any() else table
+    rows = point_rows(with_ceiling_fraction(df))
+    sides = []
+    for side in _sides(table):
+        texts = []
+        for backend, b in table[table["side"] == side].groupby("backend", sort=True):
+            b = b.sort_values("threads")
+            knee = b[b["mbps"] >= PLATEAU * b["mbps"].max()].iloc[0]
+            at = rows[(rows["backend"] == backend) & (rows["side"] == side) & (rows["threads"] == knee["threads"])]
+            more = (["only one thread count measured"] if len(b) == 1 else
+                    ["still gaining at the most threads measured"] if knee["threads"] == b["threads"].max() else [])
+            details = "; ".join([f"{digits3(knee['mbps'])} MB/s", *more, *point_flags(at)])
+            texts.append(f"{backend} **{knee['threads']}** ({details})")
+        sides.append(f"{side}: " + ", ".join(texts))
+    cores = cores_of(df)
+    return (f"More threads stop paying at these counts (per side and backend, the fewest threads reaching "
+            f"{PLATEAU:.0%} of its best median throughput" + (f", on {cores} usable cores" if cores else "")
+            + "): " + "; ".join(sides) + ".")
+
+
+__all__ = [
+    "amdahl_speedup",
+    "amdahl_table",
+    "answer",
+    "conclusion",
+    "cores_of",
+    "fit_amdahl",
+    "header",
+    "point_rows",
+    "problems",
+    "scaling_table",
+    "speedup",
+    "summary",
+    "throughput_vs_threads",
+    "time_vs_threads",
+]

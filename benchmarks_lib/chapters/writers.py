@@ -15,17 +15,22 @@ from ..stats import format_point, format_values, rankable, summarize
 from .common import (
     ALWAYS_SHARDED,
     ceiling_gbps,
+    equal_groups,
     error_warning,
+    group_header,
     layout_note,
+    like_for_like_points,
+    no_answer,
     ok_rows,
     problems,
     rank_like_for_like,
+    rows_of,
     run_header,
     shuffle_of,
     threads_of,
     with_ceiling_fraction,
 )
-from .flags import ceiling_mark
+from .flags import ceiling_mark, point_flags
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
 
 TIMES = ("write: create + write + finalize of a new store; append: every frame's call; reads: open to the last "
@@ -342,5 +347,54 @@ def _sharding_lines(rows: pd.DataFrame) -> list[str]:
     return lines
 
 
-__all__ = ["append_gbps_vs_step", "ceiling_bars", "conclusion", "frame_latency", "header", "median_bars",
+# -- the front page's answer ------------------------------------------------------------------
+
+#: the tests the front page answers: label, operation, test, value ranked on, higher is better
+ANSWERED = (("write", "total", "write", "gbps", True), ("append", "append_total", None, "gbps", True),
+            ("cold full read", "read_cold", "read", "gbps", True),
+            ("cold cutout", "read_region_cold", "read", "elapsed_s", False))
+
+
+def answer(df: pd.DataFrame) -> str:
+    """Markdown, one line per test: the fastest writer among equals (same codec with its shuffle, same bytes,
+    fsync policy, cutout kind) in the most contested group, its speed and share of this machine's ceiling.
+    ``raw``, the uncompressed baseline, never competes."""
+    rows = ok_rows(with_ceiling_fraction(df))
+    rows = rows[rows["backend"] != "ceiling"]
+    test = rows["test"] if "test" in rows else pd.Series(None, index=rows.index, dtype=object)
+    lines = [_fastest(rows[(rows["operation"] == op) & (test == t if t else True)], label, value, higher)
+             for label, op, t, value, higher in ANSWERED]
+    return "\n".join(line for line in lines if line) or no_answer("writer measurements")
+
+
+def _fastest(part: pd.DataFrame, label: str, value: str, higher: bool) -> str:
+    """The answer's line for one test ('' when no writer but raw finished it)."""
+    part, keys, points = like_for_like_points(part, value)
+    groups = equal_groups(points, keys, higher) if len(part) else []
+    if not groups:
+        return ""
+    key, group = max(groups, key=lambda g: (len(g[1]), 0 if pd.isna(g[0].get("nbytes")) else g[0]["nbytes"]))
+    best = group.iloc[0]
+    rows = rows_of(part, best["backend"], key)
+    pct = rows["pct_of_ceiling"].median() if value == "gbps" else float("nan")
+    speed = f"{best['median']:.3g} GB/s" if value == "gbps" else f"{best['median'] * 1e3:.3g} ms per cutout"
+    details = [f"median of n={best['n']}", *([] if pd.isna(pct) else [f"{pct:.0f}% of this machine's ceiling"]),
+               *point_flags(rows)]
+    line = f"{group_header(label, key)}: **{best['backend']}** at {speed} ({'; '.join(details)})"
+    if len(group) == 1:
+        line += ", but no other writer used this codec on these bytes, so it is not ranked"
+    else:
+        ties = group.iloc[1:][[not rankable(best, other) for _, other in group.iloc[1:].iterrows()]]
+        why = "95% CIs overlap" if (group["n"] >= 2).all() else "95% CIs overlap or undefined at n=1"
+        second = group.iloc[1]
+        factor = best["median"] / second["median"] if higher else second["median"] / best["median"]
+        verdict = (f"not separable from {', '.join(ties['backend'])} ({why})" if len(ties) else
+                   f"{factor:.2f}x ahead of {second['backend']}")
+        line += f", the fastest of {len(group)} writers; {verdict}"
+    if len(groups) > 1:
+        line += f" ({len(groups) - 1} more group(s) of equals: see the chapter)"
+    return line + "."
+
+
+__all__ = ["answer", "append_gbps_vs_step", "ceiling_bars", "conclusion", "frame_latency", "header", "median_bars",
            "memory_and_threads", "problems", "read_times", "sharding_grid", "summary", "write_gbps_vs_size"]

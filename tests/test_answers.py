@@ -1,0 +1,150 @@
+"""The front page: each chapter's ``answer(df)`` on small synthetic records, and the page built from runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchmarks_lib.book import NOTEBOOKS, ROOT, write_answers_page
+from benchmarks_lib.chapters import cache, compression, threads, writers
+from benchmarks_lib.records import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
+
+MB = 10**6
+FAST = [1.0, 1.01, 0.99, 1.02, 0.98]
+SLOW = [2.0, 2.01, 1.99, 2.02, 1.98]
+NOISY = [0.6, 3.0, 1.5, 2.5, 1.0]
+CHAPTERS = (writers, compression, threads, cache)
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    return to_frame([{"schema_version": SCHEMA_VERSION, "run_id": "r", "status": "ok", **r} for r in rows])
+
+
+def _writes(backend: str, codec: str, times, *, nbytes: int = 100 * MB, test: str = "write",
+            operation: str = "total") -> list[dict]:
+    return [{"suite": "writers", "backend": backend, "test": test, "operation": operation, "iteration": i,
+             "codec": codec, "nbytes": nbytes, "elapsed_s": t, "fsync_included": True, "threads_max": 2}
+            for i, t in enumerate(times)]
+
+
+def _ceiling(seconds: float = 0.05) -> list[dict]:
+    return [{"suite": "writers", "backend": "ceiling", "operation": op, "iteration": i, "nbytes": 100 * MB,
+             "elapsed_s": seconds} for op in ("write_fsync", "write_nofsync", "read_cold") for i in range(3)]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_an_empty_or_all_skipped_run_has_nothing_to_answer_yet(chapter):
+    skipped = _frame([{"suite": "x", "backend": "zarrs", "operation": "write", "iteration": 0, "status": "skip",
+                       "reason": "not installed"}])
+    for df in (to_frame([]), skipped):
+        assert chapter.answer(df).startswith("Nothing to answer yet"), chapter.__name__
+
+
+def test_writers_answer_names_the_fastest_among_equals_never_raw():
+    codec = "blosc-lz4:5:shuffle"
+    df = _frame(_ceiling() + _writes("raw", "none", [0.5] * 5) + _writes("a", codec, FAST)
+                + _writes("b", codec, SLOW) + _writes("lone", "zstd:3", [0.1] * 5)
+                + _writes("a", codec, FAST, test="read", operation="read_cold")
+                + _writes("c", codec, NOISY, test="read", operation="read_cold"))
+    lines = writers.answer(df).splitlines()
+    write = next(x for x in lines if x.startswith("- **write**"))
+    assert "**a** at 0.1 GB/s" in write and "codec `blosc-lz4:5:shuffle` (shuffle)" in write
+    assert "5% of this machine's ceiling" in write  # 0.1 GB/s of the 2 GB/s write_fsync ceiling
+    assert "2.00x ahead of b" in write and "1 more group(s) of equals" in write
+    assert "raw" not in write and "lone" not in write  # the baseline and another codec never compete
+    read = next(x for x in lines if x.startswith("- **cold full read**"))
+    assert "**a**" in read and "not separable from c (95% CIs overlap)" in read
+    assert not any(x.startswith("- **append**") for x in lines)  # not measured: no line, no exception
+
+
+def test_writers_answer_names_flagged_points_and_lone_codecs():
+    df = _frame(_ceiling() + _writes("quick", "lz4", [0.02, 0.021, 0.019]))
+    text = writers.answer(df)
+    assert "above the ceiling: noise or caching" in text and "under 100 ms" in text
+    assert "no other writer used this codec on these bytes, so it is not ranked" in text
+    assert writers.answer(_frame(_writes("raw", "none", FAST))).startswith("Nothing to answer yet")
+
+
+def _points(backend: str, codec: str, write_s: float, ratio: float, dataset: str = "smooth") -> list[dict]:
+    return [{"suite": "compression", "backend": backend, "operation": op, "iteration": i, "dataset": dataset,
+             "codec": codec, "nbytes": 100 * MB, "elapsed_s": t, "compression_ratio": ratio, "verified": True}
+            for op, t in (("write", write_s), ("read", 0.5)) for i in range(3)]
+
+
+def test_compression_answer_takes_the_best_ratio_within_2x_of_the_fastest_write():
+    df = _frame(_points("zarrs", "lz4", 0.2, 1.5) + _points("zarrs", "zstd:3", 0.35, 2.5)
+                + _points("zarrs", "zstd:19", 2.0, 3.0) + _points("zvtk", "zstd:1", 0.3, 3.1, dataset="mesh"))
+    text = compression.answer(df)
+    assert "no more than 2x slower than the fastest" in text  # the rule is stated
+    assert "smooth: **zarrs `zstd:3`**, ratio 2.50 at 286 MB/s" in text
+    assert "the fastest, zarrs `lz4`, writes 500 MB/s at ratio 1.50" in text and "zstd:19" not in text
+    assert "mesh: **zvtk `zstd:1`**" in text and "(also the fastest write)" in text
+
+
+def _thread_rows(times: dict[int, float], backend: str = "zarrs", side: str = "write") -> list[dict]:
+    return [{"suite": "threads", "backend": backend, "operation": side, "iteration": i, "threads": p,
+             "codec": "zstd:3", "nbytes": 100 * MB, "elapsed_s": t, "cores": 8}
+            for p, t in times.items() for i in range(3)]
+
+
+def test_threads_answer_is_the_fewest_threads_reaching_95_percent_of_the_best():
+    df = _frame(_thread_rows({1: 1.0, 2: 0.5, 4: 0.49, 8: 0.48})
+                + _thread_rows({1: 1.0, 2: 0.6, 4: 0.4}, backend="tensorstore", side="read")
+                + _thread_rows({1: 0.01, 2: 0.01}, backend="quick", side="read"))
+    text = threads.answer(df)
+    assert "95% of its best median throughput, on 8 usable cores" in text
+    assert "write: zarrs **2** (200 MB/s)" in text  # 4 and 8 threads gain 2% and 4%
+    assert "tensorstore **4** (250 MB/s; still gaining at the most threads measured)" in text
+    assert "quick **1** (10000 MB/s; under 100 ms" in text
+
+
+def _root(latency: float, cache_bytes: int, seconds: list[float]) -> list[dict]:
+    return [{"suite": "cache", "backend": "root", "operation": "root_read", "iteration": i, "reader": "root",
+             "config": f"cache {cache_bytes}", "location": "http", "latency_ms": latency, "server": "builtin",
+             "cache_bytes": cache_bytes, "async_prefetch": 0, "elapsed_s": t} for i, t in enumerate(seconds)]
+
+
+def _zarr(client: str, cache_on: bool, seconds: float) -> list[dict]:
+    return [{"suite": "cache", "backend": client, "operation": "zarr_read_cutouts", "iteration": i,
+             "reader": "zarr", "client": client, "layout": "sharded", "client_cache": cache_on, "workload": "cutouts",
+             "concurrency": 4, "location": "http", "latency_ms": 5.0, "server": "builtin", "config": client,
+             "elapsed_s": seconds} for i in range(3)]
+
+
+def test_cache_answer_states_the_ttreecache_and_client_cache_effect_at_the_highest_latency():
+    df = _frame(_root(0, 0, [0.3] * 3) + _root(0, 10 * MB, [0.28] * 3) + _root(5, 0, [1.6, 1.61, 1.59])
+                + _root(5, 10 * MB, [0.4, 0.41, 0.39]) + _zarr("tensorstore", False, 1.0) + _zarr("tensorstore", True,
+                                                                                                    0.5))
+    text = cache.answer(df)
+    assert "at 5 ms per request, ROOT with a 10 MB TTreeCache read in 0.40 s against 1.60 s without" in text
+    assert "**4.0x faster**; separable" in text
+    assert "Zarr's client cache took 0.50x to 0.50x the time of cutouts without it at 5 ms" in text
+    close = _frame(_root(0, 0, [0.3, 0.4, 0.35]) + _root(0, 10 * MB, [0.31, 0.41, 0.36]))
+    assert "(not separable: 95% CIs overlap)" in cache.answer(close) and "faster" not in cache.answer(close)
+    only_local = _frame([{**r, "location": "local", "latency_ms": None} for r in _root(0, 0, [0.3] * 3)])
+    assert cache.answer(only_local).startswith("Nothing to answer yet")
+
+
+def _write_run(results: Path, run_id: str, suite: str, df: pd.DataFrame) -> None:
+    run_dir = results / "vm" / run_id
+    (run_dir / "records").mkdir(parents=True)
+    write_atomic_parquet(df, run_dir / "records" / "case.parquet")
+    write_json_atomic({"suite": suite, "profile": "quick", "params": {}, "run_id": run_id,
+                       "started_at": "2026-11-22T14:31:38+00:00",
+                       "environment": {"machine": "vm", "cpu_model": "Test CPU", "cpu_count": 2}}, run_dir / "run.json")
+
+
+def test_the_front_page_answers_from_the_runs_and_links_every_chapter(tmp_path):
+    df = _frame(_ceiling() + _writes("a", "lz4", FAST) + _writes("b", "lz4", SLOW))
+    _write_run(tmp_path / "results", "run-w", "writers", df)
+    page = write_answers_page(ROOT, tmp_path / "results", tmp_path, {"writer_comparison": "run-w",
+                                                                     "thread_scaling": "gone"}).read_text()
+    assert page.startswith("# ") and "**vm** (Test CPU, 2 usable cores), quick profile, 2026-11-22 14:31 UTC" in page
+    assert writers.answer(df) in page and "[this machine](machine.md)" in page
+    for name in NOTEBOOKS:
+        assert f"]({name}.ipynb)" in page, name
+    assert page.count("Not measured in this build") == len(NOTEBOOKS) - 1
+    empty = write_answers_page(ROOT, tmp_path / "none", tmp_path, {}).read_text()
+    assert "No run was found" in empty and "`make book`" in empty
