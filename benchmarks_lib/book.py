@@ -376,7 +376,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     for name, run_id in run_ids.items():
         with contextlib.suppress(FileNotFoundError):
             runs[name] = load_run(find_run(results_dir, run_id))
-    lines = ["# The answers, measured on this machine", ""]
+    lines = ["# The answers", ""]
     if runs:
         metas = [meta for _, meta in runs.values()]
         env = metas[0].get("environment", {})
