@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from ..measure import fresh
-from . import HOST, _spec_error
+from . import HOST
 from .counters import ServerCounters, _proc_read_bytes, _Tally
-from .link import BandwidthPacer, _check_link
-from .ranges import _RangeRequestHandler, _url_for
+from .link import BandwidthPacer
+from .ranges import ServedRoot, _RangeRequestHandler
 
-#: where the child finds ``benchmarks_lib``: the directory that holds this copy of it
 
-class RangeHTTPServer(ThreadingHTTPServer):
+class RangeHTTPServer(ServedRoot, ThreadingHTTPServer):
     """The builtin server: serves ``root`` on 127.0.0.1 with range support and counters.
 
     Use as a context manager; the server thread, the listening socket and every open
@@ -45,13 +44,8 @@ class RangeHTTPServer(ThreadingHTTPServer):
 
     def __init__(self, root: str | Path, *, port: int = 0, latency_ms: float = 0.0,
                  bandwidth: float | None = None) -> None:
-        _check_link(latency_ms, bandwidth)
-        self.root = Path(root).resolve()
-        if not self.root.is_dir():
-            raise _spec_error(f"server root {str(root)!r} is not a directory")
-        self.latency_ms = float(latency_ms)
+        self._serve_root(root, latency_ms, bandwidth)
         self.latency_s = self.latency_ms / 1000.0
-        self.bandwidth = bandwidth
         self.pacer = BandwidthPacer(bandwidth) if bandwidth else None
         self.tally = _Tally()
         self._open: set[socket.socket] = set()
@@ -62,14 +56,6 @@ class RangeHTTPServer(ThreadingHTTPServer):
     @property
     def port(self) -> int:
         return self.server_address[1]
-
-    @property
-    def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
-
-    def url_for(self, path: str | Path) -> str:
-        """The URL of a file given relative to the root (or as an absolute path inside it)."""
-        return _url_for(self.url, self.root, path)
 
     def counters(self) -> ServerCounters:
         return self.tally.snapshot()
@@ -144,7 +130,7 @@ def _serve_child(config: str) -> int:
     return 0
 
 
-class ServerProcess:
+class ServerProcess(ServedRoot):
     """The builtin server (:class:`RangeHTTPServer`) in its own Python process.
 
     Same interface as :class:`RangeHTTPServer`; its CPU never mixes with the client's or the
@@ -154,12 +140,7 @@ class ServerProcess:
     kind = "builtin"
 
     def __init__(self, root: str | Path, *, latency_ms: float = 0.0, bandwidth: float | None = None) -> None:
-        _check_link(latency_ms, bandwidth)
-        self.root = Path(root).resolve()
-        if not self.root.is_dir():
-            raise _spec_error(f"server root {str(root)!r} is not a directory")
-        self.latency_ms = float(latency_ms)
-        self.bandwidth = bandwidth
+        self._serve_root(root, latency_ms, bandwidth)
         self.port = 0
         self._proc: subprocess.Popen | None = None
         self._stderr: Any = None
@@ -167,13 +148,6 @@ class ServerProcess:
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
-
-    @property
-    def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
-
-    def url_for(self, path: str | Path) -> str:
-        return _url_for(self.url, self.root, path)
 
     def start(self) -> ServerProcess:
         config = json.dumps({"root": str(self.root), "latency_ms": self.latency_ms, "bandwidth": self.bandwidth})

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from ..availability import find_program, not_installed
 from ..scratch import create_marked_dir, remove_tree
-from . import HOST, ServerUnavailable, _spec_error
+from . import HOST, ServerUnavailable
 from .counters import ServerCounters, _proc_cpu_s, _proc_read_bytes, _process_tree, _Tally
-from .link import DelayProxy, _check_link
-from .ranges import _url_for, confine, parse_range_header
+from .link import DelayProxy
+from .ranges import ServedRoot, confine, parse_range_header
 
 NGINX_INSTALL_HINT = "apt-get install nginx-light (Debian), or use server kind 'builtin'"
 
@@ -51,7 +51,7 @@ def _wait_for_port(port: int, proc: subprocess.Popen, timeout_s: float = 10.0) -
     raise RuntimeError(f"nginx did not listen on {HOST}:{port} within {timeout_s} s")
 
 
-class NginxServer:
+class NginxServer(ServedRoot):
     """nginx serving ``root`` (same interface as :class:`RangeHTTPServer`).
 
     Counters come from a JSON-lines access log; latency and bandwidth go through a
@@ -62,15 +62,10 @@ class NginxServer:
     kind = "nginx"
 
     def __init__(self, root: str | Path, *, latency_ms: float = 0.0, bandwidth: float | None = None) -> None:
-        _check_link(latency_ms, bandwidth)
+        self._serve_root(root, latency_ms, bandwidth)
         self.executable = nginx_path()
         if self.executable is None:
             raise ServerUnavailable(nginx_missing_reason())
-        self.root = Path(root).resolve()
-        if not self.root.is_dir():
-            raise _spec_error(f"server root {str(root)!r} is not a directory")
-        self.latency_ms = float(latency_ms)
-        self.bandwidth = bandwidth
         self._dir: Path | None = None
         self._proc: subprocess.Popen | None = None
         self._proxy: DelayProxy | None = None
@@ -115,12 +110,8 @@ http {{
 """
 
     @property
-    def url(self) -> str:
-        port = self._proxy.port if self._proxy else self.nginx_port
-        return f"http://{HOST}:{port}"
-
-    def url_for(self, path: str | Path) -> str:
-        return _url_for(self.url, self.root, path)
+    def port(self) -> int:
+        return self._proxy.port if self._proxy else self.nginx_port
 
     def start(self) -> NginxServer:
         # marked as ours, so that stop() may delete it through scratch.remove_tree

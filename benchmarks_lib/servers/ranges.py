@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import _spec_error
-from .link import _PACE_CHUNK
+from . import HOST, _spec_error
+from .link import _PACE_CHUNK, _check_link
 
 if TYPE_CHECKING:
     from .builtin import RangeHTTPServer
@@ -74,15 +74,33 @@ def confine(root: Path, url_path: str) -> Path | None:
 
 
 
-def _url_for(base: str, root: Path, path: str | Path) -> str:
-    p = Path(path)
-    if p.is_absolute():
-        resolved = p.resolve()
-        if not resolved.is_relative_to(root):
-            raise _spec_error(f"{str(path)!r} is outside the server root {str(root)!r}")
-        p = resolved.relative_to(root)
-    return f"{base}/{urllib.parse.quote(p.as_posix())}"
+class ServedRoot:
+    """What every server shares: the directory it serves, the emulated link, its URLs on 127.0.0.1."""
 
+    root: Path
+    port: int
+
+    def _serve_root(self, root: str | Path, latency_ms: float, bandwidth: float | None) -> None:
+        _check_link(latency_ms, bandwidth)
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise _spec_error(f"server root {str(root)!r} is not a directory")
+        self.latency_ms = float(latency_ms)
+        self.bandwidth = bandwidth
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def url_for(self, path: str | Path) -> str:
+        """The URL of a file given relative to the root (or as an absolute path inside it)."""
+        p = Path(path)
+        if p.is_absolute():
+            resolved = p.resolve()
+            if not resolved.is_relative_to(self.root):
+                raise _spec_error(f"{str(path)!r} is outside the server root {str(self.root)!r}")
+            p = resolved.relative_to(self.root)
+        return f"{self.url}/{urllib.parse.quote(p.as_posix())}"
 
 
 class _RangeRequestHandler(BaseHTTPRequestHandler):
