@@ -231,16 +231,33 @@ def _case_status(path: Path) -> str:
     return "ok"
 
 
+def checkout_dirs() -> tuple[Path, Path]:
+    """Where a notebook's runs go when it names none: ``results/`` and ``.iobench-scratch/`` of the
+    source checkout holding this package (wherever the notebook runs from: JupyterLab starts it in
+    ``notebooks/``), or of the working directory for an installed package."""
+    root = Path(__file__).resolve().parent.parent
+    base = root if (root / "_config.yml").exists() else Path.cwd()
+    return base / "results", base / ".iobench-scratch"
+
+
 def run_or_load(
     suite_name: str,
     params: dict | None = None,
     *,
     profile: str = "quick",
-    results_dir: str | Path = "results",
+    results_dir: str | Path | None = None,
     load: str | Path | None = None,
     **kwargs,
 ) -> RunResult:
-    """The one call a notebook makes: measure now, or load an earlier run (``load``)."""
+    """The one call a notebook makes: measure now, or load an earlier run (``load``).
+
+    ``results_dir`` None means the checkout's ``results/`` (and, unless ``scratch_dir`` or
+    ``$IOBENCH_SCRATCH`` says otherwise, its ``.iobench-scratch/``): see :func:`checkout_dirs`.
+    """
+    if results_dir is None:
+        results_dir, scratch = checkout_dirs()
+        if kwargs.get("scratch_dir") is None and "IOBENCH_SCRATCH" not in os.environ:
+            kwargs["scratch_dir"] = scratch
     if load:
         run_dir = find_run(results_dir, str(load))
         df, meta = load_run(run_dir)

@@ -166,3 +166,11 @@ def test_records_carry_environment(workdir):
     assert (df["gbps"] > 0).all()
     assert df[df["operation"] == "read_cold"]["verified"].all()
     assert Path(result.run_dir, "run.json").exists()
+
+
+def test_a_notebook_without_a_results_dir_writes_to_the_checkouts_results_wherever_it_runs(monkeypatch, tmp_path):
+    from benchmarks_lib.runner import checkout_dirs
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(tmp_path)  # JupyterLab starts a notebook in notebooks/, papermill wherever it is asked
+    assert checkout_dirs() == (root / "results", root / ".iobench-scratch")
