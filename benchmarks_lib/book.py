@@ -77,11 +77,14 @@ def _assignments(path: Path, tag: str) -> dict[str, ast.expr]:
             for t in node.targets if isinstance(t, ast.Name)}
 
 
-def notebook_suite(path: Path) -> str:
-    """The suite a chapter notebook measures: the name in its one ``run_or_load("<suite>", ...)`` call."""
+def notebook_suite(path: Path) -> str | None:
+    """The suite a chapter notebook measures: the name in its one ``run_or_load("<suite>", ...)`` call; None for a
+    chapter that measures nothing and reads the recorded runs instead (``compare``)."""
     nb = json.loads(path.read_text())
     code = "\n".join("".join(c["source"]) for c in nb.get("cells", []) if c.get("cell_type") == "code")
     names = set(re.findall(r"run_or_load\(\s*[\"']([\w-]+)[\"']", code))
+    if not names and "run_or_load(" not in code:
+        return None
     if len(names) != 1:
         raise SpecError(f"notebook {path.name} must call run_or_load exactly once with a suite name; found {names}")
     return names.pop()
@@ -98,6 +101,8 @@ def recorded_runs(results_dir: Path, names: list[str], root: Path) -> dict[str, 
     out = {}
     for name in names:
         suite = notebook_suite(root / "notebooks" / f"{name}.ipynb")
+        if suite is None:  # reads the runs, measures nothing
+            continue
         if suite not in suites:
             raise SpecError(f"--from {results_dir}: no {suite!r} run there for {name}; runs found for: "
                             f"{', '.join(sorted(s for s in suites if s)) or 'none'}")
@@ -207,7 +212,8 @@ def parameters_table(notebook: str, values: Mapping[str, object], run=None) -> s
         return _code(recorded[name]) + marker
 
     lead = ("**Parameters of this run** (measured earlier and loaded: the values it was measured with)" if loaded
-            else "**Parameters of this run** (*(profile)*: left as `None`, so the profile's default)")
+            else "**Parameters of this run** (*(profile)*: left as `None`, so the profile's default)" if meta
+            else "**Parameters of this run**")
     lines = [lead, "", "| parameter | value | meaning |", "|---|---|---|"]
     for row in _grouped(parameter_docs(_notebook_path(notebook))):
         names = ", ".join(f"`{p.name}`" for p in row)
@@ -281,14 +287,15 @@ def split_parameters(parameters: dict, names: list[str], root: Path) -> dict[str
     return out
 
 
-def execute_notebook(name: str, *, profile: str, results_dir: Path, parameters: dict, out_dir: Path,
+def execute_notebook(name: str, *, profile: str | None, results_dir: Path, parameters: dict, out_dir: Path,
                      root: Path) -> Path:
+    """Run one chapter with papermill; ``profile`` None for a chapter that measures nothing (no ``PROFILE``)."""
     import papermill as pm
 
     source = root / "notebooks" / f"{name}.ipynb"
     target = out_dir / f"{name}.ipynb"
-    params = {"PROFILE": profile, "RESULTS_DIR": str(results_dir.resolve()), **parameters}
-    print(f"executing {source.name} ({profile}) ...", file=sys.stderr, flush=True)
+    params = {**({"PROFILE": profile} if profile else {}), "RESULTS_DIR": str(results_dir.resolve()), **parameters}
+    print(f"executing {source.name} ({profile or 'recorded runs'}) ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     try:
         pm.execute_notebook(str(source), str(target), parameters=params, cwd=str(root), progress_bar=False,
@@ -394,6 +401,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         if name in runs:
             df, meta = runs[name]
             text = importlib.import_module(f"{__package__}.chapters.{meta['suite']}").answer(df)
+        elif notebook_suite(root / "notebooks" / f"{name}.ipynb") is None:
+            text = "This chapter measures nothing: it sets two recorded runs of a suite side by side, case by case."
         else:
             text = "Not measured in this build: run `make book` to answer it."
         lines += [f"## {title}", "", text, "", f"The figures, the tables and every ranking: [{title}]({name}.ipynb).",
@@ -449,9 +458,13 @@ def build_book(
     results = Path(results_dir)
     if not results.is_absolute():
         results = Path.cwd() / results
-    for name in NOTEBOOKS:
+    measuring = {n: notebook_suite(root / "notebooks" / f"{n}.ipynb") is not None for n in NOTEBOOKS}
+    for name in sorted(NOTEBOOKS, key=lambda n: not measuring[n]):  # the runs first, then the chapters reading them
         target = out_dir / f"{name}.ipynb"
-        if execute and name in recorded:
+        if execute and name in names and not measuring[name]:
+            execute_notebook(name, profile=None, results_dir=results, parameters=per_notebook[name], out_dir=out_dir,
+                             root=root)
+        elif execute and name in recorded:
             meta = read_run_json(recorded[name] / "run.json")
             run_ids[name] = meta["run_id"]
             own = {"LOAD_RUN": str(recorded[name].resolve()), **per_notebook[name]}

@@ -173,12 +173,20 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .chapters.common import compare_runs
-    from .records import find_run, load_run
+    from .chapters.compare import Comparison, parse_threshold
+    from .records import find_run
 
-    a, _ = load_run(find_run(args.results_dir, args.run_a))
-    b, _ = load_run(find_run(args.results_dir, args.run_b))
-    console.print(_table(compare_runs(a, b), f"{args.run_a} (a) vs {args.run_b} (b)"))
+    threshold = parse_threshold(args.threshold)
+    dirs = [find_run(args.results_dir, run) for run in (args.run_a, args.run_b)]
+    comparison = Comparison.load(*dirs, threshold=threshold)
+    console.print(f"[bold]{comparison.title.replace('`', '')}[/]")
+    if comparison.environment.empty:
+        console.print("No recorded difference in the machine, the libraries or the parameters.")
+    else:
+        console.print(_table(comparison.environment, "What differs between the runs"))
+    console.print(_table(comparison.table, f"Time per case, B/A with its 95% bootstrap interval; flagged first "
+                                           f"(threshold {threshold:.0%})"))
+    console.print(comparison.counts())
     return 0
 
 
@@ -282,9 +290,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("run")
     sp.add_argument("--results-dir", default="results")
     sp.set_defaults(func=cmd_show)
-    sp = sub.add_parser("compare", help="two runs side by side, ratio per case")
-    sp.add_argument("run_a")
-    sp.add_argument("run_b")
+    sp = sub.add_parser("compare", help="two runs side by side: time ratio per case with its 95% CI, verdicts")
+    sp.add_argument("run_a", help="the baseline run (id, machine/id or directory)")
+    sp.add_argument("run_b", help="the run compared with it")
+    sp.add_argument("--threshold", default="0.1",
+                    help="change a verdict needs: the whole 95%% CI of B/A beyond 1 +- this (default 0.1)")
     sp.add_argument("--results-dir", default="results")
     sp.set_defaults(func=cmd_compare)
     sp = sub.add_parser("export", help="a run's records as CSV")

@@ -32,21 +32,58 @@ def median_ci(values: Iterable[float], confidence: float = CONFIDENCE, n_boot: i
         raise ValueError(f"confidence {confidence!r} must lie strictly between 0 and 1")
     if n_boot < 1:
         raise ValueError(f"n_boot {n_boot!r} must be at least 1")
-    v = np.asarray(pd.to_numeric(pd.Series(list(values), dtype="object"), errors="coerce"), dtype=float)
-    v = v[np.isfinite(v)]
+    v = _finite(values)
     n = int(v.size)
     if n == 0:
         return float("nan"), float("nan"), float("nan"), 0
     med = float(np.median(v))
     if n == 1:
         return med, float("nan"), float("nan"), 1
-    rng = np.random.default_rng(seed)
-    batch = max(1, _BATCH_VALUES // n)
-    medians = np.concatenate([np.median(rng.choice(v, size=(min(batch, n_boot - start), n), replace=True), axis=1)
-                              for start in range(0, n_boot, batch)])
+    medians = _boot_medians(v, n_boot, np.random.default_rng(seed))
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(medians, [alpha, 1 - alpha])
     return med, float(min(lo, med)), float(max(hi, med)), n
+
+
+def _finite(values: Iterable[float]) -> np.ndarray:
+    v = np.asarray(pd.to_numeric(pd.Series(list(values), dtype="object"), errors="coerce"), dtype=float)
+    return v[np.isfinite(v)]
+
+
+def _boot_medians(v: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    batch = max(1, _BATCH_VALUES // v.size)
+    return np.concatenate([np.median(rng.choice(v, size=(min(batch, n_boot - start), v.size), replace=True), axis=1)
+                           for start in range(0, n_boot, batch)])
+
+
+def ratio_ci(a: Iterable[float], b: Iterable[float], confidence: float = CONFIDENCE, n_boot: int = N_BOOT,
+             seed: int = 0) -> tuple[float, float, float, int, int]:
+    """``(ratio, lo, hi, n_a, n_b)``: median(b) / median(a) of the finite values and its bootstrap interval.
+
+    Each side's iterations are resampled on their own (seeded), the ratio of the resampled medians taken
+    ``n_boot`` times; its percentiles bound the interval, widened to contain the ratio. With fewer than two
+    values on a side the interval is NaN (the ratio too when a side is empty or its median is 0).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence {confidence!r} must lie strictly between 0 and 1")
+    if n_boot < 1:
+        raise ValueError(f"n_boot {n_boot!r} must be at least 1")
+    va, vb = _finite(a), _finite(b)
+    nan = float("nan")
+    if va.size == 0 or vb.size == 0 or np.median(va) == 0:
+        return nan, nan, nan, int(va.size), int(vb.size)
+    ratio = float(np.median(vb) / np.median(va))
+    if va.size < 2 or vb.size < 2:
+        return ratio, nan, nan, int(va.size), int(vb.size)
+    rng = np.random.default_rng(seed)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = _boot_medians(vb, n_boot, rng) / _boot_medians(va, n_boot, rng)
+    ratios = ratios[np.isfinite(ratios)]
+    if ratios.size == 0:  # every resample of A had a median of 0
+        return ratio, nan, nan, int(va.size), int(vb.size)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(ratios, [alpha, 1 - alpha])
+    return ratio, float(min(lo, ratio)), float(max(hi, ratio)), int(va.size), int(vb.size)
 
 
 def summarize(df: pd.DataFrame, by: str | Sequence[str], value: str, confidence: float = CONFIDENCE,
@@ -106,4 +143,4 @@ def format_values(values: Iterable[float], fmt: str = "{:.3g}", scale: float = 1
 
 
 __all__ = ["CI_LABEL", "CONFIDENCE", "N_BOOT", "format_ci", "format_point", "format_values", "median_ci", "rankable",
-           "summarize"]
+           "ratio_ci", "summarize"]

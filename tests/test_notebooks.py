@@ -15,8 +15,12 @@ from benchmarks_lib.suites import get_suite
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def suite_of(notebook: str) -> str:
+def suite_of(notebook: str) -> str | None:
     return notebook_suite(ROOT / "notebooks" / f"{notebook}.ipynb")
+
+
+#: the chapters that measure a suite (the others read recorded runs: compare)
+MEASURING = [name for name in NOTEBOOKS if suite_of(name)]
 
 
 def _copy_project(dest: Path) -> None:
@@ -48,7 +52,7 @@ def test_notebooks_execute_and_the_book_builds(tmp_path, monkeypatch):
     monkeypatch.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
     _copy_project(tmp_path)
     # each chapter at its suite's tiny parameters ("<notebook>:<NAME>" keys go to that notebook only)
-    params = {f"{nb}:{k.upper()}": v for nb in NOTEBOOKS for k, v in get_suite(suite_of(nb)).smoke.items()}
+    params = {f"{nb}:{k.upper()}": v for nb in MEASURING for k, v in get_suite(suite_of(nb)).smoke.items()}
     index = build_book(profile="quick", results_dir=tmp_path / "results", parameters=params, root=tmp_path)
     assert index.exists()
     html = index.parent
@@ -61,6 +65,9 @@ def test_notebooks_execute_and_the_book_builds(tmp_path, monkeypatch):
     writers = (html / "book" / "executed" / "writer_comparison.html").read_text()
     assert "Conclusion" in writers and "<img" in writers
     assert "APPEND_FRAMES" in writers and "Append test: total frames" in writers  # the parameters table
+    # the compare chapter reads the runs this build just made: one per suite, so nothing to compare yet
+    compared = (html / "book" / "executed" / "compare.html").read_text()
+    assert "Nothing to compare" in compared and "<img" in compared
     reference = (html / "book" / "executed" / "parameters.html").read_text()
     for name in NOTEBOOKS:
         assert all(p in reference for p in notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb")), name
@@ -103,6 +110,10 @@ def test_every_suite_parameter_is_a_documented_notebook_parameter():
     from benchmarks_lib.book import BOOK_PARAMETERS, notebook_parameters
 
     for name in NOTEBOOKS:
+        if suite_of(name) is None:  # reads recorded runs: it takes no profile and names no run of its own
+            declared = set(notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb"))
+            assert "RESULTS_DIR" in declared and not declared & {"PROFILE", "RUN_ID", "LOAD_RUN"}, name
+            continue
         suite = get_suite(suite_of(name))
         assert suite.smoke and set(suite.smoke) <= set(suite.profiles["quick"]) | {"iterations", "warmups"}, name
         declared = set(notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb"))
@@ -121,7 +132,7 @@ def test_the_book_shows_no_code():
             if "parameters" in tags:
                 assert "remove-cell" in tags, name
         code = "".join("".join(c["source"]) for c in nb["cells"])
-        assert code.count(f'ib.parameters_table("{name}", globals(), result)') == 1, name
+        assert code.count(f'ib.parameters_table("{name}", globals()') == 1, name
 
 
 def test_hide_injected_parameters(tmp_path):

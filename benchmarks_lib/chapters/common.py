@@ -247,19 +247,6 @@ def generic_summary(df: pd.DataFrame) -> pd.DataFrame:
     return out.rename(columns={"median": "median s", "ci_lo": "95% CI lo s", "ci_hi": "95% CI hi s"})
 
 
-def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    """Side by side medians per (suite, backend, operation, case parameters), and B/A ratios."""
-    keys = [k for k in ("suite", "backend", "test", "operation", "dataset", "codec", "multiplier", "layout",
-                        "threads", "level", "cache_state") if k in a and k in b]
-    def med(df: pd.DataFrame) -> pd.DataFrame:
-        rows = ok_rows(df)
-        return rows.groupby(keys, dropna=False).agg(elapsed_s=("elapsed_s", "median"), gbps=("gbps", "median"))
-    out = med(a).merge(med(b), left_index=True, right_index=True, suffixes=("_a", "_b"), how="outer")
-    out["time ratio b/a"] = out["elapsed_s_b"] / out["elapsed_s_a"]
-    out["GB/s ratio b/a"] = out["gbps_b"] / out["gbps_a"]
-    return out.reset_index()
-
-
 def write_ceiling_op(df: pd.DataFrame) -> str:
     """The raw-write ceiling that matches the backends' fsync policy (a syncfs in their timed writes)."""
     rows = df[df["backend"] != "ceiling"] if "backend" in df else df

@@ -79,14 +79,15 @@ def plain_log_ticks(ax, axis: str = "y") -> None:
     target.set_minor_formatter(NullFormatter())
 
 
-def ratio_log_axis(ax) -> None:
-    """Log y axis labelled 1, 2, 5, 10, 20 ... (ratios read better as plain numbers)."""
+def ratio_log_axis(ax, axis: str = "y") -> None:
+    """Log axis (y by default) labelled 1, 2, 5, 10, 20 ... (ratios read better as plain numbers)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+    target.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    target.set_minor_formatter(NullFormatter())
 
 
 def legend_outside(ax, title: str | None = None) -> None:

@@ -1,0 +1,197 @@
+"""Comparing runs: the ratio's bootstrap interval, the verdicts, the environment differences, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks_lib.chapters.compare import (
+    Comparison,
+    compare_runs,
+    environment_differences,
+    parse_threshold,
+    ratio_figure,
+    resolve_runs,
+    verdict,
+)
+from benchmarks_lib.cli import main
+from benchmarks_lib.records import write_atomic_parquet, write_json_atomic
+from benchmarks_lib.specs import SpecError
+from benchmarks_lib.stats import ratio_ci
+
+ROOT = Path(__file__).resolve().parent.parent
+#: iterations of one case: a few percent of spread, as on a quiet machine
+TIMES = [1.00, 1.02, 0.99, 1.03, 1.01, 0.98]
+ENV = {"machine": "vm", "cpu_model": "Test CPU", "kernel": "6.1", "git_commit": "abc", "version_zarr": "3.0.0",
+       "fs_type": "ext4", "collected_at": "2026-11-22T10:00:00+00:00", "fs_free_bytes": 10}
+
+
+def frame(run_id: str, slow: dict[tuple[str, str], float] | None = None, skip: tuple = (),
+          iterations: list[float] = TIMES) -> pd.DataFrame:
+    """A writers-like run: backends x codecs, each case's times multiplied by ``slow[(backend, codec)]``."""
+    rows = []
+    for backend in ("raw", "zarr-python", "tensorstore"):
+        for codec in ("none", "lz4"):
+            if (backend, codec) in skip:
+                continue
+            factor = (slow or {}).get((backend, codec), 1.0)
+            rows += [{"status": "ok", "suite": "writers", "run_id": run_id, "backend": backend, "operation": "total",
+                      "test": "write", "codec": codec, "nbytes": 2**20, "elapsed_s": t * factor, "gbps": 1 / t}
+                     for t in iterations]
+    return pd.DataFrame(rows)
+
+
+def verdicts(table: pd.DataFrame) -> dict[tuple[str, str], str]:
+    return {(r.backend, r.case.split("codec=")[1].split(",")[0]): r.verdict for r in table.itertuples()}
+
+
+def test_ratio_ci_of_identical_runs_is_one_and_seeded():
+    ratio, lo, hi, n_a, n_b = ratio_ci(TIMES, TIMES)
+    assert ratio == 1.0 and lo <= 1.0 <= hi and (n_a, n_b) == (6, 6)
+    assert ratio_ci(TIMES, TIMES) == ratio_ci(TIMES, TIMES)
+    doubled = ratio_ci(TIMES, [2 * t for t in TIMES])
+    assert doubled[0] == pytest.approx(2.0) and 1.9 < doubled[1] <= 2.0 <= doubled[2] < 2.1
+
+
+def test_ratio_ci_needs_two_iterations_a_side():
+    ratio, lo, hi, *_ = ratio_ci([1.0], [2.0, 2.1])
+    assert ratio == pytest.approx(2.05) and np.isnan(lo) and np.isnan(hi)
+    assert all(np.isnan(ratio_ci([], [1.0, 2.0])[:3]))
+    with pytest.raises(ValueError, match="confidence"):
+        ratio_ci(TIMES, TIMES, confidence=1.0)
+
+
+def test_identical_runs_flag_nothing():
+    table = compare_runs(frame("a"), frame("b"))
+    assert len(table) == 6 and set(table["verdict"]) == {"same"}
+    assert (table["B/A time"] == 1.0).all()
+
+
+def test_a_case_twice_as_slow_is_slower_and_listed_first():
+    b = frame("b", slow={("zarr-python", "lz4"): 2.0, ("raw", "none"): 0.5}, skip=(("tensorstore", "none"),))
+    a = frame("a", skip=(("tensorstore", "lz4"),))
+    table = compare_runs(a, b)
+    got = verdicts(table)
+    assert got[("zarr-python", "lz4")] == "slower" and got[("raw", "none")] == "faster"
+    assert got[("tensorstore", "lz4")] == "only in B" and got[("tensorstore", "none")] == "only in A"
+    assert got[("raw", "lz4")] == got[("zarr-python", "none")] == "same"
+    assert list(table["verdict"]) == ["slower", "faster", "only in A", "only in B", "same", "same"]
+    slower = table.iloc[0]
+    assert slower["B/A time"] == pytest.approx(2.0) and slower["95% CI lo"] > 1.1
+    assert "codec=lz4" in slower["case"] and "nbytes=1048576" in slower["case"] and "test=write" in slower["case"]
+
+
+def test_a_change_inside_the_threshold_is_same_and_one_iteration_is_too_few():
+    b = frame("b", slow={("raw", "none"): 1.05})
+    assert verdicts(compare_runs(frame("a"), b))[("raw", "none")] == "same"
+    assert verdicts(compare_runs(frame("a"), b, threshold=0.01))[("raw", "none")] == "slower"
+    one = compare_runs(frame("a", iterations=[1.0]), frame("b", iterations=[3.0]))
+    assert set(one["verdict"]) == {"n too small"} and (one["B/A time"] == 3.0).all()
+    assert verdict(0.5, 0.9, 5, 5) == "faster" and verdict(0.5, 0.9, 5, 5, threshold=0.2) == "same"
+
+
+def test_cases_match_across_dtypes_and_failed_rows_are_left_out():
+    a, b = frame("a"), frame("b")
+    b["nbytes"] = b["nbytes"].astype("float64")  # a column with gaps comes back as float
+    b.loc[0, "status"] = "error"
+    table = compare_runs(a, b)
+    assert len(table) == 6 and set(table["verdict"]) == {"same"}
+    assert table.loc[table["n B"] == 5].shape[0] == 1
+
+
+def test_environment_differences_name_what_changed():
+    meta_a = {"suite": "writers", "profile": "quick", "params": {"dims": "t:2"}, "environment": ENV}
+    env_b = {**ENV, "version_zarr": "3.1.0", "fs_type": "xfs", "collected_at": "later", "fs_free_bytes": 99}
+    meta_b = {**meta_a, "environment": env_b}
+    diff = environment_differences(meta_a, meta_b)
+    assert list(diff["key"]) == ["version_zarr", "fs_type"]
+    assert diff.set_index("key").loc["version_zarr"].tolist() == ["3.0.0", "3.1.0"]
+    assert environment_differences(meta_a, meta_a).empty
+    changed = {**meta_a, "params": {"dims": "t:4"}, "environment": {**ENV, "kernel": "6.8"}}
+    other = environment_differences(meta_a, changed)
+    assert set(other["key"]) == {"kernel", "params.dims"}
+
+
+def test_parse_threshold_takes_a_fraction():
+    assert parse_threshold("0.2") == 0.2 and parse_threshold(0.05) == 0.05
+    for bad in ("abc", "0", "1", "-0.1", "nan", "inf", True, None):
+        with pytest.raises(SpecError, match="threshold"):
+            parse_threshold(bad)
+
+
+def write_run(results: Path, run_id: str, df: pd.DataFrame, env: dict = ENV, suite: str = "writers") -> Path:
+    run_dir = results / "vm" / run_id
+    (run_dir / "records").mkdir(parents=True)
+    write_atomic_parquet(df.assign(run_id=run_id), run_dir / "records" / "case.parquet")
+    write_json_atomic({"suite": suite, "profile": "quick", "params": {}, "run_id": run_id, "schema_version": 2,
+                       "started_at": "2026-11-22T14:31:38+00:00", "environment": env}, run_dir / "run.json")
+    return run_dir
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path) -> Path:
+    """results/ with a baseline, an upgraded run (zarr-python lz4 twice as slow) and a lone threads run."""
+    results = tmp_path / "results"
+    write_run(results, "before", frame("before"))
+    os.utime(results / "vm" / "before" / "run.json", (1, 1))
+    write_run(results, "after", frame("after", slow={("zarr-python", "lz4"): 2.0}), {**ENV, "version_zarr": "3.1.0"})
+    os.utime(results / "vm" / "after" / "run.json", (2, 2))
+    write_run(results, "threads-only", frame("t"), suite="threads")
+    return results
+
+
+def test_resolve_runs_picks_the_two_newest_runs_of_one_suite(two_runs: Path, tmp_path: Path):
+    assert [d.name for d in resolve_runs(None, two_runs)] == ["before", "after"]
+    assert [d.name for d in resolve_runs("after,before", two_runs)] == ["after", "before"]
+    assert [d.name for d in resolve_runs([str(two_runs / "vm" / "before"), "after"], two_runs)] == ["before", "after"]
+    with pytest.raises(SpecError, match="two or more"):
+        resolve_runs(["after"], two_runs)
+    with pytest.raises(FileNotFoundError):
+        resolve_runs(["after", "nope"], two_runs)
+    alone = tmp_path / "alone"
+    write_run(alone, "only", frame("only"))
+    assert resolve_runs(None, alone) == []
+
+
+def test_comparison_and_its_figure(two_runs: Path):
+    comparison = Comparison.load(two_runs / "vm" / "before", two_runs / "vm" / "after")
+    assert comparison.flagged()["verdict"].tolist() == ["slower"]
+    assert list(comparison.environment["key"]) == ["version_zarr"]
+    assert "1 slower, 5 same" in comparison.counts()
+    fig = ratio_figure(comparison)
+    assert fig.axes[0].get_xscale() == "log"
+
+
+def test_cli_compare_prints_differences_and_flagged_rows_first(two_runs: Path, capsys):
+    assert main(["compare", "before", "after", "--results-dir", str(two_runs)]) == 0
+    out = capsys.readouterr().out
+    assert "version_zarr" in out and "3.1.0" in out
+    assert out.index("slower") < out.index("same") and "1 slower, 5 same" in out
+    assert main(["compare", "before", "after", "--results-dir", str(two_runs), "--threshold", "0.5"]) == 0
+
+
+@pytest.mark.parametrize("argv", [["before", "nope"], ["before", "after", "--threshold", "abc"],
+                                  ["before", "after", "--threshold", "1"], ["before", "after", "--threshold", "0"]])
+def test_cli_compare_bad_input_is_exit_2(two_runs: Path, capsys, argv: list[str]):
+    assert main(["compare", *argv, "--results-dir", str(two_runs)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("iobench: error:")
+
+
+@pytest.mark.slow
+def test_the_compare_notebook_shows_the_slower_case(two_runs: Path, tmp_path: Path):
+    papermill = Path(sys.executable).parent / "papermill"
+    out = tmp_path / "compare.ipynb"
+    done = subprocess.run([str(papermill), str(ROOT / "notebooks" / "compare.ipynb"), str(out), "-p", "RESULTS_DIR",
+                           str(two_runs), "-k", "python3", "--cwd", str(ROOT), "--no-progress-bar"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = json.dumps([c.get("outputs", []) for c in json.loads(out.read_text())["cells"]])
+    assert "slower" in text and "version_zarr" in text and "image/png" in text and "Nothing to compare" not in text
