@@ -20,16 +20,18 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-# Optional system tools, installed when we are root on Debian: fio (ceiling cross-check), nginx (cache chapter).
+# Optional system tools, installed when we are root on Debian: fio (ceiling cross-check), nginx (cache chapter),
+# chromium (the browser test of the built book; Playwright drives it, no browser is downloaded).
 sysdeps:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  missing=""; command -v fio >/dev/null || missing="$$missing fio"; \
 	  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing="$$missing nginx-light"; \
+	  command -v chromium >/dev/null || missing="$$missing chromium"; \
 	  if [ -n "$$missing" ]; then \
 	    (apt-get install -y -q $$missing >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && \
 	     apt-get install -y -q $$missing >/dev/null 2>&1)) || echo "note: could not install$$missing (tests that need them skip)"; \
 	  fi; \
-	else echo "note: not root: fio/nginx are not installed automatically (tests that need them skip)"; fi
+	else echo "note: not root: fio/nginx/chromium are not installed automatically (tests that need them skip)"; fi
 
 book: install sysdeps
 	$(BIN)/iobench book --profile $(PROFILE)
