@@ -1,5 +1,6 @@
 # make book   - set up .venv (if missing), execute every notebook on PROFILE, build the HTML book
 # make test   - set up .venv with test dependencies and run the whole test suite
+# make lab    - set up .venv and open JupyterLab on notebooks/ (results still go to the repository's results/)
 # make lint   - ruff
 # make clean  - remove build outputs and executed notebooks (never results/)
 PYTHON ?= python3
@@ -8,7 +9,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: book test lint clean install sysdeps
+.PHONY: book test lab lint clean install sysdeps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +39,9 @@ book: install sysdeps
 
 test: install sysdeps
 	$(BIN)/python -m pytest -q
+
+lab: install
+	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 lint: install
 	$(BIN)/ruff check benchmarks_lib tests
