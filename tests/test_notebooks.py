@@ -47,13 +47,24 @@ def test_notebooks_are_committed_clean_and_parameterized():
         assert "sys.path" not in json.dumps(nb) and "!pip" not in json.dumps(nb)
 
 
-@pytest.mark.slow
-def test_notebooks_execute_and_the_book_builds(tmp_path, monkeypatch):
-    monkeypatch.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory) -> Path:
+    """ONE book build (~2 minutes) for the slow tests below: every chapter at its suite's tiny parameters."""
+    tmp_path = tmp_path_factory.mktemp("book")
     _copy_project(tmp_path)
     # each chapter at its suite's tiny parameters ("<notebook>:<NAME>" keys go to that notebook only)
     params = {f"{nb}:{k.upper()}": v for nb in MEASURING for k, v in get_suite(suite_of(nb)).smoke.items()}
-    index = build_book(profile="quick", results_dir=tmp_path / "results", parameters=params, root=tmp_path)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
+        build_book(profile="quick", results_dir=tmp_path / "results", parameters=params, root=tmp_path)
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_notebooks_execute_and_the_book_builds(built_book, monkeypatch):
+    tmp_path = built_book
+    monkeypatch.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
+    index = tmp_path / "_build" / "html" / "index.html"
     assert index.exists()
     html = index.parent
     for name in NOTEBOOKS:
@@ -94,6 +105,71 @@ def test_notebooks_execute_and_the_book_builds(tmp_path, monkeypatch):
         page = (html / "book" / "executed" / f"{name}.html").read_text()
         assert "Traceback (most recent call last)" not in page and "<img" in page, name
     assert "No run was found" not in (tmp_path / "book" / "executed" / "answers.md").read_text()
+
+
+def _browser_problem() -> str | None:
+    if not shutil.which("chromium"):
+        return "no chromium on PATH (`make test` installs it as root on Debian: apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (it is in the test extra: pip install -e '.[test]')"
+    return None
+
+
+@pytest.mark.slow
+def test_every_page_of_the_book_in_a_browser(built_book):
+    """As a reader sees it, offline: every HTML page opens in headless Chromium (Playwright drives the system
+    browser; no browser is downloaded) with no console error, no failed request, no request off the machine
+    (file:// only), and every image decoded. Screenshots of the front page and one chapter for a human to look at."""
+    if problem := _browser_problem():
+        pytest.skip(problem)
+    from playwright.sync_api import sync_playwright
+
+    html = built_book / "_build" / "html"
+    shots = built_book / "_build" / "screenshots"
+    shots.mkdir(exist_ok=True)
+    pages = sorted(p for p in html.rglob("*.html") if not {"_static", "_sources", "_images"} & set(p.parts))
+    assert len(pages) >= len(NOTEBOOKS) + 2
+    problems: dict[str, list[str]] = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"])
+        try:
+            for path in pages:  # each page as on a first visit: a fresh context (no local storage, no cache)
+                page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+                seen: list[str] = []
+                page.on("console", lambda m, seen=seen: m.type == "error" and seen.append(f"console error: {m.text}"))
+                page.on("pageerror", lambda e, seen=seen: seen.append(f"page error: {e}"))
+                page.on("requestfailed", lambda r, seen=seen: seen.append(f"failed request: {r.url} ({r.failure})"))
+                page.on("request", lambda r, seen=seen: r.url.startswith(("file://", "data:", "blob:", "about:"))
+                        or seen.append(f"request off the machine: {r.url}"))
+                url = path.as_uri()
+                response = page.goto(url, wait_until="load")
+                if 'http-equiv="refresh"' in path.read_text().lower():  # the root index.html: to the front page
+                    page.wait_for_url(lambda u, url=url: u != url)
+                    page.wait_for_load_state("load")
+                if response is None or not response.ok:
+                    seen.append(f"did not load: {url}")
+                broken = page.evaluate("""async () => {
+                    const imgs = Array.from(document.images);
+                    imgs.forEach(i => { i.loading = "eager"; });
+                    await Promise.all(imgs.map(i => i.decode().catch(() => null)));
+                    return imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);
+                }""")
+                seen.extend(f"image not shown: {src}" for src in broken)
+                if path == html / "index.html":
+                    assert page.url.endswith("book/executed/answers.html"), page.url
+                    page.screenshot(path=shots / "front_page.png", full_page=True)
+                elif path.name == "writer_comparison.html":
+                    page.screenshot(path=shots / "writer_comparison.png", full_page=True)
+                page.context.close()
+                if seen:
+                    problems[str(path.relative_to(html))] = seen
+        finally:
+            browser.close()
+    assert not problems, json.dumps(problems, indent=1)
+    assert (shots / "front_page.png").stat().st_size and (shots / "writer_comparison.png").stat().st_size
 
 
 def test_book_from_a_directory_without_runs_is_refused_before_anything_runs(tmp_path):

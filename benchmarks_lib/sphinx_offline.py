@@ -1,0 +1,36 @@
+"""Sphinx extension (listed in _config.yml): every page of the book works offline and without console errors.
+
+Jupyter Book 1.x always loads sphinx-thebe and sphinx-togglebutton, whose setup code adds its inline scripts twice
+(``const THEBE_JS_URL`` declared twice is a SyntaxError in the browser), and sphinx-thebe points the page at
+thebe on unpkg.com. Launch buttons are off in this book, so thebe is dropped and every other script kept once.
+The theme's colour mode defaults to "" on a reader's first visit ("Got invalid theme mode" on the console): "auto".
+"""
+
+from __future__ import annotations
+
+
+def _key(js) -> tuple:
+    attributes = getattr(js, "attributes", {}) or {}
+    return str(getattr(js, "filename", js) or ""), tuple(sorted((k, str(v)) for k, v in attributes.items()))
+
+
+def _is_thebe(js) -> bool:
+    filename = str(getattr(js, "filename", js) or "")
+    body = str((getattr(js, "attributes", {}) or {}).get("body", ""))
+    return "thebe" in filename.lower() or "THEBE_JS_URL" in body
+
+
+def offline_scripts(app, pagename, templatename, context, doctree) -> None:
+    seen, kept = set(), []
+    for js in context.get("script_files", []):
+        if _is_thebe(js) or _key(js) in seen:
+            continue
+        seen.add(_key(js))
+        kept.append(js)
+    context["script_files"] = kept
+    context.setdefault("default_mode", "auto")
+
+
+def setup(app):
+    app.connect("html-page-context", offline_scripts, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
