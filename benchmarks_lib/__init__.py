@@ -20,7 +20,7 @@ _PUBLIC: dict[str, str] = {
     "checksum_array": "datasets",
     "checksum_blocks": "datasets",
     "evict_page_cache": "measure",
-    "parameters_table": "book",
+    "parameters_table": "pages",
     "SCHEMA_VERSION": "records",
     "load_results": "records",
     "load_run": "records",

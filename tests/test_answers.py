@@ -7,8 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchmarks_lib.book import NOTEBOOKS, ROOT, notebook_suite, write_answers_page
+from benchmarks_lib.book import NOTEBOOKS, ROOT, notebook_suite
 from benchmarks_lib.chapters import cache, compression, threads, writers
+from benchmarks_lib.pages import write_answers_page
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 
 MB = 10**6

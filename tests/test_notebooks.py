@@ -9,7 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks_lib.book import NOTEBOOKS, build_book, notebook_parameters, notebook_suite, parameter_docs
+from benchmarks_lib.book import NOTEBOOKS, build_book, notebook_parameters, notebook_suite
+from benchmarks_lib.pages import parameter_docs
 from benchmarks_lib.suites import get_suite
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -336,7 +336,7 @@ def problems(df: pd.DataFrame) -> str:
 def run_header(result, times: str) -> str:
     """Markdown: the run, the machine, n, what the times include (``times``, and fsync as recorded).
 
-    The parameters are not repeated here: each chapter shows them as a table (``book.parameters_table``).
+    The parameters are not repeated here: each chapter shows them as a table (``pages.parameters_table``).
     """
     meta, df = result.meta, result.df
     env, params = meta.get("environment", {}), meta.get("params", {})

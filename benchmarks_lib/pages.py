@@ -1,0 +1,248 @@
+"""The pages the book generates from its notebooks and runs: each chapter's table of parameters and
+the reference page of every parameter (read from the ``parameters`` cells with ``ast``/``tokenize``,
+never executed), the page describing the machine, and the front page of answers."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import io
+import json
+import tokenize
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .book import NOTEBOOKS, ROOT, _tagged_source, notebook_suite
+from .chapters.common import ceiling_table
+from .records import load_run
+
+
+@dataclass(frozen=True)
+class NotebookParameter:
+    """One parameter of a notebook: its name, default (as written) and meaning (the comment documenting it).
+
+    Parameters documented by one comment heading their group share ``group`` (that comment's line).
+    """
+
+    name: str
+    default: str
+    meaning: str
+    group: int
+
+
+def parameter_docs(path: Path) -> list[NotebookParameter]:
+    """The parameters of a notebook's ``parameters`` cell, in order, read with ast and tokenize (never executed).
+
+    A parameter's meaning is its own trailing comment, else the block of comment lines heading its group
+    (the assignments directly below one comment, up to a blank line or the next comment).
+    """
+    source = _tagged_source(path, "parameters")
+    lines = source.splitlines()
+    comments = {tok.start[0]: tok.string.lstrip("#").strip()
+                for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT}
+
+    def comment_only(n: int) -> bool:
+        return lines[n - 1].lstrip().startswith("#")
+
+    out = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.Assign):
+            continue
+        trailing = [comments[n] for n in range(node.lineno, node.end_lineno + 1) if n in comments]
+        if trailing:
+            meaning, group = " ".join(trailing), node.lineno
+        else:
+            n = node.lineno - 1
+            while n >= 1 and lines[n - 1].strip() and not comment_only(n):  # the group's earlier assignments
+                n -= 1
+            block = []
+            while n >= 1 and comment_only(n):
+                block.insert(0, comments[n])
+                n -= 1
+            meaning, group = " ".join(block), n + 1
+        default = ast.get_source_segment(source, node.value) or ""
+        out += [NotebookParameter(t.id, default, meaning, group) for t in node.targets if isinstance(t, ast.Name)]
+    return out
+
+
+def _markdown_cell(text: str) -> str:
+    """``text`` safe in a markdown table cell: pipes escaped, ``<`` outside code spans escaped (not HTML)."""
+    parts = text.replace("|", "\\|").split("`")
+    return "`".join(p if i % 2 else p.replace("<", "\\<") for i, p in enumerate(parts))
+
+
+def _code(value: object) -> str:
+    return "`" + repr(value).replace("`", "'") + "`"
+
+
+def _grouped(params: list[NotebookParameter]) -> list[list[NotebookParameter]]:
+    """Consecutive parameters that share their documenting comment, one list per table row."""
+    rows: list[list[NotebookParameter]] = []
+    for p in params:
+        if rows and rows[-1][-1].group == p.group:
+            rows[-1].append(p)
+        else:
+            rows.append([p])
+    return rows
+
+
+def _notebook_path(notebook: str) -> Path:
+    """A chapter notebook's template: in the working directory (a checkout, or notebooks/ in JupyterLab)."""
+    for folder in (Path.cwd() / "notebooks", Path.cwd(), ROOT / "notebooks"):
+        if (folder / f"{notebook}.ipynb").exists():
+            return folder / f"{notebook}.ipynb"
+    raise FileNotFoundError(f"notebook {notebook}.ipynb not found in notebooks/, the working directory or {ROOT}")
+
+
+def parameters_table(notebook: str, values: Mapping[str, object], run=None) -> str:
+    """Markdown: the notebook's parameters, the values this run used and what each means.
+
+    ``values`` are the notebook's globals after its parameters cell (and papermill's); ``run`` (a
+    :class:`~benchmarks_lib.runner.RunResult`) gives what a parameter left as None resolved to, and for a
+    loaded run (``LOAD_RUN``) the values that run was measured with.
+    """
+    meta = run.meta if run is not None else {}
+    recorded = {str(k).upper(): v for k, v in meta.get("params", {}).items()}
+    recorded.update({k: meta[k.lower()] for k in ("PROFILE", "RUN_ID") if meta.get(k.lower()) is not None})
+    loaded = bool(values.get("LOAD_RUN"))
+
+    def shown(name: str) -> str:
+        if name not in recorded:
+            return _code(values.get(name))
+        given = values.get(name)
+        marker = " *(profile)*" if given is None and not loaded and name != "RUN_ID" else ""
+        return _code(recorded[name]) + marker
+
+    lead = ("**Parameters of this run** (measured earlier and loaded: the values it was measured with)" if loaded
+            else "**Parameters of this run** (*(profile)*: left as `None`, so the profile's default)" if meta
+            else "**Parameters of this run**")
+    lines = [lead, "", "| parameter | value | meaning |", "|---|---|---|"]
+    for row in _grouped(parameter_docs(_notebook_path(notebook))):
+        names = ", ".join(f"`{p.name}`" for p in row)
+        lines.append(f"| {names} | {_markdown_cell(', '.join(shown(p.name) for p in row))} | "
+                     f"{_markdown_cell(row[0].meaning)} |")
+    return "\n".join(lines)
+
+
+def _notebook_title(path: Path) -> str:
+    """The first ``# `` heading of a notebook's markdown (its chapter title), else its file name."""
+    for cell in json.loads(path.read_text()).get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return path.stem
+
+
+def write_parameters_page(root: Path, names: list[str] | tuple[str, ...], out_dir: Path) -> Path:
+    """The reference page of every chapter notebook's parameters, read from their parameters cells."""
+    lines = ["# Notebook parameters", "",
+             "Every parameter of every chapter, read from the notebooks' `parameters` cells when the book was "
+             "built. Set them with `papermill -p NAME VALUE` or `iobench book --set NAME=VALUE` (see "
+             "[Reproduce and extend](../reproduce.md)); a parameter left as `None` takes the profile's "
+             "default, which `iobench suites --profile quick` lists.", ""]
+    for name in names:
+        path = root / "notebooks" / f"{name}.ipynb"
+        lines += [f"## {_notebook_title(path)}", "",
+                  f"[The chapter](./{name}.ipynb), from `notebooks/{name}.ipynb`.", "",
+                  "| parameter | default | meaning |", "|---|---|---|"]
+        for row in _grouped(parameter_docs(path)):
+            lines.append(f"| {', '.join(f'`{p.name}`' for p in row)} | "
+                         f"{_markdown_cell(', '.join(f'`{p.default}`' for p in row))} | "
+                         f"{_markdown_cell(row[0].meaning)} |")
+        lines.append("")
+    page = out_dir / "parameters.md"
+    page.write_text("\n".join(lines))
+    return page
+
+
+def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> Path:
+    """A page describing the machine, from the environment recorded by the runs."""
+    from .records import find_run
+
+    lines = ["# This machine", "",
+             "Every number in this book was measured on the machine described here, in the runs listed below.", ""]
+    env: dict = {}
+    ceilings = []
+    for run_id in run_ids:
+        try:
+            run_dir = find_run(results_dir, run_id)
+        except FileNotFoundError:
+            continue
+        df, meta = load_run(run_dir)
+        env = env or meta.get("environment", {})
+        table = ceiling_table(df)
+        if len(table):
+            ceilings.append((meta["suite"], run_id, table))
+    if env:
+        lines += ["| property | value |", "|---|---|"]
+        for key in sorted(env):
+            value = env[key]
+            if key == "ram_bytes" and value:
+                value = f"{value / 2**30:.1f} GiB"
+            if key == "fs_free_bytes" and value:
+                value = f"{value / 1e9:.0f} GB"
+            lines.append(f"| {key} | {'' if value is None else str(value).replace('|', '/')} |")
+    else:
+        lines.append("No run was found (build without execution).")
+    for suite, run_id, table in ceilings:
+        lines += ["", f"## Ceiling measured in the {suite} run (`{run_id}`)", "",
+                  "| operation | GB/s median | GB/s min | GB/s max | n |", "|---|---|---|---|---|"]
+        for _, r in table.iterrows():
+            lines.append(f"| {r['operation']} | {r['GB/s median']:.3f} | {r['GB/s min']:.3f} | "
+                         f"{r['GB/s max']:.3f} | {r['n']} |")
+    page = out_dir / "machine.md"
+    page.write_text("\n".join(lines) + "\n")
+    return page
+
+
+def _when(meta: dict) -> str:
+    """A run's start as ``YYYY-MM-DD HH:MM UTC`` (as recorded when it cannot be read)."""
+    from datetime import UTC, datetime
+
+    stamp = str(meta.get("started_at") or "")
+    with contextlib.suppress(ValueError):
+        return datetime.fromisoformat(stamp).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return stamp or "time not recorded"
+
+
+def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
+                       names: tuple[str, ...] | list[str] = NOTEBOOKS) -> Path:
+    """The front page: per chapter (``names``), its answer (``answer(df)`` of the chapter module named after the
+    run's suite) computed from the run the chapter shows, and a link to the chapter; without a run, how to get one."""
+
+    from .records import find_run
+
+    runs = {}
+    for name, run_id in run_ids.items():
+        with contextlib.suppress(FileNotFoundError):
+            runs[name] = load_run(find_run(results_dir, run_id))
+    lines = ["# The answers", ""]
+    if runs:
+        metas = [meta for _, meta in runs.values()]
+        env = metas[0].get("environment", {})
+        cores = env.get("cpu_affinity") or env.get("cpu_count")
+        lines += [f"Measured on **{env.get('machine', 'this machine')}** ({env.get('cpu_model') or 'CPU not recorded'}"
+                  f"{f', {cores} usable cores' if cores else ''}), "
+                  f"{', '.join(sorted({str(m.get('profile')) for m in metas}))} profile, "
+                  f"{min(_when(m) for m in metas)}; [this machine](machine.md) has the details and its ceiling. "
+                  "Each answer is computed from the run its chapter shows.", ""]
+    else:
+        lines += ["No run was found in the results directory (the book was built without executing its chapters). "
+                  "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
+    for name in names:
+        title = _notebook_title(root / "notebooks" / f"{name}.ipynb")
+        if name in runs:
+            df, meta = runs[name]
+            text = importlib.import_module(f"{__package__}.chapters.{meta['suite']}").answer(df)
+        elif notebook_suite(root / "notebooks" / f"{name}.ipynb") is None:
+            text = "This chapter measures nothing: it sets two recorded runs of a suite side by side, case by case."
+        else:
+            text = "Not measured in this build: run `make book` to answer it."
+        lines += [f"## {title}", "", text, "", f"The figures, the tables and every ranking: [{title}]({name}.ipynb).",
+                  ""]
+    page = out_dir / "answers.md"
+    page.write_text("\n".join(lines).rstrip() + "\n")
+    return page
