@@ -128,12 +128,12 @@ def progress_reporter():
 
 def print_run(df, suite_name: str, title: str) -> None:
     """The ceiling, the suite's own summary table and the failed cases of a run."""
-    from .chapters.common import ceiling_table, failures, generic_summary
+    from .chapters.common import ceiling_table, failures
     from .suites import get_suite
 
     suite = get_suite(suite_name)
     console.print(_table(ceiling_table(df), "Ceiling (same run)"))
-    console.print(_table((suite.summary or generic_summary)(df), title, index=suite.summary is not None))
+    console.print(_table(suite.summary_table(df), title, index=suite.summary is not None))
     bad = failures(df)
     if not bad.empty:
         console.print(_table(bad, "[red]Failed cases (their error rows are recorded)[/]"))

@@ -7,7 +7,8 @@ Schema history (bump ``SCHEMA_VERSION`` on any change of meaning):
 
 A run lives in ``<results>/<machine>/<run-id>/``: ``run.json`` holds the environment and the
 run's parameters once; ``records/<case-id>.parquet`` holds the rows of one finished case
-(written atomically, so a killed run never leaves half a case behind).
+(written atomically, so a killed run never leaves half a case behind). pandas is imported only
+by the functions that make or read frames: the measuring worker never loads it.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
-import pandas as pd
 
 from .specs import SpecError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCHEMA_VERSION = 2
 
@@ -79,6 +82,8 @@ def finish_row(row: dict) -> dict:
 
 def to_frame(rows: list[dict]) -> pd.DataFrame:
     """Rows to a DataFrame with the schema's dtypes; extra columns keep inferred types."""
+    import pandas as pd
+
     df = pd.DataFrame([finish_row(r) for r in rows])
     for col, dtype in COLUMNS.items():
         if col not in df:
@@ -150,6 +155,8 @@ def read_run_json(path: Path) -> dict:
 
 def read_records(path: Path) -> pd.DataFrame:
     """One case's records, or a RecordError naming the file."""
+    import pandas as pd
+
     try:
         df = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises several types for a damaged file
@@ -198,6 +205,8 @@ def find_run(results_dir: str | Path, run: str) -> Path:
 
 def load_run(run_dir: str | Path) -> tuple[pd.DataFrame, dict]:
     """All rows of a run (case files concatenated) and its run.json."""
+    import pandas as pd
+
     run_dir = Path(run_dir)
     meta = read_run_json(run_dir / "run.json")
     files = sorted((run_dir / "records").glob("*.parquet"))
@@ -208,6 +217,8 @@ def load_run(run_dir: str | Path) -> tuple[pd.DataFrame, dict]:
 
 def load_results(path: str | Path) -> pd.DataFrame:
     """Rows of one run directory, or of every run under a results directory."""
+    import pandas as pd
+
     path = Path(path)
     if (path / "run.json").exists():
         return load_run(path)[0]

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
@@ -186,24 +185,27 @@ def run_suite(
     try:
         for n, case in enumerate(todo, start=done + 1):
             out = records / f"{case.case_id}.parquet"
+            rows_path = scratch / "rows.json"
+            remove_tree(rows_path, scratch)  # nothing left from a case that was interrupted
             case_scratch = create_marked_dir(scratch / "case")
             job = {"case": case.to_json(), "scratch": str(case_scratch), "iterations": iterations, "warmups": warmups,
-                   "profile": profile, "run_dir": str(run_dir.resolve()), "run_columns": run_columns, "out": str(out)}
+                   "profile": profile, "run_dir": str(run_dir.resolve()), "run_columns": run_columns,
+                   "rows": str(rows_path)}
             owner = get_suite(case.suite)
             label = owner.describe(case)
             if progress:
                 progress(n - 1, len(cases), label, False)
             t0 = time.perf_counter()
-            earlier = _file_identity(out)  # an error record being measured again
             try:
                 limit = owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
                 rc, stderr = _run_worker(case, job, scratch / "job.json", limit)
             finally:
                 remove_tree(case_scratch, scratch)
-            if _file_identity(out) in (None, earlier):  # the worker wrote no record of its own
+            rows = _worker_rows(rows_path)
+            if rows is None:  # the worker wrote no rows of its own (crashed, killed, timed out)
                 reason = f"worker exited with status {rc}" + (" (killed by signal)" if rc < 0 else "")
                 rows = finish_rows([error_row(case, f"{reason}\n{stderr}")], case, run_columns)
-                write_atomic_parquet(to_frame(rows), out)
+            write_atomic_parquet(to_frame(rows), out)
             if progress:
                 progress(n, len(cases), f"{label}: {_case_status(out)} ({time.perf_counter() - t0:.1f} s)", True)
     finally:
@@ -214,12 +216,14 @@ def run_suite(
     return RunResult(run_dir, df, meta)
 
 
-def _file_identity(path: Path) -> tuple[int, int] | None:
-    """(inode, mtime) of a file, or None when it does not exist."""
-    with contextlib.suppress(FileNotFoundError):
-        st = path.stat()
-        return st.st_ino, st.st_mtime_ns
-    return None
+def _worker_rows(path: Path) -> list[dict] | None:
+    """The rows a worker wrote (and the file removed), or None when it wrote none."""
+    try:
+        rows = json.loads(path.read_text())["rows"]
+    except FileNotFoundError:
+        return None
+    remove_tree(path, path.parent)
+    return rows
 
 
 def _case_status(path: Path) -> str:

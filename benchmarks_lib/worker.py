@@ -12,8 +12,11 @@ import json
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
-from .records import SCHEMA_VERSION, to_frame, write_atomic_parquet
+import numpy as np
+
+from .records import SCHEMA_VERSION, write_atomic
 from .suites import Case, CaseContext, get_suite
 
 
@@ -28,6 +31,13 @@ def finish_rows(rows: list[dict], case: Case, run_columns: dict) -> list[dict]:
         full.update(row)
         out.append(full)
     return out
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays as the Python values they hold (JSON has no numpy types)."""
+    if isinstance(value, np.generic | np.ndarray):
+        return value.tolist()
+    return str(value)
 
 
 def error_row(case: Case, reason: str, operation: str = "case") -> dict:
@@ -49,6 +59,9 @@ def main(job_path: str) -> int:
         sys.stderr.write(tb)
         rows = [error_row(case, f"{type(exc).__name__}: {exc}\n{tb}")]
         status = 3
-    write_atomic_parquet(to_frame(finish_rows(rows, case, job["run_columns"])), Path(job["out"]))
+    # JSON, atomically: the runner (which has pandas; this process never loads it, so its memory and
+    # start-up are the case's own) turns the rows into the case's parquet record
+    text = json.dumps({"rows": finish_rows(rows, case, job["run_columns"])}, default=_plain)
+    write_atomic(Path(job["rows"]), lambda f: f.write(text.encode()))
     return status
 

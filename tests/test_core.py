@@ -174,3 +174,14 @@ def test_a_notebook_without_a_results_dir_writes_to_the_checkouts_results_wherev
     root = Path(__file__).resolve().parent.parent
     monkeypatch.chdir(tmp_path)  # JupyterLab starts a notebook in notebooks/, papermill wherever it is asked
     assert checkout_dirs() == (root / "results", root / ".iobench-scratch")
+
+
+def test_a_measuring_worker_never_loads_pandas_or_the_chapters():
+    """The worker's start-up and memory baseline are the case's own: no pandas, no matplotlib, no chapters."""
+    code = ("import sys, benchmarks_lib.worker\n"
+            "from benchmarks_lib.suites import SUITES, get_suite\n"
+            "[get_suite(s) for s in SUITES]\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'matplotlib', 'seaborn')\n"
+            "             or m.startswith('benchmarks_lib.chapters')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -77,10 +77,20 @@ class Suite:
     time_budget_s: dict[str, float] = field(default_factory=dict)
     #: case parameters that name a case in progress lines (e.g. ``test``, ``codec``)
     label_keys: tuple[str, ...] = ()
-    #: records -> the table ``iobench run``/``show`` print; None = the generic per-operation table
-    summary: Callable[[Any], Any] | None = None
+    #: "module:function" (records -> the table ``iobench run``/``show`` print), imported only when a table
+    #: is printed, so a measuring worker never loads the chapter (pandas, matplotlib); None = the generic table
+    summary: str | None = None
     #: tiny parameters (over the quick profile) with which the tests run the chapter end to end in seconds
     smoke: dict[str, Any] = field(default_factory=dict)
+
+    def summary_table(self, df: Any) -> Any:
+        """The suite's own summary table of a run's records (or the generic per-operation one)."""
+        if self.summary is None:
+            from ..chapters.common import generic_summary
+
+            return generic_summary(df)
+        module, _, function = self.summary.partition(":")
+        return getattr(importlib.import_module(module), function)(df)
 
     def describe(self, case: Case) -> str:
         """A case in one line: its backend and the parameters in ``label_keys``."""

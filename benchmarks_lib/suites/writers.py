@@ -35,7 +35,6 @@ import numpy as np
 
 from ..adapters import backend_status, expand_backends, make_adapter
 from ..adapters.base import Adapter
-from ..chapters.writers import summary as writers_summary
 from ..datasets import DATASETS, Dataset, checksum_array, checksum_blocks
 from ..inputs import inputs_dir
 from ..measure import disk_usage
@@ -415,7 +414,7 @@ SUITE = Suite(
     scratch_bytes=_scratch_bytes,
     ceiling_bytes=_ceiling_bytes,
     label_keys=("test", "dataset", "codec"),
-    summary=writers_summary,
+    summary="benchmarks_lib.chapters.writers:summary",
     time_budget_s={"quick": 170, "standard": 1150},
     smoke={"backends": ["raw", "zarr-python", "tensorstore"], "dims": "t:2,y:64:32,x:96", "multipliers": [1, 2],
            "append_frames": 6, "append_step": 3, "append_repeats": 1, "read_dims": "z:8:4,y:32:16,x:32:16",
