@@ -16,17 +16,33 @@ ABOVE_CEILING = "above the ceiling: noise or caching, not a result"
 SHORT_S = 0.1
 #: operations that are latencies by nature, never called short
 LATENCIES = ("append_frame", "append_step", "read_region_cold", "read_region_warm", "fsync")
+# (an append step also lands in a writer's buffers: its rate may pass the disk's ceiling, the append's total
+# may not)
 #: the phases inside the writers suite's timed ``total`` (the total is what is judged)
 WRITER_PHASES = ("create", "write", "finalize")
 
 
 def moved_pct_of_ceiling(rows: pd.DataFrame) -> pd.Series:
-    """``pct_of_ceiling`` of the bytes that really moved: divided by the compression ratio where one is
-    recorded, since a compressed store legitimately passes the disk's ceiling in uncompressed bytes."""
+    """``pct_of_ceiling`` of the bytes that really moved: divided by the compression ratio (recorded, or
+    the array's bytes over its bytes on disk), since a compressed store legitimately passes the disk's
+    ceiling in uncompressed bytes."""
     pct = rows["pct_of_ceiling"].astype("float64")
+    ratio = pd.Series(float("nan"), index=rows.index)
     if "compression_ratio" in rows:
-        pct = pct / rows["compression_ratio"].astype("float64").clip(lower=1).fillna(1)
-    return pct
+        ratio = rows["compression_ratio"].astype("float64")
+    if "nbytes" in rows and "bytes_on_disk" in rows:
+        on_disk = rows["nbytes"].astype("float64") / rows["bytes_on_disk"].astype("float64").where(
+            rows["bytes_on_disk"].astype("float64") > 0)
+        ratio = ratio.fillna(on_disk)
+    return pct / ratio.clip(lower=1).fillna(1)
+
+
+def whole_operations(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows that time a whole operation: not a latency by nature, not a phase inside a writer's total."""
+    rows = rows[~rows["operation"].isin(LATENCIES)]
+    if "suite" in rows:
+        rows = rows[~((rows["suite"] == "writers") & rows["operation"].isin(WRITER_PHASES))]
+    return rows
 
 
 def ceiling_mark(rows: pd.DataFrame) -> str:
@@ -61,7 +77,7 @@ def above_ceiling(df: pd.DataFrame) -> pd.DataFrame:
     from .common import ok_rows, with_ceiling_fraction  # common ranks with these flags: imported at call time
 
     cols = ["backend", "operation", "case", "ceiling", "% of ceiling (median)", "iterations above"]
-    rows = with_ceiling_fraction(ok_rows(df))
+    rows = whole_operations(with_ceiling_fraction(ok_rows(df)))
     rows = rows[rows["backend"] != "ceiling"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
@@ -80,10 +96,8 @@ def short_points(df: pd.DataFrame) -> pd.DataFrame:
     case, the median time and n. Latencies by nature (a frame, a step, a cutout) and the phases inside
     a writer's timed total are not listed."""
     cols = ["backend", "operation", "case", "median time", "n"]
-    rows = df[df["status"] == "ok"]
-    rows = rows[(rows["backend"] != "ceiling") & ~rows["operation"].isin(LATENCIES) & rows["elapsed_s"].notna()]
-    if "suite" in rows:
-        rows = rows[~((rows["suite"] == "writers") & rows["operation"].isin(WRITER_PHASES))]
+    rows = whole_operations(df[df["status"] == "ok"])
+    rows = rows[(rows["backend"] != "ceiling") & rows["elapsed_s"].notna()]
     out = [dict(zip(cols, (backend, operation, case, f"{part['elapsed_s'].median() * 1e3:.0f} ms", len(part)),
                     strict=True))
            for backend, operation, case, part in _points(rows) if part["elapsed_s"].median() < SHORT_S]
