@@ -185,3 +185,11 @@ def test_a_measuring_worker_never_loads_pandas_or_the_chapters():
             "             or m.startswith('benchmarks_lib.chapters')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_every_public_name_resolves():
+    import benchmarks_lib as ib
+
+    assert all(getattr(ib, name) is not None for name in ib.__all__)
+    with pytest.raises(AttributeError):
+        ib.not_a_public_name  # noqa: B018
