@@ -239,8 +239,9 @@ def checkout_dirs() -> tuple[Path, Path]:
     """Where a notebook's runs go when it names none: ``results/`` and ``.iobench-scratch/`` of the
     source checkout holding this package (wherever the notebook runs from: JupyterLab starts it in
     ``notebooks/``), or of the working directory for an installed package."""
-    root = Path(__file__).resolve().parent.parent
-    base = root if (root / "_config.yml").exists() else Path.cwd()
+    from .book import ROOT  # the checkout the book is built from
+
+    base = ROOT if (ROOT / "_config.yml").exists() else Path.cwd()
     return base / "results", base / ".iobench-scratch"
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..measure import fresh
+from ..records import write_atomic
 from ..specs import SpecError
 from . import check_free
 
@@ -171,7 +172,6 @@ def ensure_sample_file(directory: str | Path, entries: int, branches: int, auto_
             _discard(stale)
         check_free(directory, sample_bytes_bound(entries, branches))
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp_info = info.with_name(f".{info.name}.{os.getpid()}.tmp")
         try:
             # write and verify in a fresh process: ROOT's state in this one stays untouched
             made = fresh.call(f"{__name__}:write_checked_sample",
@@ -181,12 +181,10 @@ def ensure_sample_file(directory: str | Path, entries: int, branches: int, auto_
                 raise OSError(f"sample file {tmp} is {tmp.stat().st_size} bytes, "
                               f"the writer reported {made['file_bytes']}")
             made["path"] = str(target)
-            tmp_info.write_text(json.dumps(made))
             os.replace(tmp, target)
-            os.replace(tmp_info, info)
+            write_atomic(info, lambda f: f.write(json.dumps(made).encode()))  # the record last: checked on use
         finally:
             _discard(tmp)
-            _discard(tmp_info)
         sample = check_sample_file(target, info, expected)
         if sample is None:
             raise OSError(f"sample file {target} failed its check right after it was written")
