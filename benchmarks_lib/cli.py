@@ -290,7 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("run")
     sp.add_argument("--results-dir", default="results")
     sp.set_defaults(func=cmd_show)
-    sp = sub.add_parser("compare", help="two runs side by side: time ratio per case with its 95% CI, verdicts")
+    sp = sub.add_parser("compare", help="two runs side by side: time ratio per case with its 95%% CI, verdicts")
     sp.add_argument("run_a", help="the baseline run (id, machine/id or directory)")
     sp.add_argument("run_b", help="the run compared with it")
     sp.add_argument("--threshold", default="0.1",

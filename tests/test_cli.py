@@ -14,6 +14,17 @@ TINY = ["-d", "t:2,y:32:16,x:48", "--iterations", "2", "--warmups", "1", "--para
         "--param", "cutout_positions=1"]
 
 
+def test_every_help_renders(capsys):
+    """argparse formats help strings with %: a stray percent sign crashes --help."""
+    from benchmarks_lib.cli import build_parser
+    sub = next(a for a in build_parser()._actions if a.choices)
+    for argv in [[], *([name] for name in sub.choices)]:
+        with pytest.raises(SystemExit) as exit_:
+            main([*argv, "--help"])
+        assert exit_.value.code == 0, argv
+    assert "usage: iobench" in capsys.readouterr().out
+
+
 def test_backends_lists_every_writer_with_status(capsys):
     assert main(["backends"]) == 0
     out = capsys.readouterr().out
