@@ -23,6 +23,8 @@ from .specs import SpecError, parse_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 EXECUTED = "book/executed/"
+#: the committed reference run (``standard`` profile): the published book's numbers, shown beside the reader's
+REFERENCE = ROOT / "reference"
 
 
 def chapter_notebooks(root: Path = ROOT) -> tuple[str, ...]:
@@ -85,14 +87,20 @@ def notebook_suite(path: Path) -> str | None:
     return names.pop()
 
 
-def recorded_runs(results_dir: Path, names: list[str], root: Path) -> dict[str, Path]:
-    """Per notebook, the newest run of its suite under ``results_dir`` (``iobench book --from``);
-    a notebook whose suite has no run there is refused before anything runs."""
+def newest_runs(results_dir: Path) -> dict[str, Path]:
+    """Suite -> its newest run under ``results_dir`` (none when the directory does not exist)."""
     from .records import read_run_json, run_dirs
 
     suites: dict[str, Path] = {}
     for run_dir in reversed(run_dirs(results_dir)):  # oldest first: the newest of a suite wins
         suites[read_run_json(run_dir / "run.json").get("suite")] = run_dir
+    return suites
+
+
+def recorded_runs(results_dir: Path, names: list[str], root: Path) -> dict[str, Path]:
+    """Per notebook, the newest run of its suite under ``results_dir`` (``iobench book --from``);
+    a notebook whose suite has no run there is refused before anything runs."""
+    suites = newest_runs(results_dir)
     out = {}
     for name in names:
         suite = notebook_suite(root / "notebooks" / f"{name}.ipynb")
@@ -246,7 +254,9 @@ def build_book(
     from .pages import write_answers_page, write_machine_page, write_parameters_page  # pages read this module
 
     write_machine_page(results, out_dir, list(run_ids.values()))
-    write_answers_page(root, results, out_dir, run_ids, NOTEBOOKS)
+    reference = root / REFERENCE.name
+    write_answers_page(root, results, out_dir, run_ids, NOTEBOOKS,
+                       reference=reference if reference.resolve() != results.resolve() else None)
     write_parameters_page(root, NOTEBOOKS, out_dir)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "-W", "-n", "--keep-going"]
     jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .book import NOTEBOOKS, ROOT, _tagged_source, notebook_suite
+from .book import NOTEBOOKS, ROOT, _tagged_source, newest_runs, notebook_suite
 from .chapters.common import ceiling_table
 from .records import load_run
 
@@ -208,39 +208,57 @@ def _when(meta: dict) -> str:
     return stamp or "time not recorded"
 
 
-def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
-                       names: tuple[str, ...] | list[str] = NOTEBOOKS) -> Path:
-    """The front page: per chapter (``names``), its answer (``answer(df)`` of the chapter module named after the
-    run's suite) computed from the run the chapter shows, and a link to the chapter; without a run, how to get one."""
+def _machine_line(metas: list[dict]) -> str:
+    """Which machine, CPU, cores, profile and when: the runs' first environment."""
+    env = metas[0].get("environment", {})
+    cores = env.get("cpu_affinity") or env.get("cpu_count")
+    return (f"**{env.get('machine', 'this machine')}** ({env.get('cpu_model') or 'CPU not recorded'}"
+            f"{f', {cores} usable cores' if cores else ''}), "
+            f"{', '.join(sorted({str(m.get('profile')) for m in metas}))} profile, {min(_when(m) for m in metas)}")
 
+
+def _answer(run: tuple) -> str:
+    df, meta = run
+    return importlib.import_module(f"{__package__}.chapters.{meta['suite']}").answer(df)
+
+
+def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
+                       names: tuple[str, ...] | list[str] = NOTEBOOKS, reference: Path | None = None) -> Path:
+    """The front page: per chapter (``names``), its answer (``answer(df)`` of the chapter module named after the
+    run's suite) computed from the run the chapter shows, and a link to the chapter; without a run, how to get one.
+    With a ``reference`` results directory (the committed ``reference/`` run), each answer also gives the
+    reference machine's, computed the same way from its newest run of the chapter's suite."""
     from .records import find_run
 
     runs = {}
     for name, run_id in run_ids.items():
         with contextlib.suppress(FileNotFoundError):
             runs[name] = load_run(find_run(results_dir, run_id))
+    suites = {name: notebook_suite(root / "notebooks" / f"{name}.ipynb") for name in names}
+    ref_dirs = newest_runs(reference) if reference is not None else {}
+    ref_runs = {name: load_run(ref_dirs[suite]) for name, suite in suites.items() if suite in ref_dirs}
     lines = ["# The answers", ""]
     if runs:
-        metas = [meta for _, meta in runs.values()]
-        env = metas[0].get("environment", {})
-        cores = env.get("cpu_affinity") or env.get("cpu_count")
-        lines += [f"Measured on **{env.get('machine', 'this machine')}** ({env.get('cpu_model') or 'CPU not recorded'}"
-                  f"{f', {cores} usable cores' if cores else ''}), "
-                  f"{', '.join(sorted({str(m.get('profile')) for m in metas}))} profile, "
-                  f"{min(_when(m) for m in metas)}; [this machine](machine.md) has the details and its ceiling. "
-                  "Each answer is computed from the run its chapter shows.", ""]
+        lines += [f"Measured on {_machine_line([meta for _, meta in runs.values()])}; [this machine](machine.md) "
+                  "has the details and its ceiling. Each answer is computed from the run its chapter shows.", ""]
     else:
         lines += ["No run was found in the results directory (the book was built without executing its chapters). "
                   "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
+    if ref_runs:
+        lines += [f"Beside each answer, the **reference run** committed with the book (`{reference.name}/`): "
+                  f"{_machine_line([meta for _, meta in ref_runs.values()])}. The explorer chapter draws both.", ""]
     for name in names:
         title = _notebook_title(root / "notebooks" / f"{name}.ipynb")
         if name in runs:
-            df, meta = runs[name]
-            text = importlib.import_module(f"{__package__}.chapters.{meta['suite']}").answer(df)
-        elif notebook_suite(root / "notebooks" / f"{name}.ipynb") is None:
-            text = "This chapter measures nothing: it sets two recorded runs of a suite side by side, case by case."
+            text = _answer(runs[name])
+        elif suites[name] is None:
+            text = ("This chapter measures nothing: it sets two recorded runs of a suite side by side, case by case."
+                    if name == "compare" else "This chapter measures nothing: it draws the recorded runs.")
         else:
             text = "Not measured in this build: run `make book` to answer it."
+        if name in ref_runs:
+            mine = "**This machine:** " if name in runs else ""
+            text = f"{mine}{text}\n\n**Reference machine:** {_answer(ref_runs[name])}"
         lines += [f"## {title}", "", text, "", f"The figures, the tables and every ranking: [{title}]({name}.ipynb).",
                   ""]
     page = out_dir / "answers.md"

@@ -4,6 +4,8 @@ Jupyter Book 1.x always loads sphinx-thebe and sphinx-togglebutton, whose setup 
 (``const THEBE_JS_URL`` declared twice is a SyntaxError in the browser), and sphinx-thebe points the page at
 thebe on unpkg.com. Launch buttons are off in this book, so thebe is dropped and every other script kept once.
 The theme's colour mode defaults to "" on a reader's first visit ("Got invalid theme mode" on the console): "auto".
+Pages with embedded ipywidgets load require.js and the widgets' HTML manager from the book's own ``_static``
+(:mod:`..vendor` fetches the pinned packages at build time), never from the CDN myst-nb defaults to.
 """
 
 from __future__ import annotations
@@ -31,6 +33,20 @@ def offline_scripts(app, pagename, templatename, context, doctree) -> None:
     context.setdefault("default_mode", "auto")
 
 
+def local_widget_scripts(app, config) -> None:
+    from pathlib import Path
+
+    from sphinx.errors import ExtensionError
+
+    from .vendor import VendorError, install
+
+    try:
+        config.nb_ipywidgets_js = install(Path(app.srcdir) / "_static")
+    except VendorError as exc:
+        raise ExtensionError(str(exc)) from None
+
+
 def setup(app):
+    app.connect("config-inited", local_widget_scripts, priority=100)
     app.connect("html-page-context", offline_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

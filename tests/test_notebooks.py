@@ -107,6 +107,47 @@ def test_notebooks_execute_and_the_book_builds(built_book, monkeypatch):
         assert "Traceback (most recent call last)" not in page and "<img" in page, name
     assert "No run was found" not in (tmp_path / "book" / "executed" / "answers.md").read_text()
 
+    # a committed reference run: the front page gives its answers beside this machine's
+    shutil.copytree(tmp_path / "moved", tmp_path / "reference")
+    build_book(results_dir=tmp_path / "moved", execute=False, root=tmp_path)
+    front = (tmp_path / "book" / "executed" / "answers.md").read_text()
+    assert "the **reference run** committed with the book" in front
+    assert front.count("**Reference machine:**") == len(MEASURING) and "**This machine:**" in front
+    build_book(from_runs=tmp_path / "reference", execute=False, root=tmp_path)  # the reference alone: no pair
+    assert "**Reference machine:**" not in (tmp_path / "book" / "executed" / "answers.md").read_text()
+    shutil.rmtree(tmp_path / "reference")
+
+
+@pytest.mark.slow
+def test_each_notebook_runs_as_jupyterlab_runs_it():
+    """Top to bottom with its default parameters, working directory notebooks/ (as JupyterLab starts a kernel),
+    nothing injected: the runs land in the repository's results/. The run directories this test created are
+    removed afterwards (only those). The explorer keeps its widget state, as the book embeds it."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from benchmarks_lib.records import read_run_json, run_dirs
+
+    results = ROOT / "results"
+    before = set(run_dirs(results))
+    try:
+        for name in NOTEBOOKS:
+            nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+            NotebookClient(nb, timeout=1200, kernel_name="python3",
+                           resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+            assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"], name
+            if name == "explorer":
+                state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+                models = {m["model_name"] for m in state.values()}
+                assert {"DropdownModel", "SelectMultipleModel", "OutputModel"} <= models
+                drawn = [o for m in state.values() if m["model_name"] == "OutputModel" for o in m["state"]["outputs"]]
+                assert any("image/png" in o.get("data", {}) for o in drawn)  # the figure of the saved selection
+        created = set(run_dirs(results)) - before
+        assert {read_run_json(d / "run.json")["suite"] for d in created} == {suite_of(n) for n in MEASURING}
+    finally:
+        for run_dir in set(run_dirs(results)) - before:
+            shutil.rmtree(run_dir)
+
 
 def _browser_problem() -> str | None:
     if not shutil.which("chromium"):
@@ -164,13 +205,18 @@ def test_every_page_of_the_book_in_a_browser(built_book):
                     page.screenshot(path=shots / "front_page.png", full_page=True)
                 elif path.name == "writer_comparison.html":
                     page.screenshot(path=shots / "writer_comparison.png", full_page=True)
+                elif path.name == "explorer.html":  # the embedded widgets render without a kernel
+                    page.wait_for_selector(".widget-dropdown select", timeout=30_000)
+                    assert page.locator(".widget-dropdown select").count() >= 3
+                    assert page.locator(".widget-output img").count() >= 1
+                    page.screenshot(path=shots / "explorer.png", full_page=True)
                 page.context.close()
                 if seen:
                     problems[str(path.relative_to(html))] = seen
         finally:
             browser.close()
     assert not problems, json.dumps(problems, indent=1)
-    assert (shots / "front_page.png").stat().st_size and (shots / "writer_comparison.png").stat().st_size
+    assert all((shots / f"{name}.png").stat().st_size for name in ("front_page", "writer_comparison", "explorer"))
 
 
 def test_book_from_a_directory_without_runs_is_refused_before_anything_runs(tmp_path):

@@ -402,3 +402,15 @@ def answer(df: pd.DataFrame) -> str:
 
 __all__ = ["answer", "conclusion", "header", "memory", "prepare", "problems", "server_cpu", "server_lines",
            "server_rows", "summary", "time_vs_latency", "times", "transactions", "zarr_amplification"]
+
+
+#: the chapter's standard figures, by title (the explorer draws them for any run)
+FIGURES = {
+    "Transactions per read": transactions,
+    "ROOT read times": times,
+    "Time vs latency": time_vs_latency,
+    "Memory": memory,
+    "uproot read times": lambda df: times(df, "uproot"),
+    "Zarr read amplification": zarr_amplification,
+    "Server CPU": server_cpu,
+}

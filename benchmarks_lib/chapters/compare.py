@@ -6,6 +6,13 @@ bootstrap 95% interval over the iterations of each run (``stats.ratio_ci``); a c
 "faster" or "slower" only when that whole interval lies beyond the threshold (10%: below 1/1.1 or
 above 1.1), else "same". What else differs between the runs (library versions, CPU, filesystem,
 kernel, git commit) is stated beside the table, since any of it may be the cause.
+
+``per_ceiling`` judges each case against its own run's ceiling instead (B's times multiplied by
+ceiling_B / ceiling_A, the ceiling operation a row's GB/s is divided by: raw write with or without fsync,
+raw cold read, memcpy): for a library upgrade on one machine whose speed drifted between the runs, the
+drift cancels and the library's change stays. Never for a new disk or another machine: that change is
+the one to see. The ceiling rows themselves stay raw (they show the drift); the ceiling's own spread is
+not propagated into the interval.
 """
 
 from __future__ import annotations
@@ -18,8 +25,9 @@ import numpy as np
 import pandas as pd
 
 from ..records import find_run, load_run, read_run_json, run_dirs
-from ..specs import SpecError, parse_items, parse_number
+from ..specs import SpecError, parse_bool, parse_items, parse_number
 from ..stats import ratio_ci
+from .common import ceiling_gbps, ceiling_reference
 from .flags import CASE_KEYS
 from .style import empty_figure, ratio_log_axis, subplots
 
@@ -30,6 +38,8 @@ VERDICTS = ("slower", "faster", "only in A", "only in B", "n too small", "same")
 NOT_COMPARED = ("collected_at", "fs_free_bytes")
 COLUMNS = ["suite", "backend", "operation", "case", "n A", "n B", "median s A", "median s B", "B/A time",
            "95% CI lo", "95% CI hi", "verdict"]
+#: the column ``per_ceiling`` adds: the factor B's times were multiplied by (ceiling GB/s of B over A)
+SCALED = "B x ceiling B/A"
 
 
 def parse_threshold(value: object) -> float:
@@ -80,35 +90,50 @@ def case_keys(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
     return [k for k in candidates if any(k in df and df[k].notna().any() for df in (a, b))]
 
 
-def _cases(df: pd.DataFrame, keys: list[str]) -> dict[tuple[str, str, str, str], np.ndarray]:
-    """(suite, backend, operation, "k=v, ...") -> the elapsed seconds of the successful iterations."""
+def _cases(df: pd.DataFrame, keys: list[str]) -> dict[tuple[str, str, str, str], tuple[np.ndarray, str | None]]:
+    """(suite, backend, operation, "k=v, ...") -> (the elapsed seconds of the successful iterations, the
+    ceiling operation the case's GB/s is divided by, None for the ceiling itself and in-memory operations)."""
     rows = df[(df["status"] == "ok") & df["elapsed_s"].notna()] if "status" in df else df.iloc[:0]
-    out: dict[tuple[str, str, str, str], np.ndarray] = {}
+    out: dict[tuple[str, str, str, str], tuple[np.ndarray, str | None]] = {}
     if rows.empty:
         return out
-    rows = rows.assign(**{k: rows.get(k) for k in ("suite", *keys)})
+    rows = rows.assign(**{k: rows.get(k) for k in ("suite", "fsync_included", "cache_state", *keys)})
     names = rows[keys].apply(lambda r: ", ".join(f"{k}={_text(v)}" for k, v in r.items() if not pd.isna(v)),
                              axis=1) if keys else pd.Series("", index=rows.index)
     for (suite, backend, operation, case), part in rows.assign(case=names).groupby(
             ["suite", "backend", "operation", "case"], dropna=False, sort=True):
         key = (_text(suite) if not pd.isna(suite) else "-", str(backend), str(operation), case or "-")
-        out[key] = part["elapsed_s"].astype("float64").to_numpy()
+        first = part.iloc[0]
+        ref = None if backend == "ceiling" else ceiling_reference(
+            str(operation), None if pd.isna(first["fsync_included"]) else bool(first["fsync_included"]),
+            None if pd.isna(first["cache_state"]) else str(first["cache_state"]))
+        out[key] = (part["elapsed_s"].astype("float64").to_numpy(), ref)
     return out
 
 
-def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD,
+                 per_ceiling: bool = False) -> pd.DataFrame:
     """One row per case in either run (``COLUMNS``): n and median time of each, the B/A time ratio with its
-    bootstrap 95% interval, and the verdict; flagged rows first (``VERDICTS`` order), largest change first."""
+    bootstrap 95% interval, and the verdict; flagged rows first (``VERDICTS`` order), largest change first.
+    ``per_ceiling``: B's times scaled by ceiling_B / ceiling_A first (column ``B x ceiling B/A``, empty where
+    a case has no ceiling in both runs and stays raw)."""
     keys = case_keys(a, b)
     ca, cb = _cases(a, keys), _cases(b, keys)
-    empty = np.array([], dtype=float)
+    ceil_a, ceil_b = ceiling_gbps(a), ceiling_gbps(b)
+    empty = (np.array([], dtype=float), None)
     out = []
     for key in sorted(set(ca) | set(cb)):
-        va, vb = ca.get(key, empty), cb.get(key, empty)
+        (va, ref), (vb, _) = ca.get(key, empty), cb.get(key, empty)
+        ref = ref or cb.get(key, empty)[1]
+        scale = ceil_b[ref] / ceil_a[ref] if per_ceiling and ref in ceil_a and ref in ceil_b else np.nan
+        if np.isfinite(scale):
+            vb = vb * scale
         ratio, lo, hi, n_a, n_b = ratio_ci(va, vb)
         out.append((*key, n_a, n_b, np.median(va) if n_a else np.nan, np.median(vb) if n_b else np.nan,
-                    ratio, lo, hi, verdict(lo, hi, n_a, n_b, threshold)))
-    table = pd.DataFrame(out, columns=COLUMNS)
+                    ratio, lo, hi, verdict(lo, hi, n_a, n_b, threshold), scale))
+    table = pd.DataFrame(out, columns=[*COLUMNS, SCALED])
+    if not per_ceiling:
+        table = table.drop(columns=[SCALED])
     order = table["verdict"].map(VERDICTS.index)
     change = -np.abs(np.log(table["B/A time"].astype("float64"))).fillna(0)
     return table.assign(_o=order, _c=change).sort_values(["_o", "_c"], kind="stable").drop(
@@ -160,14 +185,16 @@ class Comparison:
     table: pd.DataFrame
     environment: pd.DataFrame
     threshold: float
+    per_ceiling: bool = False
 
     @classmethod
-    def load(cls, dir_a: str | Path, dir_b: str | Path, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
+    def load(cls, dir_a: str | Path, dir_b: str | Path, threshold: float = DEFAULT_THRESHOLD,
+             per_ceiling: bool = False) -> Comparison:
         (a, meta_a), (b, meta_b) = load_run(dir_a), load_run(dir_b)
         suites = dict.fromkeys([str(meta_a.get("suite")), str(meta_b.get("suite"))])
         return cls(str(meta_a.get("run_id", Path(dir_a).name)), str(meta_b.get("run_id", Path(dir_b).name)),
-                   " vs ".join(suites), compare_runs(a, b, threshold), environment_differences(meta_a, meta_b),
-                   threshold)
+                   " vs ".join(suites), compare_runs(a, b, threshold, per_ceiling),
+                   environment_differences(meta_a, meta_b), threshold, per_ceiling)
 
     @property
     def title(self) -> str:
@@ -177,17 +204,20 @@ class Comparison:
         """How many cases got each verdict, in one sentence."""
         got = self.table["verdict"].value_counts()
         parts = [f"{int(got[v])} {v}" for v in VERDICTS if v in got]
+        basis = "time ratio, each run's times relative to its own ceiling" if self.per_ceiling else "time ratio"
         return (f"{len(self.table)} case(s): " + ", ".join(parts) + f" (threshold {self.threshold:.0%}, "
-                f"judged on the whole 95% interval of the time ratio)") if parts else "No case has a time."
+                f"judged on the whole 95% interval of the {basis})") if parts else "No case has a time."
 
     def flagged(self) -> pd.DataFrame:
         """The rows whose verdict is not "same"."""
         return self.table[self.table["verdict"] != "same"].reset_index(drop=True)
 
 
-def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
-    """Every later run compared with the first (the baseline A)."""
-    return [Comparison.load(run_dirs_[0], later, threshold) for later in run_dirs_[1:]]
+def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD,
+                per_ceiling: object = False) -> list[Comparison]:
+    """Every later run compared with the first (the baseline A); ``per_ceiling`` a boolean (or its text)."""
+    per_ceiling = parse_bool(per_ceiling, "PER_CEILING")
+    return [Comparison.load(run_dirs_[0], later, threshold, per_ceiling) for later in run_dirs_[1:]]
 
 
 def header(run_dirs_: list[Path], results_dir: str | Path | None) -> str:

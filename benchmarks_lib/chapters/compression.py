@@ -340,3 +340,12 @@ def answer(df: pd.DataFrame) -> str:
 
 __all__ = ["answer", "conclusion", "header", "mesh_rendering", "pareto", "pareto_front", "problems", "summarize_points",
            "summary", "zvtk_levels", "zvtk_throughput", "zvtk_time_and_ratio"]
+
+
+#: the chapter's standard figures, by title (the explorer draws them for any run)
+FIGURES = {
+    "zvtk: time and ratio per level": zvtk_time_and_ratio,
+    "zvtk: throughput per level": zvtk_throughput,
+    "Write speed vs ratio (Pareto)": pareto,
+    "Read speed vs ratio (Pareto)": lambda df: pareto(df, speed="read_mbps"),
+}

@@ -363,3 +363,11 @@ __all__ = [
     "throughput_vs_threads",
     "time_vs_threads",
 ]
+
+
+#: the chapter's standard figures, by title (the explorer draws them for any run)
+FIGURES = {
+    "Time vs threads": time_vs_threads,
+    "Throughput vs threads": throughput_vs_threads,
+    "Speed-up (Amdahl)": speedup,
+}

@@ -398,3 +398,16 @@ def _fastest(part: pd.DataFrame, label: str, value: str, higher: bool) -> str:
 
 __all__ = ["answer", "append_gbps_vs_step", "ceiling_bars", "conclusion", "frame_latency", "header", "median_bars",
            "memory_and_threads", "problems", "read_times", "sharding_grid", "summary", "write_gbps_vs_size"]
+
+
+#: the chapter's standard figures, by title (the explorer draws them for any run)
+FIGURES = {
+    "Ceiling of this machine": ceiling_bars,
+    "Write GB/s vs size": write_gbps_vs_size,
+    "Median write bandwidth": median_bars,
+    "Append GB/s vs step": append_gbps_vs_step,
+    "Frame latency": frame_latency,
+    "Read times": read_times,
+    "Sharding grid": sharding_grid,
+    "Memory and threads": memory_and_threads,
+}

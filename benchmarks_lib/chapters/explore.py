@@ -1,0 +1,302 @@
+"""The explorer: recorded runs side by side, filtered and drawn as the reader chooses.
+
+Runs come from results directories: this machine's ``results/``, the committed ``reference/`` run and
+any directory copied from another machine (each holds ``<machine>/<run-id>/`` with parquet records and
+run.json). For one chapter (suite) the explorer draws either one of the chapter's standard figures
+(``FIGURES`` of its module), once per selected run, or an overview: one metric per backend and
+operation, the runs side by side, as median with its 95% bootstrap interval, absolute or as a percentage
+of each run's own ceiling. ``explorer()`` wraps this in ipywidgets controls (imported on first use).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..records import load_run, read_run_json, run_dirs
+from ..specs import SpecError, parse_items
+from ..stats import summarize
+from .common import ok_rows, with_ceiling_fraction
+from .style import WHISKERS, empty_figure, plt, subplots
+
+#: suite -> the chapter's title in the book
+CHAPTERS = {"writers": "Writers", "compression": "Compression", "threads": "Thread scaling",
+            "cache": "Cache and prefetch"}
+OVERVIEW = "Overview: a metric per backend, runs side by side"
+#: metric label -> (column, scale applied to it, higher is better)
+METRICS = {"throughput (GB/s)": ("gbps", 1.0, True), "time (s)": ("elapsed_s", 1.0, False),
+           "peak RSS (MB)": ("peak_rss_bytes", 1e-6, False)}
+SCALES = ("absolute", "% of ceiling")
+ALL = "(all)"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One recorded run and how the explorer names it."""
+
+    path: Path
+    suite: str
+    label: str
+
+
+def find_runs(dirs: list[str | Path]) -> list[Run]:
+    """Every run under the results directories ``dirs`` (those that exist), newest first per directory.
+
+    A run's label: suite, profile, machine, start date, run id and the directory it came from."""
+    runs = []
+    for d in dict.fromkeys(Path(x).expanduser().resolve() for x in dirs):
+        for path in run_dirs(d) if d.is_dir() else []:
+            try:
+                meta = read_run_json(path / "run.json")
+            except (OSError, ValueError, SpecError):
+                continue  # a corrupt run.json: the run is skipped, never deleted
+            label = (f"{meta.get('suite')} · {meta.get('profile')} · {path.parent.name} · "
+                     f"{str(meta.get('started_at', ''))[:10]} · {path.name} [{d.name}/]")
+            runs.append(Run(path, str(meta.get("suite")), label))
+    return runs
+
+
+def results_dirs(results_dir: str | Path | None = None, other_dirs: object = None) -> list[Path]:
+    """Where the explorer looks: ``results_dir`` (None: the checkout's ``results/``) and ``other_dirs`` (a
+    list, or a comma-separated string as ``papermill -p`` passes it; None: the committed ``reference/``).
+    Other directories must exist and hold runs; this machine's results directory may still be empty."""
+    from ..book import REFERENCE
+    from ..runner import checkout_dirs
+
+    first = Path(results_dir).expanduser() if results_dir is not None else checkout_dirs()[0]
+    if other_dirs is None:
+        return [first, *([REFERENCE] if REFERENCE.is_dir() else [])]
+    return [first, *(check_dir(d) for d in parse_items(other_dirs, "OTHER_DIRS", '["reference", "~/runs"]'))]
+
+
+def check_dir(value: object) -> Path:
+    """A results directory given by a reader: it must exist and hold at least one run."""
+    if not isinstance(value, str | Path) or not str(value).strip():
+        raise SpecError(f"results directory {value!r} must be a path, e.g. reference/ or ~/runs-from-gpu-node")
+    path = Path(str(value).strip()).expanduser()
+    if not path.is_dir():
+        raise SpecError(f"results directory {str(path)!r} does not exist")
+    if not run_dirs(path):
+        raise SpecError(f"results directory {str(path)!r} holds no run (<machine>/<run-id>/run.json)")
+    return path
+
+
+def found_text(dirs: list[Path]) -> str:
+    """Markdown: how many runs of each chapter were found, and where."""
+    runs = find_runs(dirs)
+    if not runs:
+        return ("No recorded run was found in " + ", ".join(f"`{d}`" for d in dirs) + ". Measure this machine "
+                "with `make book` (or `iobench run writers`), or add a directory of runs below.")
+    counts = ", ".join(f"{sum(r.suite == s for r in runs)} {CHAPTERS.get(s, s).lower()}"
+                       for s in dict.fromkeys(r.suite for r in runs))
+    return f"{len(runs)} recorded runs ({counts}) in " + ", ".join(f"`{d}`" for d in dirs) + "."
+
+
+def load_rows(runs: list[Run]) -> pd.DataFrame:
+    """The records of ``runs``, each row tagged with its run's label (``run_label``)."""
+    frames = [load_run(r.path)[0].assign(run_label=r.label) for r in runs]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def backends_of(df: pd.DataFrame) -> list[str]:
+    return sorted(set(df["backend"]) - {"ceiling"}) if "backend" in df else []
+
+
+def datasets_of(df: pd.DataFrame) -> list[str]:
+    if "dataset" not in df:
+        return []
+    return sorted(str(v) for v in set(df.loc[df["backend"] != "ceiling", "dataset"].dropna()))
+
+
+def select(df: pd.DataFrame, backends: list[str] | tuple[str, ...] = (), dataset: str = ALL) -> pd.DataFrame:
+    """Rows of the chosen backends (all when none is chosen) and dataset; the ceiling rows always stay."""
+    if df.empty:
+        return df
+    keep = df["backend"] == "ceiling"
+    chosen = df["backend"].isin(backends) if backends else df["backend"] != "ceiling"
+    if dataset != ALL and "dataset" in df:
+        chosen &= df["dataset"].astype(str) == dataset
+    return df[keep | chosen]
+
+
+def overview(df: pd.DataFrame, metric: str = "throughput (GB/s)", scale: str = "absolute") -> plt.Figure:
+    """Median and 95% bootstrap interval of ``metric`` per backend, one panel per operation, one colour per run.
+
+    ``scale`` "% of ceiling" divides each GB/s by its own run's ceiling (same fsync policy and cache
+    state), so that machines of different speeds can be set side by side; it applies to throughput only."""
+    if metric not in METRICS or scale not in SCALES:
+        raise SpecError(f"metric {metric!r} / scale {scale!r}: allowed {', '.join(METRICS)} / {', '.join(SCALES)}")
+    column, factor, _ = METRICS[metric]
+    relative = scale == SCALES[1]
+    if relative and column != "gbps":
+        return empty_figure(f"{metric} as % of ceiling (only throughput has a ceiling)")
+    rows = ok_rows(df)
+    if relative:
+        rows = with_ceiling_fraction(rows)
+        column, factor = "pct_of_ceiling", 1.0
+    rows = rows[rows["backend"] != "ceiling"] if len(rows) else rows
+    if rows.empty or column not in rows or rows[column].notna().sum() == 0:
+        return empty_figure(f"{metric}")
+    rows = rows.assign(value=pd.to_numeric(rows[column], errors="coerce").astype(float) * factor)
+    points = summarize(rows.dropna(subset=["value"]), ["operation", "backend", "run_label"], "value")
+    operations = list(dict.fromkeys(points["operation"]))[:8]
+    labels = list(dict.fromkeys(points["run_label"]))
+    colours = dict(zip(labels, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 4, strict=False))
+    height = sum(1.1 + 0.3 * points.loc[points["operation"] == op, "backend"].nunique() for op in operations)
+    fig, axes = subplots(len(operations), 1, squeeze=False, layout="constrained",
+                         figsize=(9, 0.6 + 0.25 * len(labels) + height))
+    for ax, op in zip(axes[:, 0], operations, strict=True):
+        part = points[points["operation"] == op]
+        backends = sorted(set(part["backend"]))
+        step = 0.8 / max(1, len(labels))
+        for k, label in enumerate(labels):
+            mine = part[part["run_label"] == label].set_index("backend").reindex(backends)
+            y = np.arange(len(backends)) + (k - (len(labels) - 1) / 2) * step
+            lo = (mine["median"] - mine["ci_lo"]).clip(lower=0).fillna(0)
+            hi = (mine["ci_hi"] - mine["median"]).clip(lower=0).fillna(0)
+            ax.errorbar(mine["median"], y, xerr=[lo, hi], fmt="o", color=colours[label], capsize=3,
+                        label=label if op == operations[0] else None)
+        ax.set_yticks(range(len(backends)), backends)
+        ax.invert_yaxis()
+        ax.set(title=op, xlabel=f"{scale if relative else metric} ({WHISKERS})", ylabel="")
+        if relative:
+            ax.axvline(100, color="0.4", lw=1, ls="--")
+    if len(labels):
+        fig.legend(loc="outside upper center", fontsize=8, title_fontsize=9,
+                   title="run (each point: every selected case of a backend, all codecs, sizes and datasets "
+                         "pooled; filter to compare like with like)")
+    return fig
+
+
+def figures(runs: list[Run], figure: str = OVERVIEW, backends: list[str] | tuple[str, ...] = (), dataset: str = ALL,
+            metric: str = "throughput (GB/s)", scale: str = "absolute") -> list[plt.Figure]:
+    """The figures for a selection: the overview over every run, or the chapter figure once per run."""
+    if not runs:
+        return [empty_figure("no run selected")]
+    suites = {r.suite for r in runs}
+    if len(suites) != 1:
+        raise SpecError(f"runs of one chapter at a time, not {', '.join(sorted(suites))}")
+    df = select(load_rows(runs), backends, dataset)
+    if figure == OVERVIEW:
+        return [overview(df, metric, scale)]
+    chapter = importlib.import_module(f"{__package__}.{suites.pop()}")
+    if figure not in chapter.FIGURES:
+        raise SpecError(f"figure {figure!r} is unknown; allowed: {OVERVIEW}, {', '.join(chapter.FIGURES)}")
+    out = []
+    for run in runs:
+        fig = chapter.FIGURES[figure](df[df["run_label"] == run.label])
+        fig.suptitle(run.label, fontsize=9, y=1.0)
+        out.append(fig)
+    return out
+
+
+def figure_names(suite: str) -> list[str]:
+    return [OVERVIEW, *importlib.import_module(f"{__package__}.{suite}").FIGURES]
+
+
+def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVERVIEW,
+             metric: str = "throughput (GB/s)", scale: str = "absolute"):
+    """The ipywidgets explorer over the runs under ``dirs``: choose runs, chapter, figure, backends,
+    dataset, metric and scale; the figures redraw on every change (live in JupyterLab; in the HTML
+    book the controls and the figure of the saved selection are embedded)."""
+    import ipywidgets as w
+    from IPython.display import display
+
+    if chapter not in CHAPTERS:
+        raise SpecError(f"chapter {chapter!r} is unknown; allowed: {', '.join(CHAPTERS)}")
+    if figure not in figure_names(chapter):
+        raise SpecError(f"figure {figure!r} is unknown for {chapter}; allowed: {', '.join(figure_names(chapter))}")
+    if metric not in METRICS or scale not in SCALES:
+        raise SpecError(f"metric {metric!r} / scale {scale!r}: allowed {', '.join(METRICS)} / {', '.join(SCALES)}")
+    dirs = list(dirs)
+    state = {"runs": find_runs(dirs), "quiet": False}
+    layout = {"width": "95%"}
+    chapter_w = w.Dropdown(options=[(t, s) for s, t in CHAPTERS.items()], value=chapter, description="chapter")
+    runs_w = w.SelectMultiple(description="runs", rows=5, layout=layout)
+    figure_w = w.Dropdown(description="figure", layout=layout)
+    backends_w = w.SelectMultiple(description="backends", rows=6, layout={"width": "45%"})
+    dataset_w = w.Dropdown(description="dataset")
+    metric_w = w.Dropdown(options=list(METRICS), value=metric, description="metric")
+    scale_w = w.ToggleButtons(options=list(SCALES), value=scale, description="scale")
+    add_w = w.Text(placeholder="another results directory, e.g. ~/runs-from-node42", layout={"width": "60%"})
+    add_button = w.Button(description="add runs")
+    message = w.HTML()
+    out = w.Output()
+
+    def _runs_of(suite: str) -> list[Run]:
+        return [r for r in state["runs"] if r.suite == suite]
+
+    def _refresh_chapter(*_) -> None:
+        state["quiet"] = True  # one redraw at the end, not one per control that changes
+        mine = _runs_of(chapter_w.value)
+        runs_w.options = [r.label for r in mine]
+        newest = list({r.path.parents[1]: r.label for r in reversed(mine)}.values())  # newest per directory
+        runs_w.value = tuple(newest)
+        names = figure_names(chapter_w.value)
+        figure_w.options = names
+        figure_w.value = figure if figure in names else OVERVIEW
+        _refresh_filters()
+        state["quiet"] = False
+        _draw()
+
+    def _chosen() -> list[Run]:
+        return [r for r in _runs_of(chapter_w.value) if r.label in runs_w.value]
+
+    def _refresh_filters(*_) -> None:
+        quiet, state["quiet"] = state["quiet"], True
+        try:
+            df = load_rows(_chosen())
+        except SpecError as exc:  # a corrupt record file: said, never deleted
+            message.value, df = f"<b>{exc}</b>", pd.DataFrame()
+        backends_w.options = backends_of(df)
+        backends_w.value = ()
+        dataset_w.options = [ALL, *datasets_of(df)]
+        dataset_w.value = ALL
+        state["quiet"] = quiet
+        _draw()
+
+    def _draw(*_) -> None:
+        if state["quiet"]:
+            return
+        metric_w.disabled = scale_w.disabled = figure_w.value != OVERVIEW
+        with out:
+            out.clear_output(wait=True)
+            if not _chosen():
+                message.value = ("<b>No run of this chapter selected.</b> Runs are found under: "
+                                 + ", ".join(str(d) for d in dirs) + ". Measure one with <code>make book</code>.")
+                return
+            message.value = ""
+            try:
+                figs = figures(_chosen(), figure_w.value, backends_w.value, dataset_w.value, metric_w.value,
+                               scale_w.value)
+            except SpecError as exc:
+                message.value = f"<b>{exc}</b>"
+                return
+            for fig in figs:
+                display(fig)
+                plt.close(fig)
+
+    def _add(*_) -> None:
+        try:
+            path = check_dir(add_w.value)
+        except SpecError as exc:
+            message.value = f"<b>{exc}</b>"
+            return
+        dirs.append(path)
+        state["runs"] = find_runs(dirs)
+        _refresh_chapter()
+        message.value = f"added {path}"
+
+    _refresh_chapter()
+    chapter_w.observe(_refresh_chapter, "value")
+    runs_w.observe(_refresh_filters, "value")
+    for control in (figure_w, backends_w, dataset_w, metric_w, scale_w):  # chapter and runs redraw via refresh
+        control.observe(_draw, "value")
+    add_button.on_click(_add)
+    controls = w.VBox([w.HBox([chapter_w, figure_w]), runs_w, w.HBox([backends_w, w.VBox([dataset_w, metric_w])]),
+                       scale_w, w.HBox([add_w, add_button]), message])
+    return w.VBox([controls, out])
