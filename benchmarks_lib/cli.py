@@ -154,7 +154,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with progress_reporter() as progress:
         result = run_suite(args.suite, params, profile=args.profile, results_dir=args.results_dir,
                            run_id=args.run_id, scratch_dir=args.scratch_dir, progress=progress,
-                           assume_yes=args.yes or None)
+                           assume_yes=args.yes or None, cluster=args.cluster)
     print_run(result.df, result.meta["suite"], f"{args.suite} — {result.run_dir}")
     console.print(f"records: {result.run_dir}")
     return 1 if result.failed else 0
@@ -284,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--param", action="append", metavar="KEY=VALUE", help="any suite parameter (JSON values)")
     sp.add_argument("--run-id", help="name of the run; an existing one is resumed")
     sp.add_argument("--scratch-dir", help="scratch directory (default .iobench-scratch or $IOBENCH_SCRATCH)")
+    sp.add_argument("--cluster", help="run the cases as Dask tasks, one per worker at a time: local, local:N "
+                                      "or a scheduler address tcp://host:8786 (default: here, one after another)")
     yes(sp)
     sp.set_defaults(func=cmd_run)
     sp = sub.add_parser("show", help="summarise a recorded run")

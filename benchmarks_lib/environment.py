@@ -14,8 +14,13 @@ from pathlib import Path
 TRACKED_PACKAGES = (
     "numpy", "zarr", "zarrs", "tensorstore", "acquire-zarr", "ome-writers", "wkw", "h5py",
     "hdf5plugin", "numcodecs", "blosc2", "zvtk", "pyvista", "vtk", "uproot", "root", "fsspec",
-    "obstore", "aiohttp", "pyarrow", "pandas",
+    "obstore", "aiohttp", "pyarrow", "pandas", "dask", "distributed",
 )
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (affinity-aware)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def collect_cpu() -> dict:
@@ -28,7 +33,7 @@ def collect_cpu() -> dict:
     except OSError:
         pass
     return {"cpu_model": model, "cpu_count": os.cpu_count() or 1,
-            "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()}
+            "cpu_affinity": usable_cores()}
 
 
 def collect_memory() -> dict:

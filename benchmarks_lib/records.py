@@ -65,6 +65,8 @@ COLUMNS: dict[str, str] = {
     "fsync_included": "boolean",
     "cache_state": "string",
     "verified": "boolean",
+    "worker_host": "string",
+    "cluster_workers": "Int64",
 }
 
 

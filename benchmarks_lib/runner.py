@@ -129,6 +129,20 @@ def _run_worker(case: Case, job: dict, job_path: Path, timeout_s: float) -> tupl
     return proc.returncode, stderr[-STDERR_TAIL:]
 
 
+def run_one_case(case: Case, job_base: dict, scratch: Path, timeout_s: float) -> tuple[list[dict] | None, int, str]:
+    """One case in a fresh worker process, its scratch a marked directory inside ``scratch`` (removed after):
+    the rows it wrote (None when it wrote none), its exit status and the tail of its stderr."""
+    rows_path = scratch / "rows.json"
+    remove_tree(rows_path, scratch)  # nothing left from a case that was interrupted
+    case_scratch = create_marked_dir(scratch / "case")
+    job = {**job_base, "case": case.to_json(), "scratch": str(case_scratch), "rows": str(rows_path)}
+    try:
+        rc, stderr = _run_worker(case, job, scratch / "job.json", timeout_s)
+    finally:
+        remove_tree(case_scratch, scratch)
+    return _worker_rows(rows_path), rc, stderr
+
+
 def run_suite(
     suite_name: str,
     params: dict | None = None,
@@ -141,8 +155,16 @@ def run_suite(
     case_timeout_s: float = 3600,
     progress: Progress | None = print_progress,
     assume_yes: bool | None = None,
+    cluster: str | None = None,
 ) -> RunResult:
-    """Measure a suite and return its rows; resumes when ``run_id`` names an existing run."""
+    """Measure a suite and return its rows; resumes when ``run_id`` names an existing run.
+
+    ``cluster`` (``local``, or a Dask scheduler address ``tcp://host:port``) runs the cases as Dask tasks,
+    at most one per worker at a time (:mod:`.cluster`); None (the default) runs them here, one after another."""
+    if cluster is not None:
+        from .cluster import parse_cluster
+
+        cluster = parse_cluster(cluster)
     merged, cases, need = plan(suite_name, params, profile, ceiling)
     iterations, warmups = merged["iterations"], merged["warmups"]
     run_id = parse_run_id(run_id if run_id is not None else default_run_id(suite_name, profile))
@@ -182,32 +204,37 @@ def run_suite(
     done = len(cases) - len(todo)
     if done and progress:
         progress(done, len(cases), f"resuming {run_id}: {done} cases already recorded", True)
+    job_base = {"iterations": iterations, "warmups": warmups, "profile": profile, "run_dir": str(run_dir.resolve()),
+                "run_columns": run_columns}
+
+    def limit_of(case: Case) -> float:
+        owner = get_suite(case.suite)
+        return owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
+
+    def record(n: int, case: Case, rows: list[dict] | None, rc: int, stderr: str, seconds: float,
+               extra: dict | None = None) -> None:
+        if rows is None:  # the worker wrote no rows of its own (crashed, killed, timed out, its host lost)
+            reason = f"worker exited with status {rc}" + (" (killed by signal)" if rc < 0 else "")
+            rows = finish_rows([error_row(case, f"{reason}\n{stderr}")], case, run_columns)
+        out = records / f"{case.case_id}.parquet"
+        write_atomic_parquet(to_frame([{**row, **(extra or {})} for row in rows]), out)
+        if progress:
+            progress(n, len(cases), f"{get_suite(case.suite).describe(case)}: {_case_status(out)} ({seconds:.1f} s)",
+                     True)
+
     try:
-        for n, case in enumerate(todo, start=done + 1):
-            out = records / f"{case.case_id}.parquet"
-            rows_path = scratch / "rows.json"
-            remove_tree(rows_path, scratch)  # nothing left from a case that was interrupted
-            case_scratch = create_marked_dir(scratch / "case")
-            job = {"case": case.to_json(), "scratch": str(case_scratch), "iterations": iterations, "warmups": warmups,
-                   "profile": profile, "run_dir": str(run_dir.resolve()), "run_columns": run_columns,
-                   "rows": str(rows_path)}
-            owner = get_suite(case.suite)
-            label = owner.describe(case)
+        if cluster is not None:
+            from .cluster import run_on_cluster
+
+            run_on_cluster(cluster, todo, job_base, str(scratch_root.absolute()), run_id, limit_of,
+                           lambda i, case, rows, rc, stderr, seconds, extra: record(done + i, case, rows, rc, stderr,
+                                                                                    seconds, extra))
+        for n, case in enumerate(todo if cluster is None else [], start=done + 1):
             if progress:
-                progress(n - 1, len(cases), label, False)
+                progress(n - 1, len(cases), get_suite(case.suite).describe(case), False)
             t0 = time.perf_counter()
-            try:
-                limit = owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
-                rc, stderr = _run_worker(case, job, scratch / "job.json", limit)
-            finally:
-                remove_tree(case_scratch, scratch)
-            rows = _worker_rows(rows_path)
-            if rows is None:  # the worker wrote no rows of its own (crashed, killed, timed out)
-                reason = f"worker exited with status {rc}" + (" (killed by signal)" if rc < 0 else "")
-                rows = finish_rows([error_row(case, f"{reason}\n{stderr}")], case, run_columns)
-            write_atomic_parquet(to_frame(rows), out)
-            if progress:
-                progress(n, len(cases), f"{label}: {_case_status(out)} ({time.perf_counter() - t0:.1f} s)", True)
+            rows, rc, stderr = run_one_case(case, job_base, scratch, limit_of(case))
+            record(n, case, rows, rc, stderr, time.perf_counter() - t0)
     finally:
         remove_tree(scratch, scratch)
     df, meta = load_run(run_dir)

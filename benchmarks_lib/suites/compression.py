@@ -25,6 +25,7 @@ import numpy as np
 
 from ..adapters import adapter_class
 from ..datasets import DATASETS, Dataset
+from ..environment import usable_cores
 from ..meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from ..specs import (
     ZSTD_LEVELS,
@@ -49,7 +50,6 @@ from .roundtrip import (
     measure_round_trips,
     parse_generate_bytes,
     skip_rows,
-    usable_cores,
 )
 
 ZARR_FORMATS = ("zarr2", "zarr3")

@@ -16,7 +16,6 @@ library fsyncs its own files, whatever the policy), ``sync_method`` and ``fsync_
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..datasets import Dataset, checksum_array
+from ..environment import usable_cores
 from ..measure import (
     SYNC_METHOD,
     Measurement,
@@ -37,11 +37,6 @@ from ..measure import (
 )
 from ..specs import SpecError, parse_size
 from .common import remove_output
-
-
-def usable_cores() -> int:
-    """CPU cores this process may run on (affinity-aware)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @dataclass

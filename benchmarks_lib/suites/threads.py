@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..datasets import DATASETS, Dataset
+from ..environment import usable_cores
 from ..meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from ..specs import (
     ZSTD_LEVELS,
@@ -46,7 +47,7 @@ from ..specs import (
 from . import Case, CaseContext, Suite
 from .backends import array_point_reason, array_round_trip, backend_names, measure_mesh, suite_backend
 from .common import remove_output, with_defaults
-from .roundtrip import array_data, ceiling_bytes, measure_round_trips, parse_generate_bytes, skip_rows, usable_cores
+from .roundtrip import array_data, ceiling_bytes, measure_round_trips, parse_generate_bytes, skip_rows
 
 
 def scales_with_threads(cls: type) -> bool:
