@@ -65,6 +65,8 @@ class Adapter(Library, ABC):
     requires_sharding: ClassVar[bool] = False
     supports_append: ClassVar[bool] = True
     supports_read: ClassVar[bool] = True
+    #: opens an array another process created and writes its own region (``open_writer``): parallel writes
+    writes_regions: ClassVar[bool] = False
     native_order: ClassVar[str] = "C"
     #: True when the writer fsyncs its files itself (so its write time always includes fsync)
     fsyncs: ClassVar[bool] = False
@@ -124,6 +126,10 @@ class Adapter(Library, ABC):
     @abstractmethod
     def finalize(self) -> None:
         """Flush and close; must be safe to call twice."""
+
+    def open_writer(self, path: Path, spec: ArraySpec) -> None:
+        """Open the existing array at ``path`` for ``write`` (no create): one of several writers of one array."""
+        raise NotImplementedError(f"{self.name} does not write regions of an existing array")
 
     # -- reading ------------------------------------------------------------------------
     @abstractmethod

@@ -56,6 +56,7 @@ class TensorstoreAdapter(Adapter):
     options = ("zarr3", "zarr2")
     codecs = frozenset({"none", "zstd", "gzip", "blosc"})
     supports_sharding = True
+    writes_regions = True
     fsyncs = False
     threads_setting = "Context data_copy_concurrency.limit + file_io_concurrency.limit"
     notes = "writes awaited in write(); file_io_sync off (default fsyncs); append = resize + write; zarr2: no shards"
@@ -100,6 +101,12 @@ class TensorstoreAdapter(Adapter):
         shape = (0, *spec.shape[1:]) if append else spec.shape
         ts_spec = self._spec(path) | {"metadata": self._metadata(spec, shape), "create": True}
         self.store = ts.open(ts_spec, context=self._context()).result()
+
+    def open_writer(self, path: Path, spec: ArraySpec) -> None:
+        import tensorstore as ts
+
+        self.spec, self.path, self._next = spec, path, 0
+        self.store = ts.open(self._spec(path) | {"open": True}, write=True, context=self._context()).result()
 
     def write(self, offset: int, block: np.ndarray) -> None:
         self.store[offset:offset + block.shape[0]].write(block).result()

@@ -40,6 +40,7 @@ class ZarrPythonAdapter(Adapter):
     format = "zarr3"
     codecs = frozenset({"none", "lz4", "zstd", "gzip", "blosc"})
     supports_sharding = True
+    writes_regions = True
     threads_setting = "zarr.config threading.max_workers + async.concurrency"
     #: codec pipeline to use; the zarrs adapter overrides this
     codec_pipeline: str = "zarr.core.codec_pipeline.BatchedCodecPipeline"
@@ -72,6 +73,13 @@ class ZarrPythonAdapter(Adapter):
             shards=spec.dims.shards, compressors=zarr_compressors(spec.codec, spec.dtype),
             dimension_names=spec.dims.names, zarr_format=3, overwrite=False, fill_value=0,
         )
+
+    def open_writer(self, path: Path, spec: ArraySpec) -> None:
+        import zarr
+
+        self._apply_config()
+        self.spec, self.path = spec, path
+        self.array = zarr.open_array(str(path), mode="r+")
 
     def write(self, offset: int, block: np.ndarray) -> None:
         self.array[offset:offset + block.shape[0]] = block

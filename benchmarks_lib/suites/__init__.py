@@ -105,6 +105,7 @@ SUITES: dict[str, str] = {
     "compression": "benchmarks_lib.suites.compression",
     "threads": "benchmarks_lib.suites.threads",
     "cache": "benchmarks_lib.suites.cache",
+    "parallel": "benchmarks_lib.suites.parallel",
 }
 
 

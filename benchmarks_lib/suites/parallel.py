@@ -1,0 +1,235 @@
+"""Parallel writes: W Dask workers write disjoint regions of one Zarr array, then the whole array is verified.
+
+One case is one (backend, alignment): a Dask ``LocalCluster`` of single-threaded worker processes is
+started once, outside any clock, and scaled to each worker count W. The array is created by the case
+(metadata only); each worker generates its region (along the first axis) before the clock and
+keeps it in its memory. The timed region is one wall-clock interval from submitting the W writes
+(each worker opens the array with ``open_writer`` and writes its slab) to the last one finished, plus,
+with ``fsync``, one ``syncfs`` of the store; aggregate GB/s is the array's bytes over it. Each worker also
+times its own write (per-worker GB/s). After the clock the whole array is read back by another library
+and compared with the data slab by slab (one slab = one chunk or shard along the first axis).
+
+Alignments (what makes concurrent writes safe):
+
+- ``chunk``: unsharded array, every region starts and ends on a chunk boundary: no two writers touch one
+  chunk (safe);
+- ``shard``: sharded array, regions on shard boundaries: no two writers touch one shard (safe);
+- ``unaligned``: unsharded array, stripes of half a chunk dealt round-robin to the workers: every chunk has
+  two writers that read, modify and write it without a lock, and the later write can silently drop the
+  other's half (unsafe: its verification says how many slabs came back wrong; a pass is luck, not safety).
+  With one worker it is the same stripes written by one process: safe, and the cost of small writes.
+
+Nothing assumes one host except the store path (a local directory here; on a cluster of several hosts it
+must be a shared filesystem) and the cores: on a 2-core machine the aggregate flattens at W = 2.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from ..adapters import adapter_class
+from ..datasets import DATASETS, Dataset
+from ..environment import usable_cores
+from ..measure import SYNC_METHOD, sync_store, timed
+from ..specs import ArraySpec, SpecError, parse_bool, parse_choice, parse_codec, parse_dims, parse_ints, parse_names
+from . import Case, CaseContext, Suite
+from .backends import backend_names
+from .common import RUN_KEYS, remove_output, with_defaults
+from .roundtrip import ceiling_bytes, skip_rows
+
+NAME = "parallel"
+BACKENDS = backend_names(lambda cls: getattr(cls, "writes_regions", False), kinds=("array",))
+ALIGNMENTS = ("chunk", "shard", "unaligned")
+MAX_WORKERS = 256
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "quick": {
+        "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4], "alignments": ["chunk", "unaligned"],
+        "dataset": "microscopy", "dims": "z:64:8:32,y:1024:256:512,x:1024:256:512", "codec": "blosc-lz4:5:shuffle",
+        "fsync": True, "seed": 0, "iterations": 2, "warmups": 1,
+    },
+    "standard": {
+        "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4, 8], "alignments": list(ALIGNMENTS),
+        "dataset": "microscopy", "dims": "z:256:8:32,y:1024:256:512,x:512:256:512", "codec": "blosc-lz4:5:shuffle",
+        "fsync": True, "seed": 0, "iterations": 3, "warmups": 1,
+    },
+    "seed": {
+        "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4, 8, 16], "alignments": list(ALIGNMENTS),
+        "dataset": "microscopy", "dims": "z:1024:16:64,y:2048:256:512,x:2048:256:512",
+        "codec": "blosc-lz4:5:shuffle", "fsync": True, "seed": 0, "iterations": 3, "warmups": 1,
+    },
+}
+PARAMETERS = tuple(k for k in PROFILES["quick"] if k not in RUN_KEYS)
+
+
+def build_cases(params: dict, profile: str) -> list[Case]:
+    """Validate (SpecError before any work); one case per (backend, alignment)."""
+    p = with_defaults(params, profile, PROFILES, NAME)
+    names = parse_names(p["backends"], "backends", BACKENDS)
+    workers = sorted(set(parse_ints(p["workers"], "workers", minimum=1, maximum=MAX_WORKERS)))
+    alignments = parse_names(p["alignments"], "alignments", ALIGNMENTS)
+    dataset = parse_choice(p["dataset"], "dataset", DATASETS)
+    dims = parse_dims(p["dims"])
+    if not dims.shards:
+        raise SpecError(f"dims {p['dims']!r} needs a shard size on the first axis (name:size:chunk:shard), "
+                        "e.g. z:64:8:32,y:1024:256:512,x:1024:256:512")
+    if len(dims.dims) < 2:
+        raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
+    unit, what = (dims.shards[0], "shards") if "shard" in alignments else (dims.chunks[0], "chunks")
+    if dims.shape[0] % (unit * max(workers)):
+        raise SpecError(f"dims {p['dims']!r}: the first axis ({dims.shape[0]}) must be a multiple of "
+                        f"{unit * max(workers)}, so that it splits into whole {what} ({unit}) for every worker "
+                        f"count up to {max(workers)}")
+    if not isinstance(p["codec"], str):
+        raise SpecError(f"codec {p['codec']!r} must be one codec string, e.g. blosc-lz4:5:shuffle")
+    common = {"workers": workers, "dataset": dataset, "dims": str(dims), "codec": str(parse_codec(p["codec"])),
+              "fsync": parse_bool(p["fsync"], "fsync"), "seed": p["seed"]}
+    return [Case(NAME, name, {**common, "alignment": a}) for name in names for a in alignments]
+
+
+def assignments(length: int, workers: int, step: int, stripe: int | None = None) -> list[list[tuple[int, int]]]:
+    """Per worker, the [start, stop) ranges of the first axis it writes; together they cover ``length`` once.
+
+    Aligned (``stripe`` None): one contiguous range per worker, its boundaries on multiples of ``step``.
+    Unaligned: stripes of ``stripe`` (half a chunk) dealt round-robin, so every chunk has two writers."""
+    if stripe is None:
+        per = length // workers
+        if per % step or per == 0:
+            raise SpecError(f"{length} rows do not split into {workers} ranges on multiples of {step}")
+        return [[(i * per, length if i == workers - 1 else (i + 1) * per)] for i in range(workers)]
+    stripes = [(a, min(a + stripe, length)) for a in range(0, length, stripe)]
+    return [stripes[i::workers] for i in range(workers)]
+
+
+def array_spec(params: dict) -> tuple[ArraySpec, Dataset]:
+    """The case's array (sharded for the ``shard`` alignment only) and its dataset."""
+    dims = parse_dims(params["dims"])
+    if params["alignment"] != "shard":
+        dims = parse_dims(",".join(f"{d.name}:{d.size}:{d.chunk}" for d in dims.dims))
+    dataset = Dataset(params["dataset"], dims.shape, seed=params["seed"])
+    return ArraySpec(dims, dataset.dtype, parse_codec(params["codec"])), dataset
+
+
+# -- what a Dask worker runs (module-level functions: Dask pickles them by name) --------------------
+def prepare_region(params: dict, ranges: list[tuple[int, int]]) -> list[np.ndarray]:
+    """The worker's slabs, generated before any clock and kept in the worker's memory."""
+    spec, dataset = array_spec(params)
+    rest = tuple(slice(None) for _ in spec.shape[1:])
+    return [np.ascontiguousarray(dataset.region((slice(a, b), *rest))) for a, b in ranges]
+
+
+def write_region(backend: str, path: str, params: dict, ranges: list[tuple[int, int]],
+                 blocks: list[np.ndarray]) -> dict:
+    """Open the array and write this worker's slabs; the worker's own wall and CPU time of it."""
+    from pathlib import Path
+
+    spec, _ = array_spec(params)
+    adapter = adapter_class(backend, "array")(threads=1)
+    t0, c0 = time.perf_counter(), time.process_time()
+    adapter.open_writer(Path(path), spec)
+    for (start, _), block in zip(ranges, blocks, strict=True):
+        adapter.write(start, block)
+    adapter.finalize()
+    return {"elapsed_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
+            "nbytes": sum(b.nbytes for b in blocks)}
+
+
+# -- one case ---------------------------------------------------------------------------------------
+def verify(reader_name: str, path, spec: ArraySpec, dataset: Dataset) -> tuple[int, int]:
+    """(slabs that came back wrong, slabs): the whole array read by ``reader_name``, slab by slab."""
+    reader = adapter_class(reader_name, "array")()
+    reader.open_reader(path, spec)
+    step = (spec.dims.shards or spec.dims.chunks)[0]
+    wrong = 0
+    try:
+        for start in range(0, spec.shape[0], step):
+            index = (slice(start, min(start + step, spec.shape[0])), *(slice(None) for _ in spec.shape[1:]))
+            wrong += not np.array_equal(reader.read(index), dataset.region(index))
+    finally:
+        reader.close_reader()
+    return wrong, math.ceil(spec.shape[0] / step)
+
+
+def run_case(case: Case, ctx: CaseContext) -> list[dict]:
+    p, backend = case.params, case.backend
+    spec, dataset = array_spec(p)
+    step = (spec.dims.shards or spec.dims.chunks)[0]
+    stripe = max(1, spec.dims.chunks[0] // 2) if p["alignment"] == "unaligned" else None
+    cls = adapter_class(backend, "array")
+    # verified by another library: no adapter that is this one's subclass or base (zarrs runs zarr-python's API)
+    reader = next((n for n in BACKENDS if not issubclass(other := adapter_class(n, "array"), cls)
+                   and not issubclass(cls, other)), backend)
+    columns = {"dataset": p["dataset"], "dtype": dataset.dtype, "codec": p["codec"], "alignment": p["alignment"],
+               "layout": "sharded" if spec.dims.shards else "unsharded", "shape": list(spec.shape),
+               "chunks": list(spec.dims.chunks), "cores": usable_cores(), "fsync_included": p["fsync"],
+               "sync_method": SYNC_METHOD if p["fsync"] else None, "verified_by": reader,
+               "nbytes": spec.nbytes, "region_step": step, "stripe": stripe}
+    if reason := cls().is_incompatible(spec, "write"):
+        return skip_rows(reason, columns, ("write",))
+    try:
+        from distributed import Client, LocalCluster, wait
+    except ImportError:
+        return skip_rows("Dask is not installed: pip install 'iobench-book[cluster]'", columns, ("write",))
+    rows: list[dict] = []
+    path = ctx.scratch / "parallel.zarr"
+    with LocalCluster(n_workers=max(p["workers"]), threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        addresses = sorted(client.scheduler_info()["workers"])
+        client.run(lambda: __import__(cls.module))  # every worker imports the library before any clock
+        for w in p["workers"]:
+            work = assignments(spec.shape[0], w, step, stripe)
+            for it in range(-ctx.warmups, ctx.iterations):
+                remove_output(path)  # off the clock: the last round's array
+                creator = cls()
+                creator.create(path, spec)  # metadata only; every chunk is written by the workers
+                creator.finalize()
+                slabs = [client.submit(prepare_region, p, ranges, workers=[addresses[i]], pure=False)
+                         for i, ranges in enumerate(work)]
+                wait(slabs)
+                with timed(sample=False, io=False) as region:
+                    writes = [client.submit(write_region, backend, str(path), p, ranges, slab,
+                                            workers=[addresses[i]], pure=False)
+                              for i, (ranges, slab) in enumerate(zip(work, slabs, strict=True))]
+                    done = client.gather(writes)
+                    if p["fsync"]:
+                        sync_store(path)
+                del slabs, writes
+                if it < 0:
+                    continue
+                wrong, total = verify(reader, path, spec, dataset)
+                measured = region.result.as_row()
+                rows.append({**columns, **measured, "operation": "write", "iteration": it, "workers": w,
+                             "gbps": spec.nbytes / measured["elapsed_s"] / 1e9,
+                             "cpu_s": sum(d["cpu_s"] for d in done),
+                             "worker_gbps_median": float(np.median([d["nbytes"] / d["elapsed_s"] / 1e9 for d in done])),
+                             "worker_gbps_min": float(min(d["nbytes"] / d["elapsed_s"] / 1e9 for d in done)),
+                             "slabs_wrong": wrong, "slabs": total, "verified": wrong == 0,
+                             "cache_state": None})
+    remove_output(path)
+    return rows
+
+
+def scratch_bytes(cases: list[Case]) -> int:
+    return 2 * max((array_spec({**c.params, "alignment": "chunk"})[0].nbytes for c in cases), default=0)
+
+
+SUITE = Suite(
+    name=NAME,
+    title="Parallel writes: W Dask workers write disjoint regions of one Zarr array",
+    build_cases=build_cases,
+    run_case=run_case,
+    profiles=PROFILES,
+    scratch_bytes=scratch_bytes,
+    ceiling_bytes=lambda cases: ceiling_bytes(array_spec({**c.params, "alignment": "chunk"})[0].nbytes
+                                              for c in cases),
+    label_keys=("alignment",),
+    summary="benchmarks_lib.chapters.parallel:summary",
+    smoke={"workers": [1, 2], "alignments": ["chunk", "unaligned"], "dims": "z:8:2:4,y:64:32:64,x:64:32:64",
+           "iterations": 1, "warmups": 0},
+)
+
+__all__ = ["ALIGNMENTS", "BACKENDS", "PROFILES", "SUITE", "assignments", "build_cases", "run_case"]

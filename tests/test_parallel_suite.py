@@ -1,0 +1,54 @@
+"""Parallel writes: W real Dask workers write one real Zarr array; regions cover it exactly once; the whole
+array is verified by the other library; bad parameters are refused before any work."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks_lib.runner import run_suite
+from benchmarks_lib.specs import SpecError
+from benchmarks_lib.suites.parallel import SUITE, assignments, build_cases
+
+from conftest import assert_refused_naming_the_value
+
+pytest.importorskip("distributed")
+
+
+@pytest.mark.parametrize("length,workers,step,stripe", [(64, 1, 8, None), (64, 4, 8, None), (64, 2, 8, 4),
+                                                         (64, 4, 32, 4), (10, 3, 1, 3)])
+def test_assignments_cover_the_axis_exactly_once(length, workers, step, stripe):
+    work = assignments(length, workers, step, stripe)
+    assert len(work) == workers
+    rows = sorted(r for ranges in work for a, b in ranges for r in range(a, b))
+    assert rows == list(range(length))
+    if stripe is None:  # aligned: one range each, on multiples of step
+        assert all(len(r) == 1 and r[0][0] % step == 0 for r in work)
+    with pytest.raises(SpecError, match="multiples"):
+        assignments(60, 8, 8)
+
+
+@pytest.mark.parametrize("bad", [{"workers": [0]}, {"workers": "two"}, {"alignments": ["diagonal"]},
+                                 {"backends": ["h5py"]}, {"dims": "z:64:8,y:64:32,x:64:32"},
+                                 {"dims": "z:60:4:12,y:64:32:64,x:64:32:64"}, {"codec": ["lz4"]},
+                                 {"fsync": "yes"}, {"dataset": "noise"}])
+def test_bad_parameters_are_refused_naming_the_value(bad):
+    assert_refused_naming_the_value(build_cases, {}, bad)
+
+
+def test_workers_write_one_array_and_it_is_verified_by_the_other_library(workdir):
+    params = {**SUITE.smoke, "alignments": ["chunk", "shard", "unaligned"], "iterations": 2}
+    result = run_suite("parallel", params, profile="quick", results_dir=workdir / "results", run_id="par",
+                       progress=None)
+    df = result.df
+    rows = df[(df["backend"] != "ceiling") & (df["status"] == "ok")]
+    assert set(rows["backend"]) == {"zarr-python", "tensorstore"}
+    assert set(rows["alignment"]) == {"chunk", "shard", "unaligned"} and set(rows["workers"]) == {1, 2}
+    assert len(rows) == 2 * 3 * 2 * 2  # backends x alignments x workers x iterations
+    assert (rows["gbps"] > 0).all() and (rows["worker_gbps_median"] > 0).all()
+    assert set(rows["verified_by"]) == {"zarr-python", "tensorstore"}
+    assert (rows["verified_by"] != rows["backend"]).all()  # always the other library
+    safe = rows[rows["alignment"] != "unaligned"]
+    assert safe["verified"].all() and (safe["slabs_wrong"] == 0).all()
+    assert set(rows.loc[rows["alignment"] == "shard", "layout"]) == {"sharded"}
+    assert rows["fsync_included"].all() and set(rows["sync_method"]) == {"syncfs"}
+    assert not [p for p in (workdir / "scratch").iterdir()]
