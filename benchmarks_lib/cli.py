@@ -272,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--profile", default="quick", choices=PROFILES)
     sp.set_defaults(func=cmd_suites)
     sp = sub.add_parser("run", help="measure a suite and save its records")
-    sp.add_argument("suite", help="writers, compression, threads, cache or ceiling")
+    sp.add_argument("suite", help="writers, compression, threads, cache, parallel or ceiling")
     common(sp)
     sp.add_argument("-d", "--dims", help="name:size[:chunk[:shard]],... e.g. t:64,y:1080:540,x:1920")
     sp.add_argument("-b", "--backend", action="append", help="a backend (repeatable); 'all' for every one")
