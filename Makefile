@@ -1,6 +1,7 @@
 # make book   - set up .venv (if missing), execute every notebook on PROFILE, build the HTML book
 # make test   - set up .venv with test dependencies and run the whole test suite
 # make lab    - set up .venv and open JupyterLab on notebooks/ (results still go to the repository's results/)
+# make minio  - build the MinIO S3 server once (Go module proxy) into a cache outside the repository
 # make lint   - ruff
 # make clean  - remove build outputs and executed notebooks (never results/)
 PYTHON ?= python3
@@ -9,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: book test lab lint clean install sysdeps
+.PHONY: book test lab lint clean install sysdeps minio
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,10 +35,23 @@ sysdeps:
 	  fi; \
 	else echo "note: not root: fio/nginx/chromium are not installed automatically (tests that need them skip)"; fi
 
-book: install sysdeps
+# MinIO for the S3 chapter and tests: its version has one home, benchmarks_lib/servers/minio.py
+MINIO_VERSION := $(shell sed -n 's/^MINIO_VERSION = "\(.*\)"/\1/p' benchmarks_lib/servers/minio.py)
+MINIO_BIN := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/iobench-book/minio/bin/minio
+
+minio:
+	@if [ -n "$$IOBENCH_MINIO" ] || command -v minio >/dev/null 2>&1 || [ -x "$(MINIO_BIN)" ]; then :; \
+	elif command -v go >/dev/null 2>&1; then \
+	  echo "building MinIO $(MINIO_VERSION) into $(MINIO_BIN) (once; a few minutes) ..."; t0=$$(date +%s); \
+	  if GOBIN=$(dir $(MINIO_BIN)) go install github.com/minio/minio@$(MINIO_VERSION); then \
+	    echo "MinIO built in $$(( $$(date +%s) - t0 )) s"; \
+	  else echo "note: the MinIO build failed (the S3 tests skip)"; fi; \
+	else echo "note: neither Go nor a minio binary: the S3 tests skip (install Go, then make minio)"; fi
+
+book: install sysdeps minio
 	$(BIN)/iobench book --profile $(PROFILE)
 
-test: install sysdeps
+test: install sysdeps minio
 	$(BIN)/python -m pytest -q
 
 lab: install

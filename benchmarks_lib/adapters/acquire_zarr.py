@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..specs import ArraySpec
+from ..storage import S3Target
 from .base import Adapter
 
 _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
@@ -29,6 +30,7 @@ class AcquireZarrAdapter(Adapter):
     supports_sharding = True
     requires_sharding = True
     supports_read = False
+    stores = ("file", "s3")
     threads_setting = "StreamSettings.max_threads"
     #: it fsyncs every file it writes (seen with strace) and has no setting to turn that off
     fsyncs = True
@@ -63,8 +65,13 @@ class AcquireZarrAdapter(Adapter):
         # Appending streams an unbounded first axis (size 0); a write declares the final size.
         array = aqz.ArraySettings(dimensions=self._dimensions(spec, 0 if append else spec.shape[0]),
                                   data_type=np.dtype(spec.dtype), compression=compression)
-        self.stream = aqz.ZarrStream(aqz.StreamSettings(arrays=[array], store_path=str(path),
-                                                        max_threads=self.threads or 0, overwrite=True))
+        settings = aqz.StreamSettings(arrays=[array], store_path=str(path), max_threads=self.threads or 0,
+                                      overwrite=True)
+        if isinstance(path, S3Target):  # credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY of this process
+            settings.store_path = path.prefix.rstrip("/")
+            settings.s3 = aqz.S3Settings(endpoint=path.endpoint or f"https://s3.{path.region}.amazonaws.com",
+                                         bucket_name=path.bucket, region=path.region)
+        self.stream = aqz.ZarrStream(settings)
 
     def write(self, offset: int, block: np.ndarray) -> None:
         if offset != self._next:

@@ -67,6 +67,8 @@ class Adapter(Library, ABC):
     supports_read: ClassVar[bool] = True
     #: opens an array another process created and writes its own region (``open_writer``): parallel writes
     writes_regions: ClassVar[bool] = False
+    #: where it can write and read: "file" (a local path), "s3" (a ``storage.S3Target`` given as the path)
+    stores: ClassVar[tuple[str, ...]] = ("file",)
     native_order: ClassVar[str] = "C"
     #: True when the writer fsyncs its files itself (so its write time always includes fsync)
     fsyncs: ClassVar[bool] = False

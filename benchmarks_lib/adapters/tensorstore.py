@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..specs import ArraySpec, CodecSpec
+from ..storage import S3Target
 from .base import Adapter
 
 _SHUFFLE_V2 = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
@@ -57,6 +58,7 @@ class TensorstoreAdapter(Adapter):
     codecs = frozenset({"none", "zstd", "gzip", "blosc"})
     supports_sharding = True
     writes_regions = True
+    stores = ("file", "s3")
     fsyncs = False
     threads_setting = "Context data_copy_concurrency.limit + file_io_concurrency.limit"
     notes = "writes awaited in write(); file_io_sync off (default fsyncs); append = resize + write; zarr2: no shards"
@@ -90,9 +92,9 @@ class TensorstoreAdapter(Adapter):
                 "chunk_key_encoding": {"name": "default"}, "codecs": zarr3_codecs(spec),
                 "dimension_names": list(spec.dims.names)}
 
-    def _spec(self, path: Path) -> dict:
-        return {"driver": "zarr" if self.format == "zarr2" else "zarr3",
-                "kvstore": {"driver": "file", "path": str(path)}}
+    def _spec(self, path: Path | S3Target) -> dict:
+        kvstore = path.kvstore() if isinstance(path, S3Target) else {"driver": "file", "path": str(path)}
+        return {"driver": "zarr" if self.format == "zarr2" else "zarr3", "kvstore": kvstore}
 
     def create(self, path: Path, spec: ArraySpec, *, append: bool = False) -> None:
         import tensorstore as ts

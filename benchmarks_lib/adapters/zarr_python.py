@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..specs import ArraySpec, CodecSpec
+from ..storage import S3Target
 from .base import Adapter
 
 
@@ -32,6 +33,15 @@ def zarr_compressors(codec: CodecSpec, dtype: str) -> list:
                           typesize=np.dtype(dtype).itemsize)]
 
 
+def zarr_store(path: Path | S3Target, read_only: bool = False):
+    """What zarr-python opens: a local path as text, an S3 location as an obstore ``ObjectStore``."""
+    if isinstance(path, S3Target):
+        from zarr.storage import ObjectStore
+
+        return ObjectStore(path.obstore(), read_only=read_only)
+    return str(path)
+
+
 class ZarrPythonAdapter(Adapter):
     name = "zarr-python"
     module = "zarr"
@@ -41,6 +51,7 @@ class ZarrPythonAdapter(Adapter):
     codecs = frozenset({"none", "lz4", "zstd", "gzip", "blosc"})
     supports_sharding = True
     writes_regions = True
+    stores = ("file", "s3")
     threads_setting = "zarr.config threading.max_workers + async.concurrency"
     #: codec pipeline to use; the zarrs adapter overrides this
     codec_pipeline: str = "zarr.core.codec_pipeline.BatchedCodecPipeline"
@@ -69,7 +80,7 @@ class ZarrPythonAdapter(Adapter):
         self.spec, self.path, self._appending = spec, path, append
         shape = (0, *spec.shape[1:]) if append else spec.shape
         self.array = zarr.create_array(
-            store=str(path), shape=shape, dtype=spec.dtype, chunks=spec.dims.chunks,
+            store=zarr_store(path), shape=shape, dtype=spec.dtype, chunks=spec.dims.chunks,
             shards=spec.dims.shards, compressors=zarr_compressors(spec.codec, spec.dtype),
             dimension_names=spec.dims.names, zarr_format=3, overwrite=False, fill_value=0,
         )
@@ -79,7 +90,7 @@ class ZarrPythonAdapter(Adapter):
 
         self._apply_config()
         self.spec, self.path = spec, path
-        self.array = zarr.open_array(str(path), mode="r+")
+        self.array = zarr.open_array(zarr_store(path), mode="r+")
 
     def write(self, offset: int, block: np.ndarray) -> None:
         self.array[offset:offset + block.shape[0]] = block
@@ -95,7 +106,7 @@ class ZarrPythonAdapter(Adapter):
         import zarr
 
         self._apply_config()
-        self.reader = zarr.open_array(str(path), mode="r")
+        self.reader = zarr.open_array(zarr_store(path, read_only=True), mode="r")
 
     def read(self, index: tuple[slice, ...]) -> np.ndarray:
         return self.reader[index]

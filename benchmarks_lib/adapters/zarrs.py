@@ -22,6 +22,8 @@ class ZarrsAdapter(ZarrPythonAdapter):
     threads_setting = "zarr.config threading.max_workers (Rust threads) + codec_pipeline.chunk_concurrent_maximum"
     notes = "zarr-python API, Rust codec pipeline (strict: no silent fallback)"
     codec_pipeline = "zarrs.ZarrsCodecPipeline"
+    #: its Rust pipeline reads and writes local stores; an obstore S3 store is not measured through it here
+    stores = ("file",)
 
     def _config(self) -> dict:
         config = super()._config()

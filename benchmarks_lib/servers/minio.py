@@ -1,0 +1,196 @@
+"""A real S3 server on 127.0.0.1: MinIO, started and stopped by whoever needs it (a test, a suite's case).
+
+MinIO is one Go binary: ``make minio`` builds it once from the Go module proxy into a cache outside the
+repository (``$XDG_CACHE_HOME/iobench-book/minio/bin/minio``); ``$IOBENCH_MINIO`` or a ``minio`` on PATH are
+used first. Each start gets fresh random credentials, kept in this process and handed to the S3 clients
+through the standard AWS environment variables of the processes that need them: never in a record, a log
+or the book. The server's own counters (requests per S3 API call, bytes received and sent) come from its
+Prometheus endpoint (public on this private, loopback-only server), read before and after a timed region.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..availability import not_installed
+from ..scratch import make_temp_scratch, remove_tree
+from . import HOST, ServerUnavailable
+
+#: the MinIO module version ``make minio`` builds (``go install github.com/minio/minio@VERSION``)
+MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"
+MINIO_INSTALL_HINT = f"make minio (Go: go install github.com/minio/minio@{MINIO_VERSION}), or set IOBENCH_MINIO"
+REGION = "us-east-1"
+
+
+def cache_binary() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "iobench-book" / "minio" / "bin" / "minio"
+
+
+def minio_path() -> str | None:
+    """``$IOBENCH_MINIO``, a ``minio`` on PATH, or the one ``make minio`` built; None when there is none."""
+    for candidate in (os.environ.get("IOBENCH_MINIO"), shutil.which("minio"), str(cache_binary())):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def minio_missing_reason() -> str | None:
+    return None if minio_path() else not_installed("MinIO (no minio binary)", MINIO_INSTALL_HINT)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class S3Counts:
+    """What the server saw: requests per S3 API call and bytes in and out."""
+
+    requests: dict[str, float] = field(default_factory=dict)
+    received_bytes: float = 0.0
+    sent_bytes: float = 0.0
+
+    def __sub__(self, other: S3Counts) -> S3Counts:
+        keys = set(self.requests) | set(other.requests)
+        return S3Counts({k: self.requests.get(k, 0) - other.requests.get(k, 0) for k in keys
+                         if self.requests.get(k, 0) - other.requests.get(k, 0)},
+                        self.received_bytes - other.received_bytes, self.sent_bytes - other.sent_bytes)
+
+    def as_row(self) -> dict:
+        return {"s3_requests": int(sum(self.requests.values())),
+                "s3_put_requests": int(sum(v for k, v in self.requests.items() if k.startswith(("put", "upload",
+                                                                                                "createmultipart",
+                                                                                                "completemultipart")))),
+                "s3_get_requests": int(sum(v for k, v in self.requests.items() if k.startswith(("get", "head")))),
+                "s3_received_bytes": int(self.received_bytes), "s3_sent_bytes": int(self.sent_bytes)}
+
+
+_METRIC = re.compile(r'^(minio_s3_requests_total|minio_s3_traffic_received_bytes|minio_s3_traffic_sent_bytes)'
+                     r'(\{[^}]*\})?\s+([0-9.eE+-]+)$')
+
+
+class MinioServer:
+    """``minio server`` on 127.0.0.1 over a marked temporary directory; a context manager.
+
+    ``endpoint`` is its URL, ``env`` the AWS variables an S3 client needs (the credentials of this start
+    only), ``bucket`` an empty bucket created at start."""
+
+    kind = "minio"
+
+    def __init__(self, bucket: str = "iobench") -> None:
+        self.executable = minio_path()
+        if self.executable is None:
+            raise ServerUnavailable(minio_missing_reason())
+        self.bucket = bucket
+        self.port = 0
+        self._proc: subprocess.Popen | None = None
+        self._dir: Path | None = None
+        self.env: dict[str, str] = {}
+        self.start_s = float("nan")
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def __enter__(self) -> MinioServer:
+        t0 = time.perf_counter()
+        self._dir = make_temp_scratch("iobench-minio-")
+        self.port = _free_port()
+        user, password = f"iobench{secrets.token_hex(4)}", secrets.token_urlsafe(24)
+        self.env = {"AWS_ACCESS_KEY_ID": user, "AWS_SECRET_ACCESS_KEY": password, "AWS_REGION": REGION,
+                    "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": self.endpoint, "AWS_ALLOW_HTTP": "true",
+                    "AWS_EC2_METADATA_DISABLED": "true"}
+        env = {**os.environ, "MINIO_ROOT_USER": user, "MINIO_ROOT_PASSWORD": password,
+               "MINIO_PROMETHEUS_AUTH_TYPE": "public", "MINIO_BROWSER": "off", "MINIO_UPDATE": "off",
+               "MINIO_REGION": REGION}
+        self._proc = subprocess.Popen(
+            [self.executable, "server", str(self._dir / "data"), "--address", f"{HOST}:{self.port}", "--quiet"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            self._wait_ready()
+            self._make_bucket()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        self.start_s = time.perf_counter() - t0
+        return self
+
+    def _wait_ready(self, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc is not None and self._proc.poll() is not None:
+                err = (self._proc.stderr.read() if self._proc.stderr else "")[-500:]
+                raise RuntimeError(f"minio exited with status {self._proc.returncode} before it was ready: {err}")
+            with contextlib.suppress(OSError), urllib.request.urlopen(f"{self.endpoint}/minio/health/ready",
+                                                                        timeout=1) as r:
+                if r.status == 200:
+                    return
+            time.sleep(0.1)
+        raise RuntimeError(f"minio was not ready on {self.endpoint} within {timeout_s} s")
+
+    def _make_bucket(self) -> None:
+        """The run's bucket, made with s3fs (obstore, the clients' store, cannot create buckets)."""
+        try:
+            import s3fs
+        except ImportError:
+            raise ServerUnavailable(not_installed("s3fs (to create the bucket)",
+                                                  "pip install 'iobench-book[s3]'")) from None
+        fs = s3fs.S3FileSystem(key=self.env["AWS_ACCESS_KEY_ID"], secret=self.env["AWS_SECRET_ACCESS_KEY"],
+                               client_kwargs={"endpoint_url": self.endpoint, "region_name": REGION})
+        fs.mkdir(self.bucket)
+
+    def store_options(self) -> dict:
+        """Keyword arguments of ``obstore.store.S3Store`` for this server (credentials included: never record)."""
+        return {"endpoint": self.endpoint, "region": REGION, "access_key_id": self.env["AWS_ACCESS_KEY_ID"],
+                "secret_access_key": self.env["AWS_SECRET_ACCESS_KEY"], "client_options": {"allow_http": True}}
+
+    def counts(self) -> S3Counts:
+        """The server's request and byte counters now (Prometheus v2 cluster metrics)."""
+        with urllib.request.urlopen(f"{self.endpoint}/minio/v2/metrics/cluster", timeout=10) as r:
+            text = r.read().decode()
+        requests: dict[str, float] = {}
+        received = sent = 0.0
+        for line in text.splitlines():
+            m = _METRIC.match(line.strip())
+            if not m:
+                continue
+            name, labels, value = m.group(1), m.group(2) or "", float(m.group(3))
+            if name == "minio_s3_requests_total":
+                api = re.search(r'api="([^"]+)"', labels)
+                key = api.group(1).lower() if api else "other"
+                requests[key] = requests.get(key, 0) + value
+            elif name == "minio_s3_traffic_received_bytes":
+                received += value
+            else:
+                sent += value
+        return S3Counts(requests, received, sent)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            if self._proc.stderr:
+                self._proc.stderr.close()
+            self._proc = None
+        if self._dir is not None:
+            remove_tree(self._dir, self._dir)
+            self._dir = None
+
+
+__all__ = ["MINIO_INSTALL_HINT", "MINIO_VERSION", "MinioServer", "S3Counts", "minio_missing_reason", "minio_path"]

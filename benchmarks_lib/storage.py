@@ -1,0 +1,79 @@
+"""Where an array is stored: a local path, or an S3 location (``s3://bucket/prefix`` at an endpoint).
+
+An :class:`S3Target` holds no secret: credentials come from the standard AWS environment variables
+(``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``) of the process that writes or
+reads, as every AWS-compatible client expects, so they never reach a record, a log or the book. Any
+endpoint works: the MinIO this project starts (``servers.minio``), AWS, Ceph or a user's own MinIO.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+
+from .specs import SpecError
+
+#: S3 bucket names: 3-63 lower-case letters, digits, dots and hyphens, starting and ending alphanumeric
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
+_ENDPOINT = re.compile(r"^https?://[A-Za-z0-9_.\-\[\]:]+(:\d{1,5})?/?$")
+
+
+@dataclass(frozen=True)
+class S3Target:
+    """``s3://bucket/prefix`` at ``endpoint`` (None: AWS) in ``region``; a store lives under the prefix."""
+
+    bucket: str
+    prefix: str = ""
+    endpoint: str | None = None
+    region: str = "us-east-1"
+
+    @property
+    def url(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}"
+
+    def child(self, name: str) -> S3Target:
+        """The location ``name`` under this prefix."""
+        return replace(self, prefix=f"{self.prefix.rstrip('/')}/{name}".lstrip("/"))
+
+    def kvstore(self) -> dict:
+        """TensorStore's ``s3`` kvstore spec (credentials from the environment)."""
+        spec = {"driver": "s3", "bucket": self.bucket, "path": self.prefix.rstrip("/") + "/",
+                "aws_region": self.region}
+        return spec | ({"endpoint": self.endpoint} if self.endpoint else {})
+
+    def obstore(self):
+        """An ``obstore`` S3Store at this location (credentials from the environment)."""
+        from obstore.store import S3Store
+
+        options = {"region": self.region, **credentials()}
+        if self.endpoint:
+            options |= {"endpoint": self.endpoint, "client_options": {"allow_http": self.endpoint.startswith("http:")}}
+        return S3Store(self.bucket, prefix=self.prefix.rstrip("/") or None, **options)
+
+
+def credentials() -> dict[str, str]:
+    """obstore's credential keywords from the standard AWS variables (those that are set)."""
+    names = {"AWS_ACCESS_KEY_ID": "access_key_id", "AWS_SECRET_ACCESS_KEY": "secret_access_key",
+             "AWS_SESSION_TOKEN": "token"}
+    return {key: os.environ[var] for var, key in names.items() if os.environ.get(var)}
+
+
+def parse_s3(value: object, endpoint: object = None, region: object = "us-east-1") -> S3Target:
+    """``s3://bucket[/prefix]`` (and an ``http(s)://host:port`` endpoint, None for AWS); a one-line error otherwise."""
+    text = value.strip() if isinstance(value, str) else ""
+    match = re.fullmatch(r"s3://([^/]+)/?(.*)", text)
+    if not match or not _BUCKET.match(match.group(1)):
+        raise SpecError(f"S3 target {value!r} must be s3://bucket[/prefix] (bucket: 3-63 lower-case letters, digits, "
+                        "dots or hyphens)")
+    prefix = match.group(2).strip("/")
+    if any(part in ("", ".", "..") for part in prefix.split("/")) and prefix:
+        raise SpecError(f"S3 target {value!r}: the prefix may not hold empty, '.' or '..' parts")
+    if endpoint is not None and not (isinstance(endpoint, str) and _ENDPOINT.match(endpoint)):
+        raise SpecError(f"S3 endpoint {endpoint!r} must be http(s)://host[:port], e.g. http://127.0.0.1:9000")
+    if not isinstance(region, str) or not re.fullmatch(r"[a-z0-9\-]{2,32}", region):
+        raise SpecError(f"S3 region {region!r} must be a region name such as us-east-1")
+    return S3Target(match.group(1), prefix, endpoint.rstrip("/") if isinstance(endpoint, str) else None, region)
+
+
+__all__ = ["S3Target", "credentials", "parse_s3"]
