@@ -115,7 +115,7 @@ def test_the_widgets_drive_the_figures(tmp_path):
     pytest.importorskip("ipywidgets")
     record_run(tmp_path / "r", "w")
     box = explore.explorer([tmp_path / "r"])
-    controls, out = box.children
+    controls, _ = box.children
 
     def find(kind: str, description: str | None = None):
         stack = [controls]

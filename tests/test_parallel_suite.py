@@ -4,12 +4,11 @@ array is verified by the other library; bad parameters are refused before any wo
 from __future__ import annotations
 
 import pytest
+from conftest import assert_refused_naming_the_value
 
 from benchmarks_lib.runner import run_suite
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites.parallel import SUITE, assignments, build_cases
-
-from conftest import assert_refused_naming_the_value
 
 pytest.importorskip("distributed")
 

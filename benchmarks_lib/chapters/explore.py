@@ -25,7 +25,8 @@ from .style import WHISKERS, empty_figure, plt, subplots
 
 #: suite -> the chapter's title in the book
 CHAPTERS = {"writers": "Writers", "compression": "Compression", "threads": "Thread scaling",
-            "cache": "Cache and prefetch", "parallel": "Parallel writes"}
+            "cache": "Cache and prefetch", "parallel": "Parallel writes",
+            "s3": "Object storage"}
 OVERVIEW = "Overview: a metric per backend, runs side by side"
 #: metric label -> (column, scale applied to it, higher is better)
 METRICS = {"throughput (GB/s)": ("gbps", 1.0, True), "time (s)": ("elapsed_s", 1.0, False),

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..availability import not_installed
-from ..scratch import make_temp_scratch, remove_tree
+from ..scratch import create_marked_dir, make_temp_scratch, remove_tree
 from . import HOST, ServerUnavailable
 
 #: the MinIO module version ``make minio`` builds (``go install github.com/minio/minio@VERSION``)
@@ -70,6 +70,8 @@ class S3Counts:
 
     def as_row(self) -> dict:
         return {"s3_requests": int(sum(self.requests.values())),
+                "s3_multipart_parts": int(sum(v for k, v in self.requests.items() if k in ("putobjectpart",
+                                                                                          "uploadpart"))),
                 "s3_put_requests": int(sum(v for k, v in self.requests.items() if k.startswith(("put", "upload",
                                                                                                 "createmultipart",
                                                                                                 "completemultipart")))),
@@ -89,8 +91,9 @@ class MinioServer:
 
     kind = "minio"
 
-    def __init__(self, bucket: str = "iobench") -> None:
+    def __init__(self, bucket: str = "iobench", root: str | Path | None = None) -> None:
         self.executable = minio_path()
+        self._root = Path(root) if root is not None else None
         if self.executable is None:
             raise ServerUnavailable(minio_missing_reason())
         self.bucket = bucket
@@ -104,9 +107,22 @@ class MinioServer:
     def endpoint(self) -> str:
         return f"http://{HOST}:{self.port}"
 
+    @property
+    def data_dir(self) -> Path:
+        """Where the server keeps the objects (for page-cache eviction before a cold read)."""
+        assert self._dir is not None
+        return self._dir / "data"
+
+    def read_bytes(self) -> int | None:
+        """Bytes the server process has read from storage so far (/proc/PID/io), None where unreadable."""
+        from .counters import _proc_read_bytes
+
+        return _proc_read_bytes(self._proc.pid) if self._proc is not None else None
+
     def __enter__(self) -> MinioServer:
         t0 = time.perf_counter()
-        self._dir = make_temp_scratch("iobench-minio-")
+        self._dir = create_marked_dir(self._root / f"minio-{secrets.token_hex(4)}") if self._root else \
+            make_temp_scratch("iobench-minio-")
         self.port = _free_port()
         user, password = f"iobench{secrets.token_hex(4)}", secrets.token_urlsafe(24)
         self.env = {"AWS_ACCESS_KEY_ID": user, "AWS_SECRET_ACCESS_KEY": password, "AWS_REGION": REGION,

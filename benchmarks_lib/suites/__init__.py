@@ -106,6 +106,7 @@ SUITES: dict[str, str] = {
     "threads": "benchmarks_lib.suites.threads",
     "cache": "benchmarks_lib.suites.cache",
     "parallel": "benchmarks_lib.suites.parallel",
+    "s3": "benchmarks_lib.suites.s3",
 }
 
 

@@ -1,0 +1,224 @@
+"""Object storage: the writers that can, writing and reading one Zarr array through S3 (a real server).
+
+One case is one backend (every array adapter whose ``stores`` include "s3": tensorstore's s3 kvstore,
+zarr-python through obstore, acquire-zarr's S3 stream). By default each case starts its own MinIO on
+127.0.0.1 (``servers.minio``; fresh credentials, handed to the clients through the AWS environment of
+this case's process only); with ``endpoint`` it uses that server instead (AWS, Ceph, a user's MinIO:
+credentials from the standard AWS variables, the bucket must exist).
+
+Per iteration, all off the clock unless said: the last round's objects are deleted; **write** (timed: the
+first call to the end of finalize, i.e. every object PUT and acknowledged); with the bundled MinIO, its data
+files are evicted from the page cache and the eviction checked; **read** (timed: the whole array back
+through S3 by the same library); the array read again by another library and compared with the data. The
+server's own counters give requests per S3 call (PUT, multipart parts, GET, HEAD, LIST) and bytes in and
+out for each timed region; the multipart part size each library chose is stated where it used multipart.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+from contextlib import ExitStack
+from typing import Any
+
+import numpy as np
+
+from ..adapters import adapter_class
+from ..datasets import DATASETS, Dataset
+from ..measure import cold_read_state, evict_page_cache, timed
+from ..specs import ArraySpec, SpecError, parse_choice, parse_codecs, parse_dims, parse_names
+from ..storage import S3Target, parse_s3
+from . import Case, CaseContext, Suite
+from .backends import backend_names
+from .common import RUN_KEYS, with_defaults
+from .roundtrip import ceiling_bytes, skip_rows
+
+NAME = "s3"
+BACKENDS = backend_names(lambda cls: "s3" in getattr(cls, "stores", ()), kinds=("array",))
+#: the first codec of this list each writer offers (acquire-zarr: Blosc1 only), stated per row
+CODECS = "blosc-lz4:5:shuffle,lz4"
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "quick": {
+        "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
+        "dims": "z:64:32:64,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0, "iterations": 2,
+        "warmups": 1,
+    },
+    "standard": {
+        "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
+        "dims": "z:256:32:64,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0, "iterations": 5,
+        "warmups": 1,
+    },
+    "seed": {
+        "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
+        "dims": "z:1024:64:128,y:2048:256:1024,x:2048:256:1024", "codec": CODECS, "seed": 0, "iterations": 3,
+        "warmups": 1,
+    },
+}
+PARAMETERS = tuple(k for k in PROFILES["quick"] if k not in RUN_KEYS)
+
+
+def build_cases(params: dict, profile: str) -> list[Case]:
+    """Validate (SpecError before any work); one case per backend."""
+    p = with_defaults(params, profile, PROFILES, NAME)
+    names = parse_names(p["backends"], "backends", BACKENDS)
+    target = parse_s3(p["target"], p["endpoint"])
+    dims = parse_dims(p["dims"])
+    if len(dims.dims) < 2:
+        raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
+    codecs = [str(c) for c in parse_codecs(p["codec"], "codec")]
+    if not codecs:
+        raise SpecError("codec is empty; give at least one, e.g. blosc-lz4:5:shuffle")
+    common = {"endpoint": target.endpoint, "target": target.url, "dataset": parse_choice(p["dataset"], "dataset",
+                                                                                      DATASETS),
+              "dims": str(dims), "codecs": codecs, "seed": p["seed"]}
+    return [Case(NAME, name, common) for name in names]
+
+
+def _verifier(backend: str) -> str | None:
+    """Another library that reads Zarr from S3 (not this adapter's subclass or base)."""
+    cls = adapter_class(backend, "array")
+    for name in BACKENDS:
+        other = adapter_class(name, "array")
+        if other.supports_read and not issubclass(other, cls) and not issubclass(cls, other):
+            return name
+    return None
+
+
+def _delete_prefix(target: S3Target) -> None:
+    """Every object under the case's own prefix (a uuid this case made), off the clock."""
+    import obstore
+
+    store = target.obstore()
+    paths = [meta["path"] for batch in obstore.list(store) for meta in batch]
+    for i in range(0, len(paths), 500):
+        obstore.delete(store, paths[i:i + 500])
+
+
+def _object_bytes(target: S3Target) -> tuple[int, int]:
+    """(objects, bytes) under the prefix."""
+    import obstore
+
+    sizes = [meta["size"] for batch in obstore.list(target.obstore()) for meta in batch]
+    return len(sizes), sum(sizes)
+
+
+def run_case(case: Case, ctx: CaseContext) -> list[dict]:
+    p, backend = case.params, case.backend
+    cls = adapter_class(backend, "array")
+    dims = parse_dims(p["dims"])
+    dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
+    codec = next((c for c in parse_codecs(p["codecs"], "codec") if c.family in cls.codecs), None)
+    columns: dict[str, Any] = {"dataset": p["dataset"], "dtype": dataset.dtype, "shape": list(dims.shape),
+                               "chunks": list(dims.chunks), "shards": list(dims.shards or []),
+                               "layout": "sharded" if dims.shards else "unsharded", "nbytes": dataset.nbytes,
+                               "store": "s3", "fsync_included": False}
+    if codec is None:
+        return skip_rows(f"{backend} offers none of {', '.join(p['codecs'])}", columns)
+    spec = ArraySpec(dims, dataset.dtype, codec)
+    columns["codec"] = str(codec)
+    if reason := cls().is_incompatible(spec, "write"):
+        return skip_rows(reason, columns)
+    verifier = _verifier(backend)
+    columns["verified_by"] = verifier
+    values = dataset.region(tuple(slice(None) for _ in dims.shape))  # before any clock
+    rows: list[dict] = []
+    with ExitStack() as stack:
+        server = None
+        if p["endpoint"] is None:
+            from ..servers import ServerUnavailable
+            from ..servers.minio import MinioServer
+
+            try:
+                server = stack.enter_context(MinioServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch))
+            except ServerUnavailable as exc:
+                return skip_rows(str(exc), columns)
+            os.environ.update(server.env)  # this case's process (and its libraries) only; never recorded
+            columns["server"] = f"minio {server.endpoint} (started in {server.start_s:.1f} s)"
+            base = parse_s3(p["target"], server.endpoint)
+        else:
+            columns["server"] = p["endpoint"]
+            base = parse_s3(p["target"], p["endpoint"])
+        target = base.child(f"{backend}-{uuid.uuid4().hex[:8]}")
+        columns["s3_prefix"] = target.url
+        for it in range(-ctx.warmups, ctx.iterations):
+            _delete_prefix(target)
+            writer = cls()
+            before = server.counts() if server else None
+            with timed(sample=False, io=False) as wrote:
+                writer.create(target, spec)
+                writer.write(0, values)
+                writer.finalize()
+            traffic = (server.counts() - before).as_row() if server else {}
+            objects, stored = _object_bytes(target)
+            row = {**columns, **wrote.result.as_row(), **traffic, "operation": "write", "iteration": it,
+                   "objects": objects, "bytes_on_disk": stored, "gbps": dataset.nbytes / wrote.result.elapsed_s / 1e9,
+                   "multipart_part_bytes": _part_bytes(traffic, stored)}
+            read_row: dict[str, Any] = {}
+            if cls.supports_read:
+                state = "warm"
+                server_read0 = None
+                if server:
+                    report = evict_page_cache(server.data_dir)
+                    read_row |= report.as_row()
+                    server_read0 = server.read_bytes()
+                before = server.counts() if server else None
+                reader = cls()
+                with timed(sample=False, io=False) as read:
+                    reader.open_reader(target, spec)
+                    back = reader.read(tuple(slice(None) for _ in dims.shape))
+                    reader.close_reader()
+                if server:
+                    disk = server.read_bytes()
+                    state = cold_read_state(report, None if disk is None or server_read0 is None else
+                                            disk - server_read0, report.bytes)
+                    read_row |= (server.counts() - before).as_row()
+                ok = back.shape == values.shape and np.array_equal(back, values)
+                read_row |= {**columns, **read.result.as_row(), "operation": "read", "iteration": it,
+                             "gbps": dataset.nbytes / read.result.elapsed_s / 1e9, "cache_state": state,
+                             "verified": ok, "objects": objects, "bytes_on_disk": stored}
+            verified = _verify(verifier, target, spec, values) if verifier else None
+            row["verified"] = verified
+            if it >= 0:
+                rows.append(row)
+                if read_row:
+                    rows.append(read_row)
+        _delete_prefix(target)
+    return rows
+
+
+def _part_bytes(traffic: dict, stored: int) -> float | None:
+    """Mean multipart part size of a write that used multipart (None when every object was one PUT)."""
+    parts = traffic.get("s3_multipart_parts") or 0
+    return stored / parts if parts else None
+
+
+def _verify(verifier: str, target: S3Target, spec: ArraySpec, values: np.ndarray) -> bool:
+    reader = adapter_class(verifier, "array")()
+    reader.open_reader(target, spec)
+    try:
+        back = reader.read(tuple(slice(None) for _ in spec.shape))
+    finally:
+        reader.close_reader()
+    return back.shape == values.shape and bool(np.array_equal(back, values))
+
+
+def case_nbytes(case: Case) -> int:
+    dims = parse_dims(case.params["dims"])
+    return math.prod(dims.shape) * np.dtype(DATASETS[case.params["dataset"]][0]).itemsize
+
+
+SUITE = Suite(
+    name=NAME,
+    title="Object storage: Zarr writers and readers through S3 (a real MinIO on 127.0.0.1, or your endpoint)",
+    build_cases=build_cases,
+    run_case=run_case,
+    profiles=PROFILES,
+    scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
+    ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
+    summary="benchmarks_lib.chapters.s3:summary",
+    smoke={"dims": "z:8:4:8,y:64:32:64,x:64:32:64", "iterations": 1, "warmups": 0},
+)
+
+__all__ = ["BACKENDS", "PROFILES", "SUITE", "build_cases", "run_case"]

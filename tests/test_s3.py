@@ -1,0 +1,78 @@
+"""S3 against a real MinIO on 127.0.0.1, started and stopped by the test (skipped, with the reason, where no
+MinIO binary exists: `make minio` builds one when Go is installed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+import pytest
+from conftest import assert_refused_naming_the_value
+
+from benchmarks_lib.runner import run_suite
+from benchmarks_lib.servers.minio import MinioServer, minio_missing_reason
+from benchmarks_lib.specs import SpecError
+from benchmarks_lib.storage import parse_s3
+from benchmarks_lib.suites.s3 import SUITE, build_cases
+
+needs_minio = pytest.mark.skipif(minio_missing_reason() is not None, reason=str(minio_missing_reason()))
+
+
+@pytest.mark.parametrize("bad", ["", "s3://", "s3://A_B/x", "http://bucket/x", "s3://ok-bucket/../x", 3, None])
+def test_bad_s3_targets_are_refused(bad):
+    with pytest.raises(SpecError, match="S3 target"):
+        parse_s3(bad)
+    with pytest.raises(SpecError, match="endpoint"):
+        parse_s3("s3://bucket/x", "ftp://host")
+    target = parse_s3("s3://bucket/a/b/", "http://127.0.0.1:9000/")
+    assert (target.bucket, target.prefix, target.endpoint) == ("bucket", "a/b", "http://127.0.0.1:9000")
+    assert target.child("c").url == "s3://bucket/a/b/c"
+
+
+@pytest.mark.parametrize("bad", [{"backends": ["h5py"]}, {"target": "bucket/x"}, {"endpoint": "localhost"},
+                                 {"dataset": "noise"}, {"codec": ""}])
+def test_bad_parameters_are_refused_naming_the_value(bad):
+    assert_refused_naming_the_value(build_cases, {}, bad)
+
+
+@needs_minio
+def test_minio_starts_counts_and_stops():
+    with MinioServer(bucket="probe") as server:
+        assert server.start_s < 60 and server.port
+        before = server.counts()
+        import obstore
+
+        env = dict(os.environ)  # the credentials go to this process's environment, as a case's do
+        try:
+            os.environ.update(server.env)
+            store = parse_s3("s3://probe/x", server.endpoint).obstore()
+            obstore.put(store, "a", b"0123456789")
+            assert bytes(obstore.get(store, "a").bytes()) == b"0123456789"
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
+        after = server.counts() - before
+        assert after.requests.get("putobject") == 1 and after.requests.get("getobject") == 1
+        assert after.received_bytes >= 10 and after.sent_bytes >= 10
+        port, data = server.port, server.data_dir
+    assert not data.exists()
+    with pytest.raises(OSError):  # stopped: nothing listens any more
+        socket.create_connection(("127.0.0.1", port), timeout=1)
+
+
+@needs_minio
+def test_every_s3_writer_round_trips_through_minio_and_no_secret_is_recorded(workdir):
+    result = run_suite("s3", SUITE.smoke, profile="quick", results_dir=workdir / "results", run_id="s3",
+                       progress=None)
+    df = result.df
+    rows = df[(df["backend"] != "ceiling") & (df["status"] == "ok")]
+    writes = rows[rows["operation"] == "write"]
+    assert set(writes["backend"]) == {"zarr-python", "tensorstore", "acquire-zarr"}
+    assert writes["verified"].all() and (writes["s3_put_requests"] > 0).all() and (writes["objects"] > 0).all()
+    reads = rows[rows["operation"] == "read"]
+    assert set(reads["backend"]) == {"zarr-python", "tensorstore"} and reads["verified"].all()
+    assert (reads["s3_get_requests"] > 0).all()
+    assert set(rows["verified_by"]) <= {"zarr-python", "tensorstore"}
+    text = (df.to_json() + json.dumps(result.meta)).lower()
+    assert "aws_secret" not in text and "secret_access_key" not in text and "minio_root" not in text
