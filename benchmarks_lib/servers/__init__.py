@@ -37,6 +37,13 @@ class ServerUnavailable(RuntimeError):
     """The requested server program is not installed; the message says how to get it."""
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now (for a server started next)."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
 class HTTPServerLike(Protocol):
     """What :func:`serve` returns, whichever the kind."""
 

@@ -15,7 +15,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from ..availability import not_installed
 from ..scratch import create_marked_dir, make_temp_scratch, remove_tree
-from . import HOST, ServerUnavailable
+from . import HOST, ServerUnavailable, free_port
 
 #: the MinIO module version ``make minio`` builds (``go install github.com/minio/minio@VERSION``)
 MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"
@@ -46,12 +45,6 @@ def minio_path() -> str | None:
 
 def minio_missing_reason() -> str | None:
     return None if minio_path() else not_installed("MinIO (no minio binary)", MINIO_INSTALL_HINT)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 @dataclass(frozen=True)
@@ -123,7 +116,7 @@ class MinioServer:
         t0 = time.perf_counter()
         self._dir = create_marked_dir(self._root / f"minio-{secrets.token_hex(4)}") if self._root else \
             make_temp_scratch("iobench-minio-")
-        self.port = _free_port()
+        self.port = free_port()
         user, password = f"iobench{secrets.token_hex(4)}", secrets.token_urlsafe(24)
         self.env = {"AWS_ACCESS_KEY_ID": user, "AWS_SECRET_ACCESS_KEY": password, "AWS_REGION": REGION,
                     "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": self.endpoint, "AWS_ALLOW_HTTP": "true",

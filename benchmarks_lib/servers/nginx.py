@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..availability import find_program, not_installed
 from ..scratch import create_marked_dir, remove_tree
-from . import HOST, ServerUnavailable
+from . import HOST, ServerUnavailable, free_port
 from .counters import ServerCounters, _proc_cpu_s, _proc_read_bytes, _process_tree, _Tally
 from .link import DelayProxy
 from .ranges import ServedRoot, confine, parse_range_header
@@ -32,12 +32,6 @@ def nginx_path() -> str | None:
 def nginx_missing_reason() -> str | None:
     """None when nginx is installed, else a one-line reason with the install hint."""
     return None if nginx_path() else not_installed("nginx (no `nginx` on PATH or in /usr/sbin)", NGINX_INSTALL_HINT)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 def _wait_for_port(port: int, proc: subprocess.Popen, timeout_s: float = 10.0) -> None:
@@ -117,7 +111,7 @@ http {{
         # marked as ours, so that stop() may delete it through scratch.remove_tree
         self._dir = create_marked_dir(Path(tempfile.gettempdir()) / f"iobench-nginx-{uuid.uuid4().hex[:12]}")
         for attempt in range(5):
-            self.nginx_port = _free_port()
+            self.nginx_port = free_port()
             (self._dir / "nginx.conf").write_text(self._config(self.nginx_port))
             self._proc = subprocess.Popen(
                 [self.executable, "-p", str(self._dir), "-c", str(self._dir / "nginx.conf"),
