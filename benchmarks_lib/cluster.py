@@ -95,7 +95,7 @@ def case_task(case_json: str, job_base: dict, scratch_root: str, run_id: str, ti
 
 def run_on_cluster(spec: str, cases: list[Case], job_base: dict, scratch_root: str, run_id: str,
                    limit_of: Callable[[Case], float], record: Callable[..., None]) -> None:
-    """Submit every case; ``record(i, case, rows, rc, stderr, seconds, extra)`` as each one finishes (any order).
+    """Submit every case; ``record(case, rows, rc, stderr, seconds, extra)`` as each one finishes (any order).
 
     ``extra`` holds the columns every row of the case gets: ``worker_host`` and ``cluster_workers``."""
     from distributed import as_completed
@@ -112,15 +112,15 @@ def run_on_cluster(spec: str, cases: list[Case], job_base: dict, scratch_root: s
                                    key=f"iobench-{run_id}-{case.case_id}", pure=False,
                                    resources={RESOURCE: 1} if uses_resource else None)
             futures[future] = case
-        for i, future in enumerate(as_completed(futures), start=1):
+        for future in as_completed(futures):
             case = futures[future]
             try:
                 out = future.result()
             except Exception as exc:  # KilledWorker, a lost connection: the case's error row, the sweep goes on
-                record(i, case, None, -9, f"Dask worker lost during the case: {type(exc).__name__}: {exc}",
+                record(case, None, -9, f"Dask worker lost during the case: {type(exc).__name__}: {exc}",
                        time.perf_counter() - started, {"cluster_workers": n_workers})
                 continue
-            record(i, case, out["rows"], out["rc"], out["stderr"], out["seconds"],
+            record(case, out["rows"], out["rc"], out["stderr"], out["seconds"],
                    {"worker_host": out["host"], "cluster_workers": n_workers})
     finally:
         close()

@@ -211,30 +211,33 @@ def run_suite(
         owner = get_suite(case.suite)
         return owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
 
-    def record(n: int, case: Case, rows: list[dict] | None, rc: int, stderr: str, seconds: float,
+    finished = [done]
+
+    def record(case: Case, rows: list[dict] | None, rc: int, stderr: str, seconds: float,
                extra: dict | None = None) -> None:
+        """Write one finished case's record (an error row when its worker wrote none)."""
         if rows is None:  # the worker wrote no rows of its own (crashed, killed, timed out, its host lost)
             reason = f"worker exited with status {rc}" + (" (killed by signal)" if rc < 0 else "")
             rows = finish_rows([error_row(case, f"{reason}\n{stderr}")], case, run_columns)
         out = records / f"{case.case_id}.parquet"
         write_atomic_parquet(to_frame([{**row, **(extra or {})} for row in rows]), out)
+        finished[0] += 1
         if progress:
-            progress(n, len(cases), f"{get_suite(case.suite).describe(case)}: {_case_status(out)} ({seconds:.1f} s)",
-                     True)
+            progress(finished[0], len(cases),
+                     f"{get_suite(case.suite).describe(case)}: {_case_status(out)} ({seconds:.1f} s)", True)
 
     try:
         if cluster is not None:
             from .cluster import run_on_cluster
 
-            run_on_cluster(cluster, todo, job_base, str(scratch_root.absolute()), run_id, limit_of,
-                           lambda i, case, rows, rc, stderr, seconds, extra: record(done + i, case, rows, rc, stderr,
-                                                                                    seconds, extra))
-        for n, case in enumerate(todo if cluster is None else [], start=done + 1):
-            if progress:
-                progress(n - 1, len(cases), get_suite(case.suite).describe(case), False)
-            t0 = time.perf_counter()
-            rows, rc, stderr = run_one_case(case, job_base, scratch, limit_of(case))
-            record(n, case, rows, rc, stderr, time.perf_counter() - t0)
+            run_on_cluster(cluster, todo, job_base, str(scratch_root.absolute()), run_id, limit_of, record)
+        else:
+            for case in todo:
+                if progress:
+                    progress(finished[0], len(cases), get_suite(case.suite).describe(case), False)
+                t0 = time.perf_counter()
+                rows, rc, stderr = run_one_case(case, job_base, scratch, limit_of(case))
+                record(case, rows, rc, stderr, time.perf_counter() - t0)
     finally:
         remove_tree(scratch, scratch)
     df, meta = load_run(run_dir)
