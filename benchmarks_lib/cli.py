@@ -197,6 +197,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_pack(args: argparse.Namespace) -> int:
+    from .records import find_run, pack_run
+
+    console.print(str(pack_run(find_run(args.results_dir, args.run), args.dest)))
+    return 0
+
+
 def cmd_book(args: argparse.Namespace) -> int:
     from .book import BookError, build_book
 
@@ -308,6 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-o", "--output", help="CSV file to write (default: records.csv in the run directory)")
     sp.add_argument("--force", action="store_true", help="replace the output file if it exists")
     sp.set_defaults(func=cmd_export)
+    sp = sub.add_parser("pack", help="a run copied into another results directory (e.g. reference/), its records in "
+                                     "one compressed parquet file")
+    sp.add_argument("run")
+    sp.add_argument("dest", help="the results directory to copy it into (never written over)")
+    sp.add_argument("--results-dir", default="results")
+    sp.set_defaults(func=cmd_pack)
     sp = sub.add_parser("book", help="execute the notebooks (papermill) and build the HTML book")
     common(sp)
     sp.add_argument("--no-execute", action="store_true", help="build from already executed notebooks")

@@ -230,6 +230,20 @@ def load_results(path: str | Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def pack_run(run_dir: str | Path, dest: str | Path) -> Path:
+    """A copy of a finished run in the results directory ``dest`` (``dest/<machine>/<run id>/``): its run.json and
+    all its rows in one zstd-compressed parquet file, as the committed ``reference/`` holds runs. It is never
+    written over: an existing target is refused."""
+    run_dir = Path(run_dir)
+    df, meta = load_run(run_dir)
+    target = Path(dest) / run_dir.parent.name / run_dir.name
+    if target.exists():
+        raise SpecError(f"pack target {str(target)!r} exists; remove it yourself or pick another directory")
+    write_atomic(target / "records" / "all.parquet", lambda fh: df.to_parquet(fh, index=False, compression="zstd"))
+    write_json_atomic(meta, target / "run.json")
+    return target
+
+
 def export_csv(run_dir: str | Path, out: str | Path | None = None, *, overwrite: bool = False) -> Path:
     """A run's rows as CSV; an existing file is never replaced unless ``overwrite``."""
     target = Path(out) if out else Path(run_dir) / "records.csv"
