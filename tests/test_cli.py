@@ -56,6 +56,19 @@ def test_run_show_compare_export(workdir, capsys):
     assert (csv[(csv["backend"] == "raw") & (csv["operation"] == "total")]["codec"] == "none").all()
     meta = json.loads(next(d for d in run_dirs("results") if d.name == "a").joinpath("run.json").read_text())
     assert meta["params"]["codec"] == "lz4" and meta["environment"]["cpu_count"] >= 1
+    # pack: the run into another results directory (as reference/ holds runs), one parquet file, same rows
+    assert main(["pack", "a", "packed", "--results-dir", "results"]) == 0
+    packed = run_dirs("packed")[0]
+    assert [p.name for p in (packed / "records").iterdir()] == ["all.parquet"]
+    from benchmarks_lib.records import load_run
+
+    original, _ = load_run(next(d for d in run_dirs("results") if d.name == "a"))
+    again, meta_again = load_run(packed)
+    assert len(again) == len(original) and meta_again["run_id"] == "a"
+    stamp = (packed / "run.json").stat().st_mtime_ns
+    capsys.readouterr()
+    assert main(["pack", "a", "packed", "--results-dir", "results"]) == 2  # never written over
+    assert "exists" in capsys.readouterr().err and (packed / "run.json").stat().st_mtime_ns == stamp
 
 
 def test_fio_cross_check(workdir):
