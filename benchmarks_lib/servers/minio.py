@@ -5,7 +5,7 @@ repository (``$XDG_CACHE_HOME/iobench-book/minio/bin/minio``); ``$IOBENCH_MINIO`
 used first. Each start gets fresh random credentials, kept in this process and handed to the S3 clients
 through the standard AWS environment variables of the processes that need them: never in a record, a log
 or the book. The server's own counters (requests per S3 API call, bytes received and sent) come from its
-Prometheus endpoint (public on this private, loopback-only server), read before and after a timed region.
+Prometheus v3 endpoint (public on this private, loopback-only server), read before and after a timed region.
 """
 
 from __future__ import annotations
@@ -72,8 +72,10 @@ class S3Counts:
                 "s3_received_bytes": int(self.received_bytes), "s3_sent_bytes": int(self.sent_bytes)}
 
 
-_METRIC = re.compile(r'^(minio_s3_requests_total|minio_s3_traffic_received_bytes|minio_s3_traffic_sent_bytes)'
-                     r'(\{[^}]*\})?\s+([0-9.eE+-]+)$')
+#: MinIO's v3 API metrics (live: the v2 endpoints serve a cached snapshot, useless around a timed region)
+METRICS_PATH = "/minio/metrics/v3/api/requests"
+_METRIC = re.compile(r'^(minio_api_requests_total|minio_api_requests_traffic_received_bytes'
+                     r'|minio_api_requests_traffic_sent_bytes)(\{[^}]*\})?\s+([0-9.eE+-]+)$')
 
 
 class MinioServer:
@@ -166,8 +168,8 @@ class MinioServer:
                 "secret_access_key": self.env["AWS_SECRET_ACCESS_KEY"], "client_options": {"allow_http": True}}
 
     def counts(self) -> S3Counts:
-        """The server's request and byte counters now (Prometheus v2 cluster metrics)."""
-        with urllib.request.urlopen(f"{self.endpoint}/minio/v2/metrics/cluster", timeout=10) as r:
+        """The server's request and byte counters now (Prometheus v3 API metrics)."""
+        with urllib.request.urlopen(f"{self.endpoint}{METRICS_PATH}", timeout=10) as r:
             text = r.read().decode()
         requests: dict[str, float] = {}
         received = sent = 0.0
@@ -176,11 +178,13 @@ class MinioServer:
             if not m:
                 continue
             name, labels, value = m.group(1), m.group(2) or "", float(m.group(3))
-            if name == "minio_s3_requests_total":
-                api = re.search(r'api="([^"]+)"', labels)
+            if 'type="s3"' not in labels:
+                continue
+            if name == "minio_api_requests_total":
+                api = re.search(r'name="([^"]+)"', labels)
                 key = api.group(1).lower() if api else "other"
                 requests[key] = requests.get(key, 0) + value
-            elif name == "minio_s3_traffic_received_bytes":
+            elif name == "minio_api_requests_traffic_received_bytes":
                 received += value
             else:
                 sent += value

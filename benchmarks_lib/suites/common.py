@@ -7,7 +7,7 @@ from pathlib import Path
 from ..adapters import backend_status
 from ..measure import sync_store
 from ..scratch import remove_tree
-from ..specs import SpecError
+from ..specs import ArraySpec, DimsSpec, SpecError, parse_codec
 
 RUN_KEYS = ("iterations", "warmups")
 
@@ -36,3 +36,18 @@ def remove_output(path: Path) -> None:
     this output's leftover writeback (after a write without fsync) or its deletion."""
     remove_tree(path)
     sync_store(path.parent)
+
+
+def preferred_spec(dims: DimsSpec, dtype: str, codecs: str | list[str], adapter=None,
+                   operation: str = "write") -> ArraySpec:
+    """The array spec with the first codec of the preference list (comma-separated, or a list) that ``adapter``
+    can use for ``operation``; with none that fits, the first whose refusal is not about the codec, so that
+    the skip row says why."""
+    names = codecs.split(",") if isinstance(codecs, str) else list(codecs)
+    specs = [ArraySpec(dims, dtype, parse_codec(c)) for c in names]
+    if adapter is None:
+        return specs[0]
+    for spec in specs:
+        if adapter.is_incompatible(spec, operation) is None:
+            return spec
+    return next((s for s in specs if "codec" not in (adapter.is_incompatible(s, operation) or "")), specs[0])

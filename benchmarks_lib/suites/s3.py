@@ -31,7 +31,7 @@ from ..specs import ArraySpec, SpecError, parse_choice, parse_codecs, parse_dims
 from ..storage import S3Target, parse_s3
 from . import Case, CaseContext, Suite
 from .backends import backend_names
-from .common import RUN_KEYS, with_defaults
+from .common import RUN_KEYS, preferred_spec, with_defaults
 from .roundtrip import ceiling_bytes, skip_rows
 
 NAME = "s3"
@@ -109,15 +109,12 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     cls = adapter_class(backend, "array")
     dims = parse_dims(p["dims"])
     dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
-    codec = next((c for c in parse_codecs(p["codecs"], "codec") if c.family in cls.codecs), None)
+    spec = preferred_spec(dims, dataset.dtype, p["codecs"], cls())
     columns: dict[str, Any] = {"dataset": p["dataset"], "dtype": dataset.dtype, "shape": list(dims.shape),
                                "chunks": list(dims.chunks), "shards": list(dims.shards or []),
                                "layout": "sharded" if dims.shards else "unsharded", "nbytes": dataset.nbytes,
                                "store": "s3", "fsync_included": False}
-    if codec is None:
-        return skip_rows(f"{backend} offers none of {', '.join(p['codecs'])}", columns)
-    spec = ArraySpec(dims, dataset.dtype, codec)
-    columns["codec"] = str(codec)
+    columns["codec"] = str(spec.codec)
     if reason := cls().is_incompatible(spec, "write"):
         return skip_rows(reason, columns)
     verifier = _verifier(backend)

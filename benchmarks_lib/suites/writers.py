@@ -45,7 +45,6 @@ from ..specs import (
     SpecError,
     parse_bool,
     parse_choice,
-    parse_codec,
     parse_codecs,
     parse_count,
     parse_dims,
@@ -54,7 +53,7 @@ from ..specs import (
 )
 from . import Case, CaseContext, Suite
 from .blocks import POOL_CACHE_LIMIT, BlockSource, block_step
-from .common import remove_output, unavailable_reason, with_defaults
+from .common import preferred_spec, remove_output, unavailable_reason, with_defaults
 from .cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
 from .timed_io import (
     append_store,
@@ -197,19 +196,6 @@ def _skip(reason: str, **extra) -> list[dict]:
     return [{"operation": extra.pop("operation", "case"), "status": "skip", "reason": reason, **extra}]
 
 
-def _spec(dims: DimsSpec, dataset: Dataset, codecs: str, adapter: Adapter | None = None,
-          operation: str = "write") -> ArraySpec:
-    """The array spec with the first codec of the preference list that ``adapter`` can write."""
-    specs = [ArraySpec(dims, dataset.dtype, parse_codec(c)) for c in codecs.split(",")]
-    if adapter is None:
-        return specs[0]
-    for spec in specs:
-        if adapter.is_incompatible(spec, operation) is None:
-            return spec
-    # none fits: keep the first whose refusal is not about the codec, so the skip row says why
-    return next((s for s in specs if "codec" not in (adapter.is_incompatible(s, operation) or "")), specs[0])
-
-
 def _codec_used(adapter: Adapter, spec: ArraySpec) -> str:
     return str(spec.codec) if adapter.applies_codec else "none"
 
@@ -229,7 +215,7 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
         dims = base.with_size(0, base.shape[0] * m)
         dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
         adapter = make_adapter(case.backend)
-        spec = _spec(dims, dataset, p["codec"], adapter)
+        spec = preferred_spec(dims, dataset.dtype, p["codec"], adapter)
         extra = {"test": "write", "multiplier": m, "shape": list(dims.shape), "chunks": list(dims.chunks),
                  "dataset": dataset.name, "dtype": dataset.dtype, "codec": _codec_used(adapter, spec)}
         if reason := adapter.is_incompatible(spec, "write"):
@@ -259,7 +245,7 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
     dims = DimsSpec((Dim(base.dims[0].name, frames, 1), *base.dims[1:]))
     dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
     probe = make_adapter(case.backend)
-    spec = _spec(dims, dataset, p["codec"], probe, "append")
+    spec = preferred_spec(dims, dataset.dtype, p["codec"], probe, "append")
     extra = {"test": "append", "shape": list(dims.shape), "chunks": list(dims.chunks), "dataset": dataset.name,
              "dtype": dataset.dtype, "codec": _codec_used(probe, spec)}
     if reason := probe.is_incompatible(spec, "append"):
@@ -313,7 +299,7 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
     anything is timed; full reads and cutouts are checked against that same pool.
     """
     writer = make_adapter(case.backend)
-    spec = _spec(dims, dataset, codec, writer)
+    spec = preferred_spec(dims, dataset.dtype, codec, writer)
     extra = {**extra, "codec": _codec_used(writer, spec)}
     if reason := writer.is_incompatible(spec, "write"):
         return _skip(reason, operation="read_cold", **extra)
