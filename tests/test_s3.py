@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from pathlib import Path
 
 import pytest
 from conftest import assert_refused_naming_the_value
@@ -76,3 +77,29 @@ def test_every_s3_writer_round_trips_through_minio_and_no_secret_is_recorded(wor
     assert set(rows["verified_by"]) <= {"zarr-python", "tensorstore"}
     text = (df.to_json() + json.dumps(result.meta)).lower()
     assert "aws_secret" not in text and "secret_access_key" not in text and "minio_root" not in text
+
+
+@needs_minio
+def test_a_killed_owner_takes_its_minio_down(tmp_path):
+    """A case that crashes (SIGKILL here, a segfault in a library in real life) must not leave its MinIO
+    running and writing into the scratch the runner is about to delete."""
+    import subprocess
+    import sys
+    import time
+
+    script = (f"import os, signal\nfrom benchmarks_lib.servers.minio import MinioServer\n"
+              f"s = MinioServer(root={str(tmp_path)!r}).__enter__()\n"
+              "print(s._proc.pid, flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    pid = int(proc.stdout.split()[0])
+
+    def alive() -> bool:  # a zombie is dead: it only waits for its (gone) parent's reaping
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.time() + 10
+    while time.time() < deadline and alive():
+        time.sleep(0.1)
+    assert not alive()

@@ -44,7 +44,8 @@ def command(target: str, *args: str) -> list[str]:
     return [sys.executable, "-m", ENTRY, target, *args]
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
+    """``preexec_fn`` of every child this package starts (workers, servers): killed when its parent dies."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
@@ -55,7 +56,7 @@ def start(target: str, *args: str, env: dict[str, str] | None = None, **popen: A
     python_path = os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path, **(env or {})}
     return subprocess.Popen(command(target, *args), env=env,
-                            start_new_session=True, preexec_fn=_die_with_parent, **popen)
+                            start_new_session=True, preexec_fn=die_with_parent, **popen)
 
 
 def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict[str, str] | None = None) -> Any:

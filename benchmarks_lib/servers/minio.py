@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..availability import not_installed
+from ..measure.fresh import die_with_parent
 from ..scratch import create_marked_dir, make_temp_scratch, remove_tree
 from . import HOST, ServerUnavailable, free_port
 
@@ -128,7 +129,8 @@ class MinioServer:
                "MINIO_REGION": REGION}
         self._proc = subprocess.Popen(
             [self.executable, "server", str(self._dir / "data"), "--address", f"{HOST}:{self.port}", "--quiet"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            preexec_fn=die_with_parent)  # a crashed case must not leave its server writing into deleted scratch
         try:
             self._wait_ready()
             self._make_bucket()

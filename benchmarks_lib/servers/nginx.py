@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..availability import find_program, not_installed
+from ..measure.fresh import die_with_parent
 from ..scratch import create_marked_dir, remove_tree
 from . import HOST, ServerUnavailable, free_port
 from .counters import ServerCounters, _proc_cpu_s, _proc_read_bytes, _process_tree, _Tally
@@ -116,7 +117,7 @@ http {{
             self._proc = subprocess.Popen(
                 [self.executable, "-p", str(self._dir), "-c", str(self._dir / "nginx.conf"),
                  "-e", str(self._dir / "error.log")],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=die_with_parent)
             try:
                 _wait_for_port(self.nginx_port, self._proc)
                 break

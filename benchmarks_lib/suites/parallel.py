@@ -1,13 +1,14 @@
 """Parallel writes: W Dask workers write disjoint regions of one Zarr array, then the whole array is verified.
 
 One case is one (backend, alignment): a Dask ``LocalCluster`` of single-threaded worker processes is
-started once, outside any clock, and scaled to each worker count W. The array is created by the case
-(metadata only); each worker generates its region (along the first axis) before the clock and
-keeps it in its memory. The timed region is one wall-clock interval from submitting the W writes
-(each worker opens the array with ``open_writer`` and writes its slab) to the last one finished, plus,
-with ``fsync``, one ``syncfs`` of the store; aggregate GB/s is the array's bytes over it. Each worker also
-times its own write (per-worker GB/s). After the clock the whole array is read back by another library
-and compared with the data slab by slab (one slab = one chunk or shard along the first axis).
+started once, outside any clock. The data is generated once; per round the array is created by the
+case (metadata only) and each of the round's W workers is handed its ranges of the data (along the
+first axis, held in its memory) before the clock. The timed region is one wall-clock interval from
+submitting the W writes (each worker opens the array with ``open_writer`` and writes its ranges) to
+the last one finished, plus, with ``fsync``, one ``syncfs`` of the store; aggregate GB/s is the
+array's bytes over it. Each worker also times its own write (per-worker GB/s). After the clock the
+whole array is read back by another library and compared with the data slab by slab (one slab = one
+chunk or shard along the first axis).
 
 Alignments (what makes concurrent writes safe):
 
@@ -115,13 +116,6 @@ def array_spec(params: dict) -> tuple[ArraySpec, Dataset]:
 
 
 # -- what a Dask worker runs (module-level functions: Dask pickles them by name) --------------------
-def prepare_region(params: dict, ranges: list[tuple[int, int]]) -> list[np.ndarray]:
-    """The worker's slabs, generated before any clock and kept in the worker's memory."""
-    spec, dataset = array_spec(params)
-    rest = tuple(slice(None) for _ in spec.shape[1:])
-    return [np.ascontiguousarray(dataset.region((slice(a, b), *rest))) for a, b in ranges]
-
-
 def write_region(backend: str, path: str, params: dict, ranges: list[tuple[int, int]],
                  blocks: list[np.ndarray]) -> dict:
     """Open the array and write this worker's slabs; the worker's own wall and CPU time of it."""
@@ -139,8 +133,9 @@ def write_region(backend: str, path: str, params: dict, ranges: list[tuple[int, 
 
 
 # -- one case ---------------------------------------------------------------------------------------
-def verify(reader_name: str, path, spec: ArraySpec, dataset: Dataset) -> tuple[int, int]:
-    """(slabs that came back wrong, slabs): the whole array read by ``reader_name``, slab by slab."""
+def verify(reader_name: str, path, spec: ArraySpec, values: np.ndarray) -> tuple[int, int]:
+    """(slabs that came back wrong, slabs): the whole array read by ``reader_name``, slab by slab, against
+    the data the workers were given."""
     reader = adapter_class(reader_name, "array")()
     reader.open_reader(path, spec)
     step = (spec.dims.shards or spec.dims.chunks)[0]
@@ -148,7 +143,7 @@ def verify(reader_name: str, path, spec: ArraySpec, dataset: Dataset) -> tuple[i
     try:
         for start in range(0, spec.shape[0], step):
             index = (slice(start, min(start + step, spec.shape[0])), *(slice(None) for _ in spec.shape[1:]))
-            wrong += not np.array_equal(reader.read(index), dataset.region(index))
+            wrong += not np.array_equal(reader.read(index), values[index])
     finally:
         reader.close_reader()
     return wrong, math.ceil(spec.shape[0] / step)
@@ -176,6 +171,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         return skip_rows("Dask is not installed: pip install 'iobench-book[cluster]'", columns, ("write",))
     rows: list[dict] = []
     path = ctx.scratch / "parallel.zarr"
+    values = dataset.region(tuple(slice(None) for _ in spec.shape))  # once, before any clock
     with LocalCluster(n_workers=max(p["workers"]), threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=40) as cluster, Client(cluster) as client:
         addresses = sorted(client.scheduler_info()["workers"])
@@ -187,9 +183,10 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                 creator = cls()
                 creator.create(path, spec)  # metadata only; every chunk is written by the workers
                 creator.finalize()
-                slabs = [client.submit(prepare_region, p, ranges, workers=[addresses[i]], pure=False)
+                # each worker's slabs go to its memory before the clock (scatter: pinned to that worker)
+                slabs = [client.scatter([values[a:b] for a, b in ranges], workers=[addresses[i]], direct=True)
                          for i, ranges in enumerate(work)]
-                wait(slabs)
+                wait([f for worker_slabs in slabs for f in worker_slabs])
                 with timed(sample=False, io=False) as region:
                     writes = [client.submit(write_region, backend, str(path), p, ranges, slab,
                                             workers=[addresses[i]], pure=False)
@@ -200,7 +197,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                 del slabs, writes
                 if it < 0:
                     continue
-                wrong, total = verify(reader, path, spec, dataset)
+                wrong, total = verify(reader, path, spec, values)
                 measured = region.result.as_row()
                 rows.append({**columns, **measured, "operation": "write", "iteration": it, "workers": w,
                              "gbps": spec.nbytes / measured["elapsed_s"] / 1e9,
