@@ -178,7 +178,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     threshold = parse_threshold(args.threshold)
     dirs = [find_run(args.results_dir, run) for run in (args.run_a, args.run_b)]
-    comparison = Comparison.load(*dirs, threshold=threshold, per_ceiling=args.per_ceiling)
+    comparison = Comparison.load(*dirs, threshold=threshold)
     console.print(f"[bold]{comparison.title.replace('`', '')}[/]")
     if comparison.environment.empty:
         console.print("No recorded difference in the machine, the libraries or the parameters.")
@@ -304,9 +304,6 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("run_b", help="the run compared with it")
     sp.add_argument("--threshold", default="0.1",
                     help="change a verdict needs: the whole 95%% CI of B/A beyond 1 +- this (default 0.1)")
-    sp.add_argument("--per-ceiling", action="store_true",
-                    help="judge each case relative to its own run's ceiling (same machine, drifting speed: a "
-                         "library upgrade); never for a new disk or another machine")
     sp.add_argument("--results-dir", default="results")
     sp.set_defaults(func=cmd_compare)
     sp = sub.add_parser("export", help="a run's records as CSV")

@@ -7,12 +7,10 @@ bootstrap 95% interval over the iterations of each run (``stats.ratio_ci``); a c
 above 1.1), else "same". What else differs between the runs (library versions, CPU, filesystem,
 kernel, git commit) is stated beside the table, since any of it may be the cause.
 
-``per_ceiling`` judges each case against its own run's ceiling instead (B's times multiplied by
-ceiling_B / ceiling_A, the ceiling operation a row's GB/s is divided by: raw write with or without fsync,
-raw cold read, memcpy): for a library upgrade on one machine whose speed drifted between the runs, the
-drift cancels and the library's change stays. Never for a new disk or another machine: that change is
-the one to see. The ceiling rows themselves stay raw (they show the drift); the ceiling's own spread is
-not propagated into the interval.
+The interval covers the spread of the iterations within each run, not the drift between two runs of one
+machine; with the quick profile's two iterations nothing is judged ("n too small"). Two quick runs of one
+commit, each case judged from two iterations, flagged 63 of 287 cases; dividing each time by its own run's
+ceiling made that worse (105), since the ceiling is measured as briefly: verdicts need ``MIN_N`` iterations.
 """
 
 from __future__ import annotations
@@ -25,21 +23,21 @@ import numpy as np
 import pandas as pd
 
 from ..records import find_run, load_run, read_run_json, run_dirs
-from ..specs import SpecError, parse_bool, parse_items, parse_number
+from ..specs import SpecError, parse_items, parse_number
 from ..stats import ratio_ci
-from .common import ceiling_gbps, ceiling_reference
 from .flags import CASE_KEYS
 from .style import empty_figure, ratio_log_axis, subplots
 
 DEFAULT_THRESHOLD = 0.1
+#: iterations a run needs for a verdict: a bootstrap interval over two values is as narrow as they happen to be
+#: close, and two quick runs of one commit then flagged a fifth of their cases (63 of 287 here)
+MIN_N = 3
 #: verdicts in the order a table lists them (flagged first, "same" last)
 VERDICTS = ("slower", "faster", "only in A", "only in B", "n too small", "same")
 #: environment keys that differ between any two runs without meaning anything
 NOT_COMPARED = ("collected_at", "fs_free_bytes")
 COLUMNS = ["suite", "backend", "operation", "case", "n A", "n B", "median s A", "median s B", "B/A time",
            "95% CI lo", "95% CI hi", "verdict"]
-#: the column ``per_ceiling`` adds: the factor B's times were multiplied by (ceiling GB/s of B over A)
-SCALED = "B x ceiling B/A"
 
 
 def parse_threshold(value: object) -> float:
@@ -56,7 +54,7 @@ def verdict(lo: float, hi: float, n_a: int, n_b: int, threshold: float = DEFAULT
         return "only in B"
     if n_b == 0:
         return "only in A"
-    if n_a < 2 or n_b < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
+    if n_a < MIN_N or n_b < MIN_N or not (math.isfinite(lo) and math.isfinite(hi)):
         return "n too small"
     if lo > 1 + threshold:
         return "slower"
@@ -90,50 +88,35 @@ def case_keys(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
     return [k for k in candidates if any(k in df and df[k].notna().any() for df in (a, b))]
 
 
-def _cases(df: pd.DataFrame, keys: list[str]) -> dict[tuple[str, str, str, str], tuple[np.ndarray, str | None]]:
-    """(suite, backend, operation, "k=v, ...") -> (the elapsed seconds of the successful iterations, the
-    ceiling operation the case's GB/s is divided by, None for the ceiling itself and in-memory operations)."""
+def _cases(df: pd.DataFrame, keys: list[str]) -> dict[tuple[str, str, str, str], np.ndarray]:
+    """(suite, backend, operation, "k=v, ...") -> the elapsed seconds of the successful iterations."""
     rows = df[(df["status"] == "ok") & df["elapsed_s"].notna()] if "status" in df else df.iloc[:0]
-    out: dict[tuple[str, str, str, str], tuple[np.ndarray, str | None]] = {}
+    out: dict[tuple[str, str, str, str], np.ndarray] = {}
     if rows.empty:
         return out
-    rows = rows.assign(**{k: rows.get(k) for k in ("suite", "fsync_included", "cache_state", *keys)})
+    rows = rows.assign(**{k: rows.get(k) for k in ("suite", *keys)})
     names = rows[keys].apply(lambda r: ", ".join(f"{k}={_text(v)}" for k, v in r.items() if not pd.isna(v)),
                              axis=1) if keys else pd.Series("", index=rows.index)
     for (suite, backend, operation, case), part in rows.assign(case=names).groupby(
             ["suite", "backend", "operation", "case"], dropna=False, sort=True):
         key = (_text(suite) if not pd.isna(suite) else "-", str(backend), str(operation), case or "-")
-        first = part.iloc[0]
-        ref = None if backend == "ceiling" else ceiling_reference(
-            str(operation), None if pd.isna(first["fsync_included"]) else bool(first["fsync_included"]),
-            None if pd.isna(first["cache_state"]) else str(first["cache_state"]))
-        out[key] = (part["elapsed_s"].astype("float64").to_numpy(), ref)
+        out[key] = part["elapsed_s"].astype("float64").to_numpy()
     return out
 
 
-def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD,
-                 per_ceiling: bool = False) -> pd.DataFrame:
+def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """One row per case in either run (``COLUMNS``): n and median time of each, the B/A time ratio with its
-    bootstrap 95% interval, and the verdict; flagged rows first (``VERDICTS`` order), largest change first.
-    ``per_ceiling``: B's times scaled by ceiling_B / ceiling_A first (column ``B x ceiling B/A``, empty where
-    a case has no ceiling in both runs and stays raw)."""
+    bootstrap 95% interval, and the verdict; flagged rows first (``VERDICTS`` order), largest change first."""
     keys = case_keys(a, b)
     ca, cb = _cases(a, keys), _cases(b, keys)
-    ceil_a, ceil_b = ceiling_gbps(a), ceiling_gbps(b)
-    empty = (np.array([], dtype=float), None)
+    empty = np.array([], dtype=float)
     out = []
     for key in sorted(set(ca) | set(cb)):
-        (va, ref), (vb, _) = ca.get(key, empty), cb.get(key, empty)
-        ref = ref or cb.get(key, empty)[1]
-        scale = ceil_b[ref] / ceil_a[ref] if per_ceiling and ref in ceil_a and ref in ceil_b else np.nan
-        if np.isfinite(scale):
-            vb = vb * scale
+        va, vb = ca.get(key, empty), cb.get(key, empty)
         ratio, lo, hi, n_a, n_b = ratio_ci(va, vb)
         out.append((*key, n_a, n_b, np.median(va) if n_a else np.nan, np.median(vb) if n_b else np.nan,
-                    ratio, lo, hi, verdict(lo, hi, n_a, n_b, threshold), scale))
-    table = pd.DataFrame(out, columns=[*COLUMNS, SCALED])
-    if not per_ceiling:
-        table = table.drop(columns=[SCALED])
+                    ratio, lo, hi, verdict(lo, hi, n_a, n_b, threshold)))
+    table = pd.DataFrame(out, columns=COLUMNS)
     order = table["verdict"].map(VERDICTS.index)
     change = -np.abs(np.log(table["B/A time"].astype("float64"))).fillna(0)
     return table.assign(_o=order, _c=change).sort_values(["_o", "_c"], kind="stable").drop(
@@ -185,16 +168,14 @@ class Comparison:
     table: pd.DataFrame
     environment: pd.DataFrame
     threshold: float
-    per_ceiling: bool = False
 
     @classmethod
-    def load(cls, dir_a: str | Path, dir_b: str | Path, threshold: float = DEFAULT_THRESHOLD,
-             per_ceiling: bool = False) -> Comparison:
+    def load(cls, dir_a: str | Path, dir_b: str | Path, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
         (a, meta_a), (b, meta_b) = load_run(dir_a), load_run(dir_b)
         suites = dict.fromkeys([str(meta_a.get("suite")), str(meta_b.get("suite"))])
         return cls(str(meta_a.get("run_id", Path(dir_a).name)), str(meta_b.get("run_id", Path(dir_b).name)),
-                   " vs ".join(suites), compare_runs(a, b, threshold, per_ceiling),
-                   environment_differences(meta_a, meta_b), threshold, per_ceiling)
+                   " vs ".join(suites), compare_runs(a, b, threshold), environment_differences(meta_a, meta_b),
+                   threshold)
 
     @property
     def title(self) -> str:
@@ -204,20 +185,17 @@ class Comparison:
         """How many cases got each verdict, in one sentence."""
         got = self.table["verdict"].value_counts()
         parts = [f"{int(got[v])} {v}" for v in VERDICTS if v in got]
-        basis = "time ratio, each run's times relative to its own ceiling" if self.per_ceiling else "time ratio"
         return (f"{len(self.table)} case(s): " + ", ".join(parts) + f" (threshold {self.threshold:.0%}, "
-                f"judged on the whole 95% interval of the {basis})") if parts else "No case has a time."
+                f"judged on the whole 95% interval of the time ratio)") if parts else "No case has a time."
 
     def flagged(self) -> pd.DataFrame:
         """The rows whose verdict is not "same"."""
         return self.table[self.table["verdict"] != "same"].reset_index(drop=True)
 
 
-def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD,
-                per_ceiling: object = False) -> list[Comparison]:
-    """Every later run compared with the first (the baseline A); ``per_ceiling`` a boolean (or its text)."""
-    per_ceiling = parse_bool(per_ceiling, "PER_CEILING")
-    return [Comparison.load(run_dirs_[0], later, threshold, per_ceiling) for later in run_dirs_[1:]]
+def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
+    """Every later run compared with the first (the baseline A)."""
+    return [Comparison.load(run_dirs_[0], later, threshold) for later in run_dirs_[1:]]
 
 
 def header(run_dirs_: list[Path], results_dir: str | Path | None) -> str:

@@ -49,7 +49,7 @@ MAX_WORKERS = 256
 
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
-        "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4], "alignments": ["chunk", "unaligned"],
+        "backends": ["zarr-python", "tensorstore"], "workers": [1, 2], "alignments": ["chunk", "unaligned"],
         "dataset": "microscopy", "dims": "z:64:8:32,y:1024:256:512,x:1024:256:512", "codec": "blosc-lz4:5:shuffle",
         "fsync": True, "seed": 0, "iterations": 2, "warmups": 1,
     },

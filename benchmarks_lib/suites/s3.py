@@ -170,8 +170,10 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                     reader.close_reader()
                 if server:
                     disk = server.read_bytes()
+                    # the proof needs the server's disk reads to cover the array's objects (its data directory
+                    # also holds deleted objects awaiting purge, which a read never touches)
                     state = cold_read_state(report, None if disk is None or server_read0 is None else
-                                            disk - server_read0, report.bytes)
+                                            disk - server_read0, stored)
                     read_row |= (server.counts() - before).as_row()
                 ok = back.shape == values.shape and np.array_equal(back, values)
                 read_row |= {**columns, **read.result.as_row(), "operation": "read", "iteration": it,
