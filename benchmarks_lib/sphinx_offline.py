@@ -4,7 +4,7 @@ Jupyter Book 1.x always loads sphinx-thebe and sphinx-togglebutton, whose setup 
 (``const THEBE_JS_URL`` declared twice is a SyntaxError in the browser), and sphinx-thebe points the page at
 thebe on unpkg.com. Launch buttons are off in this book, so thebe is dropped and every other script kept once.
 The theme's colour mode defaults to "" on a reader's first visit ("Got invalid theme mode" on the console): "auto".
-Pages with embedded ipywidgets load require.js and the widgets' HTML manager from the book's own ``_static``
+Pages with embedded ipywidgets (only those) load require.js and the widgets' HTML manager from the book's ``_static``
 (:mod:`..vendor` fetches the pinned packages at build time), never from the CDN myst-nb defaults to.
 """
 
@@ -38,12 +38,15 @@ def local_widget_scripts(app, config) -> None:
 
     from sphinx.errors import ExtensionError
 
-    from .vendor import VendorError, install
+    from .vendor import VENDOR_ROOT, VendorError, install
 
+    # not under _static: Jupyter Book adds every .js file it finds there to every page
+    root = Path(app.srcdir) / VENDOR_ROOT
     try:
-        config.nb_ipywidgets_js = install(Path(app.srcdir) / "_static")
+        config.nb_ipywidgets_js = install(root)
     except VendorError as exc:
         raise ExtensionError(str(exc)) from None
+    config.html_static_path = [*config.html_static_path, str(root)]
 
 
 def setup(app):

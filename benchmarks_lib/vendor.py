@@ -2,8 +2,9 @@
 
 At build time the pinned npm packages (require.js and the widgets' HTML manager) are fetched from the npm
 registry once, checked against their pinned sha512 integrity, cached outside the repository
-(``$XDG_CACHE_HOME/iobench-book/npm``) and unpacked into ``_static/vendor/`` (ignored by git), from
-where Sphinx copies them into the HTML. Nothing is committed; a reader's browser asks no other host.
+(``$XDG_CACHE_HOME/iobench-book/npm``) and unpacked into ``.iobench-vendor/vendor/`` (ignored by git; not
+under ``_static``, whose every script Jupyter Book adds to every page), an extra static path from which
+Sphinx copies them into the HTML's ``_static/vendor/``. Nothing is committed; a reader's browser asks no other host.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ PACKAGES = {
         "1.0.15", "5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA==",
         ("dist/embed-amd.js", "dist/*.woff2", "dist/*.woff", "dist/*.ttf", "dist/*.eot", "dist/*.svg")),
 }
-#: where the files go, under the book's ``_static`` (``html_static_path``): ``vendor/<package>/<path in it>``,
+#: the extra static directory (under the book's source) and, inside it, where the files go:
+#: ``vendor/<package>/<path in it>``,
 #: the npm layout, so that the manager finds its fonts where it looks for them (next to its own module URL)
 VENDOR = "vendor"
+VENDOR_ROOT = ".iobench-vendor"
 #: loaded between require.js and the manager: module URLs (hence the manager's fonts) and the base URL of
 #: widget modules it does not bundle resolve to this folder, whatever the page's depth; never to a CDN
 CONFIG_JS = """// written by benchmarks_lib.vendor: the widget manager's files are served from this folder
@@ -78,7 +81,7 @@ def _sha512(data: bytes) -> str:
 
 def install(static_dir: Path) -> dict[str, dict[str, str]]:
     """Unpack the pinned packages under ``static_dir/vendor/`` (once per version); return the
-    ``nb_ipywidgets_js`` setting (paths relative to ``_static``) that loads them in order."""
+    ``nb_ipywidgets_js`` setting (paths relative to the HTML's ``_static``) that loads them in order."""
     from fnmatch import fnmatch
 
     vendor = static_dir / VENDOR

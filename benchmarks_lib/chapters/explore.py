@@ -21,6 +21,7 @@ from ..records import load_run, read_run_json, run_dirs
 from ..specs import SpecError, parse_items
 from ..stats import summarize
 from .common import ok_rows, with_ceiling_fraction
+from .flags import LATENCIES, WRITER_PHASES
 from .style import WHISKERS, empty_figure, plt, subplots
 
 #: suite -> the chapter's title in the book
@@ -125,7 +126,9 @@ def select(df: pd.DataFrame, backends: list[str] | tuple[str, ...] = (), dataset
 
 
 def overview(df: pd.DataFrame, metric: str = "throughput (GB/s)", scale: str = "absolute") -> plt.Figure:
-    """Median and 95% bootstrap interval of ``metric`` per backend, one panel per operation, one colour per run.
+    """Median and 95% bootstrap interval of ``metric`` per backend, one panel per whole operation (a writer's
+    create/write/finalize phases and per-frame or per-cutout latencies are left to the chapters' figures), one
+    colour per run.
 
     ``scale`` "% of ceiling" divides each GB/s by its own run's ceiling (same fsync policy and cache
     state), so that machines of different speeds can be set side by side; it applies to throughput only."""
@@ -139,7 +142,10 @@ def overview(df: pd.DataFrame, metric: str = "throughput (GB/s)", scale: str = "
     if relative:
         rows = with_ceiling_fraction(rows)
         column, factor = "pct_of_ceiling", 1.0
-    rows = rows[rows["backend"] != "ceiling"] if len(rows) else rows
+    if len(rows):  # whole operations: a writer's phases and per-frame latencies are not throughputs of the array
+        rows = rows[(rows["backend"] != "ceiling") & ~rows["operation"].isin(LATENCIES)]
+        if "suite" in rows:
+            rows = rows[~((rows["suite"] == "writers") & rows["operation"].isin(WRITER_PHASES))]
     if rows.empty or column not in rows or rows[column].notna().sum() == 0:
         return empty_figure(f"{metric}")
     rows = rows.assign(value=pd.to_numeric(rows[column], errors="coerce").astype(float) * factor)

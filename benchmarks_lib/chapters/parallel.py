@@ -25,8 +25,9 @@ from .common import (
 from .flags import point_flags
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, sns, subplots
 
-TIMES = ("write: from the W slab writes submitted to the last one finished (each worker opens the array and "
-         "writes its own slab, generated before the clock); the array's metadata is created before the clock")
+TIMES = ("write: from the W writes submitted to the last one finished (each worker opens the array and writes "
+         "its own ranges, handed to it before the clock); the array's metadata is created before the clock")
+SHORT = {"chunk": "safe", "shard": "safe", "unaligned": "shared chunks"}
 SAFE = {"chunk": "safe: no two workers share a chunk", "shard": "safe: no two workers share a shard",
         "unaligned": "every chunk has two writers: safe only where the library guards its read-modify-write"}
 
@@ -53,7 +54,7 @@ def aggregate(df: pd.DataFrame):
     sns.lineplot(data=rows, x="workers", y="gbps", hue="series", style="alignment", estimator="median", **CI95,
                  marker="o", ax=ax)
     ceiling = ceiling_gbps(df)
-    draw_ceilings(ax, ceiling, (write_ceiling_op(rows),), percent_of=write_ceiling_op(rows))
+    draw_ceilings(ax, ceiling, (write_ceiling_op(rows),))
     cores = rows["cores"].dropna().iloc[0] if "cores" in rows and rows["cores"].notna().any() else None
     if cores:
         ax.axvline(cores, color="0.6", lw=1, ls=":", label=f"{int(cores)} usable cores")
@@ -93,7 +94,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         part = rows[(rows["backend"] == p.backend) & (rows["alignment"] == p.alignment)
                     & (rows["workers"] == p.workers)]
         wrong = int(part["slabs_wrong"].max()) if "slabs_wrong" in part else 0
-        out.append({"backend": p.backend, "alignment": f"{p.alignment} ({SAFE.get(p.alignment, '')})",
+        out.append({"backend": p.backend, "alignment": f"{p.alignment} ({SHORT.get(p.alignment, '')})",
                     "workers": p.workers, "aggregate GB/s": format_point(p._asdict()),
                     "per-worker GB/s": f"{part['worker_gbps_median'].median():.3g}",
                     "verified": "yes" if part["verified"].all() else
