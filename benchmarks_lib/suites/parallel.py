@@ -183,9 +183,10 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                 creator = cls()
                 creator.create(path, spec)  # metadata only; every chunk is written by the workers
                 creator.finalize()
-                # each worker's slabs go to its memory before the clock (scatter: pinned to that worker)
-                slabs = [client.scatter([values[a:b] for a, b in ranges], workers=[addresses[i]], direct=True)
-                         for i, ranges in enumerate(work)]
+                # each worker's slabs go to its memory before the clock (scatter: pinned to that worker; fresh
+                # keys, or a slab equal to one the last round released is "already forgotten" by the scheduler)
+                slabs = [client.scatter([values[a:b] for a, b in ranges], workers=[addresses[i]], direct=True,
+                                        hash=False) for i, ranges in enumerate(work)]
                 wait([f for worker_slabs in slabs for f in worker_slabs])
                 with timed(sample=False, io=False) as region:
                     writes = [client.submit(write_region, backend, str(path), p, ranges, slab,
@@ -220,6 +221,7 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
+    time_budget_s={"quick": 45, "standard": 225},
     scratch_bytes=scratch_bytes,
     ceiling_bytes=lambda cases: ceiling_bytes(array_spec({**c.params, "alignment": "chunk"})[0].nbytes
                                               for c in cases),

@@ -216,6 +216,7 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
+    time_budget_s={"quick": 25, "standard": 85},
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
     summary="benchmarks_lib.chapters.s3:summary",
