@@ -29,7 +29,7 @@ def test_assignments_cover_the_axis_exactly_once(length, workers, step, stripe):
 @pytest.mark.parametrize("bad", [{"workers": [0]}, {"workers": "two"}, {"alignments": ["diagonal"]},
                                  {"backends": ["h5py"]}, {"dims": "z:64:8,y:64:32,x:64:32"},
                                  {"dims": "z:60:4:12,y:64:32:64,x:64:32:64"}, {"codec": ["lz4"]},
-                                 {"fsync": "yes"}, {"dataset": "noise"}])
+                                 {"fsync": "yes"}, {"dataset": "noise"}, {"cluster": "http://host:8786"}])
 def test_bad_parameters_are_refused_naming_the_value(bad):
     assert_refused_naming_the_value(build_cases, {}, bad)
 
@@ -51,3 +51,23 @@ def test_workers_write_one_array_and_it_is_verified_by_the_other_library(workdir
     assert set(rows.loc[rows["alignment"] == "shard", "layout"]) == {"sharded"}
     assert rows["fsync_included"].all() and set(rows["sync_method"]) == {"syncfs"}
     assert not [p for p in (workdir / "scratch").iterdir()]
+
+
+def test_the_workers_of_a_scheduler_of_ones_own_write(workdir):
+    """``cluster`` a scheduler address: that cluster's workers write (here a LocalCluster the test starts,
+    standing in for a cluster of several hosts on a shared filesystem)."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster:
+        params = {**SUITE.smoke, "alignments": ["chunk"], "backends": ["tensorstore"],
+                  "cluster": cluster.scheduler_address}
+        result = run_suite("parallel", params, profile="quick", results_dir=workdir / "results", run_id="ext",
+                           progress=None)
+        rows = result.df[(result.df["backend"] == "tensorstore") & (result.df["status"] == "ok")]
+        assert set(rows["workers"]) == {1, 2} and rows["verified"].all()
+        small = {**params, "workers": [1, 2, 4]}  # more workers than the cluster has: a skip row that says so
+        result = run_suite("parallel", small, profile="quick", results_dir=workdir / "results", run_id="ext4",
+                           progress=None)
+        skipped = result.df[result.df["backend"] == "tensorstore"]
+        assert set(skipped["status"]) == {"skip"} and "fewer than 4" in skipped["reason"].iloc[0]

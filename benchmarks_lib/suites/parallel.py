@@ -20,14 +20,17 @@ Alignments (what makes concurrent writes safe):
   other's half (unsafe: its verification says how many slabs came back wrong; a pass is luck, not safety).
   With one worker it is the same stripes written by one process: safe, and the cost of small writes.
 
-Nothing assumes one host except the store path (a local directory here; on a cluster of several hosts it
-must be a shared filesystem) and the cores: on a 2-core machine the aggregate flattens at W = 2.
+Nothing assumes one host: with ``cluster`` a Dask scheduler address, that cluster's workers write (the store
+path, in the case's scratch directory, must then be on a filesystem they share: ``--scratch-dir``). By
+default the case starts a ``LocalCluster`` on this machine, whose cores bound the aggregate: on 2 cores it
+flattens at W = 2.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from contextlib import ExitStack
 from typing import Any
 
 import numpy as np
@@ -51,17 +54,17 @@ PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
         "backends": ["zarr-python", "tensorstore"], "workers": [1, 2], "alignments": ["chunk", "unaligned"],
         "dataset": "microscopy", "dims": "z:64:8:32,y:1024:256:512,x:1024:256:512", "codec": "blosc-lz4:5:shuffle",
-        "fsync": True, "seed": 0, "iterations": 2, "warmups": 1,
+        "fsync": True, "seed": 0, "cluster": "local", "iterations": 2, "warmups": 1,
     },
     "standard": {
         "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4, 8], "alignments": list(ALIGNMENTS),
         "dataset": "microscopy", "dims": "z:256:8:32,y:1024:256:512,x:512:256:512", "codec": "blosc-lz4:5:shuffle",
-        "fsync": True, "seed": 0, "iterations": 3, "warmups": 1,
+        "fsync": True, "seed": 0, "cluster": "local", "iterations": 3, "warmups": 1,
     },
     "seed": {
         "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4, 8, 16], "alignments": list(ALIGNMENTS),
         "dataset": "microscopy", "dims": "z:1024:16:64,y:2048:256:512,x:2048:256:512",
-        "codec": "blosc-lz4:5:shuffle", "fsync": True, "seed": 0, "iterations": 3, "warmups": 1,
+        "codec": "blosc-lz4:5:shuffle", "fsync": True, "seed": 0, "cluster": "local", "iterations": 3, "warmups": 1,
     },
 }
 PARAMETERS = tuple(k for k in PROFILES["quick"] if k not in RUN_KEYS)
@@ -88,8 +91,19 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if not isinstance(p["codec"], str):
         raise SpecError(f"codec {p['codec']!r} must be one codec string, e.g. blosc-lz4:5:shuffle")
     common = {"workers": workers, "dataset": dataset, "dims": str(dims), "codec": str(parse_codec(p["codec"])),
-              "fsync": parse_bool(p["fsync"], "fsync"), "seed": p["seed"]}
+              "fsync": parse_bool(p["fsync"], "fsync"), "seed": p["seed"], "cluster": _workers_from(p["cluster"])}
     return [Case(NAME, name, {**common, "alignment": a}) for name in names for a in alignments]
+
+
+def _workers_from(value: object) -> str:
+    """``local`` (a LocalCluster of single-threaded workers started by the case) or a Dask scheduler address
+    whose workers write (they must reach the store path: a shared filesystem, given as the scratch directory)."""
+    from ..cluster import ADDRESS
+
+    if value == "local" or (isinstance(value, str) and ADDRESS.match(value.strip())):
+        return value.strip()
+    raise SpecError(f"cluster {value!r} is not allowed; give local or a Dask scheduler address such as "
+                    "tcp://10.0.0.5:8786")
 
 
 def assignments(length: int, workers: int, step: int, stripe: int | None = None) -> list[list[tuple[int, int]]]:
@@ -172,9 +186,18 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     rows: list[dict] = []
     path = ctx.scratch / "parallel.zarr"
     values = dataset.region(tuple(slice(None) for _ in spec.shape))  # once, before any clock
-    with LocalCluster(n_workers=max(p["workers"]), threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster, Client(cluster) as client:
+    with ExitStack() as stack:
+        if p["cluster"] == "local":
+            cluster = stack.enter_context(LocalCluster(n_workers=max(p["workers"]), threads_per_worker=1,
+                                                       processes=True, dashboard_address=None, silence_logs=40))
+            client = stack.enter_context(Client(cluster))
+        else:
+            client = stack.enter_context(Client(p["cluster"], timeout=30))
         addresses = sorted(client.scheduler_info()["workers"])
+        if len(addresses) < max(p["workers"]):
+            return skip_rows(f"the Dask cluster at {p['cluster']} has {len(addresses)} workers, fewer than "
+                             f"{max(p['workers'])}", columns, ("write",))
+        columns["worker_hosts"] = len({a.rsplit(":", 1)[0] for a in addresses[:max(p["workers"])]})
         client.run(lambda: __import__(cls.module))  # every worker imports the library before any clock
         for w in p["workers"]:
             work = assignments(spec.shape[0], w, step, stripe)
