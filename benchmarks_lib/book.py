@@ -119,10 +119,14 @@ def notebook_parameters(path: Path) -> list[str]:
 
 
 def executed_run_id(path: Path) -> str | None:
-    """The run id papermill injected into an executed notebook (a literal), or None."""
-    value = _assignments(path, "injected-parameters").get("RUN_ID") if path.exists() else None
-    with contextlib.suppress(ValueError, TypeError):
-        return str(ast.literal_eval(value)) if value is not None else None
+    """The run an executed notebook shows: the ``RUN_ID`` papermill injected, or the run directory's name when
+    it was drawn from a recorded run (``LOAD_RUN``, as ``--from`` injects it); None when neither is a literal."""
+    injected = _assignments(path, "injected-parameters") if path.exists() else {}
+    for key in ("RUN_ID", "LOAD_RUN"):
+        with contextlib.suppress(ValueError, TypeError):
+            value = ast.literal_eval(injected[key]) if key in injected else None
+            if isinstance(value, str) and value:
+                return value if key == "RUN_ID" else Path(value).name
     return None
 
 
