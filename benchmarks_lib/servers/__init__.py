@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import socket
+import subprocess
 import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -35,6 +36,21 @@ def _spec_error(message: str) -> Exception:
 
 class ServerUnavailable(RuntimeError):
     """The requested server program is not installed; the message says how to get it."""
+
+
+def stop_process(proc: subprocess.Popen | None) -> None:
+    """Stop a server process: SIGTERM, 10 s to exit, then SIGKILL; its stderr pipe closed."""
+    if proc is None:
+        return
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if proc.stderr:
+        proc.stderr.close()
 
 
 def free_port() -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..availability import not_installed
 from ..measure.fresh import die_with_parent
 from ..scratch import create_marked_dir, make_temp_scratch, remove_tree
-from . import HOST, ServerUnavailable, free_port
+from . import HOST, ServerUnavailable, free_port, stop_process
 
 #: the MinIO module version ``make minio`` builds (``go install github.com/minio/minio@VERSION``)
 MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"
@@ -193,16 +193,8 @@ class MinioServer:
         return S3Counts(requests, received, sent)
 
     def __exit__(self, *exc: object) -> None:
-        if self._proc is not None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-            if self._proc.stderr:
-                self._proc.stderr.close()
-            self._proc = None
+        stop_process(self._proc)
+        self._proc = None
         if self._dir is not None:
             remove_tree(self._dir, self._dir)
             self._dir = None

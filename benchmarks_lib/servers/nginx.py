@@ -17,7 +17,7 @@ from pathlib import Path
 from ..availability import find_program, not_installed
 from ..measure.fresh import die_with_parent
 from ..scratch import create_marked_dir, remove_tree
-from . import HOST, ServerUnavailable, free_port
+from . import HOST, ServerUnavailable, free_port, stop_process
 from .counters import ServerCounters, _proc_cpu_s, _proc_read_bytes, _process_tree, _Tally
 from .link import DelayProxy
 from .ranges import ServedRoot, confine, parse_range_header
@@ -133,15 +133,7 @@ http {{
         return self
 
     def _kill(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-        if self._proc is not None and self._proc.stderr:
-            self._proc.stderr.close()
+        stop_process(self._proc)
         self._proc = None
 
     def stop(self) -> None:
