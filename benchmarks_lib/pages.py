@@ -257,8 +257,9 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         else:
             text = "Not measured in this build: run `make book` to answer it."
         if name in ref_runs:
-            mine = "**This machine:** " if name in runs else ""
-            text = f"{mine}{text}\n\n**Reference machine:** {_answer(ref_runs[name])}"
+            # each label a paragraph of its own: an answer may be a list (one line per test)
+            mine = "**This machine:**\n\n" if name in runs else ""
+            text = f"{mine}{text}\n\n**Reference machine:**\n\n{_answer(ref_runs[name])}"
         lines += [f"## {title}", "", text, "", f"The figures, the tables and every ranking: [{title}]({name}.ipynb).",
                   ""]
     page = out_dir / "answers.md"
