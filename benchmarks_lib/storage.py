@@ -42,6 +42,14 @@ class S3Target:
                 "aws_region": self.region}
         return spec | ({"endpoint": self.endpoint} if self.endpoint else {})
 
+    def fsspec_options(self) -> dict:
+        """``s3fs.S3FileSystem`` keyword arguments for this location (credentials from the environment)."""
+        names = {"access_key_id": "key", "secret_access_key": "secret", "token": "token"}
+        options: dict = {names[k]: v for k, v in credentials().items()}
+        options["client_kwargs"] = {"region_name": self.region} | (
+            {"endpoint_url": self.endpoint} if self.endpoint else {})
+        return options
+
     def obstore(self):
         """An ``obstore`` S3Store at this location (credentials from the environment)."""
         from obstore.store import S3Store
@@ -52,11 +60,41 @@ class S3Target:
         return S3Store(self.bucket, prefix=self.prefix.rstrip("/") or None, **options)
 
 
+def list_objects(target: S3Target) -> list[tuple[str, int]]:
+    """(path under the prefix, size) of every object under ``target``'s prefix."""
+    import obstore
+
+    return [(meta["path"], meta["size"]) for batch in obstore.list(target.obstore()) for meta in batch]
+
+
+def delete_prefix(target: S3Target) -> None:
+    """Delete every object under ``target``'s prefix: only ever a prefix the caller made (a new uuid)."""
+    import obstore
+
+    if not target.prefix:
+        raise ValueError(f"refusing to delete a whole bucket ({target.url}): only a prefix this tool made")
+    store = target.obstore()
+    paths = [path for path, _ in list_objects(target)]
+    for i in range(0, len(paths), 500):
+        obstore.delete(store, paths[i:i + 500])
+
+
 def credentials() -> dict[str, str]:
     """obstore's credential keywords from the standard AWS variables (those that are set)."""
     names = {"AWS_ACCESS_KEY_ID": "access_key_id", "AWS_SECRET_ACCESS_KEY": "secret_access_key",
              "AWS_SESSION_TOKEN": "token"}
     return {key: os.environ[var] for var, key in names.items() if os.environ.get(var)}
+
+
+def is_s3(location: object) -> bool:
+    return isinstance(location, str) and location.startswith("s3://")
+
+
+def from_environment(url: str) -> S3Target:
+    """An ``s3://`` URL at the endpoint and region the standard AWS variables name (``AWS_ENDPOINT_URL``,
+    ``AWS_REGION`` or ``AWS_DEFAULT_REGION``; AWS itself when no endpoint is set)."""
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    return parse_s3(url, os.environ.get("AWS_ENDPOINT_URL") or None, region)
 
 
 def parse_s3(value: object, endpoint: object = None, region: object = "us-east-1") -> S3Target:
@@ -76,4 +114,4 @@ def parse_s3(value: object, endpoint: object = None, region: object = "us-east-1
     return S3Target(match.group(1), prefix, endpoint.rstrip("/") if isinstance(endpoint, str) else None, region)
 
 
-__all__ = ["S3Target", "credentials", "parse_s3"]
+__all__ = ["S3Target", "credentials", "delete_prefix", "from_environment", "is_s3", "list_objects", "parse_s3"]

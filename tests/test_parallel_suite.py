@@ -3,10 +3,13 @@ array is verified by the other library; bad parameters are refused before any wo
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import assert_refused_naming_the_value
 
 from benchmarks_lib.runner import run_suite
+from benchmarks_lib.servers.minio import minio_missing_reason
 from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites.parallel import SUITE, assignments, build_cases
 
@@ -29,7 +32,8 @@ def test_assignments_cover_the_axis_exactly_once(length, workers, step, stripe):
 @pytest.mark.parametrize("bad", [{"workers": [0]}, {"workers": "two"}, {"alignments": ["diagonal"]},
                                  {"backends": ["h5py"]}, {"dims": "z:64:8,y:64:32,x:64:32"},
                                  {"dims": "z:60:4:12,y:64:32:64,x:64:32:64"}, {"codec": ["lz4"]},
-                                 {"fsync": "yes"}, {"dataset": "noise"}, {"cluster": "http://host:8786"}])
+                                 {"fsync": "yes"}, {"dataset": "noise"}, {"cluster": "http://host:8786"},
+                                 {"targets": ["s3://No_Bucket/x"]}, {"targets": ["/tmp/x"]}])
 def test_bad_parameters_are_refused_naming_the_value(bad):
     assert_refused_naming_the_value(build_cases, {}, bad)
 
@@ -71,3 +75,29 @@ def test_the_workers_of_a_scheduler_of_ones_own_write(workdir):
                            progress=None)
         skipped = result.df[result.df["backend"] == "tensorstore"]
         assert set(skipped["status"]) == {"skip"} and "fewer than 4" in skipped["reason"].iloc[0]
+
+
+@pytest.mark.skipif(minio_missing_reason() is not None, reason=str(minio_missing_reason()))
+def test_workers_write_one_array_through_s3(workdir):
+    """targets s3://: the workers write one array as objects on a real MinIO (started by the case; the workers
+    get its credentials from the environment they start with); it is verified by the other library, the
+    server's request counts are in the rows, and no credential is."""
+    params = {**SUITE.smoke, "alignments": ["chunk", "unaligned"], "targets": ["s3://iobench/parallel"]}
+    result = run_suite("parallel", params, profile="quick", results_dir=workdir / "results", run_id="par-s3",
+                       progress=None)
+    rows = result.df[(result.df["backend"] != "ceiling")]
+    assert (rows["status"] == "ok").all(), rows.get("error")
+    assert set(rows["store"]) == {"s3"} and not rows["fsync_included"].any()
+    assert (rows["s3_put_requests"] > 0).all()
+    chunk = rows[rows["alignment"] == "chunk"]
+    assert chunk["verified"].all() and set(chunk["workers"]) == {1, 2}
+    text = (result.df.to_json() + json.dumps(result.meta)).lower()
+    assert "secret" not in text and "minio_root" not in text
+
+
+def test_s3_targets_on_a_scheduler_of_ones_own_need_an_endpoint():
+    with pytest.raises(SpecError, match="needs an endpoint"):
+        build_cases({"cluster": "tcp://10.0.0.5:8786", "targets": ["s3://iobench/parallel"]}, "quick")
+    cases = build_cases({"targets": ["file", "s3://iobench/p"], "backends": ["tensorstore"], "alignments": ["chunk"]},
+                        "quick")
+    assert [c.params.get("target") for c in cases] == [None, "s3://iobench/p"]

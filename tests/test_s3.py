@@ -103,3 +103,25 @@ def test_a_killed_owner_takes_its_minio_down(tmp_path):
     while time.time() < deadline and alive():
         time.sleep(0.1)
     assert not alive()
+
+
+@needs_minio
+def test_a_slower_link_sits_between_the_clients_and_minio(workdir):
+    """latencies_ms: the clients reach MinIO through the link proxy (its new connections recorded), the rows
+    carry their latency, every write is still verified, and the chapter draws time against latency."""
+    from benchmarks_lib.chapters import s3 as chapter
+
+    params = {**SUITE.smoke, "backends": ["tensorstore"], "latencies_ms": [0, 5]}
+    result = run_suite("s3", params, profile="quick", results_dir=workdir / "results", run_id="s3-link", progress=None)
+    rows = result.df[(result.df["backend"] == "tensorstore") & (result.df["status"] == "ok")]
+    assert set(rows["latency_ms"]) == {0, 5} and rows["verified"].all()
+    slow = rows[rows["latency_ms"] == 5]
+    assert slow["link_connections"].notna().all() and rows[rows["latency_ms"] == 0]["link_connections"].isna().all()
+    assert "5 ms link" in chapter.conclusion(result.df) and "link ms" in chapter.summary(result.df)
+    assert chapter.latency(result.df).axes[0].get_xlabel().startswith("link latency")
+
+
+def test_a_link_needs_the_bundled_server():
+    with pytest.raises(SpecError, match="needs the bundled MinIO"):
+        build_cases({"endpoint": "http://10.0.0.5:9000", "latencies_ms": [0, 10]}, "quick")
+    assert_refused_naming_the_value(build_cases, {}, {"latencies_ms": [-1]})

@@ -13,7 +13,7 @@ import pytest
 
 from benchmarks_lib.servers import ServerUnavailable, port_is_open, serve
 from benchmarks_lib.servers.builtin import RangeHTTPServer, ServerProcess
-from benchmarks_lib.servers.link import DelayProxy, http_request_length
+from benchmarks_lib.servers.link import DelayProxy, LinkProcess, http_request_length
 from benchmarks_lib.servers.nginx import nginx_path
 from benchmarks_lib.servers.ranges import MULTIPART_BOUNDARY, parse_range_header
 from benchmarks_lib.specs import SpecError
@@ -271,3 +271,51 @@ def test_delay_proxy_charges_per_request_not_per_segment(site, monkeypatch):
             assert proxy.charged_requests == 3 and proxy.charged_connections == 1
         finally:
             proxy.close()
+
+
+def test_http_request_length_reads_chunked_bodies():
+    head = b"PUT /b/k HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    body = b"4\r\nabcd\r\n3;ext=1\r\nefg\r\n0\r\n\r\n"
+    assert http_request_length(head + body[:-2]) is None
+    assert http_request_length(head + body + b"GET /") == len(head + body)
+    trailers = b"0\r\nx-amz-checksum: 1\r\n\r\n"
+    assert http_request_length(head + trailers) == len(head + trailers)
+
+
+def test_link_process_forwards_uploads_that_wait_for_100_continue(tmp_path):
+    """The link in its own process: a PUT whose client holds its body back until ``100 Continue`` (curl's
+    uploads) goes through at once, charged one request; the counts come back from the child."""
+    import http.server
+
+    class Echo(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_PUT(self):  # BaseHTTPRequestHandler answers Expect: 100-continue itself
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with LinkProcess(server.server_address[1], latency_ms=2) as link:
+            with socket.create_connection(("127.0.0.1", link.port), timeout=10) as sock:
+                sock.sendall(b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+                assert sock.recv(100).startswith(b"HTTP/1.1 100")  # would hang if the proxy held the headers
+                sock.sendall(b"hello")
+                reply = b""
+                while not reply.endswith(b"hello"):
+                    chunk = sock.recv(100)
+                    assert chunk, "the link closed the connection early"
+                    reply += chunk
+            assert reply.startswith(b"HTTP/1.0 200") or reply.startswith(b"HTTP/1.1 200")
+            assert link.charged() == {"connections": 1, "requests": 1}
+            proc = link._proc
+        assert proc.poll() is not None  # stopped with its context
+    finally:
+        server.shutdown()

@@ -1,4 +1,5 @@
-"""TensorStore's ``zarr3`` driver on its ``http`` kvstore; its client cache is the ``cache_pool``."""
+"""TensorStore's ``zarr3`` driver on its ``http`` kvstore (or ``s3`` for an ``s3://`` location); its client
+cache is the ``cache_pool``."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ class TensorstoreHttpReader(ZarrHttpReader):
     module = "tensorstore"
     distribution = "tensorstore"
     install_hint = "pip install tensorstore"
-    threads_setting = "Context data_copy_concurrency.limit + http_request_concurrency.limit"
-    notes = "zarr3 driver, http kvstore; cache: cache_pool (256 MiB), recheck_cached_data off"
+    threads_setting = "Context data_copy_concurrency.limit + http_request_concurrency.limit (s3_request_concurrency)"
+    notes = "zarr3 driver, http or s3 kvstore; cache: cache_pool (256 MiB), recheck_cached_data off"
 
     @classmethod
     def warm_up(cls) -> None:
@@ -27,9 +28,13 @@ class TensorstoreHttpReader(ZarrHttpReader):
     def open_array(cls, url: str, client_cache: bool, concurrency: int) -> SelectionReader:
         import tensorstore as ts
 
+        from ..storage import from_environment, is_s3
+
         context = {"cache_pool": {"total_bytes_limit": CLIENT_CACHE_BYTES if client_cache else 0},
                    "data_copy_concurrency": {"limit": concurrency},
-                   "http_request_concurrency": {"limit": concurrency}}
-        store = ts.open({"driver": "zarr3", "kvstore": {"driver": "http", "base_url": url}, "context": context,
+                   "http_request_concurrency": {"limit": concurrency},
+                   "s3_request_concurrency": {"limit": concurrency}}
+        kvstore = from_environment(url).kvstore() if is_s3(url) else {"driver": "http", "base_url": url}
+        store = ts.open({"driver": "zarr3", "kvstore": kvstore, "context": context,
                          "recheck_cached_data": not client_cache}, read=True).result()
         return lambda sel: store[sel].read().result()

@@ -1,5 +1,5 @@
-"""zarr-python on fsspec's HTTP filesystem (``FsspecStore``); its client cache is fsspec's block
-cache (:class:`benchmarks_lib.adapters.zarr_fsspec_store.BlockCachedStore`)."""
+"""zarr-python on fsspec's HTTP filesystem (s3fs for an ``s3://`` location) through ``FsspecStore``; its
+client cache is fsspec's block cache (:class:`benchmarks_lib.adapters.zarr_fsspec_store.BlockCachedStore`)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,19 @@ class ZarrFsspecReader(ZarrPythonHttpReader):
     name = "zarr-fsspec"
     extra_modules = ("fsspec", "aiohttp")
     install_hint = "pip install 'zarr>=3' fsspec aiohttp"
+    s3_modules = ("s3fs",)
     warm_up_modules = ("fsspec.implementations.http",)
     notes = "zarr.storage.FsspecStore; cache: fsspec block cache per key (1 MiB blocks)"
 
     @classmethod
     def store(cls, url: str, client_cache: bool) -> Any:
+        from ..storage import from_environment, is_s3
+
+        options = from_environment(url).fsspec_options() if is_s3(url) else {}
         if client_cache:
             from .zarr_fsspec_store import BlockCachedStore
 
-            return BlockCachedStore.from_url(url)
+            return BlockCachedStore.from_url(url, storage_options=options)
         import zarr
 
-        return zarr.storage.FsspecStore.from_url(url, read_only=True)
+        return zarr.storage.FsspecStore.from_url(url, read_only=True, storage_options=options)

@@ -1,4 +1,4 @@
-"""A read-only zarr store over HTTP whose reads go through fsspec file caches (zarr-fsspec's client cache).
+"""A read-only zarr store over HTTP or S3 whose reads go through fsspec file caches (zarr-fsspec's client cache).
 
 It subclasses zarr's ``WrapperStore``, so this module imports zarr and fsspec when it is imported:
 only :meth:`benchmarks_lib.adapters.zarr_fsspec.ZarrFsspecReader.store` imports it, in the fresh
@@ -19,26 +19,29 @@ FSSPEC_BLOCK_SIZE = 1 << 20
 
 
 class BlockCachedStore(WrapperStore):
-    """Each key is opened once as an fsspec ``HTTPFile`` with ``cache_type`` (block cache by default)
-    and kept open, so later range reads of the same shard are served from its blocks. Reads of one
-    key are serialised (a file's cache is not thread-safe); different keys are fetched concurrently,
-    up to zarr's concurrency. Listing and metadata go to the wrapped ``FsspecStore``."""
+    """Each key is opened once as an fsspec file (``HTTPFile``, s3fs's ``S3File``) with ``cache_type``
+    (block cache by default) and kept open, so later range reads of the same shard are served from its
+    blocks. Reads of one key are serialised (a file's cache is not thread-safe); different keys are fetched
+    concurrently, up to zarr's concurrency. Listing and metadata go to the wrapped ``FsspecStore``."""
 
     def __init__(self, store: FsspecStore, url: str, block_size: int = FSSPEC_BLOCK_SIZE,
-                 cache_type: str = "blockcache") -> None:
+                 cache_type: str = "blockcache", storage_options: dict | None = None) -> None:
         super().__init__(store)
         self._url, self._block_size, self._cache_type = url, block_size, cache_type
-        self._fs = fsspec.filesystem("http", skip_instance_cache=True)
+        self._options = storage_options or {}
+        protocol = url.split("://", 1)[0]
+        self._fs = fsspec.filesystem(protocol, skip_instance_cache=True, **self._options)
         self._files: dict[str, Any] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
     @classmethod
-    def from_url(cls, url: str, block_size: int = FSSPEC_BLOCK_SIZE,
-                 cache_type: str = "blockcache") -> BlockCachedStore:
-        return cls(FsspecStore.from_url(url, read_only=True), url, block_size, cache_type)
+    def from_url(cls, url: str, block_size: int = FSSPEC_BLOCK_SIZE, cache_type: str = "blockcache",
+                 storage_options: dict | None = None) -> BlockCachedStore:
+        return cls(FsspecStore.from_url(url, read_only=True, storage_options=storage_options), url, block_size,
+                   cache_type, storage_options)
 
     def _with_store(self, store: FsspecStore) -> BlockCachedStore:
-        return type(self)(store, self._url, self._block_size, self._cache_type)
+        return type(self)(store, self._url, self._block_size, self._cache_type, self._options)
 
     def _read(self, key: str, byte_range: Any) -> bytes | None:
         f = self._files.get(key)

@@ -1,4 +1,4 @@
-"""Zarr v3 stores read over HTTP: what the three clients (zarr-python on fsspec or obstore, tensorstore)
+"""Zarr v3 stores read over HTTP or S3: what the three clients (zarr-python on fsspec or obstore, tensorstore)
 share, and the store they read, written with zarr-python.
 
 A client is a :class:`ZarrHttpReader`: it warms up (imports, codec set-up, event-loop threads) on a
@@ -28,9 +28,24 @@ SelectionReader = Callable[[tuple[slice, ...]], Any]
 
 
 class ZarrHttpReader(RemoteReader):
-    """A Zarr v3 client over HTTP, without (``client_cache=False``) or with its own cache."""
+    """A Zarr v3 client over HTTP or S3 (an ``s3://`` location at the endpoint of the AWS environment,
+    :func:`benchmarks_lib.storage.from_environment`), without (``client_cache=False``) or with its own cache."""
 
     measure_target = "benchmarks_lib.adapters.zarr_http:measure_read"
+    #: the locations it reads
+    stores: ClassVar[tuple[str, ...]] = ("http", "s3")
+    #: further modules it needs for ``s3://`` locations
+    s3_modules: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def missing_for(cls, location: str) -> str | None:
+        """Why it cannot read ``location`` ("http" or "s3") here, with the install hint; None if it can."""
+        from ..availability import missing_modules, not_installed
+
+        reason = cls.missing_reason()
+        missing = missing_modules(cls.s3_modules) if location == "s3" and not reason else []
+        return reason or (not_installed(f"module {missing[0]!r} (needed by {cls.name} for S3)",
+                                        "pip install 'iobench-book[s3]'") if missing else None)
 
     @classmethod
     def read(cls, location: str | Path, *, timeout_s: float | None = None, **settings: object) -> dict:
@@ -44,7 +59,8 @@ class ZarrHttpReader(RemoteReader):
 
     @classmethod
     def open_array(cls, url: str, client_cache: bool, concurrency: int) -> SelectionReader:
-        """The store at ``url`` opened for reading (metadata read), with ``concurrency`` requests in flight."""
+        """The store at ``url`` (http(s):// or s3://) opened for reading (metadata read), with ``concurrency``
+        requests in flight."""
         raise NotImplementedError
 
 

@@ -1,5 +1,5 @@
-"""zarr-python on obstore's ``HTTPStore`` (``zarr.storage.ObjectStore``); its client cache is zarr's
-``CacheStore`` over a memory store."""
+"""zarr-python on obstore's ``HTTPStore`` (``S3Store`` for an ``s3://`` location) through
+``zarr.storage.ObjectStore``; its client cache is zarr's ``CacheStore`` over a memory store."""
 
 from __future__ import annotations
 
@@ -13,14 +13,18 @@ class ZarrObstoreReader(ZarrPythonHttpReader):
     extra_modules = ("obstore",)
     install_hint = "pip install 'zarr>=3' obstore"
     warm_up_modules = ("obstore.store", "zarr.experimental.cache_store")
-    notes = "zarr.storage.ObjectStore(obstore HTTPStore); cache: zarr.experimental CacheStore (256 MiB)"
+    notes = "zarr.storage.ObjectStore(obstore HTTPStore or S3Store); cache: zarr.experimental CacheStore (256 MiB)"
 
     @classmethod
     def store(cls, url: str, client_cache: bool) -> Any:
         import zarr
         from obstore.store import HTTPStore
 
-        store = zarr.storage.ObjectStore(HTTPStore.from_url(url, client_options={"allow_http": True}), read_only=True)
+        from ..storage import from_environment, is_s3
+
+        objects = from_environment(url).obstore() if is_s3(url) else HTTPStore.from_url(
+            url, client_options={"allow_http": True})
+        store = zarr.storage.ObjectStore(objects, read_only=True)
         if client_cache:
             from zarr.experimental.cache_store import CacheStore
 

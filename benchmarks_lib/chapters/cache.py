@@ -1,4 +1,4 @@
-"""The cache/prefetch chapter: what TTreeCache, prefetching and HTTP latency cost (seed 004).
+"""The cache/prefetch chapter: what TTreeCache, prefetching and HTTP (or S3) latency cost (seed 004).
 
 Every function takes the run's records (other suites' rows, the ceiling's too, are ignored) and
 returns a Figure, a DataFrame or markdown text.
@@ -25,9 +25,12 @@ def header(result) -> str:
 
 
 def _link(row: pd.Series) -> str:
-    if row.get("location") != "http":
+    location = row.get("location")
+    if location not in ("http", "s3"):
         return "local file"
-    text = f"{row.get('server') or 'http'} {float(row['latency_ms']):g} ms"
+    if location == "s3" and row.get("server") == "endpoint":
+        return "S3 endpoint"
+    text = f"{row.get('server') or 'http'}{' S3' if location == 's3' else ''} {float(row['latency_ms']):g} ms"
     bw = row.get("bandwidth_bytes_s")
     if bw is not None and not pd.isna(bw) and bw:
         text += f", {float(bw) / MB:g} MB/s"
@@ -59,9 +62,17 @@ def prepare(df: pd.DataFrame, reader: str | tuple[str, ...] | None = None) -> pd
 
 def _link_order(rows: pd.DataFrame) -> list[str]:
     links = rows[["link", "location", "latency_ms"]].drop_duplicates()
-    links = links.assign(local=links["location"] != "http")
-    links = links.sort_values(["local", "latency_ms"], ascending=[False, True])
+    links = links.assign(local=links["location"] == "local")
+    links = links.sort_values(["local", "location", "latency_ms"], ascending=[False, True, True])
     return list(dict.fromkeys(links["link"]))
+
+
+def _zarr_stores(rows: pd.DataFrame) -> pd.Series:
+    """``client / layout``, with ``via S3`` or ``via HTTP`` where the Zarr reads took both ways."""
+    label = rows["client"] + " / " + rows["layout"]
+    if rows["location"].nunique() > 1:
+        label = label + rows["location"].map({"s3": " via S3", "http": " via HTTP"}).fillna("")
+    return label
 
 
 def _config_order(rows: pd.DataFrame) -> list[str]:
@@ -124,7 +135,7 @@ def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
     """Real time against the server's added latency, one line per configuration, one panel per reader
     (Zarr: cutouts at the highest concurrency, one line per client/layout, dashed with the client cache)."""
     rows = prepare(df)
-    rows = rows[rows["location"] == "http"] if not rows.empty else rows
+    rows = rows[rows["location"] != "local"] if not rows.empty else rows
     if rows.empty:
         return empty_figure("time vs latency")
     readers = [r for r in ("root", "uproot", "zarr") if r in set(rows["reader"])]
@@ -135,7 +146,7 @@ def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
         if reader == "zarr":
             sub = sub[sub["concurrency"] == sub["concurrency"].max()]
             sub = sub[sub["workload"] == sub["workload"].iloc[-1]]
-            sub = sub.assign(config=sub["client"] + " / " + sub["layout"],
+            sub = sub.assign(config=_zarr_stores(sub),
                              cache=sub["client_cache"].map({True: "cache on", False: "cache off"}))
             style = "cache"
         sns.lineplot(data=sub, estimator="median", **CI95, x="latency_ms", y="elapsed_s", hue="config", style=style,
@@ -173,24 +184,26 @@ def memory(df: pd.DataFrame) -> plt.Figure:
 
 
 def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
-    """Zarr over HTTP: read amplification and requests per client and layout, cache off/on;
+    """Zarr over HTTP (and S3): read amplification and requests per client and layout, cache off/on;
     real time against concurrency at the highest latency."""
     rows = prepare(df, "zarr")
     if rows.empty:
         return empty_figure("zarr over http")
-    rows = rows.assign(store=rows["client"] + " / " + rows["layout"],
+    rows = rows.assign(store=_zarr_stores(rows),
                        cache=rows["client_cache"].map({True: "client cache on", False: "client cache off"}))
     workloads = list(dict.fromkeys(rows["workload"]))
     fig, axes = subplots(len(workloads), 3, figsize=(17, 0.6 + 3.8 * len(workloads)), squeeze=False)
     for (ax_a, ax_r, ax_t), workload in zip(axes, workloads, strict=True):
         sub = rows[rows["workload"] == workload]
         what = "whole array" if workload == "whole" else f"{int(sub['selections'].median())} overlapping cutouts"
+        order = sorted(sub["store"].unique())
         sns.barplot(data=sub, estimator="median", errorbar=None, y="store", x="read_amplification", hue="cache",
-                    ax=ax_a)
+                    order=order, ax=ax_a)
         ax_a.axvline(1.0, ls="--", lw=1, color="0.4")
         ax_a.set(xlabel="bytes transferred / bytes asked for (median)", ylabel="",
                  title=f"read amplification: {what}")
-        sns.barplot(data=sub, estimator="median", errorbar=None, y="store", x="server_requests", hue="cache", ax=ax_r)
+        sns.barplot(data=sub, estimator="median", errorbar=None, y="store", x="server_requests", hue="cache",
+                    order=order, ax=ax_r)
         ax_r.set(xlabel="server requests (median)", ylabel="", yticklabels=[], title="requests")
         top = sub[sub["latency_ms"] == sub["latency_ms"].max()]
         sns.lineplot(data=top, estimator="median", errorbar=None, x="concurrency", y="elapsed_s", hue="store",
@@ -205,6 +218,44 @@ def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=7, loc="lower right")
         legend_outside(ax_t)
+    fig.tight_layout()
+    return fig
+
+
+def zarr_s3_vs_http(df: pd.DataFrame) -> plt.Figure:
+    """The same Zarr reads through S3 and over HTTP at the highest latency both were measured at (only the
+    workloads and concurrency levels measured both ways): real time per client and layout (medians, 95%
+    intervals), one panel per client-cache setting."""
+    rows = prepare(df, "zarr")
+    rows = rows[rows["location"].isin(["http", "s3"])] if len(rows) else rows
+    common = sorted(set(rows.loc[rows["location"] == "s3", "latency_ms"]) &
+                    set(rows.loc[rows["location"] == "http", "latency_ms"])) if len(rows) else []
+    if not common:
+        return empty_figure("Zarr through S3 against HTTP (needs both locations at one latency)")
+    rows = rows[rows["latency_ms"] == common[-1]]
+    # like with like: only the workloads and concurrency levels measured both ways
+    keys = ["client", "layout", "workload", "client_cache", "concurrency"]
+    both = rows.groupby(keys)["location"].transform("nunique") == 2
+    rows = rows[both]
+    if rows.empty:
+        return empty_figure("Zarr through S3 against HTTP (no configuration measured both ways)")
+    what = ", ".join(f"{w} at concurrency {int(c)}" for w, c in
+                     rows[["workload", "concurrency"]].drop_duplicates().itertuples(index=False))
+    rows = rows.assign(store=rows["client"] + " / " + rows["layout"],
+                       protocol=rows["location"].map({"http": "HTTP", "s3": "S3 (MinIO)"}),
+                       cache=rows["client_cache"].map({True: "client cache on", False: "client cache off"}))
+    caches = sorted(rows["cache"].unique(), reverse=True)
+    order = sorted(rows["store"].unique())
+    fig, axes = subplots(1, len(caches), figsize=(6.5 * len(caches), 1.4 + 0.55 * len(order)), squeeze=False,
+                         sharey=True)
+    for ax, cache in zip(axes[0], caches, strict=True):
+        sub = rows[rows["cache"] == cache]
+        sns.barplot(data=sub, estimator="median", **CI95, y="store", x="elapsed_s", hue="protocol",
+                    hue_order=["HTTP", "S3 (MinIO)"], order=order, ax=ax)
+        ax.set(xlabel=f"real time, s ({WHISKERS})", ylabel="", title=f"{cache}, {common[-1]:g} ms per request")
+        ax.get_legend().remove()
+    legend_outside(axes[0][-1])
+    fig.suptitle(f"The same reads both ways: {what}", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -332,24 +383,60 @@ def _zarr_lines(rows: pd.DataFrame) -> list[str]:
     lines = []
     cut = rows[rows["workload"] == "cutouts"]
     if not cut.empty:
-        amp = cut.groupby(["client", "layout", "client_cache"])["read_amplification"].median()
-        lo, hi = amp.idxmin(), amp.idxmax()
+        keys = ["client", "layout", "client_cache"] + (["location"] if cut["location"].nunique() > 1 else [])
+        amp = cut.groupby(keys)["read_amplification"].median()
+
+        def name(key: tuple) -> str:
+            via = f", {'S3' if key[3] == 's3' else 'HTTP'}" if len(key) > 3 else ""
+            return f"{key[0]}, {key[1]}, cache {'on' if key[2] else 'off'}{via}"
+
         lines.append(
-            f"- **Zarr cutouts**: read amplification ranged from {amp.min():.2f} ({lo[0]}, {lo[1]}, cache "
-            f"{'on' if lo[2] else 'off'}) to {amp.max():.2f} ({hi[0]}, {hi[1]}, cache {'on' if hi[2] else 'off'}); "
-            "values below 1 mean compression and a client cache saved more than the chunk overhang cost.")
-        req = cut.groupby(["layout", "client_cache"])["server_requests"].median()
+            f"- **Zarr cutouts**: read amplification ranged from {amp.min():.2f} ({name(amp.idxmin())}) to "
+            f"{amp.max():.2f} ({name(amp.idxmax())}); values below 1 mean compression and a client cache saved more "
+            "than the chunk overhang cost.")
+        first = cut[cut["location"] == cut["location"].iloc[0]]
+        req = first.groupby(["layout", "client_cache"])["server_requests"].median()
         if ("sharded", False) in req and ("unsharded", False) in req:
             lines.append(f"- Sharding: {req[('unsharded', False)]:.0f} requests unsharded versus "
                          f"{req[('sharded', False)]:.0f} sharded (median over clients, no cache).")
-    lat = rows["latency_ms"].max()
-    at = rows[rows["latency_ms"] == lat]
+    lines += _s3_lines(rows)
+    # the concurrency grid is one location's (S3 may measure fewer levels): compare within HTTP's where there
+    grid = rows[rows["location"] == ("http" if (rows["location"] == "http").any() else rows["location"].iloc[0])]
+    lat = grid["latency_ms"].max()
+    at = grid[grid["latency_ms"] == lat]
     conc = at.groupby("concurrency")["elapsed_s"].median()
     if len(conc) > 1:
         low, high = at[at["concurrency"] == conc.index[0]], at[at["concurrency"] == conc.index[-1]]
         lines.append(f"- Zarr concurrency at {lat:g} ms: median real time {conc.iloc[0]:.2f} s with "
                      f"{int(conc.index[0])} request(s) in flight versus {conc.iloc[-1]:.2f} s with "
                      f"{int(conc.index[-1])} (pooled over clients and layouts; {separable(low, high)}).")
+    return lines
+
+
+def _s3_lines(rows: pd.DataFrame) -> list[str]:
+    """The same Zarr reads through S3 (MinIO) and over HTTP at the highest latency both have, per client: the
+    time ratio of each configuration measured both ways (same layout, workload, cache and concurrency)."""
+    s3, http = rows[rows["location"] == "s3"], rows[rows["location"] == "http"]
+    both = sorted(set(s3["latency_ms"]) & set(http["latency_ms"]))
+    if not both:
+        return []
+    lat = both[-1]
+    keys = ["layout", "workload", "client_cache", "concurrency"]
+    lines = []
+    for client in sorted(set(s3["client"]) & set(http["client"])):
+        a = s3[(s3["client"] == client) & (s3["latency_ms"] == lat)].groupby(keys)
+        b = http[(http["client"] == client) & (http["latency_ms"] == lat)].groupby(keys)
+        ratio = (a["elapsed_s"].median() / b["elapsed_s"].median()).dropna()
+        if ratio.empty:
+            continue
+        extra = (a["server_requests"].median() / b["server_requests"].median()).reindex(ratio.index)
+        heads = a["server_head_requests"].median().reindex(ratio.index) if "server_head_requests" in s3 else None
+        span = f"{ratio.min():.2f}x" if len(ratio) == 1 else f"{ratio.min():.2f}x to {ratio.max():.2f}x"
+        head_text = f"; {heads.median():.0f} HEAD requests per read (median)" if heads is not None and \
+            heads.median() > 0 else ""
+        lines.append(f"- **{client} through S3** at {lat:g} ms took {span} the time of the same read over HTTP "
+                     f"({len(ratio)} configuration(s) measured both ways), with {extra.median():.2f}x the requests"
+                     f"{head_text}.")
     return lines
 
 
@@ -376,7 +463,7 @@ def answer(df: pd.DataFrame) -> str:
     TTreeCache (with against without, async prefetching pooled as in the conclusion) and the Zarr client cache
     on cutouts (per client and layout, at the highest concurrency)."""
     rows = prepare(df)
-    remote = rows[rows["location"] == "http"] if len(rows) else rows
+    remote = rows[rows["location"] != "local"] if len(rows) else rows
     top = {r: p[p["latency_ms"] == p["latency_ms"].max()] for r, p in remote.groupby("reader")} if len(remote) else {}
     parts = []
     if "root" in top and (pair := _ttreecache_pair(top["root"])):
@@ -390,7 +477,7 @@ def answer(df: pd.DataFrame) -> str:
     zarr = top.get("zarr", remote.iloc[0:0])
     cut = zarr[(zarr["workload"] == "cutouts") & (zarr["concurrency"] == zarr["concurrency"].max())] if len(zarr) \
         else zarr
-    times = (cut.groupby(["client", "layout", "client_cache"])["elapsed_s"].median().unstack() if len(cut)
+    times = (cut.groupby(["client", "layout", "location", "client_cache"])["elapsed_s"].median().unstack() if len(cut)
              else pd.DataFrame())
     ratio = times[True] / times[False] if {True, False} <= set(times.columns) else pd.Series(dtype="float64")
     if ratio.notna().any():
@@ -412,5 +499,6 @@ FIGURES = {
     "Memory": memory,
     "uproot read times": lambda df: times(df, "uproot"),
     "Zarr read amplification": zarr_amplification,
+    "Zarr through S3 against HTTP": zarr_s3_vs_http,
     "Server CPU": server_cpu,
 }

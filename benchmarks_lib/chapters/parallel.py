@@ -4,7 +4,8 @@ Per (backend, alignment, W): the aggregate GB/s (the array's bytes over one wall
 first write submitted to the last finished, with the store's syncfs when fsync is on), its median and
 95% bootstrap interval over iterations; the per-worker GB/s (each worker's own write of its slab); and
 the verification of the whole array (slabs that came back wrong). A write that failed verification is
-never ranked: it is fast because it lost data.
+never ranked: it is fast because it lost data. Where the array was also written through S3 (MinIO), each
+store is its own series: there a write ends when every object is acknowledged (no fsync).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .common import (
     write_ceiling_op,
 )
 from .flags import point_flags
-from .style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, sns, subplots
+from .style import CI95, WHISKERS, draw_ceilings, empty_figure, sns, subplots
 
 TIMES = ("write: from the W writes submitted to the last one finished (each worker opens the array and writes "
          "its own ranges, handed to it before the clock); the array's metadata is created before the clock")
@@ -42,61 +43,99 @@ def _rows(df: pd.DataFrame) -> pd.DataFrame:
     if "workers" not in rows:
         return rows.iloc[0:0]
     rows = rows[(rows["backend"] != "ceiling") & (rows["operation"] == "write") & rows["workers"].notna()]
-    return rows.assign(workers=rows["workers"].astype(int), series=rows["backend"] + " / " + rows["alignment"])
+    store = rows["store"].fillna("file") if "store" in rows else pd.Series("file", index=rows.index)
+    return rows.assign(workers=rows["workers"].astype(int), store=store,
+                       series=rows["backend"] + " / " + rows["alignment"])
+
+
+ALIGNMENTS = ("chunk", "shard", "unaligned")
+STORE_TITLES = {"file": "to files", "s3": "through S3 (MinIO on this machine)"}
+
+
+def _panels(rows: pd.DataFrame, title: str):
+    """A figure with one panel per store (files, S3), sharing the series' colours: (fig, [(ax, store rows)])."""
+    stores = [s for s in ("file", "s3") if s in set(rows["store"])] or sorted(set(rows["store"]))
+    fig, axes = subplots(1, len(stores), figsize=(8 + 4.5 * (len(stores) - 1), 4.5), squeeze=False)
+    fig.suptitle(title, fontsize=11)
+    return fig, [(ax, rows[rows["store"] == store], store) for ax, store in zip(axes[0], stores, strict=True)]
+
+
+def _one_legend(panels: list) -> None:
+    """One legend, right of the last panel, with the first panel's entries (the ceiling and the cores too)."""
+    first, last = panels[0][0], panels[-1][0]
+    handles, labels = first.get_legend_handles_labels()
+    for ax, _, _ in panels:
+        if ax.get_legend():
+            ax.get_legend().remove()
+    if handles:
+        last.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
 def aggregate(df: pd.DataFrame):
-    """Aggregate GB/s vs workers, one line per backend and alignment, the machine's write ceiling dashed."""
+    """Aggregate GB/s vs workers, one line per backend and alignment (one panel per store: files, S3), the
+    machine's write ceiling dashed on the files' panel."""
     rows = _rows(df)
     if rows.empty:
         return empty_figure("parallel writes")
-    fig, ax = subplots(figsize=(8, 4.5))
-    sns.lineplot(data=rows, x="workers", y="gbps", hue="series", style="alignment", estimator="median", **CI95,
-                 marker="o", ax=ax)
+    order = sorted(rows["series"].unique())
     ceiling = ceiling_gbps(df)
-    draw_ceilings(ax, ceiling, (write_ceiling_op(rows),))
     cores = rows["cores"].dropna().iloc[0] if "cores" in rows and rows["cores"].notna().any() else None
-    if cores:
-        ax.axvline(cores, color="0.6", lw=1, ls=":", label=f"{int(cores)} usable cores")
-    ax.set_xticks(sorted(rows["workers"].unique()))
-    ax.set(xlabel="workers W (one Dask worker process each, single-threaded)",
-           ylabel=f"aggregate GB/s ({WHISKERS})", title="All workers together: the array's bytes over the wall time")
-    legend_outside(ax)
+    fig, panels = _panels(rows, "All workers together: the array's bytes over the wall time")
+    for ax, sub, store in panels:
+        sns.lineplot(data=sub, estimator="median", **CI95, x="workers", y="gbps", hue="series", hue_order=order,
+                     style="alignment", style_order=[a for a in ALIGNMENTS if a in set(rows["alignment"])],
+                     marker="o", ax=ax)
+        if store == "file":
+            draw_ceilings(ax, ceiling, (write_ceiling_op(sub),))
+        if cores:
+            ax.axvline(cores, color="0.6", lw=1, ls=":", label=f"{int(cores)} usable cores")
+        ax.set_xticks(sorted(rows["workers"].unique()))
+        ax.set(xlabel="workers W (single-threaded Dask processes)",
+               ylabel=f"aggregate GB/s ({WHISKERS})" if ax is panels[0][0] else "",
+               title=STORE_TITLES.get(store, store))
+    _one_legend(panels)
     fig.tight_layout()
     return fig
 
 
 def per_worker(df: pd.DataFrame):
-    """Median per-worker GB/s (each worker's own write of its slab) vs workers."""
+    """Median per-worker GB/s (each worker's own write of its slab) vs workers, one panel per store."""
     rows = _rows(df)
     if rows.empty or "worker_gbps_median" not in rows:
         return empty_figure("per-worker GB/s")
-    fig, ax = subplots(figsize=(8, 4.5))
-    sns.lineplot(data=rows, x="workers", y="worker_gbps_median", hue="series", estimator="median", **CI95,
-                 marker="o", ax=ax)
-    ax.set_xticks(sorted(rows["workers"].unique()))
-    ax.set(xlabel="workers W", ylabel=f"GB/s of one worker ({WHISKERS})",
-           title="Each worker alone: its slab's bytes over its own write time")
-    legend_outside(ax)
+    order = sorted(rows["series"].unique())
+    fig, panels = _panels(rows, "Each worker alone: its slab's bytes over its own write time")
+    for ax, sub, store in panels:
+        sns.lineplot(data=sub, estimator="median", **CI95, x="workers", y="worker_gbps_median", hue="series",
+                     hue_order=order, marker="o", ax=ax)
+        ax.set_xticks(sorted(rows["workers"].unique()))
+        ax.set(xlabel="workers W", ylabel=f"GB/s of one worker ({WHISKERS})" if ax is panels[0][0] else "",
+               title=STORE_TITLES.get(store, store))
+    _one_legend(panels)
     fig.tight_layout()
     return fig
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (backend, alignment, workers): aggregate GB/s, per-worker GB/s, verification."""
+    """One row per (backend, store, alignment, workers): aggregate GB/s, per-worker GB/s, S3 requests (where
+    written through S3), verification."""
     rows = _rows(df)
     if rows.empty:
-        return pd.DataFrame(columns=["backend", "alignment", "workers", "aggregate GB/s", "per-worker GB/s",
+        return pd.DataFrame(columns=["backend", "store", "alignment", "workers", "aggregate GB/s", "per-worker GB/s",
                                      "verified", "n"])
-    points = summarize(rows, ["backend", "alignment", "workers"], "gbps")
+    points = summarize(rows, ["backend", "store", "alignment", "workers"], "gbps")
     out = []
     for p in points.itertuples(index=False):
-        part = rows[(rows["backend"] == p.backend) & (rows["alignment"] == p.alignment)
+        part = rows[(rows["backend"] == p.backend) & (rows["store"] == p.store) & (rows["alignment"] == p.alignment)
                     & (rows["workers"] == p.workers)]
         wrong = int(part["slabs_wrong"].max()) if "slabs_wrong" in part else 0
-        out.append({"backend": p.backend, "alignment": f"{p.alignment} ({SHORT.get(p.alignment, '')})",
+        requests = part["s3_requests"].median() if "s3_requests" in part and part["s3_requests"].notna().any() \
+            else None
+        out.append({"backend": p.backend, "store": p.store,
+                    "alignment": f"{p.alignment} ({SHORT.get(p.alignment, '')})",
                     "workers": p.workers, "aggregate GB/s": format_point(p._asdict()),
                     "per-worker GB/s": f"{part['worker_gbps_median'].median():.3g}",
+                    "S3 requests": "-" if requests is None else f"{requests:.0f}",
                     "verified": "yes" if part["verified"].all() else
                     f"NO: {wrong} of {int(part['slabs'].max())} slabs wrong", "n": p.n})
     return pd.DataFrame(out)
@@ -109,8 +148,9 @@ def conclusion(df: pd.DataFrame) -> str:
     if rows.empty:
         return "No parallel-write measurements in this run."
     cores = int(rows["cores"].dropna().iloc[0]) if rows["cores"].notna().any() else None
-    lines = [*error_warning(df), "## Conclusion", ""]
-    for backend, b in rows.groupby("backend"):
+    lines = error_warning(df)
+    several = rows["store"].nunique() > 1
+    for (backend, store), b in rows.groupby(["backend", "store"]):
         for alignment, a in b.groupby("alignment"):
             med = a.groupby("workers")["gbps"].median()
             verdict = ("every array verified" + (" (its writes to shared chunks were not lost: the library guards "
@@ -119,8 +159,9 @@ def conclusion(df: pd.DataFrame) -> str:
                        if a["verified"].all() else
                        f"**{int((~a['verified'].astype(bool)).sum())} of {len(a)} arrays failed verification** "
                        f"(up to {int(a['slabs_wrong'].max())} slabs wrong): concurrent writers lost each other's data")
-            lines.append(f"- **{backend}**, {alignment} ({SAFE.get(alignment, '')}): {med.iloc[0]:.3g} GB/s with "
-                         f"{med.index[0]} worker(s), {med.iloc[-1]:.3g} GB/s with {med.index[-1]} "
+            where = " through S3" if several and store == "s3" else " to files" if several else ""
+            lines.append(f"- **{backend}**{where}, {alignment} ({SAFE.get(alignment, '')}): {med.iloc[0]:.3g} GB/s "
+                         f"with {med.index[0]} worker(s), {med.iloc[-1]:.3g} GB/s with {med.index[-1]} "
                          f"({med.iloc[-1] / med.iloc[0]:.2f}x); {verdict}.")
     lines += ["", f"This machine has {cores} usable cores: beyond {cores} workers they share cores, so the aggregate "
               "flattens (or drops) there; a cluster of several hosts on a shared filesystem or object store moves "
@@ -135,12 +176,14 @@ def answer(df: pd.DataFrame) -> str:
     if safe.empty:
         return no_answer("parallel-write measurements")
     parts = []
-    for backend, b in safe.groupby("backend"):
+    several = safe["store"].nunique() > 1
+    for (backend, store), b in safe.groupby(["backend", "store"]):
         med = b.groupby(["alignment", "workers"])["gbps"].median()
         (alignment, workers), best = med.idxmax(), med.max()
         one = med.get((alignment, 1))
         gain = f", {best / one:.2f}x one worker" if one else ""
-        parts.append(f"{backend} **{best:.3g} GB/s** with {workers} workers ({alignment}-aligned{gain}"
+        where = (" through S3" if store == "s3" else " to files") if several else ""
+        parts.append(f"{backend}{where} **{best:.3g} GB/s** with {workers} workers ({alignment}-aligned{gain}"
                      + "".join(f"; {f}" for f in point_flags(b[b["workers"] == workers])) + ")")
     unsafe = rows[rows["alignment"] == "unaligned"]
     lost = (f" Unaligned regions lost data in {int((~unsafe['verified'].astype(bool)).sum())} of {len(unsafe)} "

@@ -4,7 +4,8 @@ Per backend and operation: median GB/s with its 95% bootstrap interval over iter
 server saw per timed region (PUTs, multipart parts, GETs/HEADs), the bytes it received and sent, the objects
 the array became, and the verification (the same library's read and another library's). A write's time
 ends when every object was acknowledged by the server (S3 has no fsync: an acknowledged PUT is durable as
-far as the server promises).
+far as the server promises). With more than one link latency, each backend is shown at each (one round trip
+per connection and per request, as in the cache chapter).
 """
 
 from __future__ import annotations
@@ -12,7 +13,16 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats import format_point, summarize
-from .common import ceiling_gbps, error_warning, no_answer, ok_rows, problems, run_header, with_ceiling_fraction
+from .common import (
+    ceiling_gbps,
+    error_warning,
+    no_answer,
+    ok_rows,
+    problems,
+    run_header,
+    separable,
+    with_ceiling_fraction,
+)
 from .flags import point_flags
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, sns, subplots
 
@@ -27,7 +37,13 @@ def header(result) -> str:
 
 def _rows(df: pd.DataFrame) -> pd.DataFrame:
     rows = ok_rows(df)
-    return rows[(rows["backend"] != "ceiling") & rows["operation"].isin(["write", "read"])] if len(rows) else rows
+    rows = rows[(rows["backend"] != "ceiling") & rows["operation"].isin(["write", "read"])] if len(rows) else rows
+    latency = rows["latency_ms"].astype("float64").fillna(0.0) if "latency_ms" in rows else 0.0
+    return rows.assign(latency_ms=latency)
+
+
+def _at(latency: float) -> str:
+    return f"{latency:g} ms link"
 
 
 def speeds(df: pd.DataFrame):
@@ -35,7 +51,10 @@ def speeds(df: pd.DataFrame):
     rows = _rows(df)
     if rows.empty:
         return empty_figure("S3 write/read")
-    rows = rows.assign(label=rows["backend"] + " (" + rows["codec"].astype(str) + ")")
+    label = rows["backend"] + " (" + rows["codec"].astype(str) + ")"
+    if rows["latency_ms"].nunique() > 1:
+        label = label + ", " + rows["latency_ms"].map(_at)
+    rows = rows.assign(label=label).sort_values(["backend", "latency_ms"])
     fig, ax = subplots(figsize=(8, 1.2 + 0.6 * rows["label"].nunique()))
     sns.barplot(data=rows, y="label", x="gbps", hue="operation", estimator="median", **CI95, ax=ax)
     draw_ceilings(ax, ceiling_gbps(df), ("write_nofsync", "read_cold"), vertical=True)
@@ -46,49 +65,98 @@ def speeds(df: pd.DataFrame):
     return fig
 
 
-def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (backend, operation): speed, the server's requests and bytes, objects, verification."""
+def latency(df: pd.DataFrame):
+    """Real time of each backend's write and read against the link's latency (medians with 95% intervals)."""
     rows = _rows(df)
-    cols = ["backend", "codec", "operation", "GB/s", "n", "requests", "PUT", "multipart parts", "part MB",
-            "GET/HEAD", "MB in", "MB out", "objects", "MB stored", "verified"]
+    if rows.empty or rows["latency_ms"].nunique() < 2:
+        return empty_figure("S3 time against link latency (one latency measured)")
+    fig, ax = subplots(figsize=(8, 4.2))
+    sns.lineplot(data=rows, x="latency_ms", y="elapsed_s", hue="backend", style="operation", estimator="median",
+                 **CI95, marker="o", ax=ax)
+    ax.set(xlabel="link latency: one round trip per connection and per request (ms)",
+           ylabel=f"real time, s ({WHISKERS})", title="What a slower link costs each S3 client")
+    legend_outside(ax)
+    fig.tight_layout()
+    return fig
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (backend, link latency, operation): speed, the server's requests and bytes, the link's
+    connections, objects, verification (the codec column only where backends differ in it, the connections only
+    where a link was emulated)."""
+    rows = _rows(df)
+    cols = ["backend", "codec", "link ms", "operation", "GB/s", "requests", "PUT", "multipart parts", "part MB",
+            "GET/HEAD", "MB in", "MB out", "connections", "objects", "MB stored", "verified"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
     out = []
-    for p in summarize(rows, ["backend", "codec", "operation"], "gbps").itertuples(index=False):
-        part = rows[(rows["backend"] == p.backend) & (rows["codec"] == p.codec) & (rows["operation"] == p.operation)]
+    for p in summarize(rows, ["backend", "codec", "latency_ms", "operation"], "gbps").itertuples(index=False):
+        part = rows[(rows["backend"] == p.backend) & (rows["codec"] == p.codec) & (rows["operation"] == p.operation)
+                    & (rows["latency_ms"] == p.latency_ms)]
 
         def med(col: str, scale: float = 1.0, part=part) -> str:
             values = part[col].dropna() if col in part else pd.Series(dtype=float)
             return "-" if values.empty else f"{values.astype(float).median() * scale:.4g}"
 
-        out.append({"backend": p.backend, "codec": p.codec, "operation": p.operation,
-                    "GB/s": format_point(p._asdict()), "n": p.n, "requests": med("s3_requests"),
+        out.append({"backend": p.backend, "codec": p.codec, "link ms": f"{p.latency_ms:g}", "operation": p.operation,
+                    "GB/s": format_point(p._asdict()), "requests": med("s3_requests"),
                     "PUT": med("s3_put_requests"), "multipart parts": med("s3_multipart_parts"),
                     "part MB": med("multipart_part_bytes", 1e-6), "GET/HEAD": med("s3_get_requests"),
                     "MB in": med("s3_received_bytes", 1e-6), "MB out": med("s3_sent_bytes", 1e-6),
+                    "connections": med("link_connections"),
                     "objects": med("objects"), "MB stored": med("bytes_on_disk", 1e-6),
                     "verified": "yes" if part["verified"].astype("boolean").fillna(False).all() else "NO"})
-    return pd.DataFrame(out, columns=cols)
+    table = pd.DataFrame(out, columns=cols)
+    # narrower for the page: one codec for all is stated by the figure's labels; no link, no connections counted
+    if table["codec"].nunique() == 1:
+        table = table.drop(columns="codec")
+    if table["link ms"].nunique() == 1:  # one latency: the conclusion says which
+        table = table.drop(columns="link ms")
+    if (table["connections"] == "-").all():
+        table = table.drop(columns="connections")
+    return table
 
 
 def conclusion(df: pd.DataFrame) -> str:
     rows = _rows(df)
     if rows.empty:
         return "No S3 measurements in this run."
-    lines = [*error_warning(df), "## Conclusion", ""]
-    for (backend, op), part in rows.groupby(["backend", "operation"]):
+    lines = error_warning(df)
+    several = rows["latency_ms"].nunique() > 1
+    for (backend, op, lat), part in rows.groupby(["backend", "operation", "latency_ms"]):
         requests = part["s3_requests"].median() if "s3_requests" in part else float("nan")
-        lines.append(f"- **{backend}** {op}: {part['gbps'].median():.3g} GB/s (median of n={len(part)}), "
-                     f"{requests:.0f} requests to the server for {part['objects'].median():.0f} objects.")
+        lines.append(f"- **{backend}** {op}{f' at {_at(lat)}' if several else ''}: {part['gbps'].median():.3g} GB/s "
+                     f"(median of n={len(part)}), {requests:.0f} requests to the server for "
+                     f"{part['objects'].median():.0f} objects.")
+    if several:
+        lines += _latency_lines(rows)
     lines += ["", "Server and client share this machine's cores here: on a real object store the network and the "
               "server's own limits take their place; run the same chapter with `ENDPOINT` set to measure one."]
     return "\n".join(lines)
+
+
+def _latency_lines(rows: pd.DataFrame) -> list[str]:
+    """What the slowest link added per request: near its latency, the client sent its requests one after
+    another; well below, it kept several in flight."""
+    lo, hi = rows["latency_ms"].min(), rows["latency_ms"].max()
+    lines = []
+    for (backend, op), part in rows.groupby(["backend", "operation"]):
+        fast, slow = part[part["latency_ms"] == lo], part[part["latency_ms"] == hi]
+        if fast.empty or slow.empty or "s3_requests" not in slow or not slow["s3_requests"].median():
+            continue
+        extra = slow["elapsed_s"].median() - fast["elapsed_s"].median()
+        per = 1000 * extra / slow["s3_requests"].median()
+        how = "one request after another" if per >= 0.8 * hi else "several requests in flight"
+        lines.append(f"- A {hi:g} ms link added {extra:.2f} s to **{backend}**'s {op} ({separable(fast, slow)}): "
+                     f"{per:.1f} ms per request, i.e. {how}.")
+    return lines
 
 
 def answer(df: pd.DataFrame) -> str:
     rows = _rows(with_ceiling_fraction(df))
     if rows.empty:
         return no_answer("S3 measurements")
+    rows = rows[rows["latency_ms"] == rows["latency_ms"].min()]
     parts = []
     for op, part in rows.groupby("operation", sort=False):
         med = part.groupby("backend")["gbps"].median().sort_values(ascending=False)
@@ -96,10 +164,11 @@ def answer(df: pd.DataFrame) -> str:
         flags = point_flags(part[part["backend"] == best])
         parts.append(f"{op} **{best}** at {med.iloc[0]:.3g} GB/s" + (f" ({'; '.join(flags)})" if flags else "")
                      + (f", then {', '.join(f'{b} {v:.3g}' for b, v in med.iloc[1:].items())}" if len(med) > 1 else ""))
-    return "Through S3 (MinIO on this machine), fastest: " + "; ".join(parts) + "."
+    link = f" at {_at(rows['latency_ms'].iloc[0])}" if rows["latency_ms"].iloc[0] else ""
+    return f"Through S3 (MinIO on this machine{link}), fastest: " + "; ".join(parts) + "."
 
 
 #: the chapter's standard figures, by title (the explorer draws them for any run)
-FIGURES = {"Write and read GB/s through S3": speeds}
+FIGURES = {"Write and read GB/s through S3": speeds, "S3 time against link latency": latency}
 
-__all__ = ["FIGURES", "answer", "conclusion", "header", "problems", "speeds", "summary"]
+__all__ = ["FIGURES", "answer", "conclusion", "header", "latency", "problems", "speeds", "summary"]

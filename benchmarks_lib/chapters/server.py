@@ -17,7 +17,7 @@ def server_rows(df: pd.DataFrame) -> pd.DataFrame:
     rows = ok_rows(df)
     if "reader" not in rows or "server_cpu_s" not in rows:
         return rows.iloc[0:0]
-    rows = rows[rows["reader"].notna() & (rows["location"] == "http") & rows["server_cpu_s"].notna()].copy()
+    rows = rows[rows["reader"].notna() & (rows["location"] != "local") & rows["server_cpu_s"].notna()].copy()
     rows["server_share"] = rows["server_cpu_s"].astype("float64") / rows["elapsed_s"].astype("float64")
     return rows
 
@@ -30,6 +30,7 @@ def server_cpu(df: pd.DataFrame) -> plt.Figure:
         return empty_figure("server CPU")
     fig, ax = subplots(figsize=(6.5, 4.2))
     rows = rows.assign(latency=rows["latency_ms"].astype("float64").map(lambda v: f"{v:g} ms"))
+    rows = rows.assign(reader=rows["reader"] + rows["location"].map({"s3": " (S3)"}).fillna(""))
     sns.scatterplot(data=rows, x="elapsed_s", y="server_cpu_s", hue="reader", style="latency", ax=ax)
     lo = min(rows["elapsed_s"].min(), rows["server_cpu_s"].clip(lower=1e-4).min())
     hi = max(rows["elapsed_s"].max(), rows["server_cpu_s"].max())
@@ -49,8 +50,8 @@ def server_lines(df: pd.DataFrame) -> list[str]:
     if rows.empty:
         return []
     fastest = rows[rows["latency_ms"] == rows["latency_ms"].min()]
-    worst = fastest.loc[fastest["server_share"].idxmax()]
-    where = f"{worst['reader']} {worst['config']}"
+    worst = fastest.iloc[int(fastest["server_share"].to_numpy().argmax())]
+    where = f"{worst['reader']} {worst['config']}{' through S3' if worst['location'] == 's3' else ''}"
     share = (f"{fastest['server_share'].median():.0%} of the read's real time (median), "
              f"at most {worst['server_share']:.0%}")
     lat = f"{float(worst['latency_ms']):g} ms"

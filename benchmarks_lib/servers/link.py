@@ -6,13 +6,20 @@ two round trips per request and a keep-alive client one; ``bandwidth`` (bytes/s)
 shared by all connections (paced writes). The builtin server applies both itself; for nginx a TCP
 proxy in front (:class:`DelayProxy`) charges the same: one round trip per accepted connection and
 one per HTTP request it forwards (it splits the byte stream into requests, so a request split over
-several segments is charged once), and paces responses.
+several segments is charged once), and paces responses. The proxy runs in a process of its own
+(:class:`LinkProcess`), so its threads share no interpreter lock with the client or server they sit
+between: the same link for nginx and for MinIO (an S3 signature covers the Host header, which passes
+through unchanged).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import select
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -50,18 +57,55 @@ def _check_link(latency_ms: float, bandwidth: float | None) -> None:
 
 
 
-def http_request_length(buf: bytes) -> int | None:
-    """Length of the first complete HTTP/1.x request in ``buf`` (headers and Content-Length body), or None."""
+def _headers(buf: bytes) -> tuple[int, dict[bytes, bytes]] | None:
+    """(length of the header block, lower-case header names -> values) of the request starting ``buf``."""
     end = buf.find(b"\r\n\r\n")
     if end < 0:
         return None
-    length = end + 4
+    fields = {}
     for line in buf[:end].split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            with contextlib.suppress(ValueError):
-                length += int(value.strip())
+        fields[name.strip().lower()] = value.strip()
+    return end + 4, fields
+
+
+def _chunked_length(buf: bytes, pos: int) -> int | None:
+    """End of a chunked body starting at ``pos`` (its last chunk and trailers included), or None."""
+    while True:
+        line_end = buf.find(b"\r\n", pos)
+        if line_end < 0:
+            return None
+        try:
+            size = int(buf[pos:line_end].split(b";")[0], 16)
+        except ValueError:
+            return len(buf)  # not HTTP chunking: forward what there is
+        if size == 0:
+            trailers_end = buf.find(b"\r\n\r\n", line_end)
+            return None if trailers_end < 0 else trailers_end + 4
+        pos = line_end + 2 + size + 2
+        if len(buf) < pos:
+            return None
+
+
+def http_request_length(buf: bytes) -> int | None:
+    """Length of the first complete HTTP/1.x request in ``buf`` (headers and body: Content-Length or
+    chunked), or None."""
+    head = _headers(buf)
+    if head is None:
+        return None
+    length, fields = head
+    if b"chunked" in fields.get(b"transfer-encoding", b"").lower():
+        return _chunked_length(buf, length)
+    with contextlib.suppress(ValueError):
+        length += int(fields.get(b"content-length", b"0"))
     return length if len(buf) >= length else None
+
+
+def expects_continue(buf: bytes) -> int | None:
+    """Length of the header block when the request starting ``buf`` holds its body back until the server's
+    ``100 Continue`` (``Expect: 100-continue``), else None."""
+    head = _headers(buf)
+    return head[0] if head and head[1].get(b"expect", b"").lower() == b"100-continue" else None
 
 
 class DelayProxy:
@@ -70,7 +114,9 @@ class DelayProxy:
     Each accepted connection is charged one round trip (the connect) before its first request
     goes upstream; each HTTP request is charged one round trip, counted from the arrival of its
     last byte (a request split over several segments is charged once; requests that arrive
-    together leave together). Responses are paced to ``bandwidth`` bytes/s.
+    together leave together). A request that waits for ``100 Continue`` before sending its body
+    (curl's uploads) sends its headers after a round trip of their own, as over a real link.
+    Responses are paced to ``bandwidth`` bytes/s.
     ``charged_connections`` and ``charged_requests`` count what was charged.
     """
 
@@ -123,16 +169,22 @@ class DelayProxy:
         """Client to server, one HTTP request at a time, each after its round trip."""
         connected = accepted + self.latency_s
         buf = b""
+        sent = 0  # bytes of the request at the head of buf already forwarded (headers awaiting 100 Continue)
         try:
             while data := src.recv(_PACE_CHUNK):
                 arrived = time.monotonic()
                 buf += data
                 while (n := http_request_length(buf)) is not None:
-                    request, buf = buf[:n], buf[n:]
+                    request, buf = buf[sent:n], buf[n:]
+                    sent = 0
                     self._wait_until(max(arrived, connected) + self.latency_s)
                     with self._lock:
                         self.charged_requests += 1
                     dst.sendall(request)
+                if not sent and (head := expects_continue(buf)):
+                    self._wait_until(max(arrived, connected) + self.latency_s)
+                    dst.sendall(buf[:head])
+                    sent = head
         except OSError:
             pass
         finally:
@@ -170,3 +222,69 @@ class DelayProxy:
                 s.shutdown(socket.SHUT_RDWR)
         self._thread.join(timeout=5)
 
+
+
+def run_proxy(upstream_port: str, latency_ms: str, bandwidth: str) -> int:
+    """The child of :class:`LinkProcess`: a :class:`DelayProxy` to ``upstream_port`` on 127.0.0.1. Prints its
+    port, then answers each line on stdin with its charged counts (JSON); stops at end of input."""
+    proxy = DelayProxy((HOST, int(upstream_port)), latency_ms=float(latency_ms), bandwidth=float(bandwidth) or None)
+    print(json.dumps({"port": proxy.port}), flush=True)
+    for _ in sys.stdin:
+        print(json.dumps({"connections": proxy.charged_connections, "requests": proxy.charged_requests}), flush=True)
+    proxy.close()
+    return 0
+
+
+class LinkProcess:
+    """A :class:`DelayProxy` in a process of its own in front of ``upstream`` (a 127.0.0.1 port); a context
+    manager. ``port`` is where clients connect; :meth:`charged` says what it charged so far. It dies with
+    its owner."""
+
+    def __init__(self, upstream_port: int, *, latency_ms: float = 0.0, bandwidth: float | None = None) -> None:
+        _check_link(latency_ms, bandwidth)
+        self.upstream_port, self.latency_ms, self.bandwidth = upstream_port, latency_ms, bandwidth
+        self.port = 0
+        self._proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def _reply(self, timeout_s: float = 30.0) -> dict:
+        assert self._proc is not None and self._proc.stdout is not None
+        ready, _, _ = select.select([self._proc.stdout], [], [], timeout_s)
+        line = self._proc.stdout.readline() if ready else ""
+        if not line:
+            self.__exit__()
+            raise RuntimeError(f"the link proxy (latency {self.latency_ms} ms) did not answer within {timeout_s} s")
+        return json.loads(line)
+
+    def __enter__(self) -> LinkProcess:
+        from ..measure import fresh
+
+        self._proc = fresh.start("benchmarks_lib.servers.link:run_proxy", str(self.upstream_port),
+                                 str(self.latency_ms), str(self.bandwidth or 0), stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+        self.port = self._reply()["port"]
+        return self
+
+    def charged(self) -> dict[str, int]:
+        """Round trips charged so far: ``connections`` and ``requests``."""
+        assert self._proc is not None and self._proc.stdin is not None
+        self._proc.stdin.write("\n")
+        self._proc.stdin.flush()
+        return self._reply()
+
+    def __exit__(self, *exc: object) -> None:
+        from . import stop_process
+
+        if self._proc is None:
+            return
+        with contextlib.suppress(OSError):
+            self._proc.stdin.close()  # type: ignore[union-attr]
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=10)
+        stop_process(self._proc)
+        if self._proc.stdout:
+            self._proc.stdout.close()
+        self._proc = None

@@ -109,6 +109,10 @@ class MinioServer:
         assert self._dir is not None
         return self._dir / "data"
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
     def read_bytes(self) -> int | None:
         """Bytes the server process has read from storage so far (/proc/PID/io), None where unreadable."""
         from .counters import _proc_read_bytes

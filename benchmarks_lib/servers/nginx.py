@@ -1,5 +1,5 @@
 """nginx as the second server (optional, Debian's ``nginx-light``): counted from a JSON-lines access
-log, with the emulated link in a :class:`~benchmarks_lib.servers.link.DelayProxy` in front."""
+log, with the emulated link in front (:class:`~benchmarks_lib.servers.link.LinkProcess`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from ..measure.fresh import die_with_parent
 from ..scratch import create_marked_dir, remove_tree
 from . import HOST, ServerUnavailable, free_port, stop_process
 from .counters import ServerCounters, _proc_cpu_s, _proc_read_bytes, _process_tree, _Tally
-from .link import DelayProxy
+from .link import LinkProcess
 from .ranges import ServedRoot, confine, parse_range_header
 
 NGINX_INSTALL_HINT = "apt-get install nginx-light (Debian), or use server kind 'builtin'"
@@ -50,7 +50,7 @@ class NginxServer(ServedRoot):
     """nginx serving ``root`` (same interface as :class:`RangeHTTPServer`).
 
     Counters come from a JSON-lines access log; latency and bandwidth go through a
-    :class:`DelayProxy` in front. Symlinks are refused (``disable_symlinks on``), so nothing
+    :class:`LinkProcess` in front. Symlinks are refused (``disable_symlinks on``), so nothing
     outside the root can be served.
     """
 
@@ -63,7 +63,7 @@ class NginxServer(ServedRoot):
             raise ServerUnavailable(nginx_missing_reason())
         self._dir: Path | None = None
         self._proc: subprocess.Popen | None = None
-        self._proxy: DelayProxy | None = None
+        self._proxy: LinkProcess | None = None
         self._offset = 0
         self._cpu0 = 0.0
         self._io0: int | None = 0
@@ -129,7 +129,8 @@ http {{
                     self.stop()
                     raise RuntimeError(f"nginx failed to start: {err.strip()[-500:]}") from None
         if self.latency_ms or self.bandwidth:
-            self._proxy = DelayProxy((HOST, self.nginx_port), latency_ms=self.latency_ms, bandwidth=self.bandwidth)
+            link = LinkProcess(self.nginx_port, latency_ms=self.latency_ms, bandwidth=self.bandwidth)
+            self._proxy = link.__enter__()
         return self
 
     def _kill(self) -> None:
@@ -139,7 +140,7 @@ http {{
     def stop(self) -> None:
         """Stop the proxy and nginx and remove the config directory; safe to call twice."""
         if self._proxy is not None:
-            self._proxy.close()
+            self._proxy.__exit__()
             self._proxy = None
         self._kill()
         if self._dir is not None:
@@ -195,7 +196,7 @@ http {{
         return replace(tally.snapshot(), cpu_s=cpu - self._cpu0, io_read_bytes=io_delta, max_in_flight=None)
 
     def _usage(self) -> tuple[float, int | None]:
-        """CPU seconds and disk reads of nginx (master and workers); the proxy's threads are not included."""
+        """CPU seconds and disk reads of nginx (master and workers); the link proxy's process is not included."""
         pids = _process_tree(self._proc.pid) if self._proc is not None else []
         cpu, io = 0.0, 0
         for pid in pids:

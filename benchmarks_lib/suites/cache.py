@@ -1,4 +1,4 @@
-"""The cache/prefetch chapter (seed 004): TTree and Zarr reads, local and over HTTP. The plan only.
+"""The cache/prefetch chapter (seed 004): TTree and Zarr reads, local, over HTTP and through S3. The plan only.
 
 The readers are ``remote`` adapters; each configuration is one :class:`Case`, each measured read one
 fresh Python process with the input evicted from the page cache first:
@@ -9,7 +9,9 @@ fresh Python process with the input evicted from the page cache first:
   source) and step sizes in entries and in bytes.
 - ``zarr``: a Zarr v3 store (unsharded and sharded) on the same server, read whole or as a pan
   of overlapping cutouts by ``zarr-fsspec``, ``zarr-obstore`` and ``tensorstore``, without and
-  with a client cache, at several concurrency levels.
+  with a client cache, at several concurrency levels; and the same store through S3 (location
+  ``s3``): copied to a MinIO on 127.0.0.1 behind the same emulated link (``servers.s3site``), or to
+  the user's endpoint (``s3_endpoint``, credentials from the AWS environment).
 
 Rows carry the client's own counters next to the server's (requests, ranges, bytes, its CPU time
 and disk reads), the real and CPU time, and the RSS over the fresh process's baseline. Every read
@@ -43,12 +45,14 @@ from ..specs import (
     parse_seconds,
     parse_size,
 )
+from ..storage import parse_s3
 from . import Case, CaseContext, Suite
 from .common import RUN_KEYS, with_defaults
 
 NAME = "cache"
 READERS = ("root", "uproot", "zarr")
-LOCATIONS = ("local", "http")
+#: ``s3`` applies to the Zarr reads only (ROOT and uproot read the sample file locally or over HTTP, as seed 004)
+LOCATIONS = ("local", "http", "s3")
 SERVERS = ("builtin", "nginx")
 UPROOT_SOURCES = ("fsspec", "http", "multithreaded")
 #: the ``remote`` adapters that read the Zarr store
@@ -57,30 +61,34 @@ ZARR_WORKLOADS = ("whole", "cutouts")
 
 #: ``quick`` is sized so that every timed read lasts >= 100 ms on a small machine (2 cores), a
 #: shorter read measuring process and timer noise rather than the reader, and the whole run stays
-#: near a minute there: each case costs ~2 s of fixed process start-up (worker, fresh reader,
-#: server), so quick keeps two Zarr clients (tensorstore, and zarr-python with the block cache)
-#: and compares local reads with one 5 ms link; ``standard`` compares 0 and 10 ms links, every client, with
-#: concurrency 1 and 8 (about 15 minutes on 2 cores; measured case costs: 4-10 s per Zarr case, up to 70 s
-#: for ROOT without a TTreeCache at 10 ms).
+#: near a minute and a half there: each case costs ~2 s of fixed process start-up (worker, fresh reader,
+#: server; ~3 s through S3: MinIO starts and the store is copied), so quick keeps two Zarr clients
+#: (tensorstore, and zarr-python with the block cache) and compares local reads with one 5 ms link, over
+#: HTTP and through S3; ``standard`` compares 0 and 10 ms links, every client, with concurrency 1 and 8 over
+#: HTTP, and the cutouts at concurrency 8 through S3 (``s3_workloads``, ``s3_concurrency``: the S3 question is
+#: the protocol's cost, the rest is the HTTP grid's) (about 20 minutes on 2 cores; measured case costs: 4-10 s
+#: per Zarr case, up to 70 s for ROOT without a TTreeCache at 10 ms).
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
         "readers": ["root", "uproot", "zarr"], "entries": 3000, "branches": 16, "auto_flush": 300,
         "sample_writer": "root", "cache_sizes": [0, "100MB"], "async_prefetch": [0, 1],
-        "locations": ["local", "http"], "latencies_ms": [5], "bandwidth": None, "servers": ["builtin"],
+        "locations": ["local", "http", "s3"], "latencies_ms": [5], "bandwidth": None, "servers": ["builtin"],
         "uproot_sources": ["fsspec", "multithreaded"], "uproot_steps": [750, "100MB"],
         "uproot_workers": 4, "zarr_clients": ["tensorstore", "zarr-fsspec"], "zarr_layouts": list(ZARR_LAYOUTS),
         "zarr_workloads": ["cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [4],
         "zarr_dims": "z:64:16:32,y:256:64:128,x:1280:64:128", "zarr_cutout": "48,256,192", "zarr_cutouts": 12,
+        "s3_endpoint": None, "s3_target": "s3://iobench/cache", "s3_workloads": None, "s3_concurrency": None,
         "read_timeout_s": 600, "iterations": 1, "warmups": 0,
     },
     "standard": {
         "readers": ["root", "uproot", "zarr"], "entries": 2000, "branches": 128, "auto_flush": None,
         "sample_writer": "root", "cache_sizes": [0, "100MB"], "async_prefetch": [0, 1],
-        "locations": ["local", "http"], "latencies_ms": [0, 10], "bandwidth": "50MB", "servers": ["builtin"],
+        "locations": ["local", "http", "s3"], "latencies_ms": [0, 10], "bandwidth": "50MB", "servers": ["builtin"],
         "uproot_sources": ["fsspec", "http", "multithreaded"], "uproot_steps": [1000, "100MB"],
         "uproot_workers": 8, "zarr_clients": list(ZARR_CLIENTS), "zarr_layouts": list(ZARR_LAYOUTS),
         "zarr_workloads": ["whole", "cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [1, 8],
         "zarr_dims": "z:128:32:64,y:512:128:256,x:512:128:256", "zarr_cutout": "48,192,192", "zarr_cutouts": 8,
+        "s3_endpoint": None, "s3_target": "s3://iobench/cache", "s3_workloads": ["cutouts"], "s3_concurrency": [8],
         "read_timeout_s": 1800, "iterations": 3, "warmups": 0,
     },
     "seed": {
@@ -91,6 +99,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "zarr_clients": list(ZARR_CLIENTS), "zarr_layouts": list(ZARR_LAYOUTS), "zarr_workloads": ["whole", "cutouts"],
         "zarr_cache": [False, True], "zarr_concurrency": [1, 8, 32],
         "zarr_dims": "z:256:64:128,y:1024:128:512,x:1024:128:512", "zarr_cutout": "96,384,384", "zarr_cutouts": 8,
+        "s3_endpoint": None, "s3_target": "s3://iobench/cache", "s3_workloads": ["cutouts"], "s3_concurrency": [8],
         "read_timeout_s": 4 * 3600, "iterations": 3, "warmups": 0,
     },
 }
@@ -163,15 +172,35 @@ def parse_params(params: dict | None, profile: str) -> dict[str, Any]:
                                                         maximum=1024))),
         zarr_dims=str(dims), zarr_cutout=cutout,
         zarr_cutouts=parse_count(p["zarr_cutouts"], "zarr_cutouts", maximum=10_000),
+        s3=parse_s3(p["s3_target"], p["s3_endpoint"]),
+        s3_workloads=None if p["s3_workloads"] is None else
+        tuple(parse_names(p["s3_workloads"], "s3_workloads", ZARR_WORKLOADS)),
+        s3_concurrency=None if p["s3_concurrency"] is None else
+        tuple(dict.fromkeys(parse_ints(p["s3_concurrency"], "s3_concurrency", minimum=1, maximum=1024))),
         read_timeout_s=parse_seconds(p["read_timeout_s"], "read_timeout_s"),
     )
 
 
 # -- cases -----------------------------------------------------------------------------------
 
-def _links(p: dict) -> list[dict]:
-    return [{"server": server, "latency_ms": latency, "bandwidth": p["bandwidth"]}
-            for server in p["servers"] for latency in p["latencies_ms"]]
+def _http_places(p: dict) -> list[dict]:
+    """Each HTTP server at each latency (none unless ``http`` is a location)."""
+    return [{"location": "http", "server": server, "latency_ms": latency, "bandwidth": p["bandwidth"]}
+            for server in p["servers"] for latency in p["latencies_ms"]] if "http" in p["locations"] else []
+
+
+def _zarr_places(p: dict) -> list[dict]:
+    """Where the Zarr store is read from: each HTTP link, and S3: the bundled MinIO behind each link, or the
+    user's endpoint as it is (its own network: no emulated link)."""
+    places = _http_places(p)
+    if "s3" in p["locations"]:
+        s3 = {"location": "s3", "s3_target": p["s3"].url, "s3_endpoint": p["s3"].endpoint}
+        if p["s3"].endpoint:
+            places.append({**s3, "server": "endpoint", "latency_ms": 0.0, "bandwidth": None})
+        else:
+            places += [{**s3, "server": "minio", "latency_ms": latency, "bandwidth": p["bandwidth"]}
+                       for latency in p["latencies_ms"]]
+    return places
 
 
 def build_cases(params: dict | None, profile: str) -> list[Case]:
@@ -180,8 +209,7 @@ def build_cases(params: dict | None, profile: str) -> list[Case]:
     sample = {"entries": p["entries"], "branches": p["branches"], "auto_flush": p["auto_flush"],
               "writer": p["sample_writer"]}
     local = {"location": "local", "server": None, "latency_ms": None, "bandwidth": None}
-    remote = [{"location": "http", **link} for link in _links(p)] if "http" in p["locations"] else []
-    places = ([local] if "local" in p["locations"] else []) + remote
+    places = ([local] if "local" in p["locations"] else []) + _http_places(p)
     timeout, cutout = p["read_timeout_s"], list(p["zarr_cutout"])
     cases: list[Case] = []
     if "root" in p["readers"]:
@@ -200,14 +228,17 @@ def build_cases(params: dict | None, profile: str) -> list[Case]:
                                                        "step": step, "num_workers": workers, "timeout_s": timeout}))
     if "zarr" in p["readers"]:
         store = {"dims": p["zarr_dims"], "dataset": ZARR_DATASET}
-        for link in _links(p):
+        for place in _zarr_places(p):
+            s3 = place["location"] == "s3"
+            workloads = p["s3_workloads"] if s3 and p["s3_workloads"] is not None else p["zarr_workloads"]
+            levels = p["s3_concurrency"] if s3 and p["s3_concurrency"] is not None else p["zarr_concurrency"]
             for client in p["zarr_clients"]:
                 for layout in p["zarr_layouts"]:
-                    for workload in p["zarr_workloads"]:
+                    for workload in workloads:
                         for cache in p["zarr_cache"]:
-                            for conc in p["zarr_concurrency"]:
+                            for conc in levels:
                                 cases.append(Case(NAME, client, {
-                                    "reader": "zarr", "store": store, "location": "http", **link, "client": client,
+                                    "reader": "zarr", "store": store, **place, "client": client,
                                     "layout": layout, "workload": workload, "client_cache": cache, "concurrency": conc,
                                     "cutout": cutout, "cutouts": p["zarr_cutouts"], "timeout_s": timeout}))
     return cases
@@ -226,9 +257,11 @@ def _input_key(params: dict) -> str:
 
 def scratch_bytes(cases: list[Case]) -> int:
     """Disk the run needs on scratch: every input (sample files, Zarr stores: they live in the run's
-    scratch directory until the run ends) plus a margin for a case's own scratch."""
+    scratch directory until the run ends), the bundled S3 server's copy of one store, and a margin for a
+    case's own scratch."""
     inputs = {_input_key(c.params): input_bytes(c.params) for c in cases}
-    return sum(inputs.values()) + 16 * 2**20
+    s3 = [input_bytes(c.params) for c in cases if c.params.get("server") == "minio"]
+    return sum(inputs.values()) + max(s3, default=0) + 16 * 2**20
 
 
 # -- running a case --------------------------------------------------------------------------
@@ -263,8 +296,21 @@ def _needs(q: dict) -> list[tuple[str, str]]:
 
 
 def unavailable_reason(case: Case) -> str | None:
-    """Why a case cannot run here (its reader or its input's writer is not installed), or None."""
-    return next(filter(None, (backend_status(name, kind).reason for name, kind in _needs(case.params))), None)
+    """Why a case cannot run here (its reader or its input's writer is not installed, or its server), or None."""
+    q = case.params
+    reason = next(filter(None, (backend_status(name, kind).reason for name, kind in _needs(q))), None)
+    if reason or q["location"] == "local":
+        return reason
+    if q["location"] == "s3":
+        from ..servers.minio import minio_missing_reason
+
+        reason = adapter_class(q["client"], "remote").missing_for("s3")
+        return reason or (minio_missing_reason() if q["server"] == "minio" else None)
+    if q["server"] == "nginx":
+        from ..servers.nginx import nginx_missing_reason
+
+        return nginx_missing_reason()
+    return None
 
 
 def _base_row(case: Case) -> dict:
@@ -301,17 +347,14 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
     Warm-ups are not run: every iteration starts cold by design (fresh process, evicted input).
     """
-    from ..servers.nginx import nginx_missing_reason
+    from ..servers import ServerUnavailable
 
     reason = unavailable_reason(case)
     if reason:
         return _skip_rows(case, reason)
-    q = case.params
-    if q["location"] == "http" and q["server"] == "nginx" and nginx_missing_reason():
-        return _skip_rows(case, nginx_missing_reason())
     try:
         return _measure_case(case, ctx)
-    except Unavailable as exc:  # found missing only in the child (e.g. a broken install)
+    except (Unavailable, ServerUnavailable) as exc:  # found missing only later (e.g. a broken install)
         return _skip_rows(case, str(exc))
 
 
@@ -354,23 +397,36 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
     # before any eviction: computing them may read the store (and so fill the page cache)
     expected = (zarr_store.expected_crc32s(target, q["workload"], q["cutout"], q["cutouts"])
                 if q["reader"] == "zarr" else None)
-    server_cm = (servers.serve(inputs, q["server"], latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
-                 if q["location"] == "http" else contextlib.nullcontext())
+    if q["location"] == "http":
+        server_cm = servers.serve(inputs, q["server"], latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
+    elif q["location"] == "s3":
+        from ..servers.s3site import S3Site
+
+        server_cm = S3Site(target, q["s3_target"], endpoint=q["s3_endpoint"], scratch=ctx.scratch,
+                           latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
+    else:
+        server_cm = contextlib.nullcontext()
     rows = []
     with server_cm as server:
         location = server.url_for(target) if server is not None else str(target)
+        # what holds the bytes the read fetches: the server's copy for S3 (a user's endpoint: nothing of ours)
+        evict = getattr(server, "data_dir", target)
         for iteration in range(max(1, ctx.iterations)):
-            report = evict_page_cache(target, drop_caches=False)
+            report = evict_page_cache(evict, drop_caches=False) if evict is not None else None
             if server is not None:
                 server.reset()
             metrics = _read_once(q, location, server, expected)
             sums = metrics.pop("branch_sums", None)
-            row = {**base, **metrics, **report.as_row(), "iteration": iteration, "status": "ok"}
+            row = {**base, **metrics, **(report.as_row() if report else {}), "iteration": iteration, "status": "ok"}
             if q["reader"] in ("root", "uproot"):
                 row["verified"] = (metrics.get("nbytes") == info.entry_bytes and metrics.get("entries") == info.entries
                                    and root_sample.sums_match(sums, info))
-            if server is not None:
-                counters = server.counters()
+            counters = server.counters() if server is not None else None
+            if report is None:  # a user's S3 endpoint: its caches are its own
+                row["cache_state"] = "unknown"
+                rows.append(row)
+                continue
+            if counters is not None:
                 row.update(counters.as_row())
                 # the server read the file: its disk reads prove the read was cold
                 disk_read, needed = counters.io_read_bytes, min(counters.payload_bytes, base["file_bytes"])
@@ -397,7 +453,7 @@ SUITE = Suite(
                 "concurrency"),
     # every read has its own limit; the case may also build the sample file once
     case_timeout_s=lambda case, runs: float(case.params.get("timeout_s", 600)) * (runs + 1) + 600,
-    time_budget_s={"quick": 65, "standard": 1150},
+    time_budget_s={"quick": 90, "standard": 1320},
     smoke={"readers": ["root", "uproot", "zarr"], "entries": 50, "branches": 4, "cache_sizes": [0, "10MB"],
            "async_prefetch": [0], "locations": ["local", "http"], "latencies_ms": [0], "uproot_sources": ["fsspec"],
            "uproot_steps": [25], "zarr_clients": ["zarr-fsspec", "tensorstore"], "zarr_layouts": ["sharded"],

@@ -20,17 +20,27 @@ Alignments (what makes concurrent writes safe):
   other's half (unsafe: its verification says how many slabs came back wrong; a pass is luck, not safety).
   With one worker it is the same stripes written by one process: safe, and the cost of small writes.
 
-Nothing assumes one host: with ``cluster`` a Dask scheduler address, that cluster's workers write (the store
-path, in the case's scratch directory, must then be on a filesystem they share: ``--scratch-dir``). By
-default the case starts a ``LocalCluster`` on this machine, whose cores bound the aggregate: on 2 cores it
-flattens at W = 2.
+Stores (``targets``): ``file``, a Zarr store in the case's scratch directory, or ``s3://bucket/prefix``, the
+same array as objects through S3: by default on a MinIO this case starts on 127.0.0.1 (fresh credentials,
+handed to the workers through the AWS environment they start with), or on ``endpoint`` (credentials from the
+standard AWS variables, on every worker). S3 has no fsync: a write's time ends when every object is
+acknowledged, and the server's own counts of requests and bytes per round are recorded. Each round writes
+under a new prefix and deletes it (only it) afterwards.
+
+Nothing assumes one host: with ``cluster`` a Dask scheduler address, that cluster's workers write (a ``file``
+store in the case's scratch directory must then be on a filesystem they share: ``--scratch-dir``; an S3
+target needs an ``endpoint`` they all reach). By default the case starts a ``LocalCluster`` on this machine,
+whose cores bound the aggregate: on 2 cores it flattens at W = 2.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
+import uuid
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,7 +49,18 @@ from ..adapters import adapter_class
 from ..datasets import DATASETS, Dataset
 from ..environment import usable_cores
 from ..measure import SYNC_METHOD, sync_store, timed
-from ..specs import ArraySpec, SpecError, parse_bool, parse_choice, parse_codec, parse_dims, parse_ints, parse_names
+from ..specs import (
+    ArraySpec,
+    SpecError,
+    parse_bool,
+    parse_choice,
+    parse_codec,
+    parse_dims,
+    parse_ints,
+    parse_items,
+    parse_names,
+)
+from ..storage import S3Target, delete_prefix, parse_s3
 from . import Case, CaseContext, Suite
 from .backends import backend_names
 from .common import RUN_KEYS, remove_output, with_defaults
@@ -54,17 +75,20 @@ PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
         "backends": ["zarr-python", "tensorstore"], "workers": [1, 2], "alignments": ["chunk", "unaligned"],
         "dataset": "microscopy", "dims": "z:64:8:32,y:1024:256:512,x:1024:256:512", "codec": "blosc-lz4:5:shuffle",
-        "fsync": True, "seed": 0, "cluster": "local", "iterations": 2, "warmups": 1,
+        "fsync": True, "seed": 0, "cluster": "local", "targets": ["file"], "endpoint": None, "iterations": 2,
+        "warmups": 1,
     },
     "standard": {
         "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4, 8], "alignments": list(ALIGNMENTS),
         "dataset": "microscopy", "dims": "z:256:8:32,y:1024:256:512,x:512:256:512", "codec": "blosc-lz4:5:shuffle",
-        "fsync": True, "seed": 0, "cluster": "local", "iterations": 3, "warmups": 1,
+        "fsync": True, "seed": 0, "cluster": "local", "targets": ["file", "s3://iobench/parallel"], "endpoint": None,
+        "iterations": 3, "warmups": 1,
     },
     "seed": {
         "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4, 8, 16], "alignments": list(ALIGNMENTS),
         "dataset": "microscopy", "dims": "z:1024:16:64,y:2048:256:512,x:2048:256:512",
-        "codec": "blosc-lz4:5:shuffle", "fsync": True, "seed": 0, "cluster": "local", "iterations": 3, "warmups": 1,
+        "codec": "blosc-lz4:5:shuffle", "fsync": True, "seed": 0, "cluster": "local",
+        "targets": ["file", "s3://iobench/parallel"], "endpoint": None, "iterations": 3, "warmups": 1,
     },
 }
 PARAMETERS = tuple(k for k in PROFILES["quick"] if k not in RUN_KEYS)
@@ -92,7 +116,28 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"codec {p['codec']!r} must be one codec string, e.g. blosc-lz4:5:shuffle")
     common = {"workers": workers, "dataset": dataset, "dims": str(dims), "codec": str(parse_codec(p["codec"])),
               "fsync": parse_bool(p["fsync"], "fsync"), "seed": p["seed"], "cluster": _workers_from(p["cluster"])}
-    return [Case(NAME, name, {**common, "alignment": a}) for name in names for a in alignments]
+    stores = _targets(p)
+    if common["cluster"] != "local" and any(t != "file" for t in stores) and p["endpoint"] is None:
+        raise SpecError(f"targets {p['targets']!r} with cluster {common['cluster']!r} needs an endpoint: a scheduler's "
+                        "workers cannot reach the MinIO this machine starts on 127.0.0.1")
+    return [Case(NAME, name, {**common, "alignment": a, **({} if t == "file" else {"target": t, "endpoint": e})})
+            for t, e in stores.items() for name in names for a in alignments]
+
+
+def _targets(p: dict) -> dict[str, str | None]:
+    """Each store to write: ``file``, or an S3 URL with its endpoint (None: the MinIO the case starts)."""
+    stores: dict[str, str | None] = {}
+    for value in parse_items(p["targets"], "targets", '["file", "s3://iobench/parallel"]'):
+        if value == "file":
+            stores["file"] = None
+        elif not (isinstance(value, str) and value.startswith("s3://")):
+            raise SpecError(f"targets value {value!r} is not allowed; give file or s3://bucket/prefix")
+        else:
+            target = parse_s3(value, p["endpoint"])
+            stores[target.url] = target.endpoint
+    if not stores:
+        raise SpecError("targets is empty; give file and/or s3://bucket/prefix")
+    return stores
 
 
 def _workers_from(value: object) -> str:
@@ -130,15 +175,14 @@ def array_spec(params: dict) -> tuple[ArraySpec, Dataset]:
 
 
 # -- what a Dask worker runs (module-level functions: Dask pickles them by name) --------------------
-def write_region(backend: str, path: str, params: dict, ranges: list[tuple[int, int]],
+def write_region(backend: str, path: str | S3Target, params: dict, ranges: list[tuple[int, int]],
                  blocks: list[np.ndarray]) -> dict:
-    """Open the array and write this worker's slabs; the worker's own wall and CPU time of it."""
-    from pathlib import Path
-
+    """Open the array (a path, or an S3 location: credentials from the worker's AWS environment) and write this
+    worker's slabs; the worker's own wall and CPU time of it."""
     spec, _ = array_spec(params)
     adapter = adapter_class(backend, "array")(threads=1)
     t0, c0 = time.perf_counter(), time.process_time()
-    adapter.open_writer(Path(path), spec)
+    adapter.open_writer(path if isinstance(path, S3Target) else Path(path), spec)
     for (start, _), block in zip(ranges, blocks, strict=True):
         adapter.write(start, block)
     adapter.finalize()
@@ -183,10 +227,27 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         from distributed import Client, LocalCluster, wait
     except ImportError:
         return skip_rows("Dask is not installed: pip install 'iobench-book[cluster]'", columns, ("write",))
+    s3 = "target" in p
+    if s3:  # S3 has no fsync: a write ends when every object is acknowledged
+        columns.update(store="s3", fsync_included=False, sync_method=None)
+    else:
+        columns["store"] = "file"
     rows: list[dict] = []
-    path = ctx.scratch / "parallel.zarr"
+    path: Path | S3Target = ctx.scratch / "parallel.zarr"
     values = dataset.region(tuple(slice(None) for _ in spec.shape))  # once, before any clock
     with ExitStack() as stack:
+        server = None
+        if s3 and p["endpoint"] is None:
+            from ..servers import ServerUnavailable
+            from ..servers.minio import MinioServer
+
+            try:
+                server = stack.enter_context(MinioServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch))
+            except ServerUnavailable as exc:
+                return skip_rows(str(exc), columns, ("write",))
+            os.environ.update(server.env)  # before the cluster starts: its workers inherit the credentials
+            columns["server"] = f"minio {server.endpoint}"
+        base = parse_s3(p["target"], server.endpoint if server else p["endpoint"]) if s3 else None
         if p["cluster"] == "local":
             cluster = stack.enter_context(LocalCluster(n_workers=max(p["workers"]), threads_per_worker=1,
                                                        processes=True, dashboard_address=None, silence_logs=40))
@@ -202,7 +263,10 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         for w in p["workers"]:
             work = assignments(spec.shape[0], w, step, stripe)
             for it in range(-ctx.warmups, ctx.iterations):
-                remove_output(path)  # off the clock: the last round's array
+                if base is not None:
+                    path = base.child(f"{backend}-{uuid.uuid4().hex[:8]}")  # a new prefix per round
+                else:
+                    remove_output(path)  # off the clock: the last round's array
                 creator = cls()
                 creator.create(path, spec)  # metadata only; every chunk is written by the workers
                 creator.finalize()
@@ -211,26 +275,31 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                 slabs = [client.scatter([values[a:b] for a, b in ranges], workers=[addresses[i]], direct=True,
                                         hash=False) for i, ranges in enumerate(work)]
                 wait([f for worker_slabs in slabs for f in worker_slabs])
+                before = server.counts() if server else None
                 with timed(sample=False, io=False) as region:
-                    writes = [client.submit(write_region, backend, str(path), p, ranges, slab,
+                    writes = [client.submit(write_region, backend, path if s3 else str(path), p, ranges, slab,
                                             workers=[addresses[i]], pure=False)
                               for i, (ranges, slab) in enumerate(zip(work, slabs, strict=True))]
                     done = client.gather(writes)
-                    if p["fsync"]:
+                    if p["fsync"] and not s3:
                         sync_store(path)
+                traffic = (server.counts() - before).as_row() if server else {}
                 del slabs, writes
-                if it < 0:
-                    continue
-                wrong, total = verify(reader, path, spec, values)
-                measured = region.result.as_row()
-                rows.append({**columns, **measured, "operation": "write", "iteration": it, "workers": w,
-                             "gbps": spec.nbytes / measured["elapsed_s"] / 1e9,
-                             "cpu_s": sum(d["cpu_s"] for d in done),
-                             "worker_gbps_median": float(np.median([d["nbytes"] / d["elapsed_s"] / 1e9 for d in done])),
-                             "worker_gbps_min": float(min(d["nbytes"] / d["elapsed_s"] / 1e9 for d in done)),
-                             "slabs_wrong": wrong, "slabs": total, "verified": wrong == 0,
-                             "cache_state": None})
-    remove_output(path)
+                if it >= 0:
+                    wrong, total = verify(reader, path, spec, values)
+                    measured = region.result.as_row()
+                    rows.append({**columns, **measured, **traffic, "operation": "write", "iteration": it,
+                                 "workers": w, "gbps": spec.nbytes / measured["elapsed_s"] / 1e9,
+                                 "cpu_s": sum(d["cpu_s"] for d in done),
+                                 "worker_gbps_median": float(np.median([d["nbytes"] / d["elapsed_s"] / 1e9
+                                                                        for d in done])),
+                                 "worker_gbps_min": float(min(d["nbytes"] / d["elapsed_s"] / 1e9 for d in done)),
+                                 "slabs_wrong": wrong, "slabs": total, "verified": wrong == 0,
+                                 "cache_state": None})
+                if isinstance(path, S3Target):
+                    delete_prefix(path)
+    if not s3:
+        remove_output(path)
     return rows
 
 
@@ -244,7 +313,7 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
-    time_budget_s={"quick": 45, "standard": 225},
+    time_budget_s={"quick": 45, "standard": 775},
     scratch_bytes=scratch_bytes,
     ceiling_bytes=lambda cases: ceiling_bytes(array_spec({**c.params, "alignment": "chunk"})[0].nbytes
                                               for c in cases),

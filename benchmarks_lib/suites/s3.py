@@ -1,10 +1,12 @@
 """Object storage: the writers that can, writing and reading one Zarr array through S3 (a real server).
 
 One case is one backend (every array adapter whose ``stores`` include "s3": tensorstore's s3 kvstore,
-zarr-python through obstore, acquire-zarr's S3 stream). By default each case starts its own MinIO on
-127.0.0.1 (``servers.minio``; fresh credentials, handed to the clients through the AWS environment of
-this case's process only); with ``endpoint`` it uses that server instead (AWS, Ceph, a user's MinIO:
-credentials from the standard AWS variables, the bucket must exist).
+zarr-python through obstore, acquire-zarr's S3 stream) at one link latency. By default each case starts its
+own MinIO on 127.0.0.1 (``servers.minio``; fresh credentials, handed to the clients through the AWS
+environment of this case's process only), behind the emulated link of the cache chapter
+(``servers.link.LinkProcess``: one round trip per connection and per request, in a process of its own) when
+``latencies_ms`` is above 0; with ``endpoint`` it uses that server over the real network instead (AWS, Ceph,
+a user's MinIO: credentials from the standard AWS variables, the bucket must exist).
 
 Per iteration, all off the clock unless said: the last round's objects are deleted; **write** (timed: the
 first call to the end of finalize, i.e. every object PUT and acknowledged); with the bundled MinIO, its data
@@ -20,6 +22,7 @@ import math
 import os
 import uuid
 from contextlib import ExitStack
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -27,8 +30,9 @@ import numpy as np
 from ..adapters import adapter_class
 from ..datasets import DATASETS, Dataset
 from ..measure import cold_read_state, evict_page_cache, timed
-from ..specs import ArraySpec, SpecError, parse_choice, parse_codecs, parse_dims, parse_names
-from ..storage import S3Target, parse_s3
+from ..servers.link import LinkProcess
+from ..specs import ArraySpec, SpecError, parse_choice, parse_codecs, parse_dims, parse_items, parse_names, parse_number
+from ..storage import S3Target, delete_prefix, list_objects, parse_s3
 from . import Case, CaseContext, Suite
 from .backends import backend_names
 from .common import RUN_KEYS, preferred_spec, with_defaults
@@ -44,16 +48,19 @@ CODECS = "blosc-lz4:5:shuffle,lz4"
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
         "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
+        "latencies_ms": [0],
         "dims": "z:64:16:16,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0, "iterations": 2,
         "warmups": 1,
     },
     "standard": {
         "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
+        "latencies_ms": [0, 10],
         "dims": "z:256:16:16,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0, "iterations": 5,
         "warmups": 1,
     },
     "seed": {
         "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
+        "latencies_ms": [0, 10],
         "dims": "z:1024:64:128,y:2048:256:1024,x:2048:256:1024", "codec": CODECS, "seed": 0, "iterations": 3,
         "warmups": 1,
     },
@@ -72,10 +79,17 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     codecs = [str(c) for c in parse_codecs(p["codec"], "codec")]
     if not codecs:
         raise SpecError("codec is empty; give at least one, e.g. blosc-lz4:5:shuffle")
+    latencies = list(dict.fromkeys(parse_number(v, "latencies_ms value", minimum=0, maximum=10_000, unit="ms")
+                                   for v in parse_items(p["latencies_ms"], "latencies_ms", "[0, 10]")))
+    if not latencies:
+        raise SpecError("latencies_ms is empty; give at least one, e.g. [0]")
+    if target.endpoint and latencies != [0]:
+        raise SpecError(f"latencies_ms {latencies} needs the bundled MinIO: a link is emulated only in front of a "
+                        "server on 127.0.0.1; with endpoint set, use [0] (its network is the real one)")
     common = {"endpoint": target.endpoint, "target": target.url, "dataset": parse_choice(p["dataset"], "dataset",
                                                                                       DATASETS),
               "dims": str(dims), "codecs": codecs, "seed": p["seed"]}
-    return [Case(NAME, name, common) for name in names]
+    return [Case(NAME, name, {**common, "latency_ms": latency}) for latency in latencies for name in names]
 
 
 def _verifier(backend: str) -> str | None:
@@ -88,21 +102,9 @@ def _verifier(backend: str) -> str | None:
     return None
 
 
-def _delete_prefix(target: S3Target) -> None:
-    """Every object under the case's own prefix (a uuid this case made), off the clock."""
-    import obstore
-
-    store = target.obstore()
-    paths = [meta["path"] for batch in obstore.list(store) for meta in batch]
-    for i in range(0, len(paths), 500):
-        obstore.delete(store, paths[i:i + 500])
-
-
 def _object_bytes(target: S3Target) -> tuple[int, int]:
     """(objects, bytes) under the prefix."""
-    import obstore
-
-    sizes = [meta["size"] for batch in obstore.list(target.obstore()) for meta in batch]
+    sizes = [size for _, size in list_objects(target)]
     return len(sizes), sum(sizes)
 
 
@@ -115,7 +117,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     columns: dict[str, Any] = {"dataset": p["dataset"], "dtype": dataset.dtype, "shape": list(dims.shape),
                                "chunks": list(dims.chunks), "shards": list(dims.shards or []),
                                "layout": "sharded" if dims.shards else "unsharded", "nbytes": dataset.nbytes,
-                               "store": "s3", "fsync_included": False}
+                               "store": "s3", "fsync_included": False, "latency_ms": p.get("latency_ms", 0)}
     columns["codec"] = str(spec.codec)
     if reason := cls().is_incompatible(spec, "write"):
         return skip_rows(reason, columns)
@@ -124,7 +126,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     values = dataset.region(tuple(slice(None) for _ in dims.shape))  # before any clock
     rows: list[dict] = []
     with ExitStack() as stack:
-        server = None
+        server, link = None, None
         if p["endpoint"] is None:
             from ..servers import ServerUnavailable
             from ..servers.minio import MinioServer
@@ -135,34 +137,39 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                 return skip_rows(str(exc), columns)
             os.environ.update(server.env)  # this case's process (and its libraries) only; never recorded
             columns["server"] = f"minio {server.endpoint} (started in {server.start_s:.1f} s)"
-            base = parse_s3(p["target"], server.endpoint)
+            if p["latency_ms"]:
+                link = stack.enter_context(LinkProcess(server.port, latency_ms=p["latency_ms"]))
+            direct = parse_s3(p["target"], server.endpoint)
         else:
             columns["server"] = p["endpoint"]
-            base = parse_s3(p["target"], p["endpoint"])
-        target = base.child(f"{backend}-{uuid.uuid4().hex[:8]}")
+            direct = parse_s3(p["target"], p["endpoint"])
+        name = f"{backend}-{uuid.uuid4().hex[:8]}"
+        # the measured clients go through the link; listing, deleting and verifying go straight to the server
+        target = (replace(direct, endpoint=link.url) if link else direct).child(name)
+        direct = direct.child(name)
         columns["s3_prefix"] = target.url
         for it in range(-ctx.warmups, ctx.iterations):
-            _delete_prefix(target)
+            delete_prefix(direct)
             writer = cls()
-            before = server.counts() if server else None
+            before = _snapshot(server, link)
             with timed(sample=False, io=False) as wrote:
                 writer.create(target, spec)
                 writer.write(0, values)
                 writer.finalize()
-            traffic = (server.counts() - before).as_row() if server else {}
-            objects, stored = _object_bytes(target)
+            traffic = _traffic(server, link, before)
+            objects, stored = _object_bytes(direct)
             row = {**columns, **wrote.result.as_row(), **traffic, "operation": "write", "iteration": it,
                    "objects": objects, "bytes_on_disk": stored, "gbps": dataset.nbytes / wrote.result.elapsed_s / 1e9,
                    "multipart_part_bytes": _part_bytes(traffic, stored)}
             read_row: dict[str, Any] = {}
             if cls.supports_read:
-                state = "warm"
+                state = "unknown"  # a user's endpoint: its caches are its own
                 server_read0 = None
                 if server:
                     report = evict_page_cache(server.data_dir)
                     read_row |= report.as_row()
                     server_read0 = server.read_bytes()
-                before = server.counts() if server else None
+                before = _snapshot(server, link)
                 reader = cls()
                 with timed(sample=False, io=False) as read:
                     reader.open_reader(target, spec)
@@ -174,19 +181,35 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                     # also holds deleted objects awaiting purge, which a read never touches)
                     state = cold_read_state(report, None if disk is None or server_read0 is None else
                                             disk - server_read0, stored)
-                    read_row |= (server.counts() - before).as_row()
+                    read_row |= _traffic(server, link, before)
                 ok = back.shape == values.shape and np.array_equal(back, values)
                 read_row |= {**columns, **read.result.as_row(), "operation": "read", "iteration": it,
                              "gbps": dataset.nbytes / read.result.elapsed_s / 1e9, "cache_state": state,
                              "verified": ok, "objects": objects, "bytes_on_disk": stored}
-            verified = _verify(verifier, target, spec, values) if verifier else None
+            verified = _verify(verifier, direct, spec, values) if verifier else None
             row["verified"] = verified
             if it >= 0:
                 rows.append(row)
                 if read_row:
                     rows.append(read_row)
-        _delete_prefix(target)
+        delete_prefix(direct)
     return rows
+
+
+def _snapshot(server: Any, link: LinkProcess | None) -> tuple | None:
+    """The server's counters and the link's charged round trips now (None for a user's endpoint)."""
+    return (server.counts(), link.charged() if link else None) if server else None
+
+
+def _traffic(server: Any, link: LinkProcess | None, before: tuple | None) -> dict:
+    """What the server (and the link) saw since ``before``: S3 requests and bytes, the link's connections."""
+    if before is None:
+        return {}
+    counts, charged = _snapshot(server, link)
+    row = (counts - before[0]).as_row()
+    if charged:
+        row["link_connections"] = charged["connections"] - before[1]["connections"]
+    return row
 
 
 def _part_bytes(traffic: dict, stored: int) -> float | None:
@@ -216,7 +239,7 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
-    time_budget_s={"quick": 25, "standard": 85},
+    time_budget_s={"quick": 25, "standard": 180},
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
     summary="benchmarks_lib.chapters.s3:summary",

@@ -1,0 +1,146 @@
+"""A local directory served through S3 for remote reads: copied to MinIO on 127.0.0.1 (or to a user's endpoint),
+behind the emulated link of :mod:`.link`; the same interface as the HTTP servers (``url_for``, ``reset``,
+``counters``), so the cache/prefetch chapter reads a Zarr store over S3 as it reads one over HTTP.
+
+The copy is made off the clock with obstore and removed at the end (only the prefix this site made). The
+clients of the measured read find the endpoint and the credentials in the standard AWS environment
+(``AWS_ENDPOINT_URL`` names the link in front of the server), which this site sets for its own process and
+its children while it is open, and restores afterwards. With the bundled MinIO the counters are the server's
+own (requests per S3 call, bytes sent, its CPU time and disk reads, so a cold read can be proven); a user's
+endpoint tells nothing, and its page cache is not ours to evict.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from contextlib import ExitStack
+from pathlib import Path
+
+from ..storage import S3Target, delete_prefix, parse_s3
+from .counters import ServerCounters, _proc_cpu_s
+from .link import LinkProcess
+from .minio import MinioServer, S3Counts
+
+S3_SERVERS = ("minio", "endpoint")
+
+
+class S3Site:
+    """``root`` readable as ``s3://`` objects at ``target`` (a bucket and prefix), a context manager.
+
+    ``endpoint`` None starts a :class:`MinioServer` (its data under ``scratch``); otherwise that endpoint is
+    used with the caller's AWS credentials (the bucket must exist). ``latency_ms`` and ``bandwidth`` put a
+    :class:`LinkProcess` between the clients and the bundled server (a user's endpoint has its own link).
+    """
+
+    kind = "s3"
+
+    def __init__(self, root: str | Path, target: str, *, endpoint: str | None = None, scratch: Path | None = None,
+                 latency_ms: float = 0.0, bandwidth: float | None = None) -> None:
+        self.root = Path(root)
+        self._target = parse_s3(target, endpoint)
+        self._scratch, self.latency_ms, self.bandwidth = scratch, latency_ms, bandwidth
+        self.minio: MinioServer | None = None
+        self.link: LinkProcess | None = None
+        self.prefix: S3Target | None = None
+        self._stack = ExitStack()
+        self._saved_env: dict[str, str | None] = {}
+        self._before: tuple[S3Counts, int | None, float, dict] | None = None
+
+    @property
+    def server(self) -> str:
+        return "minio" if self.minio else "endpoint"
+
+    @property
+    def url(self) -> str:
+        assert self.prefix is not None
+        return self.prefix.url
+
+    def url_for(self, path: str | Path) -> str:
+        """The ``s3://`` URL of ``path`` (a directory or file under ``root``)."""
+        rel = Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+        assert self.prefix is not None
+        return self.prefix.child(rel).url if rel != "." else self.prefix.url
+
+    @property
+    def data_dir(self) -> Path | None:
+        """Where the bundled server keeps the objects (to evict before a cold read); None for a user's endpoint."""
+        return self.minio.data_dir if self.minio else None
+
+    def _set_env(self, values: dict[str, str]) -> None:
+        for key, value in values.items():
+            self._saved_env.setdefault(key, os.environ.get(key))
+            os.environ[key] = value
+
+    def __enter__(self) -> S3Site:
+        try:
+            endpoint = self._target.endpoint
+            if endpoint is None:
+                self.minio = self._stack.enter_context(MinioServer(bucket=self._target.bucket, root=self._scratch))
+                self._set_env(self.minio.env)  # this process and the readers it starts; never recorded
+                endpoint = self.minio.endpoint
+                if self.latency_ms or self.bandwidth:
+                    self.link = self._stack.enter_context(
+                        LinkProcess(self.minio.port, latency_ms=self.latency_ms, bandwidth=self.bandwidth))
+            self.prefix = S3Target(self._target.bucket, self._target.prefix, endpoint,
+                                   self._target.region).child(f"site-{uuid.uuid4().hex[:8]}")
+            self._stack.callback(self._delete)
+            self._upload()
+            self._set_env({"AWS_ENDPOINT_URL": self.link.url if self.link else endpoint})
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _upload(self) -> None:
+        import obstore
+
+        assert self.prefix is not None
+        store = self.prefix.obstore()
+        for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
+            obstore.put(store, path.relative_to(self.root).as_posix(), path.read_bytes())
+
+    def _delete(self) -> None:
+        """Every object under this site's own prefix (a uuid it made)."""
+        assert self.prefix is not None
+        delete_prefix(self.prefix)
+
+    def _state(self) -> tuple[S3Counts, int | None, float, dict]:
+        assert self.minio is not None and self.minio.pid is not None
+        return (self.minio.counts(), self.minio.read_bytes(), _proc_cpu_s(self.minio.pid),
+                self.link.charged() if self.link else {})
+
+    def reset(self) -> None:
+        """Start counting anew (before a measured read)."""
+        self._before = self._state() if self.minio else None
+
+    def counters(self) -> ServerCounters | None:
+        """What the bundled server saw since :meth:`reset` (None for a user's endpoint): requests (HEAD among
+        them), bytes sent (response bodies, as MinIO counts them), connections (the link's, where there is
+        one), the server's CPU time and disk reads."""
+        if not self.minio or self._before is None:
+            return None
+        counts, disk, cpu, link = self._state()
+        c0, disk0, cpu0, link0 = self._before
+        delta = counts - c0
+        heads = int(sum(v for k, v in delta.requests.items() if k.startswith("head")))
+        sent = int(delta.sent_bytes)
+        return ServerCounters(
+            requests=int(sum(delta.requests.values())), head_requests=heads, ranges=None, multi_range_requests=None,
+            bytes_sent=sent, payload_bytes=sent,
+            connections=link["connections"] - link0["connections"] if link else None, max_in_flight=None,
+            cpu_s=cpu - cpu0, io_read_bytes=None if disk is None or disk0 is None else disk - disk0)
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._stack.close()
+        finally:
+            for key, value in self._saved_env.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            self._saved_env = {}
+
+
+__all__ = ["S3_SERVERS", "S3Site"]
