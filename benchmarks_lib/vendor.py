@@ -98,6 +98,12 @@ def install(static_dir: Path) -> dict[str, dict[str, str]]:
                         out.parent.mkdir(parents=True, exist_ok=True)
                         out.write_bytes(tar.extractfile(member).read())
             stamp.touch()
+    # the manager's bundle asks for its fonts both next to itself and one package level up (its webpack public
+    # path is the scope's folder): they are served from both, so no icon ever fails to load
+    scope = vendor / "@jupyter-widgets"
+    for font in (scope / "html-manager" / "dist").glob("*"):
+        if font.suffix in (".woff2", ".woff", ".ttf", ".eot", ".svg") and not (scope / font.name).exists():
+            shutil.copyfile(font, scope / font.name)
     (vendor / "widgets-config.js").write_text(CONFIG_JS)
     require, manager = (f"{VENDOR}/{name}/{PACKAGES[name][2][0]}" for name in PACKAGES)
     # the CDN attribute is rewritten to this folder by CONFIG_JS: a widget module the manager does not bundle
