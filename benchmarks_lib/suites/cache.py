@@ -444,7 +444,7 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
 
 SUITE = Suite(
     name=NAME,
-    title="ROOT-style cache and prefetch: TTree and Zarr reads, local and over HTTP",
+    title="ROOT-style cache and prefetch: TTree and Zarr reads, local, over HTTP and through S3",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
