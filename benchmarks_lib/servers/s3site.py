@@ -22,8 +22,6 @@ from .counters import ServerCounters, _proc_cpu_s
 from .link import LinkProcess
 from .minio import MinioServer, S3Counts
 
-S3_SERVERS = ("minio", "endpoint")
-
 
 class S3Site:
     """``root`` readable as ``s3://`` objects at ``target`` (a bucket and prefix), a context manager.
@@ -143,4 +141,4 @@ class S3Site:
             self._saved_env = {}
 
 
-__all__ = ["S3_SERVERS", "S3Site"]
+__all__ = ["S3Site"]
