@@ -394,14 +394,12 @@ def _zarr_lines(rows: pd.DataFrame) -> list[str]:
             f"- **Zarr cutouts**: read amplification ranged from {amp.min():.2f} ({name(amp.idxmin())}) to "
             f"{amp.max():.2f} ({name(amp.idxmax())}); values below 1 mean compression and a client cache saved more "
             "than the chunk overhang cost.")
-        first = cut[cut["location"] == cut["location"].iloc[0]]
-        req = first.groupby(["layout", "client_cache"])["server_requests"].median()
+        req = _one_location(cut).groupby(["layout", "client_cache"])["server_requests"].median()
         if ("sharded", False) in req and ("unsharded", False) in req:
             lines.append(f"- Sharding: {req[('unsharded', False)]:.0f} requests unsharded versus "
                          f"{req[('sharded', False)]:.0f} sharded (median over clients, no cache).")
     lines += _s3_lines(rows)
-    # the concurrency grid is one location's (S3 may measure fewer levels): compare within HTTP's where there
-    grid = rows[rows["location"] == ("http" if (rows["location"] == "http").any() else rows["location"].iloc[0])]
+    grid = _one_location(rows)
     lat = grid["latency_ms"].max()
     at = grid[grid["latency_ms"] == lat]
     conc = at.groupby("concurrency")["elapsed_s"].median()
@@ -411,6 +409,12 @@ def _zarr_lines(rows: pd.DataFrame) -> list[str]:
                      f"{int(conc.index[0])} request(s) in flight versus {conc.iloc[-1]:.2f} s with "
                      f"{int(conc.index[-1])} (pooled over clients and layouts; {separable(low, high)}).")
     return lines
+
+
+def _one_location(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of one location, HTTP's where there are any: the full grid (S3 may measure fewer workloads and
+    concurrency levels), so that pooled medians compare like with like."""
+    return rows[rows["location"] == ("http" if (rows["location"] == "http").any() else rows["location"].iloc[0])]
 
 
 def _s3_lines(rows: pd.DataFrame) -> list[str]:
