@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from .records import read_run_json
-from .specs import SpecError, parse_profile
+from .specs import SpecError, parse_profile, parse_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 EXECUTED = "book/executed/"
@@ -155,22 +155,103 @@ def split_parameters(parameters: dict, names: list[str], root: Path) -> dict[str
     return out
 
 
+#: a measuring chapter's cell may run this many times its suite's stated time on the profile, and at least
+#: ``TIMEOUT_MIN_S`` (a chapter that only reads runs gets that); the seed profile states no time
+TIMEOUT_FACTOR = 4
+TIMEOUT_MIN_S = 600
+TIMEOUT_SEED_S = 6 * 3600
+
+
+def notebook_timeout(suite: str | None, profile: str | None) -> float:
+    """Seconds one cell of a chapter may run before the book calls it hung: scaled to the time its suite states
+    for ``profile`` (``suite`` None: a chapter that measures nothing, or one drawn from a recorded run)."""
+    from .suites import get_suite
+
+    if suite is None or profile is None:
+        return TIMEOUT_MIN_S
+    budget = get_suite(suite).time_budget_s.get(profile)
+    return TIMEOUT_SEED_S if budget is None else max(TIMEOUT_MIN_S, TIMEOUT_FACTOR * budget)
+
+
+def _kernel_manager(log, env: dict[str, str]):
+    """A kernel manager whose kernel writes its own log (ZMQ warnings, tracebacks of its shutdown) to ``log``, not
+    to the reader's terminal, and gets ``env`` on top of this process's environment (passed, never set here)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LoggedKernelManager(AsyncKernelManager):
+        async def _async_pre_start_kernel(self, **kw):
+            cmd, kw = await super()._async_pre_start_kernel(**kw)
+            kw["stderr"] = kw["stdout"] = log
+            kw["env"] = {**kw.get("env", os.environ), **env}
+            return cmd, kw
+
+    return LoggedKernelManager
+
+
+@contextlib.contextmanager
+def _logging_to(path: Path):
+    """papermill's and nbclient's log lines ("Kernel died ...") go to the kernel's log while a chapter runs."""
+    import logging
+
+    handler = logging.FileHandler(path, mode="a")
+    loggers = [logging.getLogger(n) for n in ("papermill", "nbclient", "traitlets")]
+    saved = [(lg.propagate, lg.handlers[:]) for lg in loggers]
+    for lg in loggers:
+        lg.propagate, lg.handlers = False, [handler]
+    try:
+        yield
+    finally:
+        for lg, (propagate, handlers) in zip(loggers, saved, strict=True):
+            lg.propagate, lg.handlers = propagate, handlers
+        handler.close()
+
+
+def _hung_cell(path: Path) -> str:
+    """'cell N (its first line)' for the last cell papermill started in an executed copy."""
+    nb = json.loads(path.read_text()) if path.exists() else {"cells": []}
+    started = [(i, c) for i, c in enumerate(nb["cells"], 1) if (c.get("metadata", {}).get("papermill") or {})
+               .get("start_time")]
+    if not started:
+        return "a cell"
+    i, cell = started[-1]
+    first = next((line.strip() for line in "".join(cell.get("source", "")).splitlines() if line.strip()), "")
+    return f"cell {i} ({first[:80]!r})"
+
+
 def execute_notebook(name: str, *, profile: str | None, results_dir: Path, parameters: dict, out_dir: Path,
-                     root: Path) -> Path:
-    """Run one chapter with papermill; ``profile`` None for a chapter that measures nothing (no ``PROFILE``)."""
+                     root: Path, timeout: float, env: dict[str, str] | None = None) -> Path:
+    """Run one chapter with papermill; ``profile`` None for a chapter that measures nothing (no ``PROFILE``).
+
+    A cell that runs longer than ``timeout`` seconds fails the book with one line naming the notebook and the
+    cell; Ctrl-C raises KeyboardInterrupt naming the notebook. The kernel's own log goes to ``_build/logs/``."""
     import papermill as pm
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     source = root / "notebooks" / f"{name}.ipynb"
     target = out_dir / f"{name}.ipynb"
     params = {**({"PROFILE": profile} if profile else {}), "RESULTS_DIR": str(results_dir.resolve()), **parameters}
+    log_path = root / "_build" / "logs" / f"{name}.kernel.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_bytes(b"")
     print(f"executing {source.name} ({profile or 'recorded runs'}) ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    try:
-        pm.execute_notebook(str(source), str(target), parameters=params, cwd=str(root), progress_bar=False,
-                            kernel_name="python3", log_output=False)
-    except pm.PapermillExecutionError as exc:
-        raise BookError(f"notebook {name} failed: {exc.ename}: {' '.join(str(exc.evalue).split())[:300]} "
-                        f"(executed copy with the error: {target})") from None
+    with open(log_path, "ab") as log, _logging_to(log_path):
+        try:
+            pm.execute_notebook(str(source), str(target), parameters=params, cwd=str(root), progress_bar=False,
+                                kernel_name="python3", log_output=False, execution_timeout=timeout,
+                                kernel_manager_class=_kernel_manager(log, env or {}))
+        except pm.PapermillExecutionError as exc:
+            raise BookError(f"notebook {name} failed: {exc.ename}: {' '.join(str(exc.evalue).split())[:300]} "
+                            f"(executed copy with the error: {target})") from None
+        except CellTimeoutError:
+            raise BookError(f"notebook {name} hung: {_hung_cell(target)} ran past {timeout:.0f} s, the limit for "
+                            f"its profile (--timeout SECONDS changes it); finished cases are kept, the kernel's log "
+                            f"is {log_path}") from None
+        except DeadKernelError:
+            raise BookError(f"notebook {name}: its kernel died in {_hung_cell(target)}; the kernel's log is "
+                            f"{log_path}") from None
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(name) from None
     hide_injected_parameters(target)
     print(f"  done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return target
@@ -189,6 +270,25 @@ def hide_injected_parameters(path: Path) -> None:
     nbformat.write(nb, path)
 
 
+#: set (to "1") in the environment of the Jupyter Book build when the widget scripts cannot be had: the
+#: book's Sphinx extension then loads none, and the explorer page shows its static figure
+STATIC_WIDGETS = "IOBENCH_STATIC_WIDGETS"
+
+
+def widget_scripts(root: Path) -> str | None:
+    """Fetch (once; then cached) the explorer's pinned widget scripts before anything runs: None when they are
+    there, else one line saying what is missing and how to fetch it."""
+    from .vendor import VENDOR_ROOT, VendorError, install
+
+    try:
+        install(root / VENDOR_ROOT)
+    except VendorError as exc:
+        return (f"{exc}. The book is built without live widgets: the explorer shows its saved selection as a "
+                f"static figure. To fetch them, build once with access to the npm registry (or a mirror: "
+                f"IOBENCH_NPM_REGISTRY=https://...).")
+    return None
+
+
 def build_book(
     *,
     profile: str = "quick",
@@ -199,17 +299,22 @@ def build_book(
     root: str | Path | None = None,
     assume_yes: bool = False,
     from_runs: str | Path | None = None,
+    timeout: float | None = None,
 ) -> Path:
     """Execute the notebooks (unless ``execute`` is false) and build the HTML; return index.html.
 
     ``parameters`` go to every notebook that declares them; a key ``"<notebook>:<NAME>"`` goes to
     that notebook only. ``from_runs`` (a results directory, e.g. ``reference/``) draws every chapter
     from the newest recorded run of its suite there (``LOAD_RUN``) instead of measuring. Everything
-    is validated before the first notebook runs.
+    is validated before the first notebook runs. ``timeout`` (seconds a cell may run) overrides each chapter's
+    own limit (:func:`notebook_timeout`). Without the explorer's widget scripts (offline, nothing cached) the book
+    is built with the explorer's figure drawn as a static image, and one line says how to fetch them.
     """
     from .preflight import check_writable_dir
 
     profile = parse_profile(profile)
+    if timeout is not None:
+        timeout = parse_seconds(timeout, "--timeout", minimum=1)
     root = project_root(root)
     names = notebooks or list(NOTEBOOKS)
     unknown = [n for n in names if n not in NOTEBOOKS]
@@ -226,8 +331,13 @@ def build_book(
         recorded = recorded_runs(results_dir, names, root) if execute else {}
     else:
         check_writable_dir(Path(results_dir), "results directory")
-    if assume_yes:
-        os.environ["IOBENCH_YES"] = "1"  # read by the runner inside each notebook's kernel
+    kernel_env = {"IOBENCH_YES": "1"} if assume_yes else {}  # read by the runner inside each notebook's kernel
+    widgets = widget_scripts(root)
+    if widgets is not None:
+        print(f"note: {widgets}", file=sys.stderr, flush=True)
+        for name in names:  # the explorer draws its saved selection as a static figure instead
+            if "WIDGETS" in notebook_parameters(root / "notebooks" / f"{name}.ipynb"):
+                per_notebook[name].setdefault("WIDGETS", False)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_ids = {}
     out_dir = root / "book" / "executed"
@@ -235,22 +345,24 @@ def build_book(
     results = Path(results_dir)
     if not results.is_absolute():
         results = Path.cwd() / results
-    measuring = {n: notebook_suite(root / "notebooks" / f"{n}.ipynb") is not None for n in NOTEBOOKS}
-    for name in sorted(NOTEBOOKS, key=lambda n: not measuring[n]):  # the runs first, then the chapters reading them
+    suites = {n: notebook_suite(root / "notebooks" / f"{n}.ipynb") for n in NOTEBOOKS}
+    for name in sorted(NOTEBOOKS, key=lambda n: suites[n] is None):  # the runs first, then the chapters reading them
         target = out_dir / f"{name}.ipynb"
-        if execute and name in names and not measuring[name]:
-            execute_notebook(name, profile=None, results_dir=results, parameters=per_notebook[name], out_dir=out_dir,
-                             root=root)
+        common = {"results_dir": results, "out_dir": out_dir, "root": root, "env": kernel_env}
+        if execute and name in names and suites[name] is None:
+            execute_notebook(name, profile=None, parameters=per_notebook[name], timeout=timeout or TIMEOUT_MIN_S,
+                             **common)
         elif execute and name in recorded:
             meta = read_run_json(recorded[name] / "run.json")
             run_ids[name] = meta["run_id"]
             own = {"LOAD_RUN": str(recorded[name].resolve()), **per_notebook[name]}
-            execute_notebook(name, profile=meta.get("profile", profile), results_dir=results, parameters=own,
-                             out_dir=out_dir, root=root)
+            execute_notebook(name, profile=meta.get("profile", profile), parameters=own,
+                             timeout=timeout or TIMEOUT_MIN_S, **common)
         elif execute and name in names:
             run_ids[name] = f"book-{profile}-{stamp}-{name}"
             own = {"RUN_ID": run_ids[name], **per_notebook[name]}
-            execute_notebook(name, profile=profile, results_dir=results, parameters=own, out_dir=out_dir, root=root)
+            limit = timeout or notebook_timeout(suites[name], profile)
+            execute_notebook(name, profile=profile, parameters=own, timeout=limit, **common)
         elif not target.exists():
             target.write_text((root / "notebooks" / f"{name}.ipynb").read_text())
         elif run_id := executed_run_id(target):  # built earlier: its machine figures still belong here
@@ -263,7 +375,8 @@ def build_book(
                        reference=reference if reference.resolve() != results.resolve() else None)
     write_parameters_page(root, NOTEBOOKS, out_dir)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "-W", "-n", "--keep-going"]
-    jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    jb_env = {**os.environ, **({STATIC_WIDGETS: "1"} if widgets is not None else {})}
+    jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=jb_env)
     if jb.returncode != 0:
         sys.stderr.write(jb.stdout[-6000:] + jb.stderr[-6000:])
         raise BookError(f"jupyter-book build failed (exit {jb.returncode}); see the log above")

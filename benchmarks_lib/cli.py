@@ -210,10 +210,16 @@ def cmd_book(args: argparse.Namespace) -> int:
     try:
         index = build_book(profile=args.profile, results_dir=args.results_dir, execute=not args.no_execute,
                            notebooks=args.notebook, parameters=parse_assignments(args.set, "--set"),
-                           assume_yes=args.yes, from_runs=args.from_runs)
+                           assume_yes=args.yes, from_runs=args.from_runs, timeout=args.timeout)
     except BookError as exc:
         print(f"iobench: error: {_one_line(exc)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as exc:
+        where = f" while executing {exc}" if str(exc) else ""
+        kept = "nothing was measured" if args.from_runs else f"the cases measured so far are kept in {args.results_dir}"
+        print(f"iobench: book interrupted{where}; {kept}; no book was built (run the command again to build it)",
+              file=sys.stderr)
+        return 130
     console.print(f"book: {index}")
     return 0
 
@@ -327,6 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--notebook", action="append", help="only these notebooks (stem), repeatable")
     sp.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="a notebook parameter (JSON value) for every notebook, or NOTEBOOK:KEY=VALUE for one")
+    sp.add_argument("--timeout", metavar="SECONDS",
+                    help="seconds one cell may run before the book calls it hung (default: 4x its suite's stated "
+                         "time on the profile, at least 600)")
     yes(sp)
     sp.set_defaults(func=cmd_book)
     sp = sub.add_parser("crosscheck", help="ome-writers' documented case: our runner vs its own timing")

@@ -34,11 +34,17 @@ def offline_scripts(app, pagename, templatename, context, doctree) -> None:
 
 
 def local_widget_scripts(app, config) -> None:
+    import os
     from pathlib import Path
 
     from sphinx.errors import ExtensionError
 
+    from .book import STATIC_WIDGETS
     from .vendor import VENDOR_ROOT, VendorError, install
+
+    if os.environ.get(STATIC_WIDGETS) == "1":  # `iobench book` found no widget scripts and said so
+        config.nb_ipywidgets_js = {}
+        return
 
     # not under _static: Jupyter Book adds every .js file it finds there to every page
     root = Path(app.srcdir) / VENDOR_ROOT

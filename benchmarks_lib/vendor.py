@@ -18,7 +18,8 @@ import tarfile
 import urllib.request
 from pathlib import Path
 
-REGISTRY = "https://registry.npmjs.org"
+#: where the pinned packages are fetched from; IOBENCH_NPM_REGISTRY names a mirror
+DEFAULT_REGISTRY = "https://registry.npmjs.org"
 #: name -> (version, sha512 integrity as npm records it, files of the package to serve)
 PACKAGES = {
     "requirejs": ("2.3.8", "7/cTSLOdYkNBNJcDMWf+luFvMriVm7eYxp4BcFCsAX0wF421Vyce5SXP17c+Jd5otXKGNehIonFlyQXSowL6Mw==",
@@ -59,13 +60,15 @@ def _tarball(name: str, version: str, integrity: str) -> bytes:
     cached = cache_dir() / f"{name.replace('/', '__')}-{version}.tgz"
     data = cached.read_bytes() if cached.exists() else None
     if data is None or _sha512(data) != integrity:
-        url = f"{REGISTRY}/{name}/-/{name.rsplit('/', 1)[-1]}-{version}.tgz"
+        registry = os.environ.get("IOBENCH_NPM_REGISTRY") or DEFAULT_REGISTRY
+        url = f"{registry.rstrip('/')}/{name}/-/{name.rsplit('/', 1)[-1]}-{version}.tgz"
         try:
-            with urllib.request.urlopen(url, timeout=120) as response:
+            with urllib.request.urlopen(url, timeout=60) as response:
                 data = response.read()
-        except OSError as exc:
-            raise VendorError(f"could not fetch {name}@{version} from {url} ({exc}); the book's widget pages "
-                              f"need it once (then it is cached in {cache_dir()})") from None
+        except (OSError, ValueError) as exc:
+            why = getattr(exc, "reason", None) or exc
+            raise VendorError(f"could not fetch {name}@{version} from {url} ({why}); the explorer's widgets need it "
+                              f"once (then it is cached in {cache_dir()})") from None
         if _sha512(data) != integrity:
             raise VendorError(f"{name}@{version} from {url} does not match its pinned sha512 integrity; not used")
         cached.parent.mkdir(parents=True, exist_ok=True)

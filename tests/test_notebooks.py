@@ -342,3 +342,27 @@ def test_papermill_cli_takes_lists_as_text_and_from_yaml(tmp_path, monkeypatch):
     assert [e["ename"] for e in errors] == ["SpecError"]
     assert errors[0]["evalue"] == ("backends '[\"raw\", \"tensorstore\"' is not a JSON list (Expecting ',' "
                                    "delimiter); e.g. backends = [\"name\"] or a comma-separated string")
+
+
+@pytest.mark.slow
+def test_offline_without_widget_scripts_the_book_builds_with_the_explorers_static_figure(built_book, monkeypatch,
+                                                                                       capsys):
+    """No npm registry and nothing cached: one line says what is missing and how to fetch it, before anything
+    runs; the explorer draws its saved selection as a static image and the book builds."""
+    vendor, hidden = built_book / ".iobench-vendor", built_book / ".iobench-vendor-kept"
+    vendor.rename(hidden)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(built_book / "empty-cache"))
+    monkeypatch.setenv("IOBENCH_NPM_REGISTRY", "http://127.0.0.1:9")  # the discard port: nothing answers
+    monkeypatch.setenv("IOBENCH_SCRATCH", str(built_book / "scratch"))
+    results = next(d for d in (built_book / "results", built_book / "moved") if d.is_dir())
+    try:
+        build_book(results_dir=results, notebooks=["explorer"], root=built_book)
+        err = capsys.readouterr().err
+        notes = [line for line in err.splitlines() if line.startswith("note:")]
+        assert len(notes) == 1 and "IOBENCH_NPM_REGISTRY" in notes[0] and "static figure" in notes[0], err
+        assert err.index("note:") < err.index("executing explorer")
+        page = (built_book / "_build" / "html" / "book" / "executed" / "explorer.html").read_text()
+        assert "<img" in page and "widget-view" not in page and "vendor/requirejs" not in page
+    finally:
+        shutil.rmtree(vendor, ignore_errors=True)  # only what this build made of it
+        hidden.rename(vendor)

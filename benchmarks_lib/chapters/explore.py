@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..records import load_run, read_run_json, run_dirs
-from ..specs import SpecError, parse_items
+from ..specs import SpecError, parse_bool, parse_items
 from ..stats import summarize
 from .common import ok_rows, with_ceiling_fraction
 from .flags import LATENCIES, WRITER_PHASES
@@ -205,13 +205,20 @@ def figure_names(suite: str) -> list[str]:
     return [OVERVIEW, *importlib.import_module(f"{__package__}.{suite}").FIGURES]
 
 
+def newest_per_directory(runs: list[Run]) -> list[Run]:
+    """The newest run of each results directory (``runs`` newest first per directory): the first selection."""
+    return list({r.path.parents[1]: r for r in reversed(runs)}.values())
+
+
 def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVERVIEW,
-             metric: str = "throughput (GB/s)", scale: str = "absolute"):
+             metric: str = "throughput (GB/s)", scale: str = "absolute", widgets: object = True):
     """The ipywidgets explorer over the runs under ``dirs``: choose runs, chapter, figure, backends,
     dataset, metric and scale; the figures redraw on every change (live in JupyterLab; in the HTML
-    book the controls and the figure of the saved selection are embedded)."""
-    import ipywidgets as w
+    book the controls and the figure of the saved selection are embedded). ``widgets`` False draws that
+    first selection as static figures (a book built without the widget scripts)."""
     from IPython.display import display
+
+    widgets = parse_bool(widgets, "WIDGETS")
 
     if chapter not in CHAPTERS:
         raise SpecError(f"chapter {chapter!r} is unknown; allowed: {', '.join(CHAPTERS)}")
@@ -219,6 +226,15 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
         raise SpecError(f"figure {figure!r} is unknown for {chapter}; allowed: {', '.join(figure_names(chapter))}")
     if metric not in METRICS or scale not in SCALES:
         raise SpecError(f"metric {metric!r} / scale {scale!r}: allowed {', '.join(METRICS)} / {', '.join(SCALES)}")
+    if not widgets:
+        chosen = newest_per_directory([r for r in find_runs(dirs) if r.suite == chapter])
+        for fig in figures(chosen, figure, (), ALL, metric, scale) if chosen else [empty_figure(
+                f"No run of this chapter under {', '.join(str(d) for d in dirs)}")]:
+            display(fig)
+            plt.close(fig)
+        return None
+    import ipywidgets as w
+
     dirs = list(dirs)
     state = {"runs": find_runs(dirs), "quiet": False}
     layout = {"width": "95%"}
@@ -241,8 +257,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
         state["quiet"] = True  # one redraw at the end, not one per control that changes
         mine = _runs_of(chapter_w.value)
         runs_w.options = [r.label for r in mine]
-        newest = list({r.path.parents[1]: r.label for r in reversed(mine)}.values())  # newest per directory
-        runs_w.value = tuple(newest)
+        runs_w.value = tuple(r.label for r in newest_per_directory(mine))
         names = figure_names(chapter_w.value)
         figure_w.options = names
         figure_w.value = figure if figure in names else OVERVIEW

@@ -1,0 +1,122 @@
+"""The book's own guards: a hung cell is one line naming the notebook and the cell, Ctrl-C is one line (no
+traceback, no kernel left), and a bad --timeout is refused before anything runs."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from benchmarks_lib.book import BookError, execute_notebook, notebook_timeout
+from benchmarks_lib.suites import get_suite
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def kernels_of(marker: str) -> list[str]:
+    """Command lines of live processes that mention ``marker`` (a kernel's or a worker's)."""
+    out = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd:
+            out.append(cmd)
+    return out
+
+
+def test_a_hung_cell_is_one_line_naming_the_notebook_and_the_cell(tmp_path):
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python",
+                                                           "display_name": "Python 3"}})
+    nb.cells = [nbformat.v4.new_code_cell("RESULTS_DIR = None", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("import time  # iobench-hang-test\n\ntime.sleep(120)")]
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(nb, tmp_path / "notebooks" / "hang.ipynb")
+    out = tmp_path / "executed"
+    out.mkdir()
+    t0 = time.monotonic()
+    with pytest.raises(BookError) as info:
+        execute_notebook("hang", profile=None, results_dir=tmp_path, parameters={}, out_dir=out, root=tmp_path,
+                         timeout=3)
+    message = str(info.value)
+    assert "\n" not in message and "notebook hang hung" in message
+    assert "cell 3 ('import time  # iobench-hang-test')" in message and "--timeout" in message
+    assert time.monotonic() - t0 < 100  # a guard against the hang itself, not a timing claim
+    assert (tmp_path / "_build" / "logs" / "hang.kernel.log").exists()
+    assert not kernels_of(str(out / "hang.ipynb")) and not [c for c in kernels_of("ipykernel") if "hang" in c]
+
+
+def test_each_chapter_may_run_a_multiple_of_its_stated_time():
+    for suite in ("writers", "cache", "compression"):
+        budget = get_suite(suite).time_budget_s
+        assert notebook_timeout(suite, "quick") >= 4 * budget["quick"]
+        assert notebook_timeout(suite, "standard") >= 4 * budget["standard"]
+        assert notebook_timeout(suite, "seed") >= notebook_timeout(suite, "standard")
+    assert notebook_timeout(None, None) >= 300
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "nan", "1e9"])
+def test_a_bad_timeout_is_refused_before_anything_runs(tmp_path, value):
+    res = subprocess.run([sys.executable, "-m", "benchmarks_lib", "book", "--timeout", value, "--results-dir",
+                          str(tmp_path / "r")], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "--timeout" in res.stderr and "allowed" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_book_is_one_line_and_leaves_no_kernel(tmp_path):
+    """Ctrl-C as a terminal sends it (SIGINT to the whole process group) while a chapter executes."""
+    executed = ROOT / "book" / "executed" / "writer_comparison.ipynb"
+    kept = executed.read_bytes() if executed.exists() else None
+    smoke = get_suite("writers").smoke
+    sets = [a for k, v in smoke.items() for a in ("--set", f"writer_comparison:{k.upper()}={json.dumps(v)}")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks_lib", "book", "--notebook", "writer_comparison", "--results-dir",
+         str(tmp_path / "results"), *sets], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        env={**os.environ, "IOBENCH_SCRATCH": str(tmp_path / "scratch")})
+    try:
+        first = proc.stderr.readline()
+        assert "executing writer_comparison.ipynb" in first, first
+        time.sleep(4)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        if kept is None:
+            executed.unlink(missing_ok=True)
+        else:
+            executed.write_bytes(kept)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [err.strip().splitlines()[0]] and "Traceback" not in err + out
+    assert "book interrupted while executing writer_comparison" in err and "--run-id" not in err
+    time.sleep(1)
+    assert not kernels_of(str(tmp_path / "scratch")) and not kernels_of(str(tmp_path / "results"))
+
+
+def test_without_widgets_the_explorer_draws_its_first_selection_as_static_figures(tmp_path, monkeypatch):
+    from test_explore import record_run
+
+    from benchmarks_lib.chapters import explore
+    from benchmarks_lib.specs import SpecError
+
+    record_run(tmp_path / "r", "old")
+    record_run(tmp_path / "r", "new")
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, *a, **k: shown.append(obj))
+    assert explore.explorer([tmp_path / "r"], widgets=False) is None
+    assert shown and all(type(f).__name__ == "Figure" for f in shown)
+    assert len(explore.newest_per_directory(explore.find_runs([tmp_path / "r"]))) == 1
+    shown.clear()
+    explore.explorer([tmp_path / "nowhere"], widgets=False)  # no run: a figure that says so
+    assert "no data" in shown[0].axes[0].texts[0].get_text()
+    with pytest.raises(SpecError, match="WIDGETS 'no' must be true or false"):
+        explore.explorer([tmp_path / "r"], widgets="no")
