@@ -475,10 +475,9 @@ def test_book_from_passes_over_an_incomplete_run_for_an_older_finished_one(tmp_p
     from benchmarks_lib.book import ROOT, recorded_runs
 
     finished = make_run(tmp_path, "finished")
-    running = make_run(tmp_path, "running", meta={"suite": "writers", "profile": "quick", "params": {},
-                                                  "environment": {}, "run_id": "running"})
+    make_run(tmp_path, "running", meta={"suite": "writers", "profile": "quick", "params": {}, "environment": {},
+                                        "run_id": "running"})
     os.utime(finished / "run.json", (1, 1))  # the finished run is the older one
-    assert running in [*running.parent.iterdir()]
     assert recorded_runs(tmp_path, ["writer_comparison"], ROOT) == {"writer_comparison": finished}
 
 
