@@ -87,25 +87,34 @@ def notebook_suite(path: Path) -> str | None:
     return names.pop()
 
 
-def newest_runs(results_dir: Path) -> dict[str, Path]:
-    """Suite -> its newest run under ``results_dir`` (none when the directory does not exist)."""
-    from .records import read_run_json, run_dirs
+def newest_runs(results_dir: Path, unfinished: dict[str, Path] | None = None) -> dict[str, Path]:
+    """Suite -> its newest finished run under ``results_dir`` (none when the directory does not exist). A run
+    still in progress or interrupted (no ``finished_at``) is passed over; ``unfinished`` gets the newest of each."""
+    from .records import read_run_json, run_dirs, run_is_finished
 
     suites: dict[str, Path] = {}
     for run_dir in reversed(run_dirs(results_dir)):  # oldest first: the newest of a suite wins
-        suites[read_run_json(run_dir / "run.json").get("suite")] = run_dir
+        meta = read_run_json(run_dir / "run.json")
+        if run_is_finished(meta):
+            suites[meta["suite"]] = run_dir
+        elif unfinished is not None:
+            unfinished[meta["suite"]] = run_dir
     return suites
 
 
 def recorded_runs(results_dir: Path, names: list[str], root: Path) -> dict[str, Path]:
-    """Per notebook, the newest run of its suite under ``results_dir`` (``iobench book --from``);
-    a notebook whose suite has no run there is refused before anything runs."""
-    suites = newest_runs(results_dir)
+    """Per notebook, the newest finished run of its suite under ``results_dir`` (``iobench book --from``);
+    a notebook whose suite has no finished run there is refused before anything runs."""
+    unfinished: dict[str, Path] = {}
+    suites = newest_runs(results_dir, unfinished)
     out = {}
     for name in names:
         suite = notebook_suite(root / "notebooks" / f"{name}.ipynb")
         if suite is None:  # reads the runs, measures nothing
             continue
+        if suite not in suites and suite in unfinished:
+            raise SpecError(f"--from {results_dir}: run {str(unfinished[suite])!r} is incomplete (still running or "
+                            f"interrupted: its run.json has no finished_at), and no finished {suite!r} run is there")
         if suite not in suites:
             raise SpecError(f"--from {results_dir}: no {suite!r} run there for {name}; runs found for: "
                             f"{', '.join(sorted(s for s in suites if s)) or 'none'}")

@@ -15,23 +15,26 @@ from typing import NoReturn
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .specs import PROFILES, SpecError
+from .terminal import text, visible
 
 # Wide tables when the output is a file or a pipe (CI logs), the terminal's width otherwise.
 console = Console(width=None if sys.stdout.isatty() else 220)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 400)
 
 
-def _table(df, title: str = "", index: bool = False) -> Table:
-    table = Table(title=title, show_lines=False)
-    cols = ([df.index.name or ""] if index else []) + [str(c) for c in df.columns]
+def _table(df, title: str = "", index: bool = False, title_style: str = "") -> Table:
+    """A DataFrame as a rich table; every name and cell is ``Text`` (records are data, never markup)."""
+    table = Table(title=text(title, title_style), show_lines=False)
+    cols = ([df.index.name or ""] if index else []) + list(df.columns)
     for i, c in enumerate(cols):
-        table.add_column(c, justify="left" if i == 0 else "right")
+        table.add_column(text(c), justify="left" if i == 0 else "right")
     for idx, row in df.iterrows():
-        cells = [str(idx)] if index else []
-        cells += ["" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in row.tolist()]
-        table.add_row(*cells)
+        cells = [idx] if index else []
+        cells += ["" if v is None else (f"{v:.4g}" if isinstance(v, float) else v) for v in row.tolist()]
+        table.add_row(*(text(c) for c in cells))
     return table
 
 
@@ -77,10 +80,10 @@ def cmd_backends(args: argparse.Namespace) -> int:
             for n in names:
                 s = backend_status(n, kind)
                 caps = s.capabilities
-                available = "[green]yes[/]" if s.available else "[red]no[/]"
-                table.add_row(kind, n, available, s.version or "-", str(caps.get("format", "-")),
-                              str(caps.get("codecs", "-")), "yes" if caps.get("threads_setting") else "-",
-                              s.reason or "")
+                available = text("yes", "green") if s.available else text("no", "red")
+                cells = [kind, n, available, s.version or "-", caps.get("format", "-"), caps.get("codecs", "-"),
+                         "yes" if caps.get("threads_setting") else "-", s.reason or ""]
+                table.add_row(*(c if isinstance(c, Text) else text(c) for c in cells))
     console.print(table)
     return 0
 
@@ -110,18 +113,18 @@ def progress_reporter():
     from .runner import print_progress
 
     if not sys.stderr.isatty():
-        yield print_progress
+        yield lambda done, total, message, finished: print_progress(done, total, visible(message), finished)
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=False) as bar:
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=False) as bar:
         task = bar.add_task("starting", total=None)
 
         def update(done: int, total: int, message: str, finished: bool) -> None:
-            bar.update(task, completed=done, total=total, description=message[:70])
+            bar.update(task, completed=done, total=total, description=visible(message)[:70])
             if finished and (": error" in message):
-                bar.console.print(f"[red]{message}[/]")
+                bar.console.print(text(message, "red"))
 
         yield update
 
@@ -136,7 +139,7 @@ def print_run(df, suite_name: str, title: str) -> None:
     console.print(_table(suite.summary_table(df), title, index=suite.summary is not None))
     bad = failures(df)
     if not bad.empty:
-        console.print(_table(bad, "[red]Failed cases (their error rows are recorded)[/]"))
+        console.print(_table(bad, "Failed cases (their error rows are recorded)", title_style="red"))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -156,18 +159,20 @@ def cmd_run(args: argparse.Namespace) -> int:
                            run_id=args.run_id, scratch_dir=args.scratch_dir, progress=progress,
                            assume_yes=args.yes or None, cluster=args.cluster)
     print_run(result.df, result.meta["suite"], f"{args.suite} — {result.run_dir}")
-    console.print(f"records: {result.run_dir}")
+    console.print(text(f"records: {result.run_dir}"))
     return 1 if result.failed else 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .records import find_run, load_run
+    from .records import find_run, load_run, run_is_finished
 
     run_dir = find_run(args.results_dir, args.run)
     df, meta = load_run(run_dir)
-    env = meta.get("environment", {})
-    console.print(f"[bold]{meta['suite']}[/] run {meta['run_id']} ({meta['profile']}) on {env.get('machine')}: "
-                  f"{env.get('cpu_model')}, {env.get('cpu_count')} cores, {env.get('fs_type')} — {len(df)} rows")
+    env = meta["environment"]
+    state = "" if run_is_finished(meta) else " (incomplete: still running or interrupted)"
+    console.print(Text.assemble(text(meta["suite"], "bold"), text(
+        f" run {meta.get('run_id', run_dir.name)} ({meta['profile']}) on {env.get('machine')}: {env.get('cpu_model')}, "
+        f"{env.get('cpu_count')} cores, {env.get('fs_type')} — {len(df)} rows{state}")))
     print_run(df, meta["suite"], meta["suite"])
     return 0
 
@@ -179,28 +184,28 @@ def cmd_compare(args: argparse.Namespace) -> int:
     threshold = parse_threshold(args.threshold)
     dirs = [find_run(args.results_dir, run) for run in (args.run_a, args.run_b)]
     comparison = Comparison.load(*dirs, threshold=threshold)
-    console.print(f"[bold]{comparison.title.replace('`', '')}[/]")
+    console.print(text(comparison.title.replace("`", ""), "bold"))
     if comparison.environment.empty:
         console.print("No recorded difference in the machine, the libraries or the parameters.")
     else:
         console.print(_table(comparison.environment, "What differs between the runs"))
     console.print(_table(comparison.table, f"Time per case, B/A with its 95% bootstrap interval; flagged first "
                                            f"(threshold {threshold:.0%})"))
-    console.print(comparison.counts())
+    console.print(text(comparison.counts()))
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from .records import export_csv, find_run
 
-    console.print(str(export_csv(find_run(args.results_dir, args.run), args.output, overwrite=args.force)))
+    console.print(text(export_csv(find_run(args.results_dir, args.run), args.output, overwrite=args.force)))
     return 0
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
     from .records import find_run, pack_run
 
-    console.print(str(pack_run(find_run(args.results_dir, args.run), args.dest)))
+    console.print(text(pack_run(find_run(args.results_dir, args.run), args.dest)))
     return 0
 
 
@@ -216,11 +221,12 @@ def cmd_book(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt as exc:
         where = f" while executing {exc}" if str(exc) else ""
-        kept = "nothing was measured" if args.from_runs else f"the cases measured so far are kept in {args.results_dir}"
+        kept = ("nothing was measured" if args.from_runs
+                else f"the cases measured so far are kept in {visible(args.results_dir)}")
         print(f"iobench: book interrupted{where}; {kept}; no book was built (run the command again to build it)",
               file=sys.stderr)
         return 130
-    console.print(f"book: {index}")
+    console.print(text(f"book: {index}"))
     return 0
 
 
@@ -356,8 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= 600 else text[:597] + "..."
+    """An error message in one line of at most 600 characters, control characters shown escaped."""
+    line = visible(" ".join(str(exc).split()))
+    return line if len(line) <= 600 else line[:597] + "..."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -369,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"iobench: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # a full disk or a vanished directory mid-run: what was finished is kept
-        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        where = f" ({visible(exc.filename)})" if getattr(exc, "filename", None) else ""
         print(f"iobench: error: {exc.strerror or _one_line(exc)}{where}; finished cases are kept "
               "(re-run with the same --run-id to resume)", file=sys.stderr)
         return 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,9 +25,18 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from .specs import SpecError
+from .untrusted import (
+    RUN_JSON_MAX_BYTES,
+    ReadBudget,
+    RecordError,
+    listed_files,
+    read_parquet_bounded,
+    read_regular_file,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 SCHEMA_VERSION = 2
 
@@ -110,10 +120,6 @@ def to_frame(rows: list[dict]) -> pd.DataFrame:
     return df[list(COLUMNS) + sorted(extra)]
 
 
-class RecordError(SpecError):
-    """A record file (run.json or a case's parquet) cannot be read; the message names the file."""
-
-
 def write_atomic(path: Path, write: Callable[[BinaryIO], None]) -> None:
     """Write to a new temporary file (created exclusively, so it is ours), fsync, then rename into place.
 
@@ -143,30 +149,64 @@ def write_json_atomic(data: dict, path: Path) -> None:
     write_atomic(path, lambda fh: fh.write(text))
 
 
+#: what run.json must hold, and of which type (``read_run_json`` refuses anything else)
+RUN_KEYS = {"suite": str, "profile": str, "params": dict, "environment": dict}
+
+
 def read_run_json(path: Path) -> dict:
-    """A run's run.json, or a RecordError naming the file."""
+    """A run's run.json (a regular file of at most 1 MiB holding ``RUN_KEYS``), or a RecordError naming it."""
+    data = read_regular_file(path, RUN_JSON_MAX_BYTES, "run file")
     try:
-        meta = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        meta = json.loads(data)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, an int of 5000 digits
         raise RecordError(f"run file {str(path)!r} cannot be read ({type(exc).__name__}); "
                           "it is not a run.json written by iobench") from None
-    if not isinstance(meta, dict) or not {"suite", "profile", "params", "environment"} <= set(meta):
+    if not isinstance(meta, dict) or not set(RUN_KEYS) <= set(meta):
         raise RecordError(f"run file {str(path)!r} is incomplete (no suite/profile/params/environment)")
+    for key, kind in RUN_KEYS.items():
+        if not isinstance(meta[key], kind):
+            raise RecordError(f"run file {str(path)!r}: {key!r} holds a {type(meta[key]).__name__}; "
+                              f"a run.json written by iobench holds a {kind.__name__} there")
     return meta
 
 
-def read_records(path: Path) -> pd.DataFrame:
-    """One case's records, or a RecordError naming the file."""
+def run_is_finished(meta: dict) -> bool:
+    """True when the runner wrote ``finished_at`` (it does at the end): else the run is still running or was
+    interrupted, and its records are incomplete."""
+    return bool(meta.get("finished_at"))
+
+
+def _check_column_types(table: pa.Table, path: Path) -> None:
+    """A RecordError naming the first schema column whose type is not of the kind iobench writes there (text,
+    booleans, numbers), so that no summary meets text where it counts."""
+    import pyarrow as pa
+
+    kinds = {"string": (pa.types.is_string, pa.types.is_large_string), "boolean": (pa.types.is_boolean,)}
+    for field in table.schema:
+        expected = COLUMNS.get(field.name)
+        tests = kinds.get(expected, (pa.types.is_floating, pa.types.is_integer)) if expected else ()
+        if tests and not pa.types.is_null(field.type) and not any(test(field.type) for test in tests):
+            raise RecordError(f"record file {str(path)!r}: column {field.name!r} holds {field.type}; iobench writes "
+                              f"{'numbers' if expected not in kinds else expected} there")
+
+
+def read_records(path: Path, columns: list[str] | None = None, budget: ReadBudget | None = None) -> pd.DataFrame:
+    """One case's records (only ``columns`` when given), within ``budget`` (a run's limits by default), or a
+    RecordError naming the file."""
+    table = read_parquet_bounded(Path(path), budget or ReadBudget(), columns)
+    if "status" not in table.column_names or "operation" not in table.column_names:
+        raise RecordError(f"record file {str(path)!r} has no status/operation columns; not an iobench record")
+    _check_column_types(table, Path(path))
+    return table.to_pandas()
+
+
+def with_schema_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every schema column (``COLUMNS``): one a record lacks is added empty, with its dtype (nullable)."""
     import pandas as pd
 
-    try:
-        df = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises several types for a damaged file
-        raise RecordError(f"record file {str(path)!r} cannot be read ({type(exc).__name__}); "
-                          "it is damaged or not a parquet file") from None
-    if "status" not in df or "operation" not in df:
-        raise RecordError(f"record file {str(path)!r} has no status/operation columns; not an iobench record")
-    return df
+    missing = {col: pd.Series([None] * len(df), dtype="Int64" if dtype == "int64" else dtype, index=df.index)
+               for col, dtype in COLUMNS.items() if col not in df}
+    return df.assign(**missing) if missing else df
 
 
 def record_is_complete(path: Path) -> bool:
@@ -179,18 +219,35 @@ def record_is_complete(path: Path) -> bool:
     if not path.exists():
         return False
     try:
-        df = read_records(path)
+        df = read_records(path, columns=["status", "operation"])
     except RecordError:
         path.rename(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
         return False
     return not (len(df) and (df["status"] == "error").all())
 
 
+def _real_dirs(root: Path) -> list[Path]:
+    """The directories in ``root`` that are not symbolic links."""
+    with contextlib.suppress(OSError), os.scandir(root) as entries:
+        return [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+    return []
+
+
 def run_dirs(results_dir: str | Path) -> list[Path]:
-    """Every run directory under a results directory, newest first."""
-    root = Path(results_dir)
-    runs = [p.parent for p in root.glob("*/*/run.json")]
-    return sorted(runs, key=lambda p: (p / "run.json").stat().st_mtime, reverse=True)
+    """Every run directory under a results directory (``<machine>/<run id>/run.json``), newest first.
+
+    Symbolic links are not followed (a results directory may come from anyone, and a link may lead anywhere):
+    a linked machine or run directory, or a run.json that is not a regular file, is not listed. A run named
+    by its path is read where it is (``find_run``).
+    """
+    runs = []
+    for machine in _real_dirs(Path(results_dir)):
+        for run in _real_dirs(machine):
+            with contextlib.suppress(OSError):
+                st = os.lstat(run / "run.json")
+                if stat.S_ISREG(st.st_mode):
+                    runs.append((st.st_mtime, run))
+    return [run for _, run in sorted(runs, key=lambda r: r[0], reverse=True)]
 
 
 def find_run(results_dir: str | Path, run: str) -> Path:
@@ -206,14 +263,19 @@ def find_run(results_dir: str | Path, run: str) -> Path:
 
 
 def load_run(run_dir: str | Path) -> tuple[pd.DataFrame, dict]:
-    """All rows of a run (case files concatenated) and its run.json."""
+    """All rows of a run (case files concatenated) and its run.json.
+
+    Only regular files inside the run directory are read, within the limits of ``untrusted`` (1 MiB of run.json,
+    64 MiB per record file; 1,000,000 rows and 1 GiB decoded per run); a link or anything else is refused.
+    """
     import pandas as pd
 
     run_dir = Path(run_dir)
     meta = read_run_json(run_dir / "run.json")
-    files = sorted((run_dir / "records").glob("*.parquet"))
-    frames = [read_records(f) for f in files]
-    df = pd.concat(frames, ignore_index=True) if frames else to_frame([])
+    budget = ReadBudget()  # the run's limits, over all its files
+    frames = [read_records(f, budget=budget) for f in listed_files(run_dir / "records", ".parquet",
+                                                                      "records directory")]
+    df = with_schema_columns(pd.concat(frames, ignore_index=True)) if frames else to_frame([])
     return df, meta
 
 
@@ -244,8 +306,31 @@ def pack_run(run_dir: str | Path, dest: str | Path) -> Path:
     return target
 
 
+#: a spreadsheet runs a cell that begins with one of these as a formula (OWASP: CSV injection)
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: object) -> object:
+    """A text cell that would begin a formula, prefixed with ``'`` (shown as text); anything else as it is."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) else value
+
+
+def csv_safe_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every text cell and column name made safe for a spreadsheet (``csv_safe``); numbers stay numbers."""
+    import pandas as pd
+
+    out = df.copy()
+    for i in range(df.shape[1]):  # by position: two names may be made equal
+        column = df.iloc[:, i]
+        if column.dtype == object or pd.api.types.is_string_dtype(column):
+            out.isetitem(i, column.map(csv_safe, na_action="ignore"))
+    out.columns = [csv_safe(str(c)) for c in df.columns]
+    return out
+
+
 def export_csv(run_dir: str | Path, out: str | Path | None = None, *, overwrite: bool = False) -> Path:
-    """A run's rows as CSV; an existing file is never replaced unless ``overwrite``."""
+    """A run's rows as CSV, text that a spreadsheet would run as a formula neutralised (``csv_safe``); an
+    existing file is never replaced unless ``overwrite``."""
     target = Path(out) if out else Path(run_dir) / "records.csv"
     if any(len(os.fsencode(part)) > os.pathconf("/", "PC_NAME_MAX") for part in target.parts):
         raise SpecError(f"export target {str(target)[:80]!r}... has a name too long for the filesystem")
@@ -256,7 +341,7 @@ def export_csv(run_dir: str | Path, out: str | Path | None = None, *, overwrite:
     if not target.parent.is_dir():
         raise SpecError(f"export target {str(target)!r}: its directory does not exist")
     df, _ = load_run(run_dir)
-    text = df.to_csv(index=False).encode()
+    text = csv_safe_frame(df).to_csv(index=False).encode()
     try:
         write_atomic(target, lambda fh: fh.write(text))
     except OSError as exc:

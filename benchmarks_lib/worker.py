@@ -40,8 +40,31 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+#: the most characters of an error's reason a record keeps
+REASON_CHARS = 4000
+
+
+def shorten_reason(reason: str, limit: int = REASON_CHARS) -> str:
+    """At most ``limit`` characters of a reason: its first line (the exception and its message, or how the worker
+    ended; at most a quarter of ``limit``) and the end of the rest (where it was raised, the worker's last words)."""
+    if len(reason) <= limit:
+        return reason
+    first, _, rest = reason.partition("\n")
+    head = first[:limit // 4]
+    return f"{head}\n[...]\n{rest[-(limit - len(head) - 7):]}"  # 7: the marker
+
+
+def exception_reason(exc: BaseException) -> str:
+    """An exception as a reason: ``Type: message`` first, then its traceback, the message not repeated at its end
+    (a long message, an S3 error's XML body say, would otherwise fill the end that ``shorten_reason`` keeps)."""
+    parts = traceback.format_exception(exc)
+    frames = parts[:len(parts) - len(traceback.format_exception_only(exc))]
+    return f"{type(exc).__name__}: {exc}\n{''.join(frames)}"
+
+
 def error_row(case: Case, reason: str, operation: str = "case") -> dict:
-    return {"operation": operation, "status": "error", "reason": reason[-4000:]}
+    """A case's error row; a long reason keeps its first line whole (``shorten_reason``)."""
+    return {"operation": operation, "status": "error", "reason": shorten_reason(reason)}
 
 
 def main(job_path: str) -> int:
@@ -55,9 +78,8 @@ def main(job_path: str) -> int:
         if not rows:
             rows = [{"operation": "case", "status": "skip", "reason": "the case produced no measurement"}]
     except Exception as exc:
-        tb = traceback.format_exc()
-        sys.stderr.write(tb)
-        rows = [error_row(case, f"{type(exc).__name__}: {exc}\n{tb}")]
+        sys.stderr.write(traceback.format_exc())
+        rows = [error_row(case, exception_reason(exc))]
         status = 3
     # JSON, atomically: the runner (which has pandas; this process never loads it, so its memory and
     # start-up are the case's own) turns the rows into the case's parquet record

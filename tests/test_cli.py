@@ -99,3 +99,23 @@ def test_ome_writers_crosscheck_reports_both_timings(workdir):
                                    results_dir="results")
     assert list(table["backend"]) == ["ome-writers:zarr-python"]
     assert (table[["ours_gbps", "theirs_gbps"]] > 0).all().all()
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_progress_shows_a_message_as_text(capsys, monkeypatch, terminal):
+    """Progress lines (plain in a log, a rich bar on a terminal) never read a message as markup or send its escapes."""
+    import io
+    import sys
+
+    from rich.console import Console
+
+    from benchmarks_lib import cli
+
+    out = io.StringIO()
+    monkeypatch.setattr(cli, "err", Console(file=out, force_terminal=True, width=200))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
+    with cli.progress_reporter() as progress:
+        progress(1, 2, "writers [link=https://evil]x[/link] \x1b[2J: error", True)
+    shown = out.getvalue() if terminal else capsys.readouterr().err
+    assert "[link=https://evil]x[/link] \\x1b[2J" in shown
+    assert "\x1b]" not in shown and "\x1b[2J" not in shown

@@ -6,15 +6,20 @@ untouched: results, scratch and a decoy directory of the user's are hashed befor
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
+import re
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from benchmarks_lib.environment import machine_name
@@ -31,18 +36,21 @@ def iobench(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.C
 
 
 def tree_digest(root: Path) -> dict[str, str]:
-    """Every path under ``root`` with its kind and content hash (links by their target)."""
+    """Every path under ``root`` with its kind and content hash (links by their target; a FIFO is never opened)."""
     out = {}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         for name in dirnames + filenames:
             p = Path(dirpath) / name
             rel = str(p.relative_to(root))
-            if p.is_symlink():
+            mode = p.lstat().st_mode
+            if stat.S_ISLNK(mode):
                 out[rel] = "link:" + os.readlink(p)
-            elif p.is_dir():
+            elif stat.S_ISDIR(mode):
                 out[rel] = "dir"
-            else:
+            elif stat.S_ISREG(mode):
                 out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+            else:
+                out[rel] = f"mode:{stat.filemode(mode)}"
     return out
 
 
@@ -51,7 +59,7 @@ def make_run(results: Path, run_id: str, *, meta: dict | str | None = None, reco
     run_dir = results / machine_name() / run_id
     (run_dir / "records").mkdir(parents=True)
     default = {"suite": "writers", "profile": "quick", "params": {"dims": "t:1,y:1,x:1"}, "run_id": run_id,
-               "environment": {"machine": machine_name()}, "schema_version": 2}
+               "environment": {"machine": machine_name()}, "schema_version": 2, "finished_at": "2026-01-01T00:00:00"}
     text = meta if isinstance(meta, str) else json.dumps(meta if meta is not None else default)
     (run_dir / "run.json").write_text(text)
     if record is not None:
@@ -228,8 +236,128 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(home: Path, name: str):
     assert not (home / "pwned").exists()
 
 
-def test_at_least_sixty_probes():
-    assert len(PROBES) >= 60
+# -- a results directory from someone else: files that are not what they say, and files too large to read
+RUN = f"results/{machine_name()}"
+RECORD = "writers-raw-0000000000.parquet"
+
+
+def _write_table(path: Path, columns: dict) -> None:
+    """A record file with ``status``/``operation`` and ``columns`` (pyarrow arrays or lists)."""
+    n = len(next(iter(columns.values())))
+    pq.write_table(pa.table({"status": ["ok"] * n, "operation": ["total"] * n, **columns}), path)
+
+
+def _hostile_runs(home: Path) -> None:
+    """Runs that no iobench wrote: links out of the run, a FIFO, oversized and decompression-bomb records."""
+    results, outside = home / "results", home / "outside"
+    outside.mkdir()
+    pd.DataFrame({"status": ["ok"], "operation": ["total"], "secret": ["not part of any run"]}).to_parquet(
+        outside / "secret.parquet")
+    make_run(outside, "elsewhere")
+    big_meta = {"suite": "writers", "profile": "quick", "params": {}, "environment": {}, "pad": "x" * 2**21}
+    for run_id, meta in {"hugejson": json.dumps(big_meta), "deepjson": "[" * 200_000,
+                         "longint": '{"suite": ' + "1" * 5000 + "}",
+                         "wrongtypes": json.dumps({"suite": "writers", "profile": "quick", "params": {},
+                                                   "environment": ["a list"]})}.items():
+        make_run(results, run_id, meta=meta)
+    devzero, fifo = make_run(results, "devzero"), make_run(results, "fifo")
+    (devzero / "run.json").unlink()
+    (devzero / "run.json").symlink_to("/dev/zero")
+    (fifo / "run.json").unlink()
+    os.mkfifo(fifo / "run.json")
+    linked = make_run(results, "linkedrecord") / "records" / RECORD
+    linked.unlink()
+    linked.symlink_to(outside / "secret.parquet")
+    shutil.rmtree(make_run(results, "linkedrecords") / "records")
+    (results / machine_name() / "linkedrecords" / "records").symlink_to(outside, target_is_directory=True)
+    (results / machine_name() / "linkedrun").symlink_to(outside / machine_name() / "elsewhere")
+    fiforecord = make_run(results, "fiforecord") / "records" / RECORD
+    fiforecord.unlink()
+    os.mkfifo(fiforecord)
+    with open(make_run(results, "bigrecord") / "records" / RECORD, "r+b") as fh:
+        fh.truncate(64 * 2**20 + 1)  # sparse: 64 MiB and a byte, nothing written
+    _write_table(make_run(results, "manyrows") / "records" / RECORD, {"x": pa.array([0] * 1_000_001, pa.int8())})
+    one_mib = pa.DictionaryArray.from_arrays(pa.array([0] * 1100, pa.int32()), pa.array(["y" * 2**20]))
+    _write_table(make_run(results, "bomb") / "records" / RECORD, {"backend": one_mib})  # 1.1 GiB decoded, 1 MB stored
+    _write_table(make_run(results, "structcol") / "records" / RECORD, {"x": [{"a": 1}]})
+    _write_table(make_run(results, "wrongcol") / "records" / RECORD, {"gbps": ["fast"]})
+    make_run(home / "inprogress", "running", meta={"suite": "writers", "profile": "quick", "params": {},
+                                                   "environment": {}, "run_id": "running"})
+
+
+RECORD_PROBES: dict[str, list[str]] = {
+    # -- run.json: a regular file of at most 1 MiB holding an object with the run's keys
+    "show-run-json-link-to-dev-zero": ["show", f"{RUN}/devzero"],
+    "show-run-json-fifo": ["show", f"{RUN}/fifo"],
+    "show-run-json-over-1mib": ["show", "hugejson"],
+    "show-run-json-nested-200000-deep": ["show", "deepjson"],
+    "show-run-json-5000-digit-number": ["show", "longint"],
+    "show-run-json-environment-a-list": ["show", "wrongtypes"],
+    # -- records: regular files inside the run directory, never a link out of it
+    "show-record-link-out-of-run": ["show", "linkedrecord"],
+    "pack-record-link-out-of-run": ["pack", "linkedrecord", "packed"],
+    "export-record-link-out-of-run": ["export", "linkedrecord", "-o", "x.csv"],
+    "show-records-dir-link-out-of-run": ["show", "linkedrecords"],
+    "show-run-dir-link-not-listed": ["show", "linkedrun"],
+    "show-record-fifo": ["show", "fiforecord"],
+    "pack-record-fifo": ["pack", "fiforecord", "packed"],
+    # -- records too large: refused from the file size and the footer, before they are decoded
+    "show-record-over-64mib": ["show", "bigrecord"],
+    "show-record-over-a-million-rows": ["show", "manyrows"],
+    "show-record-decodes-past-1gib": ["show", "bomb"],
+    "compare-record-decodes-past-1gib": ["compare", "good", "bomb"],
+    "export-record-decodes-past-1gib": ["export", "bomb", "-o", "x.csv"],
+    "show-record-struct-column": ["show", "structcol"],
+    "show-record-text-where-numbers-go": ["show", "wrongcol"],
+    # -- a run still in progress is not drawn from as if it were finished
+    "book-from-incomplete-run": ["book", "--from", "inprogress", "--notebook", "writer_comparison"],
+}
+
+
+@pytest.fixture
+def hostile(home: Path) -> Path:
+    _hostile_runs(home)
+    return home
+
+
+@pytest.mark.parametrize("name", list(RECORD_PROBES))
+def test_a_hostile_results_directory_is_refused_in_one_line(hostile: Path, name: str):
+    before = tree_digest(hostile)
+    proc = iobench(RECORD_PROBES[name], hostile)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert lines[0].startswith("iobench"), lines
+    assert tree_digest(hostile) == before  # nothing packed, exported or renamed
+    assert "not part of any run" not in proc.stdout
+
+
+def test_refusals_name_the_file_and_the_limit(hostile: Path):
+    said = {name: iobench(RECORD_PROBES[name], hostile).stderr for name in
+            ("show-run-json-link-to-dev-zero", "show-run-json-fifo", "show-run-json-over-1mib",
+             "show-record-over-64mib", "show-record-over-a-million-rows", "show-record-decodes-past-1gib",
+             "pack-record-link-out-of-run", "book-from-incomplete-run")}
+    assert "is a symbolic link" in said["show-run-json-link-to-dev-zero"]
+    assert "is a FIFO" in said["show-run-json-fifo"]
+    assert "at most 1 MiB is read" in said["show-run-json-over-1mib"]
+    assert "at most 64 MiB is read" in said["show-record-over-64mib"]
+    assert "1,000,001 rows; at most 1,000,000 rows" in said["show-record-over-a-million-rows"]
+    assert "at most 1 GiB of a run is read" in said["show-record-decodes-past-1gib"]
+    assert RECORD in said["pack-record-link-out-of-run"] and "symbolic link" in said["pack-record-link-out-of-run"]
+    assert "'inprogress/" in said["book-from-incomplete-run"] and "incomplete" in said["book-from-incomplete-run"]
+
+
+def test_a_run_of_more_than_ten_thousand_record_files_is_refused_before_reading_them(tmp_path: Path):
+    records = make_run(tmp_path / "results", "many") / "records"
+    for i in range(10_001):
+        (records / f"case-{i:05d}.parquet").touch()
+    proc = iobench(["show", "many"], tmp_path)
+    assert proc.returncode == 2 and "more than 10,000 .parquet files; at most 10,000 are read" in proc.stderr
+
+
+def test_at_least_130_probes():
+    """The count SECURITY.md states: every bad input and fault tried through the real command line."""
+    assert len(PROBES) + len(RECORD_PROBES) >= 130
 
 
 def test_a_damaged_record_is_measured_again_on_resume(home: Path):
@@ -286,3 +414,99 @@ def test_a_full_disk_keeps_the_old_record_and_leaves_no_partial_file(tmp_path: P
         assert sorted(p.name for p in disk.iterdir()) == ["case.parquet", "run.json"]
     finally:
         subprocess.run(["umount", str(disk)], check=False)
+
+
+# -- strings from a record are printed as text: never markup, never a terminal escape
+MARKUP = {"backend": ["[/]x", "[link=https://evil]y[/link]", '=HYPERLINK("http://evil","z")', "+x\x1b[2J"],
+          "reason": [None, None, "[/red]boom \x1b]8;;http://evil\x07click\x1b]8;;\x07", None]}
+SGR = re.compile("\x1b\\[[0-9;]*m")
+
+
+def _markup_run(results: Path, run_id: str) -> None:
+    meta = {"suite": "writers", "profile": "quick", "params": {}, "run_id": run_id + "\x1b[2J",
+            "finished_at": "2026-01-01T00:00:00",
+            "environment": {"machine": "[link=https://evil]m[/link]", "cpu_model": "[/bold]",
+                            "fs_type": "\x1b]8;;http://evil\x07fs\x1b]8;;\x07"}}
+    run_dir = make_run(results, run_id, meta=meta)
+    pd.DataFrame({**MARKUP, "status": ["ok", "ok", "error", "ok"], "operation": ["total"] * 3 + ["write"],
+                  "suite": "writers", "run_id": run_id, "iteration": [0, 1, 0, 0],
+                  "elapsed_s": [1.0, 2.0, None, -1.5], "gbps": [1.0, 0.5, None, 2.0],
+                  "rss_growth_bytes": [-5, 1, None, 2]}).to_parquet(run_dir / "records" / RECORD, index=False)
+
+
+@pytest.mark.parametrize("command", [["show", "markup"], ["compare", "markup", "markup2"]])
+def test_record_strings_are_printed_as_text_never_as_markup(home: Path, command: list[str]):
+    _markup_run(home / "results", "markup")
+    _markup_run(home / "results", "markup2")
+    piped = iobench(command, home)
+    assert piped.returncode == 0 and "Traceback" not in piped.stderr, piped.stderr[-2000:]
+    assert "\x1b" not in piped.stdout and "\x07" not in piped.stdout  # control characters are shown, not sent
+    for shown in ("[/]x", "[link=https://evil]y[/link]", "+x\\x1b[2J", "markup\\x1b[2J"):
+        assert shown in piped.stdout, shown
+    if command[0] == "show":
+        for shown in ("[/bold]", "[link=https://evil]m[/link]", "\\x1b]8;;http://evil\\x07fs", "[/red]boom \\x1b]8;;"):
+            assert shown in piped.stdout, shown
+    coloured = iobench(command, home, env={"FORCE_COLOR": "1", "TTY_COMPATIBLE": "1"})
+    assert coloured.returncode == 0, coloured.stderr[-2000:]
+    assert "\x1b]" not in coloured.stdout  # no hyperlink (OSC 8) or any other OSC sequence
+    assert "[link=https://evil]y[/link]" in SGR.sub("", coloured.stdout)
+
+
+def test_export_neutralises_spreadsheet_formulas_and_keeps_numbers(home: Path):
+    _markup_run(home / "results", "markup")
+    proc = iobench(["export", "markup", "-o", "out.csv"], home)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = list(csv.DictReader((home / "out.csv").open(newline="")))
+    assert [r["backend"] for r in rows] == ["[/]x", "[link=https://evil]y[/link]", "'" + MARKUP["backend"][2],
+                                             "'+x\x1b[2J"]
+    assert rows[-1]["elapsed_s"] == "-1.5" and float(rows[0]["rss_growth_bytes"]) == -5  # numbers stay numbers
+
+
+def test_show_says_when_a_run_is_incomplete(home: Path):
+    make_run(home / "results", "running", meta={"suite": "writers", "profile": "quick", "params": {},
+                                                "environment": {}, "run_id": "running"})
+    running, done = iobench(["show", "running"], home), iobench(["show", "good"], home)
+    assert running.returncode == done.returncode == 0, running.stderr[-2000:] + done.stderr[-2000:]
+    assert "(incomplete: still running or interrupted)" in running.stdout
+    assert "incomplete" not in done.stdout
+
+
+def test_book_from_passes_over_an_incomplete_run_for_an_older_finished_one(tmp_path: Path):
+    from benchmarks_lib.book import ROOT, recorded_runs
+
+    finished = make_run(tmp_path, "finished")
+    make_run(tmp_path, "running", meta={"suite": "writers", "profile": "quick", "params": {}, "environment": {},
+                                        "run_id": "running"})
+    os.utime(finished / "run.json", (1, 1))  # the finished run is the older one
+    assert recorded_runs(tmp_path, ["writer_comparison"], ROOT) == {"writer_comparison": finished}
+
+
+XML_ADAPTER = '''
+from benchmarks_lib.adapters.raw import RawAdapter
+
+
+class XmlErrorAdapter(RawAdapter):
+    name = "xmlerror"
+
+    def write(self, offset, block):
+        raise RuntimeError('<?xml version="1.0" encoding="UTF-8"?>\\n<Error><Code>SlowDown</Code><Message>'
+                           + "please reduce your request rate " * 300 + "</Message></Error>")
+'''
+
+
+def test_a_failure_shows_the_exception_line_not_the_tail_of_its_message(home: Path):
+    plugins = home / "plugins"
+    plugins.mkdir()
+    (plugins / "xml_error_adapter.py").write_text(XML_ADAPTER)
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")])),
+           "IOBENCH_PLUGINS": "xmlerror=xml_error_adapter:XmlErrorAdapter"}
+    args = [*TINY[:-1], "xmlerror", "--run-id", "xml"]
+    run = iobench(["run", "writers", *args], home, env=env)
+    assert run.returncode == 1, run.stderr[-2000:]  # the case failed, the run finished
+    first_line = 'RuntimeError: <?xml version="1.0" encoding="UTF-8"?>'
+    assert first_line in run.stdout
+    records = pd.concat(pd.read_parquet(p) for p in (home / "results" / machine_name() / "xml" / "records").iterdir())
+    reason = records[records["status"] == "error"]["reason"].iloc[0]
+    assert reason.startswith(first_line + "\n") and len(reason) <= 4000
+    assert "raise RuntimeError" in reason  # and where it was raised, from the end of the traceback
+    assert first_line in iobench(["show", "xml"], home, env=env).stdout

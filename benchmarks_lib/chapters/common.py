@@ -103,12 +103,28 @@ def layout_note(backend: str, layout: str | None = None) -> str:
 
 
 
+#: the most characters of a failure's reason shown in a table
+REASON_SHOWN = 200
+
+
+def first_line(reason: object, limit: int = REASON_SHOWN) -> str:
+    """The first non-empty line of a reason (the exception and its message); a longer one is cut at a space
+    and marked with an ellipsis, never mid-word where a space allows."""
+    line = next((part.strip() for part in reason.splitlines() if part.strip()), "") if isinstance(reason, str) else ""
+    if len(line) <= limit:
+        return line
+    cut = line[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
+
+
 def failures(df: pd.DataFrame) -> pd.DataFrame:
     """Error rows with the first line of their reason (what the chapter must show)."""
     bad = df[df["status"] == "error"]
     cols = [c for c in ("backend", "test", "operation", "reason") if c in bad]
     out = bad[cols].copy()
-    out["reason"] = out["reason"].fillna("").map(lambda r: r.strip().splitlines()[0][:200] if r.strip() else "")
+    if "reason" in out:
+        out["reason"] = out["reason"].map(first_line)
     return out.reset_index(drop=True)
 
 
