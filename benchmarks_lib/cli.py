@@ -16,6 +16,7 @@ from typing import NoReturn
 from rich.console import Console
 from rich.table import Table
 
+from .redact import redact
 from .specs import PROFILES, SpecError
 
 # Wide tables when the output is a file or a pipe (CI logs), the terminal's width otherwise.
@@ -347,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    text = " ".join(redact(str(exc)).split())
     return text if len(text) <= 600 else text[:597] + "..."
 
 
