@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .redact import redact
 from .specs import PROFILES, SpecError
 from .terminal import text, visible
 
@@ -362,8 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line(exc: BaseException) -> str:
-    """An error message in one line of at most 600 characters, control characters shown escaped."""
-    line = visible(" ".join(str(exc).split()))
+    """An error message in one line of at most 600 characters: secrets redacted, control characters shown escaped."""
+    line = visible(" ".join(redact(str(exc)).split()))
     return line if len(line) <= 600 else line[:597] + "..."
 
 

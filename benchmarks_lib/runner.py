@@ -1,8 +1,12 @@
 """Runs a suite: cases x backends x iterations, each case in a worker subprocess.
 
-- Parameters are validated (and unknown ones rejected) before anything is written.
+- Parameters are validated (and unknown ones rejected) before anything is written; so are a run far
+  longer than its profile's (the estimate is stated) and one starting too many processes (``--yes``).
 - A run lives in ``<results>/<machine>/<run-id>/``; re-running the same run id skips the
-  cases already recorded (resume after ``kill -9``: no lost, no duplicated rows).
+  cases already recorded (resume after ``kill -9``: no lost, no duplicated rows). One iobench
+  measures a run at a time: the run and its scratch are locked (``scratch.claim_run``).
+- A case's process never sees the user's AWS variables unless the case names the user's own S3
+  endpoint (:func:`worker_environ`).
 - A crash of a case (even a segfault in a native library) becomes an error row with the
   tail of its stderr, and the sweep goes on.
 - Every run measures the machine's ceiling first (see ``ceiling.py``).
@@ -27,7 +31,7 @@ import pandas as pd
 from .ceiling import ceiling_case
 from .environment import collect_environment, machine_name
 from .measure import fresh
-from .preflight import check_space, check_writable_dir
+from .preflight import check_processes, check_space, check_time, check_writable_dir, estimate_seconds, format_seconds
 from .records import (
     SCHEMA_VERSION,
     find_run,
@@ -38,7 +42,7 @@ from .records import (
     write_atomic_parquet,
     write_json_atomic,
 )
-from .scratch import check_scratch_available, claim_scratch, create_marked_dir, is_within, remove_tree
+from .scratch import check_scratch_available, claim_run, create_marked_dir, is_within, remove_tree
 from .specs import SpecError, parse_count, parse_profile, parse_run_id
 from .suites import Case, get_suite
 from .suites.common import with_defaults
@@ -112,10 +116,20 @@ def print_progress(done: int, total: int, message: str, finished: bool) -> None:
         print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
 
 
+def worker_environ(case: Case) -> dict[str, str] | None:
+    """A case's process environment: the user's for a case of the user's own S3 endpoint (None: inherited); for
+    any other, the user's without any AWS variable, plus credentials of its own for a MinIO it may start."""
+    if get_suite(case.suite).user_s3(case):
+        return None
+    from .servers.minio import case_environ as bundled_environ
+
+    return bundled_environ()
+
+
 def _run_worker(case: Case, job: dict, job_path: Path, timeout_s: float) -> tuple[int, str]:
     job_path.write_text(json.dumps(job))
-    proc = fresh.start("benchmarks_lib.worker:main", str(job_path), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
+    proc = fresh.start("benchmarks_lib.worker:main", str(job_path), base_env=worker_environ(case),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         _, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -187,9 +201,53 @@ def run_suite(
     meta_path = run_dir / "run.json"
     request = {"suite": suite_name, "profile": profile, "params": merged}
     meta = _existing_meta(meta_path, request, run_id)
+    records = run_dir / "records"
+    todo = [c for c in cases if not record_is_complete(records / f"{c.case_id}.parquet")]
+    estimate = check_load(suite_name, profile, todo, iterations + warmups, cluster, assume_yes)
     if meta is None:
         check_space(need, profile, scratch_base, results_base, assume_yes)
-        scratch_root.mkdir(parents=True, exist_ok=True)
+    lock, scratch = claim_run(run_dir, scratch_root, run_id)
+    if progress and estimate and todo:
+        progress(0, len(todo), f"estimated time: about {format_seconds(estimate[0])} for {len(todo)} cases "
+                               f"(the {profile} profile's own run: about {format_seconds(estimate[1])})", True)
+    try:
+        return _measure(cases, request, run_dir, scratch, scratch_root, case_timeout_s=case_timeout_s,
+                        progress=progress, cluster=cluster)
+    finally:
+        remove_tree(scratch, scratch)
+        os.close(lock)
+
+
+def check_load(suite_name: str, profile: str, todo: list[Case], runs: int, cluster: str | None,
+               assume_yes: bool) -> tuple[float, float] | None:
+    """Refuse (unless ``assume_yes``) a run estimated far beyond its profile's time or starting too many
+    processes; the estimate (:func:`preflight.estimate_seconds`)."""
+    suite = get_suite(suite_name)
+    if suite.local_processes:
+        check_processes(max((suite.local_processes(c) for c in todo if c.suite == suite_name), default=0),
+                        f"this {suite_name} run", assume_yes)
+    if cluster is not None and cluster.startswith("local:"):
+        check_processes(int(cluster.partition(":")[2]), f"--cluster {cluster}", assume_yes)
+
+    def defaults(name: str) -> tuple[int, list[Case]]:
+        merged, cases, _ = plan(suite_name, None, name, ceiling=False)
+        return merged["iterations"] + merged["warmups"], cases
+
+    estimate = estimate_seconds(suite, profile, todo, runs, defaults)
+    if estimate is not None:
+        check_time(*estimate, profile, assume_yes)
+    return estimate
+
+
+def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scratch_root: Path, *,
+             case_timeout_s: float, progress: Progress | None, cluster: str | None) -> RunResult:
+    """The cases not yet recorded, each in a fresh worker (or on the cluster), with the run locked and its
+    scratch claimed; run.json is written for a new run and finished at the end."""
+    run_id, profile = run_dir.name, request["profile"]
+    iterations, warmups = request["params"]["iterations"], request["params"]["warmups"]
+    meta_path = run_dir / "run.json"
+    meta = _existing_meta(meta_path, request, run_id)  # read again under the lock: another run may have finished
+    if meta is None:
         env = collect_environment(scratch_root)
         meta = {**request, "schema_version": SCHEMA_VERSION, "run_id": run_id, "environment": env,
                 "started_at": env["collected_at"], "cases": [c.case_id for c in cases]}
@@ -199,7 +257,6 @@ def run_suite(
     run_columns = {"run_id": run_id, "profile": profile, **{k: env.get(k) for k in RUN_COLUMNS_FROM_ENV}}
     records = run_dir / "records"
     records.mkdir(parents=True, exist_ok=True)
-    scratch = claim_scratch(scratch_root, run_id)
     todo = [c for c in cases if not record_is_complete(records / f"{c.case_id}.parquet")]
     done = len(cases) - len(todo)
     if done and progress:
@@ -226,20 +283,17 @@ def run_suite(
             progress(finished[0], len(cases),
                      f"{get_suite(case.suite).describe(case)}: {_case_status(out)} ({seconds:.1f} s)", True)
 
-    try:
-        if cluster is not None:
-            from .cluster import run_on_cluster
+    if cluster is not None:
+        from .cluster import run_on_cluster
 
-            run_on_cluster(cluster, todo, job_base, str(scratch_root.absolute()), run_id, limit_of, record)
-        else:
-            for case in todo:
-                if progress:
-                    progress(finished[0], len(cases), get_suite(case.suite).describe(case), False)
-                t0 = time.perf_counter()
-                rows, rc, stderr = run_one_case(case, job_base, scratch, limit_of(case))
-                record(case, rows, rc, stderr, time.perf_counter() - t0)
-    finally:
-        remove_tree(scratch, scratch)
+        run_on_cluster(cluster, todo, job_base, str(scratch_root.absolute()), run_id, limit_of, record)
+    else:
+        for case in todo:
+            if progress:
+                progress(finished[0], len(cases), get_suite(case.suite).describe(case), False)
+            t0 = time.perf_counter()
+            rows, rc, stderr = run_one_case(case, job_base, scratch, limit_of(case))
+            record(case, rows, rc, stderr, time.perf_counter() - t0)
     df, meta = load_run(run_dir)
     meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_json_atomic(meta, meta_path)

@@ -5,10 +5,16 @@ the path (resolved, symlinks not followed) lies inside a directory that carries 
 file, a marker that only :func:`create_marked_dir` writes, and only into a directory it has
 just created itself. A directory that exists already is never adopted: :func:`claim_scratch`
 refuses it unless it carries our marker (the scratch of an earlier, killed run of ours).
+
+A claimed scratch directory is locked (``flock`` on its marker) for as long as its claimant runs, so a second
+run can never empty the live scratch of the first; the kernel drops the lock when the process ends, even on
+``kill -9``, so no lock outlives its run. :func:`hold_lock` is the same lock on any file (a run's ``.lock``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
@@ -18,6 +24,8 @@ from .specs import SpecError
 
 MARKER = ".iobench-scratch"
 MARKER_TEXT = "created by iobench; everything in this directory may be deleted by iobench\n"
+#: the file in a run directory whose lock the one iobench measuring the run holds
+RUN_LOCK = ".lock"
 
 
 class ScratchError(RuntimeError):
@@ -70,13 +78,83 @@ def make_temp_scratch(prefix: str = "iobench-") -> Path:
     return path.resolve()
 
 
+#: claimed scratch directory -> the descriptor holding its lock (released when the directory is removed)
+_HELD: dict[Path, int] = {}
+
+
+def _lock_holder(fd: int) -> int | None:
+    """The pid holding a flock on ``fd``'s file, from /proc/locks (None where it cannot be told)."""
+    st = os.fstat(fd)
+    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if fields[1] == "FLOCK" and fields[5] == device and fields[4] != str(os.getpid()):
+                return int(fields[4])
+    return None
+
+
+def hold_lock(path: str | Path, busy: str, create: bool = True) -> int:
+    """An exclusive lock on the file ``path`` (created if missing and ``create``), held until the returned
+    descriptor is closed or this process ends; a one-line SpecError, ``busy`` and the holder's pid, if another
+    process has it."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _lock_holder(fd)
+        os.close(fd)
+        raise SpecError(f"{busy} by another iobench{f' (pid {holder})' if holder else ''}; wait for it to finish, "
+                        "or pick another --run-id or --scratch-dir") from None
+    return fd
+
+
 def claim_scratch(root: str | Path, name: str) -> Path:
-    """``root/name`` as a run's scratch: created and marked now, or ours from a killed run (emptied)."""
+    """``root/name`` as a run's scratch, locked until it is removed (or this process ends): created and marked
+    now, or ours from a killed run (emptied once locked); a one-line SpecError when another run holds it."""
     path = check_scratch_available(root, name)
-    if path.exists():
+    created = not path.exists()
+    if created:
+        path = create_marked_dir(path)
+    try:
+        fd = hold_lock(path / MARKER, f"scratch directory {str(path)!r} is in use", create=False)
+    except FileNotFoundError:  # its marker removed an instant ago: its run ended
+        raise SpecError(f"scratch directory {str(path)!r} was in use by another iobench a moment ago; try again, "
+                        "or pick another --scratch-dir or --run-id") from None
+    _HELD[path.resolve()] = fd
+    if not created:
         clear_dir(path)  # leftovers of a killed run of ours
-        return path.resolve()
-    return create_marked_dir(path)
+    return path.resolve()
+
+
+def release_scratch(path: str | Path) -> None:
+    """Drop the lock :func:`claim_scratch` took on ``path`` (nothing if it holds none)."""
+    fd = _HELD.pop(Path(path).resolve(), None)
+    if fd is not None:
+        os.close(fd)
+
+
+def claim_run(run_dir: Path, scratch_root: Path, run_id: str) -> tuple[int, Path]:
+    """The run's lock (``<run>/.lock``) and its claimed, locked scratch directory: one iobench measures a run at a
+    time, and none empties another's live scratch. Taken in the order that leaves nothing behind when refused:
+    an existing run's lock, the scratch, then a new run's directory (a refusal removes the scratch it made)."""
+    busy = f"run {run_dir.name!r} ({str(run_dir)!r}) is being measured"
+    lock = hold_lock(run_dir / RUN_LOCK, busy) if run_dir.is_dir() else None
+    try:
+        scratch = claim_scratch(scratch_root, run_id)
+    except BaseException:
+        if lock is not None:
+            os.close(lock)
+        raise
+    if lock is None:
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            lock = hold_lock(run_dir / RUN_LOCK, busy)
+        except BaseException:
+            remove_tree(scratch, scratch)
+            raise
+    return lock, scratch
 
 
 def owning_scratch(path: Path) -> Path:
@@ -108,6 +186,7 @@ def remove_tree(path: str | Path, scratch: str | Path | None = None) -> None:
     elif target.is_dir():
         assert shutil.rmtree.avoids_symlink_attacks or os.name != "posix"
         shutil.rmtree(target)  # never follows symlinks inside the tree (it unlinks them)
+        release_scratch(target)
     elif target.exists():
         target.unlink()
 

@@ -1,17 +1,21 @@
 """Where an array is stored: a local path, or an S3 location (``s3://bucket/prefix`` at an endpoint).
 
-An :class:`S3Target` holds no secret: credentials come from the standard AWS environment variables
-(``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``) of the process that writes or
-reads, as every AWS-compatible client expects, so they never reach a record, a log or the book. Any
-endpoint works: the MinIO this project starts (``servers.minio``), AWS, Ceph or a user's own MinIO.
+Credentials never reach a record, a log or the book. For a user's endpoint (AWS, Ceph, a user's own MinIO)
+they come from the standard AWS environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+``AWS_SESSION_TOKEN``, a profile...) of the process that writes or reads, as every AWS-compatible client
+expects. For the MinIO this project starts (``servers.minio``) they are that server's and nothing else: its
+clients run in processes whose AWS variables are exactly the server's (:func:`environ_with_aws`, nothing of
+the user's inherited), or get them in their configuration (:attr:`S3Target.credentials`).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
+from .redact import redact
 from .specs import SpecError
 
 #: S3 bucket names: 3-63 lower-case letters, digits, dots and hyphens, starting and ending alphanumeric
@@ -20,13 +24,29 @@ _ENDPOINT = re.compile(r"^https?://[A-Za-z0-9_.\-\[\]:]+(:\d{1,5})?/?$")
 
 
 @dataclass(frozen=True)
+class StaticCredentials:
+    """obstore's credential provider for given keys (and no session token, whatever the environment holds)."""
+
+    access_key_id: str
+    secret_access_key: str = field(repr=False)
+
+    def __call__(self) -> dict:
+        return {"access_key_id": self.access_key_id, "secret_access_key": self.secret_access_key, "token": None,
+                "expires_at": None}
+
+
+@dataclass(frozen=True)
 class S3Target:
-    """``s3://bucket/prefix`` at ``endpoint`` (None: AWS) in ``region``; a store lives under the prefix."""
+    """``s3://bucket/prefix`` at ``endpoint`` (None: AWS) in ``region``; a store lives under the prefix.
+
+    ``credentials`` (obstore's keywords: ``access_key_id``, ``secret_access_key``) are given to the obstore and
+    s3fs clients it makes instead of the AWS environment's; they are never shown (no repr) nor compared."""
 
     bucket: str
     prefix: str = ""
     endpoint: str | None = None
     region: str = "us-east-1"
+    credentials: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def url(self) -> str:
@@ -37,24 +57,27 @@ class S3Target:
         return replace(self, prefix=f"{self.prefix.rstrip('/')}/{name}".lstrip("/"))
 
     def kvstore(self) -> dict:
-        """TensorStore's ``s3`` kvstore spec (credentials from the environment)."""
+        """TensorStore's ``s3`` kvstore spec (credentials from the environment: TensorStore takes none in a spec)."""
         spec = {"driver": "s3", "bucket": self.bucket, "path": self.prefix.rstrip("/") + "/",
                 "aws_region": self.region}
         return spec | ({"endpoint": self.endpoint} if self.endpoint else {})
 
     def fsspec_options(self) -> dict:
-        """``s3fs.S3FileSystem`` keyword arguments for this location (credentials from the environment)."""
+        """``s3fs.S3FileSystem`` keyword arguments for this location (its credentials, else the environment's)."""
         names = {"access_key_id": "key", "secret_access_key": "secret", "token": "token"}
-        options: dict = {names[k]: v for k, v in credentials().items()}
+        options: dict = {names[k]: v for k, v in (self.credentials or credentials()).items()}
         options["client_kwargs"] = {"region_name": self.region} | (
             {"endpoint_url": self.endpoint} if self.endpoint else {})
         return options
 
     def obstore(self):
-        """An ``obstore`` S3Store at this location (credentials from the environment)."""
+        """An ``obstore`` S3Store at this location (its credentials, else the environment's)."""
         from obstore.store import S3Store
 
-        options = {"region": self.region, **credentials()}
+        if self.credentials:  # a provider: obstore would add a session token from the environment to given keys
+            options: dict = {"region": self.region, "credential_provider": StaticCredentials(**self.credentials)}
+        else:
+            options = {"region": self.region, **credentials()}
         if self.endpoint:
             options |= {"endpoint": self.endpoint, "client_options": {"allow_http": self.endpoint.startswith("http:")}}
         return S3Store(self.bucket, prefix=self.prefix.rstrip("/") or None, **options)
@@ -86,6 +109,18 @@ def credentials() -> dict[str, str]:
     return {key: os.environ[var] for var, key in names.items() if os.environ.get(var)}
 
 
+def without_aws(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``environ`` (default: this process's environment) without any ``AWS_*`` variable: no key, token, profile,
+    config or credentials file, role or CA bundle of the user's."""
+    return {k: v for k, v in (os.environ if environ is None else environ).items() if not k.startswith("AWS_")}
+
+
+def environ_with_aws(aws: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a child process that talks to a server of ours: this process's, its AWS variables
+    replaced by exactly ``aws`` (that server's)."""
+    return without_aws() | dict(aws)
+
+
 def is_s3(location: object) -> bool:
     return isinstance(location, str) and location.startswith("s3://")
 
@@ -102,16 +137,18 @@ def parse_s3(value: object, endpoint: object = None, region: object = "us-east-1
     text = value.strip() if isinstance(value, str) else ""
     match = re.fullmatch(r"s3://([^/]+)/?(.*)", text)
     if not match or not _BUCKET.match(match.group(1)):
-        raise SpecError(f"S3 target {value!r} must be s3://bucket[/prefix] (bucket: 3-63 lower-case letters, digits, "
-                        "dots or hyphens)")
+        raise SpecError(f"S3 target {redact(repr(value))} must be s3://bucket[/prefix] (bucket: 3-63 lower-case "
+                        "letters, digits, dots or hyphens)")
     prefix = match.group(2).strip("/")
     if any(part in ("", ".", "..") for part in prefix.split("/")) and prefix:
-        raise SpecError(f"S3 target {value!r}: the prefix may not hold empty, '.' or '..' parts")
+        raise SpecError(f"S3 target {redact(repr(value))}: the prefix may not hold empty, '.' or '..' parts")
     if endpoint is not None and not (isinstance(endpoint, str) and _ENDPOINT.match(endpoint)):
-        raise SpecError(f"S3 endpoint {endpoint!r} must be http(s)://host[:port], e.g. http://127.0.0.1:9000")
+        raise SpecError(f"S3 endpoint {redact(repr(endpoint))} must be http(s)://host[:port] (credentials come from "
+                        "the AWS environment, never the URL), e.g. http://127.0.0.1:9000")
     if not isinstance(region, str) or not re.fullmatch(r"[a-z0-9\-]{2,32}", region):
         raise SpecError(f"S3 region {region!r} must be a region name such as us-east-1")
     return S3Target(match.group(1), prefix, endpoint.rstrip("/") if isinstance(endpoint, str) else None, region)
 
 
-__all__ = ["S3Target", "credentials", "delete_prefix", "from_environment", "is_s3", "list_objects", "parse_s3"]
+__all__ = ["S3Target", "credentials", "delete_prefix", "environ_with_aws", "from_environment", "is_s3", "list_objects",
+           "parse_s3", "without_aws"]

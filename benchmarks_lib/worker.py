@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .records import SCHEMA_VERSION, write_atomic
+from .redact import redact_row
 from .suites import Case, CaseContext, get_suite
 
 
@@ -29,7 +30,7 @@ def finish_rows(rows: list[dict], case: Case, run_columns: dict) -> list[dict]:
             if isinstance(value, str | int | float | bool) or value is None:
                 full.setdefault(key, value)
         full.update(row)
-        out.append(full)
+        out.append(redact_row(full))  # no credential in a record, whatever a library put in its message
     return out
 
 

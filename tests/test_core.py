@@ -15,7 +15,8 @@ from benchmarks_lib.datasets import DATASETS, Dataset, checksum_array
 from benchmarks_lib.measure import disk_usage, evict_page_cache, measure, resident_bytes
 from benchmarks_lib.records import COLUMNS, SCHEMA_VERSION, load_run, to_frame, write_atomic_parquet
 from benchmarks_lib.runner import run_suite
-from benchmarks_lib.scratch import MARKER, ScratchError, claim_scratch, remove_tree
+from benchmarks_lib.scratch import MARKER, ScratchError, claim_scratch, release_scratch, remove_tree
+from benchmarks_lib.specs import SpecError
 
 
 @pytest.mark.parametrize("name", list(DATASETS))
@@ -88,6 +89,22 @@ def test_cleanup_never_follows_a_symlink_out_of_scratch(tmp_path):
     with pytest.raises(ScratchError):
         remove_tree(unmarked, unmarked)
     assert unmarked.exists() and not (unmarked / MARKER).exists()
+
+
+def test_a_claimed_scratch_is_never_claimed_twice(tmp_path):
+    """A live scratch directory is locked: a second claim (another run, or this process again) is refused with
+    its contents untouched; once removed it can be claimed anew, and a killed run's leftovers are emptied."""
+    scratch = claim_scratch(tmp_path / "scr", "run")
+    (scratch / "live.bin").write_bytes(b"being measured")
+    with pytest.raises(SpecError, match="is in use by another iobench"):
+        claim_scratch(tmp_path / "scr", "run")
+    assert (scratch / "live.bin").read_bytes() == b"being measured"
+    remove_tree(scratch, scratch)
+    again = claim_scratch(tmp_path / "scr", "run")
+    (again / "left.bin").write_bytes(b"a killed run's")
+    release_scratch(again)  # as the kernel does when its run is killed
+    assert claim_scratch(tmp_path / "scr", "run") == again and list(again.iterdir()) == [again / MARKER]
+    remove_tree(again, again)
 
 
 TINY = {"tests": ["write"], "dims": "t:2,y:32:16,x:48", "multipliers": [1, 2], "iterations": 2, "warmups": 0}

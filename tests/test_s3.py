@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -44,15 +47,11 @@ def test_minio_starts_counts_and_stops():
         before = server.counts()
         import obstore
 
-        env = dict(os.environ)  # the credentials go to this process's environment, as a case's do
-        try:
-            os.environ.update(server.env)
-            store = parse_s3("s3://probe/x", server.endpoint).obstore()
-            obstore.put(store, "a", b"0123456789")
-            assert bytes(obstore.get(store, "a").bytes()) == b"0123456789"
-        finally:
-            os.environ.clear()
-            os.environ.update(env)
+        target = replace(parse_s3("s3://probe/x", server.endpoint), credentials=server.store_credentials())
+        assert server.store_credentials()["secret_access_key"] not in repr(target)
+        store = target.obstore()
+        obstore.put(store, "a", b"0123456789")
+        assert bytes(obstore.get(store, "a").bytes()) == b"0123456789"
         after = server.counts() - before
         assert after.requests.get("putobject") == 1 and after.requests.get("getobject") == 1
         assert after.received_bytes >= 10 and after.sent_bytes >= 10
@@ -125,3 +124,35 @@ def test_a_link_needs_the_bundled_server():
     with pytest.raises(SpecError, match="needs the bundled MinIO"):
         build_cases({"endpoint": "http://10.0.0.5:9000", "latencies_ms": [0, 10]}, "quick")
     assert_refused_naming_the_value(build_cases, {}, {"latencies_ms": [-1]})
+
+
+#: what a user's shell may hold for their own AWS account: each alone made every case against the bundled MinIO
+#: fail (InvalidTokenId, ProfileNotFound, a CA bundle or config file that is not there)
+USERS_AWS = {"AWS_SESSION_TOKEN": "bogus", "AWS_SECURITY_TOKEN": "bogus", "AWS_PROFILE": "nosuch",
+             "AWS_DEFAULT_PROFILE": "nosuch", "AWS_CONFIG_FILE": "/nonexistent/config",
+             "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials", "AWS_CA_BUNDLE": "/nonexistent/ca.pem",
+             "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/nosuch", "AWS_WEB_IDENTITY_TOKEN_FILE": "/nonexistent",
+             "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE",
+             "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+             "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_SKIP_SIGNATURE": "true"}
+
+
+@needs_minio
+def test_the_users_aws_environment_does_not_reach_the_bundled_minio(tmp_path):
+    """Through the CLI, with a user's AWS session token, profile, files, keys and endpoint in its environment:
+    every writer still writes, reads and verifies through the bundled MinIO (its clients get its credentials
+    and nothing inherited), and none of the user's values reaches a record."""
+    smoke = SUITE.smoke
+    cmd = [sys.executable, "-m", "benchmarks_lib", "run", "s3", "-d", smoke["dims"], "--iterations", "1",
+           "--warmups", "0", "--run-id", "aws", "--results-dir", "results"]
+    env = {**os.environ, **USERS_AWS, "IOBENCH_SCRATCH": str(tmp_path / "scratch")}
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    from benchmarks_lib.records import find_run, load_run
+
+    df, meta = load_run(find_run(tmp_path / "results", "aws"))
+    rows = df[df["backend"] != "ceiling"]
+    assert (rows["status"] == "ok").all(), rows[["backend", "status", "reason"]].to_string()
+    assert set(rows["backend"]) == {"zarr-python", "tensorstore", "acquire-zarr"} and rows["verified"].all()
+    text = df.to_json() + json.dumps(meta)
+    assert not any(value in text for key, value in USERS_AWS.items() if key != "AWS_SKIP_SIGNATURE")

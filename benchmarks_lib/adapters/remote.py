@@ -64,9 +64,12 @@ class RemoteReader(Library):
             raise Unavailable(reason)
 
     @classmethod
-    def read(cls, location: str | Path, *, timeout_s: float | None = None, **settings: object) -> dict:
-        """One measured read of ``location`` (a path or an http(s) URL) in a fresh process: its metrics."""
-        return fresh.call(cls.measure_target, {"location": str(location), **settings}, timeout_s=timeout_s)
+    def read(cls, location: str | Path, *, timeout_s: float | None = None, environ: dict[str, str] | None = None,
+             **settings: object) -> dict:
+        """One measured read of ``location`` (a path, an http(s) or s3 URL) in a fresh process whose environment
+        is ``environ`` (default: this process's; for S3, the AWS variables of the server it reads): its metrics."""
+        return fresh.call(cls.measure_target, {"location": str(location), **settings}, timeout_s=timeout_s,
+                          base_env=environ)
 
     @classmethod
     def write_sample(cls, path: Path, entries: int, branches: int, auto_flush: int,

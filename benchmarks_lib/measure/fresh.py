@@ -50,16 +50,20 @@ def die_with_parent() -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def start(target: str, *args: str, env: dict[str, str] | None = None, **popen: Any) -> subprocess.Popen:
+def start(target: str, *args: str, env: dict[str, str] | None = None, base_env: dict[str, str] | None = None,
+          **popen: Any) -> subprocess.Popen:
     """``function(*args)`` in a child: own session (Ctrl-C reaches the parent only, which stops
-    it), killed with its parent (PR_SET_PDEATHSIG), so nothing keeps running behind a killed run."""
+    it), killed with its parent (PR_SET_PDEATHSIG), so nothing keeps running behind a killed run.
+    Its environment is ``base_env`` (default: this process's) with ``env`` added."""
     python_path = os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path, **(env or {})}
+    env = {**(os.environ if base_env is None else base_env), "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path,
+           **(env or {})}
     return subprocess.Popen(command(target, *args), env=env,
                             start_new_session=True, preexec_fn=die_with_parent, **popen)
 
 
-def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict[str, str] | None = None) -> Any:
+def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict[str, str] | None = None,
+         base_env: dict[str, str] | None = None) -> Any:
     """``function(**kwargs)`` in a fresh process; its JSON-serialisable result.
 
     :class:`Unavailable` raised in the child is raised here with the same message; any other
@@ -67,8 +71,8 @@ def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict
     """
     with tempfile.TemporaryDirectory(prefix="iobench-fresh-") as tmp:
         out = Path(tmp) / "result.json"
-        proc = start(target, "--call", json.dumps(kwargs), str(out), env=env, stdin=subprocess.DEVNULL,
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = start(target, "--call", json.dumps(kwargs), str(out), env=env, base_env=base_env,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             _, stderr = proc.communicate(timeout=timeout_s)
         except BaseException:

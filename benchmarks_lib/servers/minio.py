@@ -2,10 +2,16 @@
 
 MinIO is one Go binary: ``make minio`` builds it once from the Go module proxy into a cache outside the
 repository (``$XDG_CACHE_HOME/iobench-book/minio/bin/minio``); ``$IOBENCH_MINIO`` or a ``minio`` on PATH are
-used first. Each start gets fresh random credentials, kept in this process and handed to the S3 clients
-through the standard AWS environment variables of the processes that need them: never in a record, a log
-or the book. The server's own counters (requests per S3 API call, bytes received and sent) come from its
-Prometheus v3 endpoint (public on this private, loopback-only server), read before and after a timed region.
+used first. Each start gets fresh random credentials (:func:`new_credentials`): never in a record, a log or
+the book. Its clients get exactly these and nothing of the user's AWS environment (a session token, a
+profile, a config file would break every request): :meth:`MinioServer.client_env` is the one mapping of AWS
+variables they need, given to a child process as its whole AWS environment (``storage.environ_with_aws``),
+or in a client's configuration (:meth:`MinioServer.store_credentials`). A case that may start one runs in a
+process whose AWS variables the runner made for it (:func:`case_environ`; its server adopts them through
+:func:`case_credentials`), so the libraries that read only the environment (acquire-zarr, TensorStore) and
+the Dask workers the case starts see that server's credentials and no other. The server's own counters
+(requests per S3 API call, bytes received and sent) come from its Prometheus v3 endpoint (public on this
+private, loopback-only server), read before and after a timed region.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import secrets
 import shutil
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +31,39 @@ from pathlib import Path
 from ..availability import not_installed
 from ..measure.fresh import die_with_parent
 from ..scratch import create_marked_dir, make_temp_scratch, remove_tree
+from ..storage import environ_with_aws, without_aws
 from . import HOST, ServerUnavailable, free_port, stop_process
 
 #: the MinIO module version ``make minio`` builds (``go install github.com/minio/minio@VERSION``)
 MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"
 MINIO_INSTALL_HINT = f"make minio (Go: go install github.com/minio/minio@{MINIO_VERSION}), or set IOBENCH_MINIO"
 REGION = "us-east-1"
+#: marks a case process's AWS credentials as the runner's, made for the MinIO the case may start (its value:
+#: the access key id), never a user's
+CASE_CREDENTIALS = "IOBENCH_CASE_CREDENTIALS"
+
+
+def new_credentials() -> dict[str, str]:
+    """Fresh random credentials for one MinIO, as the AWS variables its clients read (no endpoint yet)."""
+    return {"AWS_ACCESS_KEY_ID": f"iobench{secrets.token_hex(4)}", "AWS_SECRET_ACCESS_KEY": secrets.token_urlsafe(24),
+            "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION, "AWS_ALLOW_HTTP": "true",
+            "AWS_EC2_METADATA_DISABLED": "true"}
+
+
+def case_environ() -> dict[str, str]:
+    """The environment of a case's process: this one's without any AWS variable, plus fresh credentials that a
+    MinIO the case starts adopts (:func:`case_credentials`)."""
+    credentials = new_credentials()
+    return environ_with_aws(credentials) | {CASE_CREDENTIALS: credentials["AWS_ACCESS_KEY_ID"]}
+
+
+def case_credentials() -> dict[str, str] | None:
+    """The AWS variables :func:`case_environ` made for this case's process; None in any other process (a user's
+    keys are never adopted)."""
+    key = os.environ.get("AWS_ACCESS_KEY_ID")
+    if not key or os.environ.get(CASE_CREDENTIALS) != key:
+        return None
+    return {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
 
 
 def cache_binary() -> Path:
@@ -82,12 +116,13 @@ _METRIC = re.compile(r'^(minio_api_requests_total|minio_api_requests_traffic_rec
 class MinioServer:
     """``minio server`` on 127.0.0.1 over a marked temporary directory; a context manager.
 
-    ``endpoint`` is its URL, ``env`` the AWS variables an S3 client needs (the credentials of this start
-    only), ``bucket`` an empty bucket created at start."""
+    ``endpoint`` is its URL, :meth:`client_env` the AWS variables an S3 client needs (``credentials``, as
+    :func:`new_credentials` makes them; fresh ones by default), ``bucket`` an empty bucket created at start."""
 
     kind = "minio"
 
-    def __init__(self, bucket: str = "iobench", root: str | Path | None = None) -> None:
+    def __init__(self, bucket: str = "iobench", root: str | Path | None = None,
+                 credentials: dict[str, str] | None = None) -> None:
         self.executable = minio_path()
         self._root = Path(root) if root is not None else None
         if self.executable is None:
@@ -96,12 +131,22 @@ class MinioServer:
         self.port = 0
         self._proc: subprocess.Popen | None = None
         self._dir: Path | None = None
-        self.env: dict[str, str] = {}
+        self._credentials = dict(credentials or new_credentials())
         self.start_s = float("nan")
 
     @property
     def endpoint(self) -> str:
         return f"http://{HOST}:{self.port}"
+
+    def client_env(self, endpoint: str | None = None) -> dict[str, str]:
+        """Every AWS variable a client of this server needs, and only those: its credentials, region and
+        ``AWS_ENDPOINT_URL`` (``endpoint``, e.g. a link in front of it; by default the server's)."""
+        return {**self._credentials, "AWS_ENDPOINT_URL": endpoint or self.endpoint}
+
+    @property
+    def env(self) -> dict[str, str]:
+        """:meth:`client_env` at the server's own endpoint."""
+        return self.client_env()
 
     @property
     def data_dir(self) -> Path:
@@ -124,13 +169,11 @@ class MinioServer:
         self._dir = create_marked_dir(self._root / f"minio-{secrets.token_hex(4)}") if self._root else \
             make_temp_scratch("iobench-minio-")
         self.port = free_port()
-        user, password = f"iobench{secrets.token_hex(4)}", secrets.token_urlsafe(24)
-        self.env = {"AWS_ACCESS_KEY_ID": user, "AWS_SECRET_ACCESS_KEY": password, "AWS_REGION": REGION,
-                    "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": self.endpoint, "AWS_ALLOW_HTTP": "true",
-                    "AWS_EC2_METADATA_DISABLED": "true"}
-        env = {**os.environ, "MINIO_ROOT_USER": user, "MINIO_ROOT_PASSWORD": password,
-               "MINIO_PROMETHEUS_AUTH_TYPE": "public", "MINIO_BROWSER": "off", "MINIO_UPDATE": "off",
-               "MINIO_REGION": REGION}
+        # the server's own settings only: none of the user's AWS or MINIO variables
+        env = {k: v for k, v in without_aws().items() if not k.startswith("MINIO_")} | {
+            "MINIO_ROOT_USER": self._credentials["AWS_ACCESS_KEY_ID"],
+            "MINIO_ROOT_PASSWORD": self._credentials["AWS_SECRET_ACCESS_KEY"], "MINIO_PROMETHEUS_AUTH_TYPE": "public",
+            "MINIO_BROWSER": "off", "MINIO_UPDATE": "off", "MINIO_REGION": REGION}
         self._proc = subprocess.Popen(
             [self.executable, "server", str(self._dir / "data"), "--address", f"{HOST}:{self.port}", "--quiet"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
@@ -157,21 +200,35 @@ class MinioServer:
             time.sleep(0.1)
         raise RuntimeError(f"minio was not ready on {self.endpoint} within {timeout_s} s")
 
-    def _make_bucket(self) -> None:
-        """The run's bucket, made with s3fs (obstore, the clients' store, cannot create buckets)."""
+    def _make_bucket(self, timeout_s: float = 60.0) -> None:
+        """The run's bucket: one PUT signed by botocore's signer with this server's credentials (obstore, the
+        clients' store, cannot create buckets; a botocore session would read the user's AWS profile and files),
+        again while the server answers 503 (ready, but still initialising)."""
         try:
-            import s3fs
+            from botocore.auth import S3SigV4Auth
+            from botocore.awsrequest import AWSRequest
+            from botocore.credentials import Credentials
         except ImportError:
-            raise ServerUnavailable(not_installed("s3fs (to create the bucket)",
+            raise ServerUnavailable(not_installed("botocore (to create the bucket)",
                                                   "pip install 'iobench-book[s3]'")) from None
-        fs = s3fs.S3FileSystem(key=self.env["AWS_ACCESS_KEY_ID"], secret=self.env["AWS_SECRET_ACCESS_KEY"],
-                               client_kwargs={"endpoint_url": self.endpoint, "region_name": REGION})
-        fs.mkdir(self.bucket)
+        credentials = Credentials(self._credentials["AWS_ACCESS_KEY_ID"], self._credentials["AWS_SECRET_ACCESS_KEY"])
+        deadline = time.monotonic() + timeout_s
+        while True:
+            signed = AWSRequest(method="PUT", url=f"{self.endpoint}/{self.bucket}", data=b"")
+            S3SigV4Auth(credentials, "s3", REGION).add_auth(signed)
+            request = urllib.request.Request(signed.url, data=b"", method="PUT", headers=dict(signed.headers.items()))
+            try:
+                with urllib.request.urlopen(request, timeout=30):
+                    return
+            except urllib.error.HTTPError as exc:
+                if exc.code != 503 or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.2)
 
-    def store_options(self) -> dict:
-        """Keyword arguments of ``obstore.store.S3Store`` for this server (credentials included: never record)."""
-        return {"endpoint": self.endpoint, "region": REGION, "access_key_id": self.env["AWS_ACCESS_KEY_ID"],
-                "secret_access_key": self.env["AWS_SECRET_ACCESS_KEY"], "client_options": {"allow_http": True}}
+    def store_credentials(self) -> dict[str, str]:
+        """This server's credentials as obstore's keywords (``storage.S3Target.credentials``; never record them)."""
+        return {"access_key_id": self._credentials["AWS_ACCESS_KEY_ID"],
+                "secret_access_key": self._credentials["AWS_SECRET_ACCESS_KEY"]}
 
     def counts(self) -> S3Counts:
         """The server's request and byte counters now (Prometheus v3 API metrics)."""
@@ -204,4 +261,5 @@ class MinioServer:
             self._dir = None
 
 
-__all__ = ["MINIO_INSTALL_HINT", "MINIO_VERSION", "MinioServer", "S3Counts", "minio_missing_reason", "minio_path"]
+__all__ = ["MINIO_INSTALL_HINT", "MINIO_VERSION", "MinioServer", "S3Counts", "case_credentials", "case_environ",
+           "minio_missing_reason", "minio_path", "new_credentials"]

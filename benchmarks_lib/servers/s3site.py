@@ -3,9 +3,10 @@ behind the emulated link of :mod:`.link`; the same interface as the HTTP servers
 ``counters``), so the cache/prefetch chapter reads a Zarr store over S3 as it reads one over HTTP.
 
 The copy is made off the clock with obstore and removed at the end (only the prefix this site made). The
-clients of the measured read find the endpoint and the credentials in the standard AWS environment
-(``AWS_ENDPOINT_URL`` names the link in front of the server), which this site sets for its own process and
-its children while it is open, and restores afterwards. With the bundled MinIO the counters are the server's
+clients of the measured read run in processes started with :meth:`S3Site.reader_environ`: for the bundled
+server, exactly its AWS variables (``AWS_ENDPOINT_URL`` naming the link in front of it) and nothing of the
+user's; for a user's endpoint, the user's environment with ``AWS_ENDPOINT_URL`` set to it. This process's
+own environment is never written. With the bundled MinIO the counters are the server's
 own (requests per S3 call, bytes sent, its CPU time and disk reads, so a cold read can be proven); a user's
 endpoint tells nothing, and its page cache is not ours to evict.
 """
@@ -17,7 +18,7 @@ import uuid
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..storage import S3Target, delete_prefix, parse_s3
+from ..storage import S3Target, delete_prefix, environ_with_aws, parse_s3
 from .counters import ServerCounters, _proc_cpu_s
 from .link import LinkProcess
 from .minio import MinioServer, S3Counts
@@ -42,7 +43,6 @@ class S3Site:
         self.link: LinkProcess | None = None
         self.prefix: S3Target | None = None
         self._stack = ExitStack()
-        self._saved_env: dict[str, str | None] = {}
         self._before: tuple[S3Counts, int | None, float, dict] | None = None
 
     @property
@@ -65,26 +65,33 @@ class S3Site:
         """Where the bundled server keeps the objects (to evict before a cold read); None for a user's endpoint."""
         return self.minio.data_dir if self.minio else None
 
-    def _set_env(self, values: dict[str, str]) -> None:
-        for key, value in values.items():
-            self._saved_env.setdefault(key, os.environ.get(key))
-            os.environ[key] = value
+    @property
+    def client_endpoint(self) -> str:
+        """Where the measured clients connect: the link in front of the bundled server, the server, or the user's
+        endpoint."""
+        assert self.prefix is not None and self.prefix.endpoint is not None
+        return self.link.url if self.link else self.prefix.endpoint
+
+    def reader_environ(self) -> dict[str, str]:
+        """The whole environment of a process that reads from this site (see the module docstring)."""
+        if self.minio:
+            return environ_with_aws(self.minio.client_env(self.client_endpoint))
+        return {**os.environ, "AWS_ENDPOINT_URL": self.client_endpoint}
 
     def __enter__(self) -> S3Site:
         try:
             endpoint = self._target.endpoint
+            credentials = None
             if endpoint is None:
                 self.minio = self._stack.enter_context(MinioServer(bucket=self._target.bucket, root=self._scratch))
-                self._set_env(self.minio.env)  # this process and the readers it starts; never recorded
-                endpoint = self.minio.endpoint
+                endpoint, credentials = self.minio.endpoint, self.minio.store_credentials()
                 if self.latency_ms or self.bandwidth:
                     self.link = self._stack.enter_context(
                         LinkProcess(self.minio.port, latency_ms=self.latency_ms, bandwidth=self.bandwidth))
-            self.prefix = S3Target(self._target.bucket, self._target.prefix, endpoint,
-                                   self._target.region).child(f"site-{uuid.uuid4().hex[:8]}")
+            self.prefix = S3Target(self._target.bucket, self._target.prefix, endpoint, self._target.region,
+                                   credentials).child(f"site-{uuid.uuid4().hex[:8]}")
             self._stack.callback(self._delete)
             self._upload()
-            self._set_env({"AWS_ENDPOINT_URL": self.link.url if self.link else endpoint})
         except BaseException:
             self.__exit__()
             raise
@@ -130,15 +137,7 @@ class S3Site:
             cpu_s=cpu - cpu0, io_read_bytes=None if disk is None or disk0 is None else disk - disk0)
 
     def __exit__(self, *exc: object) -> None:
-        try:
-            self._stack.close()
-        finally:
-            for key, value in self._saved_env.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-            self._saved_env = {}
+        self._stack.close()
 
 
 __all__ = ["S3Site"]

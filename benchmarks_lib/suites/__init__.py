@@ -82,6 +82,11 @@ class Suite:
     summary: str | None = None
     #: tiny parameters (over the quick profile) with which the tests run the chapter end to end in seconds
     smoke: dict[str, Any] = field(default_factory=dict)
+    #: case -> worker processes it starts at once on this machine (Dask workers); more than a few per core need --yes
+    local_processes: Callable[[Case], int] | None = None
+    #: case -> True when it reads or writes a user's own S3 endpoint: its process keeps the user's AWS environment
+    #: (every other case's process has none of it: see ``runner.worker_environ``)
+    user_s3: Callable[[Case], bool] = lambda case: False
 
     def summary_table(self, df: Any) -> Any:
         """The suite's own summary table of a run's records (or the generic per-operation one)."""

@@ -383,7 +383,8 @@ def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) 
         settings = {"workload": q["workload"], "client_cache": q["client_cache"], "concurrency": q["concurrency"],
                     "cutout": q["cutout"], "cutouts": q["cutouts"], "dims": q["store"]["dims"],
                     "dataset": q["store"]["dataset"], "expected_crc32s": expected}
-    return reader.read(location, timeout_s=q["timeout_s"], **settings)
+    environ = server.reader_environ() if q["location"] == "s3" else None  # the S3 server's credentials, nothing else
+    return reader.read(location, timeout_s=q["timeout_s"], environ=environ, **settings)
 
 
 def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
@@ -454,6 +455,7 @@ SUITE = Suite(
     # every read has its own limit; the case may also build the sample file once
     case_timeout_s=lambda case, runs: float(case.params.get("timeout_s", 600)) * (runs + 1) + 600,
     time_budget_s={"quick": 90, "standard": 1320},
+    user_s3=lambda case: case.params.get("s3_endpoint") is not None,
     smoke={"readers": ["root", "uproot", "zarr"], "entries": 50, "branches": 4, "cache_sizes": [0, "10MB"],
            "async_prefetch": [0], "locations": ["local", "http"], "latencies_ms": [0], "uproot_sources": ["fsspec"],
            "uproot_steps": [25], "zarr_clients": ["zarr-fsspec", "tensorstore"], "zarr_layouts": ["sharded"],

@@ -36,7 +36,6 @@ whose cores bound the aggregate: on 2 cores it flattens at W = 2.
 from __future__ import annotations
 
 import math
-import os
 import time
 import uuid
 from contextlib import ExitStack
@@ -239,13 +238,14 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         server = None
         if s3 and p["endpoint"] is None:
             from ..servers import ServerUnavailable
-            from ..servers.minio import MinioServer
+            from ..servers.minio import MinioServer, case_credentials
 
             try:
-                server = stack.enter_context(MinioServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch))
+                # the credentials the runner made for this case's process: its workers inherit them, and no other
+                server = stack.enter_context(MinioServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch,
+                                                         credentials=case_credentials()))
             except ServerUnavailable as exc:
                 return skip_rows(str(exc), columns, ("write",))
-            os.environ.update(server.env)  # before the cluster starts: its workers inherit the credentials
             columns["server"] = f"minio {server.endpoint}"
         base = parse_s3(p["target"], server.endpoint if server else p["endpoint"]) if s3 else None
         if p["cluster"] == "local":
@@ -318,6 +318,8 @@ SUITE = Suite(
     ceiling_bytes=lambda cases: ceiling_bytes(array_spec({**c.params, "alignment": "chunk"})[0].nbytes
                                               for c in cases),
     label_keys=("alignment",),
+    local_processes=lambda case: max(case.params["workers"]) if case.params["cluster"] == "local" else 0,
+    user_s3=lambda case: case.params.get("endpoint") is not None,
     summary="benchmarks_lib.chapters.parallel:summary",
     smoke={"workers": [1, 2], "alignments": ["chunk", "unaligned"], "dims": "z:8:2:4,y:64:32:64,x:64:32:64",
            "iterations": 1, "warmups": 0},

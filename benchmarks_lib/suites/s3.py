@@ -2,11 +2,12 @@
 
 One case is one backend (every array adapter whose ``stores`` include "s3": tensorstore's s3 kvstore,
 zarr-python through obstore, acquire-zarr's S3 stream) at one link latency. By default each case starts its
-own MinIO on 127.0.0.1 (``servers.minio``; fresh credentials, handed to the clients through the AWS
-environment of this case's process only), behind the emulated link of the cache chapter
-(``servers.link.LinkProcess``: one round trip per connection and per request, in a process of its own) when
-``latencies_ms`` is above 0; with ``endpoint`` it uses that server over the real network instead (AWS, Ceph,
-a user's MinIO: credentials from the standard AWS variables, the bucket must exist).
+own MinIO on 127.0.0.1 (``servers.minio``) with the credentials the runner made for this case's process, the
+only AWS variables that process has (``servers.minio.case_environ``: nothing of the user's), behind the
+emulated link of the cache chapter (``servers.link.LinkProcess``: one round trip per connection and per
+request, in a process of its own) when ``latencies_ms`` is above 0; with ``endpoint`` it uses that server over
+the real network instead (AWS, Ceph, a user's MinIO: credentials from the user's standard AWS variables, the
+bucket must exist).
 
 Per iteration, all off the clock unless said: the last round's objects are deleted; **write** (timed: the
 first call to the end of finalize, i.e. every object PUT and acknowledged); with the bundled MinIO, its data
@@ -19,7 +20,6 @@ out for each timed region; the multipart part size each library chose is stated 
 from __future__ import annotations
 
 import math
-import os
 import uuid
 from contextlib import ExitStack
 from dataclasses import replace
@@ -129,13 +129,13 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         server, link = None, None
         if p["endpoint"] is None:
             from ..servers import ServerUnavailable
-            from ..servers.minio import MinioServer
+            from ..servers.minio import MinioServer, case_credentials
 
             try:
-                server = stack.enter_context(MinioServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch))
+                server = stack.enter_context(MinioServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch,
+                                                         credentials=case_credentials()))
             except ServerUnavailable as exc:
                 return skip_rows(str(exc), columns)
-            os.environ.update(server.env)  # this case's process (and its libraries) only; never recorded
             columns["server"] = f"minio {server.endpoint} (started in {server.start_s:.1f} s)"
             if p["latency_ms"]:
                 link = stack.enter_context(LinkProcess(server.port, latency_ms=p["latency_ms"]))
@@ -240,6 +240,7 @@ SUITE = Suite(
     run_case=run_case,
     profiles=PROFILES,
     time_budget_s={"quick": 25, "standard": 180},
+    user_s3=lambda case: case.params["endpoint"] is not None,
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
     summary="benchmarks_lib.chapters.s3:summary",
