@@ -252,12 +252,14 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
         meta = {**request, "schema_version": SCHEMA_VERSION, "run_id": run_id, "environment": env,
                 "started_at": env["collected_at"], "cases": [c.case_id for c in cases]}
         write_json_atomic(meta, meta_path)
-
-    env = meta["environment"]
-    run_columns = {"run_id": run_id, "profile": profile, **{k: env.get(k) for k in RUN_COLUMNS_FROM_ENV}}
     records = run_dir / "records"
     records.mkdir(parents=True, exist_ok=True)
     todo = [c for c in cases if not record_is_complete(records / f"{c.case_id}.parquet")]
+    if todo and meta.pop("finished_at", None):  # resumed with cases to measure: unfinished until it ends again
+        write_json_atomic(meta, meta_path)
+
+    env = meta["environment"]
+    run_columns = {"run_id": run_id, "profile": profile, **{k: env.get(k) for k in RUN_COLUMNS_FROM_ENV}}
     done = len(cases) - len(todo)
     if done and progress:
         progress(done, len(cases), f"resuming {run_id}: {done} cases already recorded", True)

@@ -3,6 +3,8 @@ many processes refused before anything is created, and no credential in a messag
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -194,3 +196,21 @@ def test_a_secret_in_a_librarys_error_is_redacted_in_the_record(tmp_path):
 ])
 def test_redact(text, shown):
     assert redact(text) == shown
+
+
+def test_a_resumed_run_is_unfinished_until_it_ends_again(tmp_path):
+    """``book --from`` and ``show`` trust ``finished_at``: a resume with cases to measure drops it until it ends."""
+    args = [*TINY, "--run-id", "again", "--results-dir", "results", "--scratch-dir", "scratch"]
+    assert iobench(tmp_path, *args).returncode == 0
+    meta_path = tmp_path / "results" / machine_name() / "again" / "run.json"
+    assert "finished_at" in json.loads(meta_path.read_text())
+    record = next((meta_path.parent / "records").glob("writers-raw-*.parquet"))
+    record.write_bytes(record.read_bytes()[:40])  # torn: the resume measures it again
+    proc = subprocess.Popen(command(*args), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen_unfinished = False
+    while proc.poll() is None:
+        with contextlib.suppress(OSError, ValueError):
+            seen_unfinished |= "finished_at" not in json.loads(meta_path.read_text())
+        time.sleep(0.01)
+    assert proc.returncode == 0, proc.stderr.read()
+    assert seen_unfinished and "finished_at" in json.loads(meta_path.read_text())
