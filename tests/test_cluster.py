@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks_lib.cli import main
-from benchmarks_lib.cluster import WORKER_SCRATCH, parse_cluster
+from benchmarks_lib.cluster import WORKER_SCRATCH, parse_cluster, start_local_cluster
 from benchmarks_lib.runner import run_suite
 from benchmarks_lib.servers import free_port
 from benchmarks_lib.specs import SpecError
@@ -79,9 +79,7 @@ def test_an_address_without_a_dask_scheduler_is_refused_in_one_line_before_anyth
 
 
 def test_a_scheduler_without_workers_is_refused_before_anything_is_created(workdir, capsys):
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=0, processes=True, dashboard_address=None, silence_logs=40) as cluster:
+    with start_local_cluster(0, workdir / "dask") as cluster:
         assert main(["run", "ceiling", "--cluster", cluster.scheduler_address, "--results-dir", "results"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "has no workers" in lines[0]

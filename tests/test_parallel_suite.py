@@ -64,10 +64,9 @@ def test_workers_write_one_array_and_it_is_verified_by_the_other_library(workdir
 def test_the_workers_of_a_scheduler_of_ones_own_write(workdir):
     """``cluster`` a scheduler address: that cluster's workers write (here a LocalCluster the test starts,
     standing in for a cluster of several hosts on a shared filesystem)."""
-    from distributed import LocalCluster
+    from benchmarks_lib.cluster import start_local_cluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster:
+    with start_local_cluster(2, workdir / "dask") as cluster:
         params = {**SUITE.smoke, "alignments": ["chunk"], "backends": ["tensorstore"],
                   "cluster": cluster.scheduler_address}
         result = run_suite("parallel", params, profile="quick", results_dir=workdir / "results", run_id="ext",
