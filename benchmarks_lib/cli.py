@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .redact import redact
+from .signals import Terminated, sigterm_as_interrupt
 from .specs import PROFILES, SpecError
 from .terminal import text, visible
 
@@ -369,10 +370,12 @@ def _one_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit 0 done, 1 a case or the run failed (finished cases are kept), 2 bad input (nothing written)."""
+    """Exit 0 done, 1 a case or the run failed (finished cases are kept), 2 bad input (nothing written),
+    130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."""
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with sigterm_as_interrupt():
+            return args.func(args)
     except (SpecError, FileNotFoundError) as exc:
         print(f"iobench: error: {_one_line(exc)}", file=sys.stderr)
         return 2
@@ -381,10 +384,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"iobench: error: {exc.strerror or _one_line(exc)}{where}; finished cases are kept "
               "(re-run with the same --run-id to resume)", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("iobench: interrupted; finished cases are kept (re-run with the same --run-id to resume)",
-              file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        why, status = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"iobench: {why}; finished cases are kept (re-run with the same --run-id to resume)", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

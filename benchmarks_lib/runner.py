@@ -180,6 +180,10 @@ def run_suite(
 
         cluster = parse_cluster(cluster)
     merged, cases, need = plan(suite_name, params, profile, ceiling)
+    if cluster is not None:
+        from .cluster import check_cluster
+
+        check_cluster(cluster)  # a scheduler that is not one, or unreachable: exit 2 before anything is created
     iterations, warmups = merged["iterations"], merged["warmups"]
     run_id = parse_run_id(run_id if run_id is not None else default_run_id(suite_name, profile))
     scratch_root = Path(scratch_dir or os.environ.get("IOBENCH_SCRATCH", ".iobench-scratch"))

@@ -329,6 +329,22 @@ def parse_run_id(value: object) -> str:
     return value
 
 
+#: ``scheme://host:port``: a host name, an IPv4 address or a bracketed IPv6 address, and a decimal port
+_ADDRESS = re.compile(r"^([a-z][a-z0-9+.-]*)://([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,10})$")
+
+
+def parse_address(value: object, what: str, schemes: tuple[str, ...], example: str) -> tuple[str, str, int]:
+    """``scheme://host:port`` (a scheme in ``schemes``, port 1-65535) as (scheme, host, port); IPv6 unbracketed."""
+    match = _ADDRESS.match(value.strip()) if isinstance(value, str) else None
+    if match is None or match.group(1) not in schemes:
+        forms = " or ".join(f"{s}://host:port" for s in schemes)
+        raise SpecError(f"{what} {value!r} is not an address; allowed: {forms}, e.g. {example}")
+    scheme, host, port = match.group(1), match.group(2).strip("[]"), int(match.group(3))
+    if not 1 <= port <= 65535:
+        raise SpecError(f"{what} {value!r}: port {port} is out of range; allowed 1-65535")
+    return scheme, host, port
+
+
 def format_bytes(n: float) -> str:
     """Bytes in the largest decimal unit that keeps a readable number (e.g. 52.4 MB, 1.20 GB)."""
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):

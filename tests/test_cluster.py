@@ -1,12 +1,17 @@
 """Cases as Dask tasks on a real LocalCluster: records in the one run directory, tagged with their worker's host
-and the worker count; a worker killed mid-case becomes that case's error row and the sweep goes on."""
+and the worker count; a worker killed mid-case becomes that case's error row and the sweep goes on. An address
+where no Dask scheduler answers is refused in one line, within seconds, before anything is created."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -14,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks_lib.cli import main
-from benchmarks_lib.cluster import WORKER_SCRATCH, parse_cluster
+from benchmarks_lib.cluster import WORKER_SCRATCH, parse_cluster, start_local_cluster
 from benchmarks_lib.runner import run_suite
+from benchmarks_lib.servers import free_port
 from benchmarks_lib.specs import SpecError
 
 pytest.importorskip("distributed")
@@ -24,7 +30,8 @@ psutil = pytest.importorskip("psutil")
 TINY = {"tests": ["write"], "dims": "t:2,y:32:16,x:48", "multipliers": [1, 2], "iterations": 2, "warmups": 0}
 
 
-@pytest.mark.parametrize("bad", ["", "locale", "local:0", "local:x", "http://h:8786", "tcp://host", 3, None, ["local"]])
+@pytest.mark.parametrize("bad", ["", "locale", "local:0", "local:x", "http://h:8786", "tcp://host", "tcp://h:99999",
+                                 "tcp://h:0", 3, None, ["local"]])
 def test_a_bad_cluster_is_refused_before_anything_is_created(bad, workdir, capsys):
     with pytest.raises(SpecError, match="cluster"):
         parse_cluster(bad)
@@ -34,8 +41,57 @@ def test_a_bad_cluster_is_refused_before_anything_is_created(bad, workdir, capsy
         assert not (workdir / "results").exists() and not (workdir / "scratch").exists()
 
 
+@pytest.fixture
+def http_port():
+    """A plain HTTP server on 127.0.0.1 (in a thread): something that answers, but not a Dask scheduler."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _run_cli(*args: str) -> subprocess.CompletedProcess:
+    """The real command line in a fresh process; the time limit guards against a hang (it measures nothing)."""
+    return subprocess.run([sys.executable, "-m", "benchmarks_lib", *args], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("via", ["--cluster", "parallel's cluster parameter"])
+@pytest.mark.parametrize("target,says", [("http", "answered but is not a Dask scheduler"),
+                                         ("closed", "nothing listens at"), ("99999", "allowed 1-65535")])
+def test_an_address_without_a_dask_scheduler_is_refused_in_one_line_before_anything_is_created(
+        workdir, http_port, via, target, says):
+    port = {"http": http_port, "closed": free_port(), "99999": 99999}[target]
+    address = f"tcp://127.0.0.1:{port}"
+    args = (["ceiling", "--cluster", address] if via == "--cluster" else
+            ["parallel", "--param", f"cluster={address}"])
+    done = _run_cli("run", *args, "--results-dir", "results")
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and address in lines[0], lines
+    if target == "http":
+        assert "HTTP" in lines[0]
+    assert not (workdir / "results").exists() and not (workdir / "scratch").exists()
+
+
+def test_a_scheduler_without_workers_is_refused_before_anything_is_created(workdir, capsys):
+    with start_local_cluster(0, workdir / "dask") as cluster:
+        assert main(["run", "ceiling", "--cluster", cluster.scheduler_address, "--results-dir", "results"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "has no workers" in lines[0]
+    assert not (workdir / "results").exists() and not (workdir / "scratch").exists()
+
+
 def test_cases_run_as_dask_tasks_and_a_lost_worker_is_an_error_row(workdir, plugin_env, monkeypatch):
     monkeypatch.setenv("IOBENCH_PLUGINS", "slow=crashing_adapter:SlowAdapter")
+    private_tmp = workdir / "tmp"  # the cluster's and the workers' files go in the run's scratch, not here
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     killed: list[int] = []
 
     def kill_the_slow_case_worker() -> None:
@@ -74,3 +130,4 @@ def test_cases_run_as_dask_tasks_and_a_lost_worker_is_an_error_row(workdir, plug
     assert sorted(p.stem for p in (result.run_dir / "records").glob("*.parquet")) == sorted(result.meta["cases"])
     scratch = workdir / "scratch"
     assert not [p for p in scratch.iterdir() if WORKER_SCRATCH in p.name]  # the killed worker's scratch removed
+    assert not list(private_tmp.iterdir())

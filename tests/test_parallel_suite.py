@@ -38,7 +38,10 @@ def test_bad_parameters_are_refused_naming_the_value(bad):
     assert_refused_naming_the_value(build_cases, {}, bad)
 
 
-def test_workers_write_one_array_and_it_is_verified_by_the_other_library(workdir):
+def test_workers_write_one_array_and_it_is_verified_by_the_other_library(workdir, monkeypatch):
+    private_tmp = workdir / "tmp"  # the case's LocalCluster keeps its files in the case's scratch, not here
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
     params = {**SUITE.smoke, "alignments": ["chunk", "shard", "unaligned"], "iterations": 2}
     result = run_suite("parallel", params, profile="quick", results_dir=workdir / "results", run_id="par",
                        progress=None)
@@ -55,15 +58,15 @@ def test_workers_write_one_array_and_it_is_verified_by_the_other_library(workdir
     assert set(rows.loc[rows["alignment"] == "shard", "layout"]) == {"sharded"}
     assert rows["fsync_included"].all() and set(rows["sync_method"]) == {"syncfs"}
     assert not [p for p in (workdir / "scratch").iterdir()]
+    assert not list(private_tmp.iterdir())
 
 
 def test_the_workers_of_a_scheduler_of_ones_own_write(workdir):
     """``cluster`` a scheduler address: that cluster's workers write (here a LocalCluster the test starts,
     standing in for a cluster of several hosts on a shared filesystem)."""
-    from distributed import LocalCluster
+    from benchmarks_lib.cluster import start_local_cluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster:
+    with start_local_cluster(2, workdir / "dask") as cluster:
         params = {**SUITE.smoke, "alignments": ["chunk"], "backends": ["tensorstore"],
                   "cluster": cluster.scheduler_address}
         result = run_suite("parallel", params, profile="quick", results_dir=workdir / "results", run_id="ext",

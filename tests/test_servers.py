@@ -4,15 +4,20 @@ import email
 import http.client
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
+from pathlib import Path
 
 import pytest
 
+from benchmarks_lib import scratch
 from benchmarks_lib.servers import ServerUnavailable, port_is_open, serve
 from benchmarks_lib.servers.builtin import RangeHTTPServer, ServerProcess
+from benchmarks_lib.servers.counters import _process_tree
 from benchmarks_lib.servers.link import DelayProxy, LinkProcess, http_request_length
 from benchmarks_lib.servers.nginx import nginx_path
 from benchmarks_lib.servers.ranges import MULTIPART_BOUNDARY, parse_range_header
@@ -177,6 +182,36 @@ def test_missing_nginx_is_a_clear_error(site, monkeypatch):
     monkeypatch.setattr("benchmarks_lib.servers.nginx.nginx_path", lambda: None)
     with pytest.raises(ServerUnavailable, match="nginx-light"):
         serve(site[0], "nginx")
+
+
+@pytest.mark.skipif(nginx_path() is None, reason="nginx is not installed (apt-get install nginx-light)")
+def test_nginx_is_one_unprivileged_process_and_its_files_stay_in_the_scratch(site, tmp_path, monkeypatch):
+    """One process (a master's workers would outlive it); as root it runs as nobody where nobody can read what it
+    serves, else as root; its files go beside a root inside a marked scratch, else in $TMPDIR, and are removed."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    tmp_path.chmod(0o700)  # the site: nobody may not enter it
+    open_dir = Path(tempfile.mkdtemp(prefix="iobench-servers-", dir="/tmp"))  # nobody may enter it
+    try:
+        open_dir.chmod(0o755)
+        run = scratch.create_marked_dir(open_dir / "run")
+        (run / "inputs").mkdir()
+        (run / "inputs" / "a.bin").write_bytes(b"abc")
+        for root, user, files_in in [(run / "inputs", "nobody", run), (site[0], "root", tmp_path / "tmp")]:
+            with serve(root, "nginx") as server:
+                name = "a.bin" if user == "nobody" else "sub/nested.txt"
+                assert _get(server.url, f"/{name}")[2] == (root / name).read_bytes()
+                tree = _process_tree(server._proc.pid)
+                assert len(tree) == 1
+                if os.geteuid() == 0:
+                    assert server.user == user
+                    uid = next(line for line in Path(f"/proc/{tree[0]}/status").read_text().splitlines()
+                               if line.startswith("Uid:")).split()[2]
+                    assert (uid == "0") == (user == "root")
+                assert len([p for p in files_in.iterdir() if p.name.startswith("iobench-nginx-")]) == 1
+            assert not [p for p in files_in.iterdir() if p.name.startswith("iobench-nginx-")]
+    finally:
+        shutil.rmtree(open_dir)
 
 
 def test_builtin_server_runs_in_its_own_process_and_reports_its_cpu_and_disk_reads(site):

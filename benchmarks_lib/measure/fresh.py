@@ -21,7 +21,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -66,22 +65,25 @@ def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict
          base_env: dict[str, str] | None = None) -> Any:
     """``function(**kwargs)`` in a fresh process; its JSON-serialisable result.
 
+    The result comes back on the child's stdout (what the function itself prints goes to its stderr), so
+    nothing is written to disk, and nothing is left behind when either process is killed.
     :class:`Unavailable` raised in the child is raised here with the same message; any other
     failure raises :class:`FreshProcessError` with the tail of the child's stderr.
     """
-    with tempfile.TemporaryDirectory(prefix="iobench-fresh-") as tmp:
-        out = Path(tmp) / "result.json"
-        proc = start(target, "--call", json.dumps(kwargs), str(out), env=env, base_env=base_env,
-                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            _, stderr = proc.communicate(timeout=timeout_s)
-        except BaseException:
-            proc.kill()
-            proc.communicate()
-            if isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
-                raise FreshProcessError(f"{target} did not finish within {timeout_s} s") from None
-            raise
-        reply = json.loads(out.read_text()) if out.exists() else None
+    proc = start(target, "--call", json.dumps(kwargs), env=env, base_env=base_env, stdin=subprocess.DEVNULL,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        if isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
+            raise FreshProcessError(f"{target} did not finish within {timeout_s} s") from None
+        raise
+    try:
+        reply = json.loads(stdout) if stdout.strip() else None
+    except json.JSONDecodeError:
+        reply = None
     if isinstance(reply, dict) and "unavailable" in reply:
         raise Unavailable(reply["unavailable"])
     if proc.returncode != 0 or not isinstance(reply, dict) or "result" not in reply:
@@ -95,17 +97,26 @@ def _resolve(target: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def _reply_channel() -> int:
+    """A private copy of stdout for the reply; stdout itself (Python's and native code's) then goes to stderr."""
+    sys.stdout.flush()
+    channel = os.dup(1)
+    os.dup2(2, 1)
+    return channel
+
+
 def main(argv: list[str]) -> int:
     target, args = argv[0], argv[1:]
-    function = _resolve(target)
     if args[:1] != ["--call"]:
-        return int(function(*args) or 0)
-    kwargs, out = json.loads(args[1]), Path(args[2])
+        return int(_resolve(target)(*args) or 0)
+    channel = _reply_channel()
     try:
-        reply = {"result": function(**kwargs)}
+        reply = {"result": _resolve(target)(**json.loads(args[1]))}
     except Unavailable as exc:
         reply = {"unavailable": str(exc)}
-    out.write_text(json.dumps(reply))
+    sys.stdout.flush()
+    with os.fdopen(channel, "w") as out:
+        out.write(json.dumps(reply))
     return 0
 
 

@@ -119,6 +119,10 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if common["cluster"] != "local" and any(t != "file" for t in stores) and p["endpoint"] is None:
         raise SpecError(f"targets {p['targets']!r} with cluster {common['cluster']!r} needs an endpoint: a scheduler's "
                         "workers cannot reach the MinIO this machine starts on 127.0.0.1")
+    if common["cluster"] != "local":
+        from ..cluster import probe_scheduler
+
+        probe_scheduler(common["cluster"])  # last: a wrong address is refused before anything is created
     return [Case(NAME, name, {**common, "alignment": a, **({} if t == "file" else {"target": t, "endpoint": e})})
             for t, e in stores.items() for name in names for a in alignments]
 
@@ -142,12 +146,9 @@ def _targets(p: dict) -> dict[str, str | None]:
 def _workers_from(value: object) -> str:
     """``local`` (a LocalCluster of single-threaded workers started by the case) or a Dask scheduler address
     whose workers write (they must reach the store path: a shared filesystem, given as the scratch directory)."""
-    from ..cluster import ADDRESS
+    from ..cluster import parse_cluster
 
-    if value == "local" or (isinstance(value, str) and ADDRESS.match(value.strip())):
-        return value.strip()
-    raise SpecError(f"cluster {value!r} is not allowed; give local or a Dask scheduler address such as "
-                    "tcp://10.0.0.5:8786")
+    return parse_cluster(value, local_workers=False)
 
 
 def assignments(length: int, workers: int, step: int, stripe: int | None = None) -> list[list[tuple[int, int]]]:
@@ -223,9 +224,11 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     if reason := cls().is_incompatible(spec, "write"):
         return skip_rows(reason, columns, ("write",))
     try:
-        from distributed import Client, LocalCluster, wait
+        from distributed import Client, wait
     except ImportError:
         return skip_rows("Dask is not installed: pip install 'iobench-book[cluster]'", columns, ("write",))
+    from ..cluster import connect_client, start_local_cluster
+
     s3 = "target" in p
     if s3:  # S3 has no fsync: a write ends when every object is acknowledged
         columns.update(store="s3", fsync_included=False, sync_method=None)
@@ -249,11 +252,10 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
             columns["server"] = f"minio {server.endpoint}"
         base = parse_s3(p["target"], server.endpoint if server else p["endpoint"]) if s3 else None
         if p["cluster"] == "local":
-            cluster = stack.enter_context(LocalCluster(n_workers=max(p["workers"]), threads_per_worker=1,
-                                                       processes=True, dashboard_address=None, silence_logs=40))
+            cluster = stack.enter_context(start_local_cluster(max(p["workers"]), ctx.scratch / "dask"))
             client = stack.enter_context(Client(cluster))
         else:
-            client = stack.enter_context(Client(p["cluster"], timeout=30))
+            client = stack.enter_context(connect_client(p["cluster"]))
         addresses = sorted(client.scheduler_info()["workers"])
         if len(addresses) < max(p["workers"]):
             return skip_rows(f"the Dask cluster at {p['cluster']} has {len(addresses)} workers, fewer than "
