@@ -55,7 +55,7 @@ test: install sysdeps minio
 	$(BIN)/python -m pytest -q
 
 lab: install
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 lint: install
 	$(BIN)/ruff check benchmarks_lib tests

@@ -153,12 +153,21 @@ def run_fio(directory: Path, nbytes: int, repeats: int = 3) -> dict[str, float]:
         remove_tree(work, work)
 
 
+#: fio's block: 8 MiB, or the whole size (in 4 KiB pages) when that is smaller (fio refuses a block above the size)
+FIO_BLOCK = 8 << 20
+
+
+class FioError(RuntimeError):
+    """fio itself failed; the message is its first line of complaint."""
+
+
 def _run_fio_in(exe: str, work: Path, nbytes: int, repeats: int) -> dict[str, float]:
+    block = min(FIO_BLOCK, max(4096, nbytes // 4096 * 4096))
     common = [
         "--name=seq",
         f"--directory={work}",
         f"--size={nbytes}",
-        "--bs=8M",
+        f"--bs={block}",
         "--ioengine=psync",
         "--numjobs=1",
         "--output-format=json",
@@ -172,7 +181,11 @@ def _run_fio_in(exe: str, work: Path, nbytes: int, repeats: int) -> dict[str, fl
         for _ in range(repeats):
             if op == "write_fsync":
                 remove_output(work / "fio.bin")
-            result = subprocess.run([exe, *common, *extra], capture_output=True, text=True, check=True, timeout=600)
+            result = subprocess.run([exe, *common, *extra], capture_output=True, text=True, timeout=600)
+            if result.returncode != 0:
+                why = next((line.strip() for line in (result.stderr + result.stdout).splitlines() if line.strip()),
+                           f"exit {result.returncode}")
+                raise FioError(f"fio failed ({op}, {nbytes} bytes, block {block}): {why}")
             job = json.loads(result.stdout)["jobs"][0]
             if op == "write_fsync":  # job_runtime (ms) includes the final fsync; the write runtime does not
                 rates.append(job["write"]["io_bytes"] / (job["job_runtime"] / 1000) / 1e9)

@@ -236,7 +236,7 @@ def cmd_ceiling(args: argparse.Namespace) -> int:
     import os
 
     from .availability import find_program, not_installed
-    from .ceiling import run_fio
+    from .ceiling import FioError, run_fio
     from .chapters.common import ceiling_table
     from .runner import run_suite
     from .scratch import claim_scratch, remove_tree
@@ -254,6 +254,9 @@ def cmd_ceiling(args: argparse.Namespace) -> int:
         scratch = claim_scratch(root, f"fio-{result.meta['run_id']}")
         try:
             fio = run_fio(scratch, nbytes)
+        except FioError as exc:
+            print(f"iobench: error: {_one_line(exc)}; the ceiling above is recorded", file=sys.stderr)
+            return 1
         finally:
             remove_tree(scratch, scratch)
         for op, value in fio.items():

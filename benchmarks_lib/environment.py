@@ -13,7 +13,7 @@ from pathlib import Path
 # Distributions whose versions every run records (missing ones are recorded as absent).
 TRACKED_PACKAGES = (
     "numpy", "zarr", "zarrs", "tensorstore", "acquire-zarr", "ome-writers", "wkw", "h5py",
-    "hdf5plugin", "numcodecs", "blosc2", "zvtk", "pyvista", "vtk", "uproot", "root", "fsspec",
+    "hdf5plugin", "numcodecs", "zvtk", "pyvista", "vtk", "uproot", "root", "fsspec",
     "obstore", "aiohttp", "pyarrow", "pandas", "dask", "distributed",
 )
 
@@ -79,6 +79,25 @@ def collect_git() -> dict:
     return {"git_commit": commit, "git_dirty": dirty}
 
 
+def root_release() -> str | None:
+    """ROOT's own release (e.g. 6.40.00), read from its installed RVersion header without importing ROOT: the pip
+    distribution's version (``root`` 0.1a12) is the packaging's, not ROOT's."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("ROOT")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            header = (Path(folder) / "include" / "ROOT" / "RVersion.hxx").read_text()
+        except OSError:
+            continue
+        parts = [re.search(rf"#define ROOT_VERSION_{p}\s+(\d+)", header) for p in ("MAJOR", "MINOR", "PATCH")]
+        if all(parts):
+            major, minor, patch = (int(m.group(1)) for m in parts)
+            return f"{major}.{minor:02d}.{patch:02d}"
+    return None
+
+
 def collect_versions() -> dict:
     out = {}
     for name in TRACKED_PACKAGES:
@@ -86,6 +105,8 @@ def collect_versions() -> dict:
             out[f"version_{name.replace('-', '_')}"] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[f"version_{name.replace('-', '_')}"] = None
+    if out.get("version_root"):  # the pip package's version is kept beside ROOT's release
+        out["version_root_pip"], out["version_root"] = out["version_root"], root_release() or out["version_root"]
     return out
 
 

@@ -119,3 +119,23 @@ def test_progress_shows_a_message_as_text(capsys, monkeypatch, terminal):
     shown = out.getvalue() if terminal else capsys.readouterr().err
     assert "[link=https://evil]x[/link] \\x1b[2J" in shown
     assert "\x1b]" not in shown and "\x1b[2J" not in shown
+
+
+def test_ceiling_fio_at_a_size_below_fios_block(workdir, capsys):
+    """`ceiling --fio --size 4MiB` once failed with a traceback (fio's 8 MiB block exceeds the size)."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed (apt-get install fio)")
+    from benchmarks_lib.cli import main
+
+    assert main(["ceiling", "--fio", "--size", "4MiB", "--iterations", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "write_fsync: iobench" in out and "read_cold: iobench" in out and "fio" in out
+
+
+def test_the_machine_records_roots_own_release():
+    pytest.importorskip("ROOT")
+    from benchmarks_lib.environment import collect_versions
+
+    versions = collect_versions()
+    assert versions["version_root"].startswith("6.") and versions["version_root_pip"] != versions["version_root"]
+    assert "version_blosc2" not in versions  # not a dependency: no empty row on the machine page
