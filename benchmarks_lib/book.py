@@ -243,7 +243,7 @@ def build_book(
                              root=root)
         elif execute and name in recorded:
             meta = read_run_json(recorded[name] / "run.json")
-            run_ids[name] = meta["run_id"]
+            run_ids[name] = recorded[name].name  # its directory: what find_run finds, whatever run.json says
             own = {"LOAD_RUN": str(recorded[name].resolve()), **per_notebook[name]}
             execute_notebook(name, profile=meta.get("profile", profile), results_dir=results, parameters=own,
                              out_dir=out_dir, root=root)
