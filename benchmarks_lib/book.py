@@ -363,7 +363,7 @@ def build_book(
                              **common)
         elif execute and name in recorded:
             meta = read_run_json(recorded[name] / "run.json")
-            run_ids[name] = meta["run_id"]
+            run_ids[name] = recorded[name].name  # its directory: what find_run finds, whatever run.json says
             own = {"LOAD_RUN": str(recorded[name].resolve()), **per_notebook[name]}
             execute_notebook(name, profile=meta.get("profile", profile), parameters=own,
                              timeout=timeout or TIMEOUT_MIN_S, **common)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .book import NOTEBOOKS, ROOT, _tagged_source, newest_runs, notebook_suite
 from .chapters.common import ceiling_table
+from .chapters.markup import md, md_code
 from .records import load_run
 
 
@@ -68,13 +69,15 @@ def parameter_docs(path: Path) -> list[NotebookParameter]:
 
 
 def _markdown_cell(text: str) -> str:
-    """``text`` safe in a markdown table cell: pipes escaped, ``<`` outside code spans escaped (not HTML)."""
+    """A notebook's own text (a parameter's meaning, its default as written) in a markdown table cell: pipes
+    escaped, ``<`` outside code spans escaped (not HTML)."""
     parts = text.replace("|", "\\|").split("`")
     return "`".join(p if i % 2 else p.replace("<", "\\<") for i, p in enumerate(parts))
 
 
 def _code(value: object) -> str:
-    return "`" + repr(value).replace("`", "'") + "`"
+    """A parameter's value (from a run, or given to papermill: data) as a code span in a table cell."""
+    return md_code(repr(value), in_table=True)
 
 
 def _grouped(params: list[NotebookParameter]) -> list[list[NotebookParameter]]:
@@ -121,7 +124,7 @@ def parameters_table(notebook: str, values: Mapping[str, object], run=None) -> s
     lines = [lead, "", "| parameter | value | meaning |", "|---|---|---|"]
     for row in _grouped(parameter_docs(_notebook_path(notebook))):
         names = ", ".join(f"`{p.name}`" for p in row)
-        lines.append(f"| {names} | {_markdown_cell(', '.join(shown(p.name) for p in row))} | "
+        lines.append(f"| {names} | {', '.join(shown(p.name) for p in row)} | "
                      f"{_markdown_cell(row[0].meaning)} |")
     return "\n".join(lines)
 
@@ -180,18 +183,18 @@ def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> 
         lines += ["| property | value |", "|---|---|"]
         for key in sorted(env):
             value = env[key]
-            if key == "ram_bytes" and value:
+            if key == "ram_bytes" and isinstance(value, int | float) and value:
                 value = f"{value / 2**30:.1f} GiB"
-            if key == "fs_free_bytes" and value:
+            if key == "fs_free_bytes" and isinstance(value, int | float) and value:
                 value = f"{value / 1e9:.0f} GB"
-            lines.append(f"| {key} | {'' if value is None else str(value).replace('|', '/')} |")
+            lines.append(f"| {md(key)} | {'' if value is None else md(value)} |")
     else:
         lines.append("No run was found (build without execution).")
     for suite, run_id, table in ceilings:
-        lines += ["", f"## Ceiling measured in the {suite} run (`{run_id}`)", "",
+        lines += ["", f"## Ceiling measured in the {md(suite)} run ({md_code(run_id)})", "",
                   "| operation | GB/s median | GB/s min | GB/s max | n |", "|---|---|---|---|---|"]
         for _, r in table.iterrows():
-            lines.append(f"| {r['operation']} | {r['GB/s median']:.3f} | {r['GB/s min']:.3f} | "
+            lines.append(f"| {md(r['operation'])} | {r['GB/s median']:.3f} | {r['GB/s min']:.3f} | "
                          f"{r['GB/s max']:.3f} | {r['n']} |")
     page = out_dir / "machine.md"
     page.write_text("\n".join(lines) + "\n")
@@ -212,9 +215,10 @@ def _machine_line(metas: list[dict]) -> str:
     """Which machine, CPU, cores, profile and when: the runs' first environment."""
     env = metas[0].get("environment", {})
     cores = env.get("cpu_affinity") or env.get("cpu_count")
-    return (f"**{env.get('machine', 'this machine')}** ({env.get('cpu_model') or 'CPU not recorded'}"
-            f"{f', {cores} usable cores' if cores else ''}), "
-            f"{', '.join(sorted({str(m.get('profile')) for m in metas}))} profile, {min(_when(m) for m in metas)}")
+    return (f"**{md(env.get('machine', 'this machine'))}** ({md(env.get('cpu_model') or 'CPU not recorded')}"
+            f"{f', {md(cores)} usable cores' if cores else ''}), "
+            f"{', '.join(md(p) for p in sorted({str(m.get('profile')) for m in metas}))} profile, "
+            f"{md(min(_when(m) for m in metas))}")
 
 
 def _answer(run: tuple) -> str:
@@ -245,8 +249,9 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         lines += ["No run was found in the results directory (the book was built without executing its chapters). "
                   "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
     if ref_runs:
-        lines += [f"Beside each answer, the **reference run** committed with the book (`{reference.name}/`): "
-                  f"{_machine_line([meta for _, meta in ref_runs.values()])}. The explorer chapter draws both.", ""]
+        lines += [f"Beside each answer, the **reference run** committed with the book "
+                  f"({md_code(reference.name + '/')}): {_machine_line([meta for _, meta in ref_runs.values()])}. "
+                  "The explorer chapter draws both.", ""]
     for name in names:
         title = _notebook_title(root / "notebooks" / f"{name}.ipynb")
         if name in runs:

@@ -5,7 +5,9 @@ Jupyter Book 1.x always loads sphinx-thebe and sphinx-togglebutton, whose setup 
 thebe on unpkg.com. Launch buttons are off in this book, so thebe is dropped and every other script kept once.
 The theme's colour mode defaults to "" on a reader's first visit ("Got invalid theme mode" on the console): "auto".
 Pages with embedded ipywidgets (only those) load require.js and the widgets' HTML manager from the book's ``_static``
-(:mod:`..vendor` fetches the pinned packages at build time), never from the CDN myst-nb defaults to.
+(:mod:`..vendor` fetches the pinned packages at build time), never from the CDN myst-nb defaults to. The widgets'
+saved state, JSON inside a ``<script>`` element, holds names from records: every ``<`` in it is written ``\\u003c``,
+so that no string can close the element (myst-nb escapes only the exact ``</script>``).
 """
 
 from __future__ import annotations
@@ -22,13 +24,25 @@ def _is_thebe(js) -> bool:
     return "thebe" in filename.lower() or "THEBE_JS_URL" in body
 
 
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def _script_safe(js):
+    """The widget state's script with every ``<`` of its JSON escaped (the same JSON value; no end tag inside)."""
+    attributes = getattr(js, "attributes", {}) or {}
+    if attributes.get("type") != WIDGET_STATE or "<" not in str(attributes.get("body", "")):
+        return js
+    body = str(attributes["body"]).replace("<", "\\u003c")
+    return type(js)(js.filename, priority=js.priority, **{**attributes, "body": body})
+
+
 def offline_scripts(app, pagename, templatename, context, doctree) -> None:
     seen, kept = set(), []
     for js in context.get("script_files", []):
         if _is_thebe(js) or _key(js) in seen:
             continue
         seen.add(_key(js))
-        kept.append(js)
+        kept.append(_script_safe(js))
     context["script_files"] = kept
     context.setdefault("default_mode", "auto")
 

@@ -1,5 +1,6 @@
 """Every notebook under papermill at tiny parameters, then the book build with -W (warnings fail)."""
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -150,6 +151,25 @@ def test_each_notebook_runs_as_jupyterlab_runs_it():
             shutil.rmtree(run_dir)
 
 
+def _book_pages(html: Path) -> list[Path]:
+    """Every HTML page of a built book (not the theme's and Sphinx's own files)."""
+    return sorted(p for p in html.rglob("*.html") if not {"_static", "_sources", "_images"} & set(p.parts))
+
+
+@contextlib.contextmanager
+def _chromium():
+    """Headless Chromium (the system's, driven by Playwright; no browser is downloaded), closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 def _browser_problem() -> str | None:
     if not shutil.which("chromium"):
         return "no chromium on PATH (`make test` installs it as root on Debian: apt-get install chromium)"
@@ -168,55 +188,48 @@ def test_every_page_of_the_book_in_a_browser(built_book):
     human to look at, kept in the checkout's _build/screenshots/."""
     if problem := _browser_problem():
         pytest.skip(problem)
-    from playwright.sync_api import sync_playwright
-
     html = built_book / "_build" / "html"
     shots = built_book / "_build" / "screenshots"
     shots.mkdir(exist_ok=True)
-    pages = sorted(p for p in html.rglob("*.html") if not {"_static", "_sources", "_images"} & set(p.parts))
+    pages = _book_pages(html)
     assert len(pages) >= len(NOTEBOOKS) + 2
     problems: dict[str, list[str]] = {}
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"])
-        try:
-            for path in pages:  # each page as on a first visit: a fresh context (no local storage, no cache)
-                page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-                seen: list[str] = []
-                page.on("console", lambda m, seen=seen: m.type == "error" and seen.append(f"console error: {m.text}"))
-                page.on("pageerror", lambda e, seen=seen: seen.append(f"page error: {e}"))
-                page.on("requestfailed", lambda r, seen=seen: seen.append(f"failed request: {r.url} ({r.failure})"))
-                page.on("request", lambda r, seen=seen: r.url.startswith(("file://", "data:", "blob:", "about:"))
-                        or seen.append(f"request off the machine: {r.url}"))
-                url = path.as_uri()
-                response = page.goto(url, wait_until="load")
-                if 'http-equiv="refresh"' in path.read_text().lower():  # the root index.html: to the front page
-                    page.wait_for_url(lambda u, url=url: u != url)
-                    page.wait_for_load_state("load")
-                if response is None or not response.ok:
-                    seen.append(f"did not load: {url}")
-                broken = page.evaluate("""async () => {
-                    const imgs = Array.from(document.images);
-                    imgs.forEach(i => { i.loading = "eager"; });
-                    await Promise.all(imgs.map(i => i.decode().catch(() => null)));
-                    return imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);
-                }""")
-                seen.extend(f"image not shown: {src}" for src in broken)
-                if path == html / "index.html":
-                    assert page.url.endswith("book/executed/answers.html"), page.url
-                    page.screenshot(path=shots / "front_page.png", full_page=True)
-                elif path.name == "writer_comparison.html":
-                    page.screenshot(path=shots / "writer_comparison.png", full_page=True)
-                elif path.name == "explorer.html":  # the embedded widgets render without a kernel
-                    page.wait_for_selector(".widget-dropdown select", timeout=30_000)
-                    assert page.locator(".widget-dropdown select").count() >= 3
-                    assert page.locator(".widget-output img").count() >= 1
-                    page.screenshot(path=shots / "explorer.png", full_page=True)
-                page.context.close()
-                if seen:
-                    problems[str(path.relative_to(html))] = seen
-        finally:
-            browser.close()
+    with _chromium() as browser:
+        for path in pages:  # each page as on a first visit: a fresh context (no local storage, no cache)
+            page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+            seen: list[str] = []
+            page.on("console", lambda m, seen=seen: m.type == "error" and seen.append(f"console error: {m.text}"))
+            page.on("pageerror", lambda e, seen=seen: seen.append(f"page error: {e}"))
+            page.on("requestfailed", lambda r, seen=seen: seen.append(f"failed request: {r.url} ({r.failure})"))
+            page.on("request", lambda r, seen=seen: r.url.startswith(("file://", "data:", "blob:", "about:"))
+                    or seen.append(f"request off the machine: {r.url}"))
+            url = path.as_uri()
+            response = page.goto(url, wait_until="load")
+            if 'http-equiv="refresh"' in path.read_text().lower():  # the root index.html: to the front page
+                page.wait_for_url(lambda u, url=url: u != url)
+                page.wait_for_load_state("load")
+            if response is None or not response.ok:
+                seen.append(f"did not load: {url}")
+            broken = page.evaluate("""async () => {
+                const imgs = Array.from(document.images);
+                imgs.forEach(i => { i.loading = "eager"; });
+                await Promise.all(imgs.map(i => i.decode().catch(() => null)));
+                return imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);
+            }""")
+            seen.extend(f"image not shown: {src}" for src in broken)
+            if path == html / "index.html":
+                assert page.url.endswith("book/executed/answers.html"), page.url
+                page.screenshot(path=shots / "front_page.png", full_page=True)
+            elif path.name == "writer_comparison.html":
+                page.screenshot(path=shots / "writer_comparison.png", full_page=True)
+            elif path.name == "explorer.html":  # the embedded widgets render without a kernel
+                page.wait_for_selector(".widget-dropdown select", timeout=30_000)
+                assert page.locator(".widget-dropdown select").count() >= 3
+                assert page.locator(".widget-output img").count() >= 1
+                page.screenshot(path=shots / "explorer.png", full_page=True)
+            page.context.close()
+            if seen:
+                problems[str(path.relative_to(html))] = seen
     assert not problems, json.dumps(problems, indent=1)
     assert all((shots / f"{name}.png").stat().st_size for name in ("front_page", "writer_comparison", "explorer"))
     kept = ROOT / "_build" / "screenshots"  # where a person looks for them after `make test` (ignored by git)

@@ -12,6 +12,7 @@ import pandas as pd
 from ..stats import format_values
 from .common import MB, median_of, no_answer, ok_rows, problems, run_header, separable
 from .flags import point_flags
+from .markup import md
 from .server import server_cpu, server_lines, server_rows
 from .style import CI95, WHISKERS, empty_figure, legend_outside, plain_log_ticks, plt, sns, subplots
 
@@ -371,8 +372,8 @@ def _uproot_lines(rows: pd.DataFrame) -> list[str]:
     if len(best) > 1:
         first, second = (at[at["config"] == c] for c in best.index[:2])
         verdict = "ahead of" if separable(first, second) == "separable" else "**not separable** from"
-        lines.append(f"- Fastest uproot configuration at {lat:g} ms: {best.index[0]} "
-                     f"({format_values(first['elapsed_s'])} s), {verdict} {best.index[1]} "
+        lines.append(f"- Fastest uproot configuration at {lat:g} ms: {md(best.index[0])} "
+                     f"({format_values(first['elapsed_s'])} s), {verdict} {md(best.index[1])} "
                      f"({format_values(second['elapsed_s'])} s).")
     return lines
 
@@ -388,7 +389,7 @@ def _zarr_lines(rows: pd.DataFrame) -> list[str]:
 
         def name(key: tuple) -> str:
             via = f", {'S3' if key[3] == 's3' else 'HTTP'}" if len(key) > 3 else ""
-            return f"{key[0]}, {key[1]}, cache {'on' if key[2] else 'off'}{via}"
+            return f"{md(key[0])}, {md(key[1])}, cache {'on' if key[2] else 'off'}{via}"
 
         lines.append(
             f"- **Zarr cutouts**: read amplification ranged from {amp.min():.2f} ({name(amp.idxmin())}) to "
@@ -438,7 +439,7 @@ def _s3_lines(rows: pd.DataFrame) -> list[str]:
         span = f"{ratio.min():.2f}x" if len(ratio) == 1 else f"{ratio.min():.2f}x to {ratio.max():.2f}x"
         head_text = f"; {heads.median():.0f} HEAD requests per read (median)" if heads is not None and \
             heads.median() > 0 else ""
-        lines.append(f"- **{client} through S3** at {lat:g} ms took {span} the time of the same read over HTTP "
+        lines.append(f"- **{md(client)} through S3** at {lat:g} ms took {span} the time of the same read over HTTP "
                      f"({len(ratio)} configuration(s) measured both ways), with {extra.median():.2f}x the requests"
                      f"{head_text}.")
     return lines
@@ -486,7 +487,7 @@ def answer(df: pd.DataFrame) -> str:
     ratio = times[True] / times[False] if {True, False} <= set(times.columns) else pd.Series(dtype="float64")
     if ratio.notna().any():
         parts.append(f"Zarr's client cache took {ratio.min():.2f}x to {ratio.max():.2f}x the time of cutouts "
-                     f"without it at {cut['latency_ms'].max():g} ms (best: {' '.join(ratio.idxmin())})")
+                     f"without it at {cut['latency_ms'].max():g} ms (best: {' '.join(map(md, ratio.idxmin()))})")
     return ("The cache setting that matters for remote reads: " + "; ".join(parts) + "." if parts
             else no_answer("remote reads with and without a cache"))
 

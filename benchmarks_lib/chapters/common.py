@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..stats import format_point, median_ci, rankable, summarize
 from .flags import SHORT_S, above_ceiling, ceiling_mark, short_points
+from .markup import markdown_table, md, md_code
 
 MB = 1e6
 #: operations of the compression and thread suites -> the side they count for (encode/decode: in memory)
@@ -148,22 +149,22 @@ def _point_text(backend: str, point: pd.Series, rows: pd.DataFrame, unit: str, f
         details.append(note)
     if "elapsed_s" in rows and rows["elapsed_s"].median() < SHORT_S:
         details.append(f"under {SHORT_S * 1e3:.0f} ms: fixed costs weigh")
-    return f"{backend} {value} {unit} ({'; '.join(details)})".lstrip()
+    return f"{md(backend)} {value} {unit} ({'; '.join(details)})".lstrip()
 
 
 def group_header(name: str, key: dict) -> str:
     parts = []
     codec = key.get("codec")
     if codec is not None:
-        parts.append(f"codec `{codec}` ({shuffle_of(codec)})")
+        parts.append(f"codec {md_code(codec)} ({md(shuffle_of(codec))})")
     if not pd.isna(key.get("nbytes", np.nan)):
         parts.append(f"{key['nbytes'] / 1e6:.3g} MB")
     if "fsync_included" in key and not pd.isna(key["fsync_included"]):
         parts.append("fsync included" if key["fsync_included"] else "no fsync")
     if isinstance(key.get("cutout_kind"), str):
-        parts.append(f"{key['cutout_kind']} cutouts")
+        parts.append(f"{md(key['cutout_kind'])} cutouts")
     if isinstance(key.get("cache_state"), str) and key["cache_state"] != "cold":
-        parts.append(key["cache_state"])
+        parts.append(md(key["cache_state"]))
     return f"- **{name}**, " + ", ".join(parts)
 
 
@@ -288,7 +289,7 @@ def error_warning(df: pd.DataFrame) -> list[str]:
     bad = failures(df)
     if bad.empty:
         return []
-    return [f"- **warning**: {len(bad)} error row(s), e.g. {bad['backend'].iloc[0]}: {bad['reason'].iloc[0]}"]
+    return [f"- **warning**: {len(bad)} error row(s), e.g. {md(bad['backend'].iloc[0])}: {md(bad['reason'].iloc[0])}"]
 
 
 def digits3(value: float) -> str:
@@ -304,19 +305,6 @@ def no_answer(what: str) -> str:
 # -- trust: nothing is faster than the machine's own ceiling ------------------------------
 
 # -- what every chapter shows ---------------------------------------------------------------
-
-
-def markdown_table(table: pd.DataFrame) -> str:
-    """A DataFrame as a markdown table (no index; markdown characters in the cells escaped)."""
-    def cell(value) -> str:
-        text = "-" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
-        for char in "\\`*_<|":
-            text = text.replace(char, "\\" + char)
-        return text.replace("\n", " ")
-
-    lines = ["| " + " | ".join(cell(c) for c in table.columns) + " |", "|" + " --- |" * len(table.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def problems(df: pd.DataFrame) -> str:
@@ -358,7 +346,7 @@ def run_header(result, times: str) -> str:
     env, params = meta.get("environment", {}), meta.get("params", {})
     machine = [env.get("cpu_model") or "CPU not recorded",
                f"{env.get('cpu_affinity') or env.get('cpu_count')} usable of {env.get('cpu_count')} cores"]
-    if env.get("ram_bytes"):
+    if isinstance(env.get("ram_bytes"), int | float) and env["ram_bytes"]:
         machine.append(f"{env['ram_bytes'] / 2**30:.0f} GiB RAM")
     if env.get("fs_type"):
         machine.append(f"{env['fs_type']} on {env.get('fs_device')}")
@@ -368,11 +356,11 @@ def run_header(result, times: str) -> str:
         times += ("; fsync included in every timed write" if fsync.all() else
                   "; no fsync in the timed writes" if not fsync.any() else "; fsync in some rows (as labelled)")
     return "\n".join([
-        f"Run `{meta.get('run_id')}` ({meta.get('profile')} profile) on **{env.get('machine', 'this machine')}**: "
-        f"{', '.join(machine)}.",
+        f"Run {md_code(meta.get('run_id'))} ({md(meta.get('profile'))} profile) on "
+        f"**{md(env.get('machine', 'this machine'))}**: {', '.join(md(m) for m in machine)}.",
         "",
-        f"- **n**: up to {params.get('iterations')} measured iteration(s) per point, after "
-        f"{params.get('warmups')} discarded warm-up(s); figures and tables show medians with 95% bootstrap "
+        f"- **n**: up to {md(params.get('iterations'))} measured iteration(s) per point, after "
+        f"{md(params.get('warmups'))} discarded warm-up(s); figures and tables show medians with 95% bootstrap "
         "intervals.",
         f"- **times include**: {times}.",
         "- **ceiling**: plain file I/O and memcpy measured in the same run; a throughput above it is flagged.",

@@ -26,6 +26,7 @@ from ..records import find_run, load_run, read_run_json, run_dirs
 from ..specs import SpecError, parse_items, parse_number
 from ..stats import ratio_ci
 from .flags import CASE_KEYS
+from .markup import md, md_code
 from .style import empty_figure, ratio_log_axis, subplots
 
 DEFAULT_THRESHOLD = 0.1
@@ -179,7 +180,13 @@ class Comparison:
 
     @property
     def title(self) -> str:
-        return f"{self.suite}: `{self.run_b}` (B) against `{self.run_a}` (A)"
+        """Markdown: the suite and the two runs (their ids escaped: they come from the records)."""
+        return f"{md(self.suite)}: {md_code(self.run_b)} (B) against {md_code(self.run_a)} (A)"
+
+    @property
+    def label(self) -> str:
+        """The same as plain text (a figure's title, a terminal)."""
+        return f"{self.suite}: {self.run_b} (B) against {self.run_a} (A)"
 
     def counts(self) -> str:
         """How many cases got each verdict, in one sentence."""
@@ -202,13 +209,14 @@ def header(run_dirs_: list[Path], results_dir: str | Path | None) -> str:
     """Markdown: which runs are compared, or why there is nothing to compare."""
     if len(run_dirs_) < 2:
         where = results_dir if results_dir is not None else "the repository's results/"
-        return (f"**Nothing to compare**: no suite has two recorded runs under `{where}`. Measure a suite "
+        return (f"**Nothing to compare**: no suite has two recorded runs under {md_code(where)}. Measure a suite "
                 "again (after an upgrade, on another disk) or set `RUNS` to two run ids or directories.")
     lines = ["Compared (A is the baseline, every later run is B):", ""]
     for i, run_dir in enumerate(run_dirs_):
         meta = read_run_json(run_dir / "run.json")
-        lines.append(f"- {'A' if i == 0 else 'B'}: `{meta.get('run_id', run_dir.name)}`, {meta.get('suite')} "
-                     f"suite, {meta.get('profile')} profile, started {meta.get('started_at', 'at an unrecorded time')}")
+        lines.append(f"- {'A' if i == 0 else 'B'}: {md_code(meta.get('run_id', run_dir.name))}, "
+                     f"{md(meta.get('suite'))} suite, {md(meta.get('profile'))} profile, started "
+                     f"{md(meta.get('started_at', 'at an unrecorded time'))}")
     return "\n".join(lines)
 
 
@@ -244,7 +252,7 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
     ax.invert_yaxis()
     ratio_log_axis(ax, "x")
     ax.set_xlabel("time B / time A (ratio of medians; whiskers: its 95% bootstrap CI)")
-    ax.set_title(comparison.title.replace("`", ""), fontsize=10)
+    ax.set_title(comparison.label, fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     return fig

@@ -28,6 +28,7 @@ from .common import (
     write_ceiling_op,
 )
 from .flags import ceiling_mark, point_flags
+from .markup import md, md_code
 from .style import draw_ceilings, empty_figure, log_axis, plt, ratio_log_axis, sns, subplots
 
 SPEEDS = ("write_mbps", "read_mbps")
@@ -262,7 +263,7 @@ def mesh_rendering(n: int = 16, seed: int = 42, out_dir: str | Path | None = Non
 
 # -- conclusion ---------------------------------------------------------------------------
 def _fmt_point(row: pd.Series) -> str:
-    return (f"{row['backend']} `{row['codec']}` (ratio {row['compression_ratio']:.2f}, "
+    return (f"{md(row['backend'])} {md_code(row['codec'])} (ratio {row['compression_ratio']:.2f}, "
             f"write {row['write_mbps']:.0f} MB/s, read {row['read_mbps']:.0f} MB/s)")
 
 
@@ -290,15 +291,16 @@ def conclusion(df: pd.DataFrame) -> str:
             d = default.iloc[0]
             v = vtu.loc[vtu["compression_ratio"].idxmax()]
             lines.append(f"- **vs .vtu**: zvtk level 3 writes {d['write_mbps'] / v['write_mbps']:.1f}x and reads "
-                         f"{d['read_mbps'] / v['read_mbps']:.1f}x faster than the VTK XML writer with `{v['codec']}` "
-                         f"(ratios {d['compression_ratio']:.2f} vs {v['compression_ratio']:.2f}).")
+                         f"{d['read_mbps'] / v['read_mbps']:.1f}x faster than the VTK XML writer with "
+                         f"{md_code(v['codec'])} (ratios {d['compression_ratio']:.2f} vs "
+                         f"{v['compression_ratio']:.2f}).")
     arrays = points[~points["backend"].isin(["zvtk", "vtu"])]
     for name in sorted(arrays["dataset"].unique()):
         front = pareto_front(arrays[arrays["dataset"] == name], "write_mbps")
         if front.empty:
             continue
         fastest, densest = front.iloc[0], front.iloc[-1]
-        text = f"- **{name}**: fastest on the write front {_fmt_point(fastest)}"
+        text = f"- **{md(name)}**: fastest on the write front {_fmt_point(fastest)}"
         if densest["codec"] != fastest["codec"] or densest["backend"] != fastest["backend"]:
             text += f"; highest ratio {_fmt_point(densest)}"
         lines.append(text + f" ({len(front)} Pareto-optimal choices).")
@@ -326,11 +328,11 @@ def answer(df: pd.DataFrame) -> str:
         written = rows[(rows["backend"] == pick["backend"]) & (rows["dataset"] == dataset)
                        & (rows["codec"] == pick["codec"]) & (rows["operation"].map(SIDE) == "write")]
         same = pick["backend"] == fastest["backend"] and pick["codec"] == fastest["codec"]
-        details = ["also the fastest write" if same else f"the fastest, {fastest['backend']} `{fastest['codec']}`, "
-                   f"writes {digits3(fastest['write_mbps'])} MB/s at ratio {fastest['compression_ratio']:.2f}",
-                   *point_flags(written)]
-        text = (f"{dataset}: **{pick['backend']} `{pick['codec']}`**, ratio {pick['compression_ratio']:.2f} at "
-                f"{digits3(pick['write_mbps'])} MB/s ({'; '.join(details)})")
+        details = ["also the fastest write" if same else f"the fastest, {md(fastest['backend'])} "
+                   f"{md_code(fastest['codec'])}, writes {digits3(fastest['write_mbps'])} MB/s at ratio "
+                   f"{fastest['compression_ratio']:.2f}", *point_flags(written)]
+        text = (f"{md(dataset)}: **{md(pick['backend'])} {md_code(pick['codec'])}**, ratio "
+                f"{pick['compression_ratio']:.2f} at {digits3(pick['write_mbps'])} MB/s ({'; '.join(details)})")
         picks.append(text)
     if not picks:
         return no_answer("compression measurements of a store")

@@ -22,6 +22,7 @@ from ..specs import SpecError, parse_bool, parse_items
 from ..stats import summarize
 from .common import ok_rows, with_ceiling_fraction
 from .flags import LATENCIES, WRITER_PHASES
+from .markup import html_text, md, md_code, short
 from .style import WHISKERS, empty_figure, plt, subplots
 
 #: suite -> the chapter's title in the book
@@ -48,7 +49,8 @@ class Run:
 def find_runs(dirs: list[str | Path]) -> list[Run]:
     """Every run under the results directories ``dirs`` (those that exist), newest first per directory.
 
-    A run's label: suite, profile, machine, start date, run id and the directory it came from."""
+    A run's label: suite, profile, machine, start date, run id and the directory it came from (each shortened: they
+    come from the run's files, and the label names the run in menus and figures)."""
     runs = []
     for d in dict.fromkeys(Path(x).expanduser().resolve() for x in dirs):
         for path in run_dirs(d) if d.is_dir() else []:
@@ -56,8 +58,8 @@ def find_runs(dirs: list[str | Path]) -> list[Run]:
                 meta = read_run_json(path / "run.json")
             except (OSError, ValueError, SpecError):
                 continue  # a corrupt run.json: the run is skipped, never deleted
-            label = (f"{meta.get('suite')} · {meta.get('profile')} · {path.parent.name} · "
-                     f"{str(meta.get('started_at', ''))[:10]} · {path.name} [{d.name}/]")
+            parts = (meta.get("suite"), meta.get("profile"), path.parent.name, str(meta.get("started_at", ""))[:10])
+            label = " · ".join(short(p) for p in (*parts, path.name)) + f" [{short(d.name)}/]"
             runs.append(Run(path, str(meta.get("suite")), label))
     return runs
 
@@ -91,11 +93,11 @@ def found_text(dirs: list[Path]) -> str:
     """Markdown: how many runs of each chapter were found, and where."""
     runs = find_runs(dirs)
     if not runs:
-        return ("No recorded run was found in " + ", ".join(f"`{d}`" for d in dirs) + ". Measure this machine "
+        return ("No recorded run was found in " + ", ".join(md_code(d) for d in dirs) + ". Measure this machine "
                 "with `make book` (or `iobench run writers`), or add a directory of runs below.")
-    counts = ", ".join(f"{sum(r.suite == s for r in runs)} {CHAPTERS.get(s, s).lower()}"
+    counts = ", ".join(f"{sum(r.suite == s for r in runs)} {md(CHAPTERS.get(s, s).lower())}"
                        for s in dict.fromkeys(r.suite for r in runs))
-    return f"{len(runs)} recorded runs ({counts}) in " + ", ".join(f"`{d}`" for d in dirs) + "."
+    return f"{len(runs)} recorded runs ({counts}) in " + ", ".join(md_code(d) for d in dirs) + "."
 
 
 def load_rows(runs: list[Run]) -> pd.DataFrame:
@@ -112,6 +114,20 @@ def datasets_of(df: pd.DataFrame) -> list[str]:
     if "dataset" not in df:
         return []
     return sorted(str(v) for v in set(df.loc[df["backend"] != "ceiling", "dataset"].dropna()))
+
+
+def short_names(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every string longer than ``short`` allows shortened (the names a figure labels with), so that a
+    long name from a record cannot stretch a figure; distinct names stay distinct. ``run_label`` (made of shortened
+    parts already) names the runs the figures are drawn for, as it is."""
+    out = df.copy()
+    for col in out.columns.drop("run_label", errors="ignore"):
+        values = out[col]
+        if values.dtype.kind in "OSU" or isinstance(values.dtype, pd.StringDtype):
+            texts = values.map(lambda v: isinstance(v, str) and len(v) > 48)
+            if texts.any():
+                out[col] = values.where(~texts, values[texts].map(short))
+    return out
 
 
 def select(df: pd.DataFrame, backends: list[str] | tuple[str, ...] = (), dataset: str = ALL) -> pd.DataFrame:
@@ -187,7 +203,7 @@ def figures(runs: list[Run], figure: str = OVERVIEW, backends: list[str] | tuple
     suites = {r.suite for r in runs}
     if len(suites) != 1:
         raise SpecError(f"runs of one chapter at a time, not {', '.join(sorted(suites))}")
-    df = select(load_rows(runs), backends, dataset)
+    df = short_names(select(load_rows(runs), backends, dataset))
     if figure == OVERVIEW:
         return [overview(df, metric, scale)]
     chapter = importlib.import_module(f"{__package__}.{suites.pop()}")
@@ -273,7 +289,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
         try:
             df = load_rows(_chosen())
         except SpecError as exc:  # a corrupt record file: said, never deleted
-            message.value, df = f"<b>{exc}</b>", pd.DataFrame()
+            message.value, df = f"<b>{html_text(exc)}</b>", pd.DataFrame()
         backends_w.options = backends_of(df)
         backends_w.value = ()
         dataset_w.options = [ALL, *datasets_of(df)]
@@ -289,14 +305,14 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
             out.clear_output(wait=True)
             if not _chosen():
                 message.value = ("<b>No run of this chapter selected.</b> Runs are found under: "
-                                 + ", ".join(str(d) for d in dirs) + ". Measure one with <code>make book</code>.")
+                                 + ", ".join(html_text(d) for d in dirs) + ". Measure one with <code>make book</code>.")
                 return
             message.value = ""
             try:
                 figs = figures(_chosen(), figure_w.value, backends_w.value, dataset_w.value, metric_w.value,
                                scale_w.value)
             except SpecError as exc:
-                message.value = f"<b>{exc}</b>"
+                message.value = f"<b>{html_text(exc)}</b>"
                 return
             for fig in figs:
                 display(fig)
@@ -306,12 +322,12 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
         try:
             path = check_dir(add_w.value)
         except SpecError as exc:
-            message.value = f"<b>{exc}</b>"
+            message.value = f"<b>{html_text(exc)}</b>"
             return
         dirs.append(path)
         state["runs"] = find_runs(dirs)
         _refresh_chapter()
-        message.value = f"added {path}"
+        message.value = f"added {html_text(path)}"
 
     _refresh_chapter()
     chapter_w.observe(_refresh_chapter, "value")

@@ -24,6 +24,7 @@ from .common import (
     write_ceiling_op,
 )
 from .flags import point_flags
+from .markup import md
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, sns, subplots
 
 TIMES = ("write: from the W writes submitted to the last one finished (each worker opens the array and writes "
@@ -160,7 +161,8 @@ def conclusion(df: pd.DataFrame) -> str:
                        f"**{int((~a['verified'].astype(bool)).sum())} of {len(a)} arrays failed verification** "
                        f"(up to {int(a['slabs_wrong'].max())} slabs wrong): concurrent writers lost each other's data")
             where = " through S3" if several and store == "s3" else " to files" if several else ""
-            lines.append(f"- **{backend}**{where}, {alignment} ({SAFE.get(alignment, '')}): {med.iloc[0]:.3g} GB/s "
+            lines.append(f"- **{md(backend)}**{where}, {md(alignment)} ({SAFE.get(alignment, '')}): "
+                         f"{med.iloc[0]:.3g} GB/s "
                          f"with {med.index[0]} worker(s), {med.iloc[-1]:.3g} GB/s with {med.index[-1]} "
                          f"({med.iloc[-1] / med.iloc[0]:.2f}x); {verdict}.")
     lines += ["", f"This machine has {cores} usable cores: beyond {cores} workers they share cores, so the aggregate "
@@ -183,7 +185,7 @@ def answer(df: pd.DataFrame) -> str:
         one = med.get((alignment, 1))
         gain = f", {best / one:.2f}x one worker" if one else ""
         where = (" through S3" if store == "s3" else " to files") if several else ""
-        parts.append(f"{backend}{where} **{best:.3g} GB/s** with {workers} workers ({alignment}-aligned{gain}"
+        parts.append(f"{md(backend)}{where} **{best:.3g} GB/s** with {workers} workers ({md(alignment)}-aligned{gain}"
                      + "".join(f"; {f}" for f in point_flags(b[b["workers"] == workers])) + ")")
     unsafe = rows[rows["alignment"] == "unaligned"]
     lost = (f" Unaligned regions lost data in {int((~unsafe['verified'].astype(bool)).sum())} of {len(unsafe)} "

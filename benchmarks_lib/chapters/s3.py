@@ -24,6 +24,7 @@ from .common import (
     with_ceiling_fraction,
 )
 from .flags import point_flags
+from .markup import md
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, sns, subplots
 
 TIMES = ("write: create to finalize, every object PUT and acknowledged by the server; read: the whole array back "
@@ -125,7 +126,8 @@ def conclusion(df: pd.DataFrame) -> str:
     several = rows["latency_ms"].nunique() > 1
     for (backend, op, lat), part in rows.groupby(["backend", "operation", "latency_ms"]):
         requests = part["s3_requests"].median() if "s3_requests" in part else float("nan")
-        lines.append(f"- **{backend}** {op}{f' at {_at(lat)}' if several else ''}: {part['gbps'].median():.3g} GB/s "
+        lines.append(f"- **{md(backend)}** {md(op)}{f' at {_at(lat)}' if several else ''}: "
+                     f"{part['gbps'].median():.3g} GB/s "
                      f"(median of n={len(part)}), {requests:.0f} requests to the server for "
                      f"{part['objects'].median():.0f} objects.")
     if several:
@@ -147,7 +149,8 @@ def _latency_lines(rows: pd.DataFrame) -> list[str]:
         extra = slow["elapsed_s"].median() - fast["elapsed_s"].median()
         per = 1000 * extra / slow["s3_requests"].median()
         how = "one request after another" if per >= 0.8 * hi else "several requests in flight"
-        lines.append(f"- A {hi:g} ms link added {extra:.2f} s to **{backend}**'s {op} ({separable(fast, slow)}): "
+        lines.append(f"- A {hi:g} ms link added {extra:.2f} s to **{md(backend)}**'s {md(op)} "
+                     f"({separable(fast, slow)}): "
                      f"{per:.1f} ms per request, i.e. {how}.")
     return lines
 
@@ -162,8 +165,9 @@ def answer(df: pd.DataFrame) -> str:
         med = part.groupby("backend")["gbps"].median().sort_values(ascending=False)
         best = med.index[0]
         flags = point_flags(part[part["backend"] == best])
-        parts.append(f"{op} **{best}** at {med.iloc[0]:.3g} GB/s" + (f" ({'; '.join(flags)})" if flags else "")
-                     + (f", then {', '.join(f'{b} {v:.3g}' for b, v in med.iloc[1:].items())}" if len(med) > 1 else ""))
+        parts.append(f"{md(op)} **{md(best)}** at {med.iloc[0]:.3g} GB/s" + (f" ({'; '.join(flags)})" if flags else "")
+                     + (f", then {', '.join(f'{md(b)} {v:.3g}' for b, v in med.iloc[1:].items())}" if len(med) > 1
+                        else ""))
     link = f" at {_at(rows['latency_ms'].iloc[0])}" if rows["latency_ms"].iloc[0] else ""
     return f"Through S3 (MinIO on this machine{link}), fastest: " + "; ".join(parts) + "."
 

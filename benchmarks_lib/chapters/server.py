@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .common import ok_rows
+from .markup import md
 from .style import empty_figure, legend_outside, plt, sns, subplots
 
 #: a server busier than this share of one core during a read is named as a possible bottleneck
@@ -51,7 +52,7 @@ def server_lines(df: pd.DataFrame) -> list[str]:
         return []
     fastest = rows[rows["latency_ms"] == rows["latency_ms"].min()]
     worst = fastest.iloc[int(fastest["server_share"].to_numpy().argmax())]
-    where = f"{worst['reader']} {worst['config']}{' through S3' if worst['location'] == 's3' else ''}"
+    where = f"{md(worst['reader'])} {md(worst['config'])}{' through S3' if worst['location'] == 's3' else ''}"
     share = (f"{fastest['server_share'].median():.0%} of the read's real time (median), "
              f"at most {worst['server_share']:.0%}")
     lat = f"{float(worst['latency_ms']):g} ms"

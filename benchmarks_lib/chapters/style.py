@@ -46,8 +46,10 @@ def apply_theme() -> None:
 
 
 def subplots(*args, **kwargs):
-    """``plt.subplots`` with the book's theme applied first: every figure starts here."""
+    """``plt.subplots`` with the book's theme applied first: every figure starts here. Text is never read as
+    mathtext: labels carry names from records, and a ``$`` in one must show as itself, not fail the figure."""
     apply_theme()
+    plt.rcParams["text.parse_math"] = False
     return plt.subplots(*args, **kwargs)
 
 

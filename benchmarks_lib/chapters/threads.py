@@ -28,6 +28,7 @@ from .common import (
     write_ceiling_op,
 )
 from .flags import ceiling_mark, point_flags
+from .markup import md, md_code
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
@@ -261,7 +262,7 @@ def speedup(df: pd.DataFrame) -> plt.Figure:
 
 def _codec_text(point: pd.Series) -> str:
     codec = point.get("codec")
-    return f" (`{codec}`)" if isinstance(codec, str) and codec else ""
+    return f" ({md_code(codec)})" if isinstance(codec, str) and codec else ""
 
 
 def conclusion(df: pd.DataFrame) -> str:
@@ -275,14 +276,15 @@ def conclusion(df: pd.DataFrame) -> str:
              "Amdahl fit." if cores else "- The core count was not recorded."]
     unfitted = table[table["serial fraction"].isna()]
     if len(unfitted):
-        lines.append(f"- No Amdahl fit for {', '.join(unfitted['backend'] + ' ' + unfitted['side'])}: "
+        names = (f"{md(b)} {md(s)}" for b, s in zip(unfitted["backend"], unfitted["side"], strict=True))
+        lines.append(f"- No Amdahl fit for {', '.join(names)}: "
                      f"{unfitted['reason'].iloc[0].removeprefix('no fit: ')}.")
     for side in _sides(summary):
         ranked = summary[summary["side"] == side].sort_values("mbps", ascending=False)
         stores = ranked[~ranked["in_memory"]]
         stores = stores if len(stores) else ranked
         fastest = stores.iloc[0]
-        text = (f"- **{side}**: the fastest store is {fastest['backend']}{_codec_text(fastest)} with "
+        text = (f"- **{md(side)}**: the fastest store is {md(fastest['backend'])}{_codec_text(fastest)} with "
                 f"{fastest['threads']} thread(s) ({fastest['mbps']:.0f} MB/s, median of n={fastest['n']})")
         others = stores[(stores["backend"] != fastest["backend"]) & (stores["nbytes"] == fastest["nbytes"])]
         if "codec" in others:  # rank only among the same codec and bytes
@@ -293,19 +295,19 @@ def conclusion(df: pd.DataFrame) -> str:
             second = others.iloc[0]
             apart = rankable((0, fastest["ci_lo_s"], fastest["ci_hi_s"]), (0, second["ci_lo_s"], second["ci_hi_s"]))
             text += (f"; {'ahead of' if apart else '**not separable** (95% CIs overlap) from'} the next, "
-                     f"{second['backend']}{_codec_text(second)} with {second['threads']} thread(s) "
+                     f"{md(second['backend'])}{_codec_text(second)} with {second['threads']} thread(s) "
                      f"({second['mbps']:.0f} MB/s)")
         part = table[table["side"] == side].dropna(subset=["serial fraction"]).sort_values("serial fraction")
         if not part.empty:
             best = part.iloc[0]
-            text += (f"; the best scaling is {best['backend']} (serial fraction {best['serial fraction']:.2f}, "
+            text += (f"; the best scaling is {md(best['backend'])} (serial fraction {best['serial fraction']:.2f}, "
                      f"best speed-up {best['best speed-up']:.2f}x with {best['at threads']} threads)")
         lines.append(text + ".")
         flat = part[part["serial fraction"] >= 0.9]
         if len(flat):
             lines.append(f"  Barely helped by threads here (serial fraction >= 0.9): "
-                         f"{', '.join(flat['backend'])}.")
-    text = ", ".join(f"{r['backend']} {r['side']} {r['serial fraction']:.2f}" for _, r in table.iterrows()
+                         f"{', '.join(map(md, flat['backend']))}.")
+    text = ", ".join(f"{md(r['backend'])} {md(r['side'])} {r['serial fraction']:.2f}" for _, r in table.iterrows()
                      if np.isfinite(r["serial fraction"]))
     if text:
         lines.append(f"- Serial fractions: {text}.")
@@ -339,8 +341,8 @@ def answer(df: pd.DataFrame) -> str:
             more = (["only one thread count measured"] if len(b) == 1 else
                     ["still gaining at the most threads measured"] if knee["threads"] == b["threads"].max() else [])
             details = "; ".join([f"{digits3(knee['mbps'])} MB/s", *more, *point_flags(at)])
-            texts.append(f"{backend} **{knee['threads']}** ({details})")
-        sides.append(f"{side}: " + ", ".join(texts))
+            texts.append(f"{md(backend)} **{knee['threads']}** ({details})")
+        sides.append(f"{md(side)}: " + ", ".join(texts))
     cores = cores_of(df)
     return (f"More threads stop paying at these counts (per side and backend, the fewest threads reaching "
             f"{PLATEAU:.0%} of its best median throughput" + (f", on {cores} usable cores" if cores else "")

@@ -31,6 +31,7 @@ from .common import (
     with_ceiling_fraction,
 )
 from .flags import ceiling_mark, point_flags
+from .markup import md
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
 
 TIMES = ("write: create + write + finalize of a new store; append: every frame's call; reads: open to the last "
@@ -338,10 +339,10 @@ def _sharding_lines(rows: pd.DataFrame) -> list[str]:
         best, worst = points.iloc[0], points.iloc[-1]
         verdict = "separable" if rankable(best, worst) else "**not separable** (95% CIs overlap)"
         inodes = rows[(rows["backend"] == backend) & (rows["operation"] == "total")]["inodes"]
-        lines.append(f"- **sharding** ({backend}, {dataset}, same cutout positions in every layout): fastest cold "
-                     f"cutout *{best['layout']}* "
+        lines.append(f"- **sharding** ({md(backend)}, {md(dataset)}, same cutout positions in every layout): fastest "
+                     f"cold cutout *{md(best['layout'])}* "
                      f"{format_point(best, scale=1e3)} ms, "
-                     f"slowest *{worst['layout']}* "
+                     f"slowest *{md(worst['layout'])}* "
                      f"{format_point(worst, scale=1e3)} ms: {verdict}"
                      + (f"; inodes {inodes.min():.0f} to {inodes.max():.0f}." if inodes.notna().any() else "."))
     return lines
@@ -380,7 +381,7 @@ def _fastest(part: pd.DataFrame, label: str, value: str, higher: bool) -> str:
     speed = f"{best['median']:.3g} GB/s" if value == "gbps" else f"{best['median'] * 1e3:.3g} ms per cutout"
     details = [f"median of n={best['n']}", *([] if pd.isna(pct) else [f"{pct:.0f}% of this machine's ceiling"]),
                *point_flags(rows)]
-    line = f"{group_header(label, key)}: **{best['backend']}** at {speed} ({'; '.join(details)})"
+    line = f"{group_header(label, key)}: **{md(best['backend'])}** at {speed} ({'; '.join(details)})"
     if len(group) == 1:
         line += ", but no other writer used this codec on these bytes, so it is not ranked"
     else:
@@ -388,8 +389,8 @@ def _fastest(part: pd.DataFrame, label: str, value: str, higher: bool) -> str:
         why = "95% CIs overlap" if (group["n"] >= 2).all() else "95% CIs overlap or undefined at n=1"
         second = group.iloc[1]
         factor = best["median"] / second["median"] if higher else second["median"] / best["median"]
-        verdict = (f"not separable from {', '.join(ties['backend'])} ({why})" if len(ties) else
-                   f"{factor:.2f}x ahead of {second['backend']}")
+        verdict = (f"not separable from {', '.join(map(md, ties['backend']))} ({why})" if len(ties) else
+                   f"{factor:.2f}x ahead of {md(second['backend'])}")
         line += f", the fastest of {len(group)} writers; {verdict}"
     if len(groups) > 1:
         line += f" ({len(groups) - 1} more group(s) of equals: see the chapter)"

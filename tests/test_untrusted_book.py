@@ -1,0 +1,348 @@
+"""A results directory may come from anyone: every string in it is data, escaped wherever the book shows it.
+
+The committed ``reference/`` runs are copied and poisoned: every string of their run.json files and their records
+carries a payload that would run ``alert(N)`` in a browser, N naming the field (``FIELDS``). The fast tests render
+the escaping helpers and every chapter's and page's Markdown with the book's own parser (MyST); the slow test
+builds the whole book from the poisoned copy and opens every page in headless Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchmarks_lib.chapters.markup import html_text, markdown_table, md, md_code
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: alert number -> the field that carries it (a failure names the field)
+FIELDS = {
+    1: "run.json environment.hostname", 2: "run.json environment.cpu_model", 3: "run.json environment.machine",
+    4: "run.json environment.fs_type", 5: "run.json environment.kernel (several lines, a MyST directive)",
+    6: "run.json environment.fs_device", 7: "run.json environment.os", 8: "records: dataset",
+    9: "run.json environment.python", 10: "run.json environment.version_*", 11: "run.json environment.git_commit",
+    12: "run.json run_id (and the records' run_id)", 13: "run.json profile (and the records' profile)",
+    14: "run.json started_at", 15: "run.json params (every string)", 16: "run.json environment: a key",
+    17: "run.json environment.fs_mount", 18: "run.json environment.hostname of the second s3 run",
+    20: "records: backend", 21: "records: codec", 22: "records: reason (an error row and a skip row added)",
+    23: "records: config", 24: "records: client", 25: "records: layout", 26: "records: cutout_kind",
+    27: "records: server", 28: "records: alignment", 29: "records: machine", 30: "records: any other string column",
+    31: "records: operation of the added error row", 40: "directory name: machine", 41: "directory name: run",
+}
+#: record columns whose values the chapters match against constants (left as they are: the rows must still count)
+MATCHED = {"suite", "status", "operation", "test", "reader", "location", "store", "cache_state", "workload",
+           "step_unit", "side", "case_id", "source", "cutout", "dtype", "sync_method"}
+#: values the chapters match against constants, in any column
+KEPT = {"ceiling", "raw", "zvtk", "vtu", "none", "unaligned", "sharded", "unsharded", "endpoint"}
+#: records columns with their own number (the others share 30)
+COLUMN_NUMBER = {"dataset": 8, "backend": 20, "codec": 21, "reason": 22, "config": 23, "client": 24, "layout": 25,
+                 "cutout_kind": 26, "server": 27, "alignment": 28, "machine": 29, "run_id": 12, "profile": 13}
+
+
+def payload(n: int, img: str = "x") -> str:
+    """Markup that runs ``alert(n)`` wherever it is not escaped: HTML (closing a table cell, a tag, a script
+    element in any spelling), Markdown links and images, MyST roles, substitutions and math, mathtext for figures."""
+    return (f"<img src={img} onerror=alert({n})></td></tr></table></Script ><script>alert({n})</script>"
+            f'<iframe src="javascript:alert({n})"></iframe>[l{n}](javascript:alert({n})) '
+            f"![i{n}](javascript:alert({n})) <javascript:alert({n})> `c{n}` {{eval-rst}}`r{n}` $\\alert{n}$ "
+            f'{{{{ "zq" ~ "jx{n}" }}}} {{{n}}} | *e* _u_ \\ &lt; %s')
+
+
+def directory_payload(n: int) -> str:
+    """A payload that fits in a directory name (no ``/``)."""
+    return f"<img src=x onerror=alert({n})>"
+
+
+def _poison_value(value: object, n: int) -> object:
+    if isinstance(value, str):
+        return value if value in KEPT else value + payload(n)
+    if isinstance(value, list):
+        return [_poison_value(v, n) for v in value]
+    return value
+
+
+def _poison_meta(meta: dict, hostname_n: int = 1) -> dict:
+    env = dict(meta["environment"])
+    numbers = {"hostname": hostname_n, "cpu_model": 2, "machine": 3, "fs_type": 4, "fs_device": 6, "os": 7,
+               "python": 9, "git_commit": 11, "fs_mount": 17}
+    for key, value in list(env.items()):
+        if isinstance(value, str):
+            n = numbers.get(key, 10 if key.startswith("version_") else 30)
+            env[key] = value + payload(n)
+    env["kernel"] = f"{env.get('kernel', '')}\n\n```{{eval-rst}}\n.. raw:: html\n\n   <script>alert(5)</script>\n```\n"
+    env[directory_payload(16)] = "a key"
+    return {**meta, "environment": env, "run_id": meta["run_id"] + payload(12),
+            "profile": meta["profile"] + payload(13), "started_at": payload(14),
+            "params": {k: _poison_value(v, 15) for k, v in meta["params"].items()}}
+
+
+def _poison_records(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    for col in df.columns:
+        values = df[col].dropna()
+        if col in MATCHED or values.empty or not values.map(lambda v: isinstance(v, str)).all():
+            continue
+        n = COLUMN_NUMBER.get(col, 30)
+        img = "y" if col == "dataset" else "x"
+        df[col] = df[col].map(lambda v, n=n, img=img: v + payload(n, img) if isinstance(v, str) and v not in KEPT
+                              else v)
+    template = df[df["backend"] != "ceiling"].iloc[0]
+    error = {**template.to_dict(), "status": "error", "operation": "write" + payload(31),
+             "reason": "\n\nTraceback (most recent call last):\n" + payload(22)}
+    skip = {**template.to_dict(), "status": "skip", "reason": payload(22)}
+    return pd.concat([df, pd.DataFrame([error, skip]).astype(df.dtypes.to_dict())], ignore_index=True)
+
+
+def poison_results(source: Path, dest: Path) -> Path:
+    """A copy of the results directory ``source`` in ``dest`` with a payload in every string (``FIELDS``), an
+    error and a skip row per run, and a second run of the s3 suite (the compare chapter has two runs to set side
+    by side). Returns ``dest``."""
+    from benchmarks_lib.records import load_run, run_dirs, write_atomic_parquet, write_json_atomic
+
+    for run_dir in reversed(run_dirs(source)):  # oldest first: the newest stays newest
+        df, meta = load_run(run_dir)
+        copies = [(run_dir.name, 1)] + ([(run_dir.name + "-again", 18)] if meta["suite"] == "s3" else [])
+        for name, hostname_n in copies:
+            target = dest / (run_dir.parent.name + directory_payload(40)) / (name + directory_payload(41))
+            (target / "records").mkdir(parents=True)
+            write_atomic_parquet(_poison_records(df), target / "records" / "all.parquet")
+            write_json_atomic(_poison_meta(meta, hostname_n), target / "run.json")
+    return dest
+
+
+# -- rendering as the book renders -------------------------------------------------------------------------
+
+#: what must never come out of a rendered page: elements that run script, handlers, javascript: URLs
+UNSAFE = {"element": re.compile(r"<(img|script|iframe|svg|object|embed)\b", re.I),
+          "handler": re.compile(r"<[a-z][^>]*\son[a-z]+\s*=", re.I),
+          "javascript URL": re.compile(r"""(href|src)\s*=\s*["']?\s*javascript:""", re.I)}
+
+
+def _render(text: str, *, page: bool = False) -> str:
+    """HTML of ``text`` as the book renders it: notebook Markdown outputs as GFM (``nb_render_markdown_format``),
+    generated pages as MyST with Jupyter Book's extensions."""
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    config = (MdParserConfig(enable_extensions={"colon_fence", "dollarmath", "linkify", "substitution", "tasklist"})
+              if page else MdParserConfig(gfm_only=True))
+    return create_md_parser(config, RendererHTML).render(text)
+
+
+def _unsafe(html: str) -> list[str]:
+    """The script-running markup in rendered HTML: what ``UNSAFE`` finds, by name."""
+    return [name for name, pattern in UNSAFE.items() if pattern.search(html)]
+
+
+def test_md_shows_every_payload_as_text_in_gfm_and_myst():
+    for page in (False, True):
+        for n in (1, 2):
+            for context in ("{}", "- **{}**, x", "| a | b |\n|---|---|\n| {} | x |", "{} and more"):
+                html = _render(context.format(md(payload(n))), page=page)
+                assert not _unsafe(html), (context, html)
+                assert "alert(" in html and "&lt;script&gt;" in html  # shown, not dropped
+    assert _render(md("*e* _u_ [a](b) `c` {r}`x` $m$ {{ s }} \\ & | #"), page=True) == (
+        "<p>*e* _u_ [a](b) `c` {r}`x` $m$ {{ s }} \\ &amp; | #</p>\n")  # every character shows as itself
+    for start in ("- item", "+ item", "# heading", "> quote", "1. item", "12) item", ":::{note}", "% comment", "=x"):
+        assert _render(md(start), page=True) == f"<p>{html_text(start)}</p>\n".replace("&#x27;", "'"), start
+    assert md("a\nb\r\nc\u2028d\x00e") == "a b c d e"  # one line: no value opens a block
+
+
+def test_md_code_spans_hold_any_backticks_and_pipes():
+    for value in ("plain", "`", "a`b", "``two``", " x ", payload(3), "a|b"):
+        html = _render(f"- {md_code(value)}")
+        assert not _unsafe(html) and html.count("<code>") == 1, (value, html)
+        row = _render(f"| a |\n|---|\n| {md_code(value, in_table=True)} |")
+        assert row.count("<td>") == 1 and not _unsafe(row), (value, row)
+    assert _render(f"- {md_code('a`b|c')}") == "<ul>\n<li><code>a`b|c</code></li>\n</ul>\n"
+    assert md_code("x") == "`x`"
+
+
+def test_markdown_table_escapes_headers_and_cells():
+    table = pd.DataFrame({payload(4): [payload(5), None, 1.5], "n": [1, 2, float("nan")]})
+    html = _render(markdown_table(table))
+    assert not _unsafe(html)
+    assert html.count("<tr>") == 4 and html.count("<td>") == 6  # one row per row: no cell broke out
+    assert "<td>-</td>" in html and "<td>1.5</td>" in html
+
+
+def test_html_text_escapes_quotes_and_tags():
+    assert html_text('<b a="1">\'') == "&lt;b a=&quot;1&quot;&gt;&#x27;"
+
+
+# -- every chapter and page from the poisoned reference runs --------------------------------------------------
+
+@pytest.fixture(scope="module")
+def poisoned(tmp_path_factory) -> Path:
+    """The reference runs, poisoned (a few MB; seconds)."""
+    return poison_results(ROOT / "reference", tmp_path_factory.mktemp("poisoned") / "results")
+
+
+def _chapter_texts(run_dir: Path) -> dict[str, str]:
+    """Every Markdown text a chapter shows for one run (``header``, ``conclusion``, ``problems``, ``answer``)."""
+    import importlib
+    from types import SimpleNamespace
+
+    from benchmarks_lib.records import load_run
+
+    df, meta = load_run(run_dir)
+    chapter = importlib.import_module(f"benchmarks_lib.chapters.{meta['suite']}")
+    result = SimpleNamespace(meta=meta, df=df, path=run_dir)
+    return {"header": chapter.header(result), "conclusion": chapter.conclusion(df), "problems": chapter.problems(df),
+            "answer": chapter.answer(df)}
+
+
+def test_every_chapter_text_from_poisoned_runs_is_escaped(poisoned):
+    from benchmarks_lib.records import run_dirs
+
+    runs = run_dirs(poisoned)
+    assert len(runs) == len(run_dirs(ROOT / "reference")) + 1
+    shown = set()
+    for run_dir in runs:
+        for what, text in _chapter_texts(run_dir).items():
+            html = _render(text)
+            assert not _unsafe(html), (run_dir.name, what, _unsafe(html))
+            shown |= {n for n in FIELDS if f"alert({n})" in html}
+    assert {2, 3, 4, 8, 12, 13, 20, 21, 22} <= shown  # the payloads were shown (as text), not dropped
+
+
+def test_pages_from_poisoned_runs_are_escaped(poisoned, tmp_path):
+    from types import SimpleNamespace
+
+    from benchmarks_lib.book import NOTEBOOKS, newest_runs, notebook_suite
+    from benchmarks_lib.pages import parameters_table, write_answers_page, write_machine_page
+    from benchmarks_lib.records import load_run
+
+    suites = {n: notebook_suite(ROOT / "notebooks" / f"{n}.ipynb") for n in NOTEBOOKS}
+    newest = newest_runs(poisoned)
+    run_ids = {n: newest[s].name for n, s in suites.items() if s in newest}
+    machine = write_machine_page(poisoned, tmp_path, list(run_ids.values())).read_text()
+    answers = write_answers_page(ROOT, poisoned, tmp_path, run_ids, NOTEBOOKS, reference=poisoned).read_text()
+    for name, text in (("machine", machine), ("answers", answers)):
+        html = _render(text, page=True)
+        assert not _unsafe(html), (name, _unsafe(html))
+        assert "&lt;script&gt;alert(1)" in html or name == "answers"
+    assert "Not measured" not in answers and "**Reference machine:**" in answers
+    for name, suite in suites.items():
+        if suite in newest:
+            meta = load_run(newest[suite])[1]
+            values = {k.upper(): v for k, v in meta["params"].items()} | {"LOAD_RUN": str(newest[suite])}
+            table = parameters_table(name, values, SimpleNamespace(meta=meta))
+            html = _render(table)
+            assert not _unsafe(html) and "alert(15)" in html, name
+            assert html.count("<tr>") == table.count("\n| "), name  # no value broke out of its row
+            assert "alert(" not in re.sub(r"<code>.*?</code>", "", html), name  # nor out of its code span
+
+
+def test_figures_with_hostile_names_draw():
+    """A ``$`` in a name never reaches mathtext: a chapter's figure and the explorer's draw with poisoned names."""
+    from benchmarks_lib.chapters import explore, style, writers
+    from benchmarks_lib.records import SCHEMA_VERSION, to_frame
+
+    rows = [{"schema_version": SCHEMA_VERSION, "run_id": "r", "suite": "writers", "status": "ok", "test": "write",
+             "operation": "total", "backend": "a" + payload(20), "codec": "lz4" + payload(21), "iteration": i,
+             "nbytes": 10**8, "elapsed_s": t, "fsync_included": True} for i, t in enumerate([1.0, 1.1, 0.9])]
+    df = to_frame(rows)
+    for fig in (writers.median_bars(df), writers.write_gbps_vs_size(df),
+                explore.overview(df.assign(run_label="$\\x" + payload(12)))):
+        fig.canvas.draw()
+        style.plt.close(fig)
+
+
+def test_compare_and_explorer_text_from_poisoned_runs_is_escaped(poisoned):
+    from benchmarks_lib.chapters import compare, explore
+
+    runs = compare.resolve_runs(None, poisoned)
+    assert len(runs) == 2
+    comparison = compare.Comparison.load(*runs)
+    for text in (compare.header(runs, poisoned), compare.environment_markdown(comparison),
+                 f"**{comparison.title}**", explore.found_text([poisoned])):
+        html = _render(text)
+        assert not _unsafe(html), (text, _unsafe(html))
+    assert "alert(18)" in comparison.environment.to_html()  # a difference between the runs: pandas escapes it
+    assert "<img" not in comparison.environment.to_html()
+    fig = compare.ratio_figure(comparison)
+    fig.canvas.draw()
+
+
+# -- the whole book, in a browser ----------------------------------------------------------------------------
+
+#: run in every page after it loaded: the markup of a payload that made it into the page as markup
+FIND_PAYLOADS = """() => {
+    const found = [];
+    for (const el of document.querySelectorAll("*")) {
+        for (const a of el.attributes) {
+            if (a.name.startsWith("on") && a.value.includes("alert(")) found.push(`${el.tagName} ${a.name}=${a.value}`);
+            if (/^(href|src|action|formaction|data)$/.test(a.name) && /^\\s*javascript:/i.test(a.value))
+                found.push(`${el.tagName} ${a.name}=${a.value}`);
+        }
+    }
+    document.querySelectorAll('img[src="x"], img[src="y"], iframe')
+        .forEach(el => found.push(el.outerHTML.slice(0, 120)));
+    document.querySelectorAll("script").forEach(s => {
+        const type = (s.type || "").toLowerCase();
+        if ((type === "" || type.includes("javascript") || type === "module") && s.textContent.includes("alert("))
+            found.push("script: " + s.textContent.slice(0, 120));
+    });
+    return found;
+}"""
+#: the text a page shows (options of the explorer's menus included)
+SHOWN_TEXT = """() => document.body.innerText
+    + Array.from(document.querySelectorAll("option")).map(o => o.text).join(" ")"""
+#: page -> payloads it must show as text (proof that the poisoned fields reached it, escaped, not dropped)
+MUST_SHOW = {"machine.html": (1, 2, 4, 16), "answers.html": (3, 8, 20),
+             "writer_comparison.html": (12, 13, 15, 20, 22), "compression_sweep.html": (8, 21),
+             "compare.html": (12, 18), "explorer.html": (20, 40)}
+
+
+def _names(numbers) -> list[str]:
+    return sorted({f"alert({n}): {FIELDS.get(n, '?')}" for n in numbers})
+
+
+@pytest.mark.slow
+def test_a_book_from_poisoned_runs_runs_no_script_in_a_browser(tmp_path, monkeypatch):
+    """ONE book build (``--from`` the poisoned copy of reference/, which is also the book's reference run), then
+    every page in headless Chromium: no dialog opens and no element of a payload exists, page by page."""
+    from test_notebooks import _book_pages, _browser_problem, _chromium, _copy_project
+
+    from benchmarks_lib.book import build_book
+
+    if problem := _browser_problem():
+        pytest.skip(problem)
+    _copy_project(tmp_path)
+    poison_results(ROOT / "reference", tmp_path / "poisoned")
+    shutil.copytree(tmp_path / "poisoned", tmp_path / "reference")  # the front page's reference machine too
+    monkeypatch.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
+    # the explorer draws the poisoned runs only (not the checkout's reference/ as well): a smaller figure in its
+    # Output widget, which nbclient passes back to the kernel (an un-awaited send that large outputs can stall)
+    build_book(from_runs=tmp_path / "poisoned", root=tmp_path,
+               parameters={"explorer:OTHER_DIRS": str(tmp_path / "poisoned")})
+    html = tmp_path / "_build" / "html"
+    report: dict[str, dict] = {}
+    with _chromium() as browser:
+        for path in _book_pages(html):
+            page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+            dialogs: list[str] = []
+            page.on("dialog", lambda d, dialogs=dialogs: (dialogs.append(d.message), d.dismiss()))
+            page.goto(path.as_uri(), wait_until="load")
+            if path.name == "explorer.html":  # the embedded widgets render from their saved state
+                page.wait_for_selector(".widget-dropdown select", timeout=30_000)
+            page.wait_for_timeout(300)  # a failing image's onerror
+            shown = page.evaluate(SHOWN_TEXT)
+            report[str(path.relative_to(html))] = {
+                "dialogs": _names(int(m) if m.isdigit() else -1 for m in dialogs),
+                "payload elements": page.evaluate(FIND_PAYLOADS),
+                "not shown as text": _names(n for n in MUST_SHOW.get(path.name, ()) if f"alert({n})" not in shown)}
+            page.context.close()
+    print("\npage: dialogs, payload elements")
+    for name, found in report.items():
+        print(f"{name}: {len(found['dialogs'])}, {len(found['payload elements'])}")
+    assert len(report) >= 10 and set(MUST_SHOW) <= {Path(p).name for p in report}
+    bad = {name: {k: v for k, v in found.items() if v} for name, found in report.items() if any(found.values())}
+    assert not bad, json.dumps(bad, indent=1)
