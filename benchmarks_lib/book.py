@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .records import read_run_json
 from .specs import SpecError, parse_profile, parse_seconds
+from .terminal import visible
 
 ROOT = Path(__file__).resolve().parent.parent
 EXECUTED = "book/executed/"
@@ -242,7 +243,7 @@ def execute_notebook(name: str, *, profile: str | None, results_dir: Path, param
     log_path = root / "_build" / "logs" / f"{name}.kernel.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_bytes(b"")
-    print(f"executing {source.name} ({profile or 'recorded runs'}) ...", file=sys.stderr, flush=True)
+    print(f"executing {source.name} ({visible(profile or 'recorded runs')}) ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     with open(log_path, "ab") as log, _logging_to(log_path):
         try:

@@ -186,7 +186,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     threshold = parse_threshold(args.threshold)
     dirs = [find_run(args.results_dir, run) for run in (args.run_a, args.run_b)]
     comparison = Comparison.load(*dirs, threshold=threshold)
-    console.print(text(comparison.title.replace("`", ""), "bold"))
+    console.print(text(comparison.label, "bold"))
     if comparison.environment.empty:
         console.print("No recorded difference in the machine, the libraries or the parameters.")
     else:

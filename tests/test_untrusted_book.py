@@ -319,8 +319,7 @@ def test_a_book_from_poisoned_runs_runs_no_script_in_a_browser(tmp_path, monkeyp
     poison_results(ROOT / "reference", tmp_path / "poisoned")
     shutil.copytree(tmp_path / "poisoned", tmp_path / "reference")  # the front page's reference machine too
     monkeypatch.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
-    # the explorer draws the poisoned runs only (not the checkout's reference/ as well): a smaller figure in its
-    # Output widget, which nbclient passes back to the kernel (an un-awaited send that large outputs can stall)
+    # the explorer draws the poisoned runs only, not the checkout's reference/ as well
     build_book(from_runs=tmp_path / "poisoned", root=tmp_path,
                parameters={"explorer:OTHER_DIRS": str(tmp_path / "poisoned")})
     html = tmp_path / "_build" / "html"

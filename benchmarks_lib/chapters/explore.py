@@ -221,6 +221,16 @@ def figure_names(suite: str) -> list[str]:
     return [OVERVIEW, *importlib.import_module(f"{__package__}.{suite}").FIGURES]
 
 
+def png_bytes(fig) -> bytes:
+    """A figure as PNG (as the notebook shows it inline), closed afterwards."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
 def newest_per_directory(runs: list[Run]) -> list[Run]:
     """The newest run of each results directory (``runs`` newest first per directory): the first selection."""
     return list({r.path.parents[1]: r for r in reversed(runs)}.values())
@@ -264,7 +274,9 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
     add_w = w.Text(placeholder="another results directory, e.g. ~/runs-from-node42", layout={"width": "60%"})
     add_button = w.Button(description="add runs")
     message = w.HTML()
-    out = w.Output()
+    # figures as Image widgets, not an Output widget: nbclient echoes an Output widget's contents back to the kernel
+    # without waiting for the send, and a figure of a few hundred KB stalls a headless run (papermill) for good
+    drawn = w.VBox(layout={"width": "100%"})
 
     def _runs_of(suite: str) -> list[Run]:
         return [r for r in state["runs"] if r.suite == suite]
@@ -301,22 +313,19 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
         if state["quiet"]:
             return
         metric_w.disabled = scale_w.disabled = figure_w.value != OVERVIEW
-        with out:
-            out.clear_output(wait=True)
-            if not _chosen():
-                message.value = ("<b>No run of this chapter selected.</b> Runs are found under: "
-                                 + ", ".join(html_text(d) for d in dirs) + ". Measure one with <code>make book</code>.")
-                return
-            message.value = ""
-            try:
-                figs = figures(_chosen(), figure_w.value, backends_w.value, dataset_w.value, metric_w.value,
-                               scale_w.value)
-            except SpecError as exc:
-                message.value = f"<b>{html_text(exc)}</b>"
-                return
-            for fig in figs:
-                display(fig)
-                plt.close(fig)
+        drawn.children = ()
+        if not _chosen():
+            message.value = ("<b>No run of this chapter selected.</b> Runs are found under: "
+                             + ", ".join(html_text(d) for d in dirs) + ". Measure one with <code>make book</code>.")
+            return
+        message.value = ""
+        try:
+            figs = figures(_chosen(), figure_w.value, backends_w.value, dataset_w.value, metric_w.value,
+                           scale_w.value)
+        except SpecError as exc:
+            message.value = f"<b>{html_text(exc)}</b>"
+            return
+        drawn.children = [w.Image(value=png_bytes(fig), format="png", layout={"max_width": "100%"}) for fig in figs]
 
     def _add(*_) -> None:
         try:
@@ -337,4 +346,4 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
     add_button.on_click(_add)
     controls = w.VBox([w.HBox([chapter_w, figure_w]), runs_w, w.HBox([backends_w, w.VBox([dataset_w, metric_w])]),
                        scale_w, w.HBox([add_w, add_button]), message])
-    return w.VBox([controls, out])
+    return w.VBox([controls, drawn])
