@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .specs import SpecError, parse_address
+from .specs import SpecError
 from .suites import Case
 
 SCHEMES = ("tcp", "tls")
@@ -38,6 +38,22 @@ RESOURCE = "iobench_case"
 INSTALL_HINT = "pip install 'iobench-book[cluster]' (dask and distributed)"
 
 
+_ADDRESS = re.compile(r"^([a-z][a-z0-9+.-]*)://([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,10})$")
+
+
+def parse_address(value: object) -> tuple[str, str, int]:
+    """A scheduler's ``scheme://host:port`` (a scheme in ``SCHEMES``, port 1-65535) as (scheme, host, port)."""
+    what = "cluster"
+    match = _ADDRESS.match(value.strip()) if isinstance(value, str) else None
+    if match is None or match.group(1) not in SCHEMES:
+        forms = " or ".join(f"{s}://host:port" for s in SCHEMES)
+        raise SpecError(f"{what} {value!r} is not an address; allowed: {forms}, e.g. {EXAMPLE}")
+    scheme, host, port = match.group(1), match.group(2).strip("[]"), int(match.group(3))
+    if not 1 <= port <= 65535:
+        raise SpecError(f"{what} {value!r}: port {port} is out of range; allowed 1-65535")
+    return scheme, host, port
+
+
 def parse_cluster(value: object, *, local_workers: bool = True) -> str:
     """``local``, ``local:N`` (N workers; unless ``local_workers`` is False) or a scheduler address
     ``tcp://host:port`` (port 1-65535); a one-line SpecError otherwise. Nothing is contacted."""
@@ -45,7 +61,7 @@ def parse_cluster(value: object, *, local_workers: bool = True) -> str:
     if text == "local" or (local_workers and text and re.fullmatch(r"local:[1-9]\d{0,3}", text)):
         return text
     if text and text.startswith(tuple(f"{s}://" for s in SCHEMES)):
-        parse_address(text, "cluster", SCHEMES, EXAMPLE)
+        parse_address(text)
         return text
     local = "local, local:N (N workers)" if local_workers else "local"
     raise SpecError(f"cluster {value!r} is not allowed; give {local} or a Dask scheduler address such as {EXAMPLE}")
@@ -94,7 +110,7 @@ def probe_scheduler(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
     Dask's client waits for the scheduler's greeting without a limit, so a port that speaks anything else (a web
     server) would hang it: connect and read the greeting here first. TLS (the client speaks first) is only
     checked for a listener; Dask's TLS handshake has its own limit."""
-    scheme, host, port = parse_address(address, "cluster", SCHEMES, EXAMPLE)
+    scheme, host, port = parse_address(address)
     try:
         sock = socket.create_connection((host, port), timeout=timeout_s)
     except ConnectionRefusedError:

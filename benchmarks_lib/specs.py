@@ -206,16 +206,7 @@ def parse_bool(value: object, what: str) -> bool:
 
 def parse_seconds(value: object, what: str, *, minimum: float = 0.001, maximum: float = 7 * 86400) -> float:
     """A time in seconds: a finite number (or its digits as text) in range."""
-    try:
-        number = float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else None
-    except ValueError:
-        number = None
-    if number is None or not math.isfinite(number):
-        raise SpecError(f"{what} {value!r} is not a number of seconds; allowed {minimum:g}..{maximum:g}")
-    value = number
-    if not minimum <= value <= maximum:
-        raise SpecError(f"{what} {value!r} is out of range; allowed {minimum:g}..{maximum:g} seconds")
-    return float(value)
+    return parse_number(value, what, minimum=minimum, maximum=maximum, unit="seconds")
 
 
 def parse_number(value: object, what: str, *, minimum: float, maximum: float, unit: str = "") -> float:
@@ -226,7 +217,7 @@ def parse_number(value: object, what: str, *, minimum: float, maximum: float, un
     except ValueError:
         number = None
     if number is None or not math.isfinite(number):
-        raise SpecError(f"{what} {value!r} is not a number; {allowed}")
+        raise SpecError(f"{what} {value!r} is not a number{' of ' + unit if unit else ''}; {allowed}")
     if not minimum <= number <= maximum:
         raise SpecError(f"{what} {number:g} is out of range; {allowed}")
     return number
@@ -330,21 +321,6 @@ def parse_run_id(value: object) -> str:
 
 
 #: ``scheme://host:port``: a host name, an IPv4 address or a bracketed IPv6 address, and a decimal port
-_ADDRESS = re.compile(r"^([a-z][a-z0-9+.-]*)://([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,10})$")
-
-
-def parse_address(value: object, what: str, schemes: tuple[str, ...], example: str) -> tuple[str, str, int]:
-    """``scheme://host:port`` (a scheme in ``schemes``, port 1-65535) as (scheme, host, port); IPv6 unbracketed."""
-    match = _ADDRESS.match(value.strip()) if isinstance(value, str) else None
-    if match is None or match.group(1) not in schemes:
-        forms = " or ".join(f"{s}://host:port" for s in schemes)
-        raise SpecError(f"{what} {value!r} is not an address; allowed: {forms}, e.g. {example}")
-    scheme, host, port = match.group(1), match.group(2).strip("[]"), int(match.group(3))
-    if not 1 <= port <= 65535:
-        raise SpecError(f"{what} {value!r}: port {port} is out of range; allowed 1-65535")
-    return scheme, host, port
-
-
 def format_bytes(n: float) -> str:
     """Bytes in the largest decimal unit that keeps a readable number (e.g. 52.4 MB, 1.20 GB)."""
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
