@@ -120,3 +120,13 @@ def test_without_widgets_the_explorer_draws_its_first_selection_as_static_figure
     assert "no data" in shown[0].axes[0].texts[0].get_text()
     with pytest.raises(SpecError, match="WIDGETS 'no' must be true or false"):
         explore.explorer([tmp_path / "r"], widgets="no")
+
+
+def test_the_explorer_names_each_directory_once(tmp_path):
+    """``book --from reference/`` hands the explorer reference/ twice (its results and the default other runs)."""
+    from benchmarks_lib.book import REFERENCE
+    from benchmarks_lib.chapters import explore
+
+    assert explore.results_dirs(REFERENCE) == [REFERENCE]
+    assert explore.results_dirs(tmp_path, [str(REFERENCE), str(REFERENCE / ".." / REFERENCE.name)]) == [tmp_path,
+                                                                                                       REFERENCE]

@@ -73,8 +73,10 @@ def results_dirs(results_dir: str | Path | None = None, other_dirs: object = Non
 
     first = Path(results_dir).expanduser() if results_dir is not None else checkout_dirs()[0]
     if other_dirs is None:
-        return [first, *([REFERENCE] if REFERENCE.is_dir() else [])]
-    return [first, *(check_dir(d) for d in parse_items(other_dirs, "OTHER_DIRS", '["reference", "~/runs"]'))]
+        dirs = [first, *([REFERENCE] if REFERENCE.is_dir() else [])]
+    else:
+        dirs = [first, *(check_dir(d) for d in parse_items(other_dirs, "OTHER_DIRS", '["reference", "~/runs"]'))]
+    return [d for i, d in enumerate(dirs) if d.resolve() not in {e.resolve() for e in dirs[:i]}]  # each once
 
 
 def check_dir(value: object) -> Path:
