@@ -40,6 +40,11 @@ def refused(proc: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
+def _state(pid: int) -> str:
+    """A process's state letter (R, S, T stopped, Z zombie ...)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
 def _alive_children(pid: int) -> list[int]:
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
@@ -48,7 +53,7 @@ def _alive_children(pid: int) -> list[int]:
     alive = []
     for child in children:
         try:
-            if Path(f"/proc/{child}/stat").read_text().split(")")[1].split()[0] != "Z":
+            if _state(int(child)) != "Z":
                 alive.append(int(child))
         except OSError:
             pass
@@ -66,6 +71,8 @@ def stopped_while_measuring(cwd: Path, *args: str) -> subprocess.Popen:
         assert proc.poll() is None and time.time() < deadline, proc.communicate()[1]
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGSTOP)
+    while _state(proc.pid) != "T" and time.time() < deadline:  # the signal is delivered later than kill returns:
+        time.sleep(0.01)  # until then the runner may still start a worker
     while _alive_children(proc.pid) and time.time() < deadline:
         time.sleep(0.05)
     return proc

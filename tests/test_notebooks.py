@@ -143,7 +143,7 @@ def test_each_notebook_runs_as_jupyterlab_runs_it():
                 models = {m["model_name"] for m in state.values()}
                 assert {"DropdownModel", "SelectMultipleModel", "ImageModel"} <= models
                 drawn = [m for m in state.values() if m["model_name"] == "ImageModel"]
-                assert any(m["state"].get("value") for m in drawn)  # the figure of the saved selection
+                assert any(b["path"] == ["value"] and b["data"] for m in drawn for b in m.get("buffers", []))  # drawn
         created = set(run_dirs(results)) - before
         assert {read_run_json(d / "run.json")["suite"] for d in created} == {suite_of(n) for n in MEASURING}
     finally:
