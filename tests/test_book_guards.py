@@ -130,3 +130,25 @@ def test_the_explorer_names_each_directory_once(tmp_path):
     assert explore.results_dirs(REFERENCE) == [REFERENCE]
     assert explore.results_dirs(tmp_path, [str(REFERENCE), str(REFERENCE / ".." / REFERENCE.name)]) == [tmp_path,
                                                                                                        REFERENCE]
+
+
+@pytest.mark.slow
+def test_a_cell_past_its_limit_is_one_line_through_the_cli(tmp_path):
+    """``iobench book --timeout 1``: the explorer's drawing cell takes longer than a second, so it stands in for a
+    hang; the book stops with one line naming the notebook and the cell, and no kernel is left."""
+    executed = ROOT / "book" / "executed" / "explorer.ipynb"
+    kept = executed.read_bytes() if executed.exists() else None
+    kernels = set(kernels_of("ipykernel_launcher"))
+    try:
+        res = subprocess.run([sys.executable, "-m", "benchmarks_lib", "book", "--notebook", "explorer", "--timeout",
+                              "1", "--results-dir", str(tmp_path / "results")], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=600, stdin=subprocess.DEVNULL)
+    finally:
+        if kept is None:
+            executed.unlink(missing_ok=True)
+        else:
+            executed.write_bytes(kept)
+    lines = [line for line in res.stderr.splitlines() if not line.startswith(("executing", "note:"))]
+    assert res.returncode == 1 and len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "notebook explorer hung: cell" in lines[0] and "ran past 1 s" in lines[0] and "--timeout" in lines[0]
+    assert set(kernels_of("ipykernel_launcher")) <= kernels  # the kernel it started is gone
