@@ -1,6 +1,7 @@
 """The book's own guards: a hung cell is one line naming the notebook and the cell, Ctrl-C is one line (no
 traceback, no kernel left), and a bad --timeout is refused before anything runs."""
 
+import contextlib
 import json
 import os
 import signal
@@ -29,6 +30,20 @@ def kernels_of(marker: str) -> list[str]:
         if marker in cmd:
             out.append(cmd)
     return out
+
+
+@contextlib.contextmanager
+def checkout_notebook_kept(name: str):
+    """The CLI builds in the checkout: its executed copy of ``name`` is put back as it was afterwards."""
+    executed = ROOT / "book" / "executed" / f"{name}.ipynb"
+    kept = executed.read_bytes() if executed.exists() else None
+    try:
+        yield
+    finally:
+        if kept is None:
+            executed.unlink(missing_ok=True)
+        else:
+            executed.write_bytes(kept)
 
 
 def test_a_hung_cell_is_one_line_naming_the_notebook_and_the_cell(tmp_path):
@@ -73,8 +88,6 @@ def test_a_bad_timeout_is_refused_before_anything_runs(tmp_path, value):
 @pytest.mark.slow
 def test_ctrl_c_in_book_is_one_line_and_leaves_no_kernel(tmp_path):
     """Ctrl-C as a terminal sends it (SIGINT to the whole process group) while a chapter executes."""
-    executed = ROOT / "book" / "executed" / "writer_comparison.ipynb"
-    kept = executed.read_bytes() if executed.exists() else None
     smoke = get_suite("writers").smoke
     sets = [a for k, v in smoke.items() for a in ("--set", f"writer_comparison:{k.upper()}={json.dumps(v)}")]
     proc = subprocess.Popen(
@@ -82,21 +95,18 @@ def test_ctrl_c_in_book_is_one_line_and_leaves_no_kernel(tmp_path):
          str(tmp_path / "results"), *sets], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         env={**os.environ, "IOBENCH_SCRATCH": str(tmp_path / "scratch")})
-    try:
-        first = proc.stderr.readline()
-        assert "executing writer_comparison.ipynb" in first, first
-        time.sleep(4)
-        os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        if kept is None:
-            executed.unlink(missing_ok=True)
-        else:
-            executed.write_bytes(kept)
+    with checkout_notebook_kept("writer_comparison"):
+        try:
+            first = proc.stderr.readline()
+            assert "executing writer_comparison.ipynb" in first, first
+            time.sleep(4)
+            os.killpg(proc.pid, signal.SIGINT)
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err
-    assert err.strip().splitlines() == [err.strip().splitlines()[0]] and "Traceback" not in err + out
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err + out
     assert "book interrupted while executing writer_comparison" in err and "--run-id" not in err
     time.sleep(1)
     assert not kernels_of(str(tmp_path / "scratch")) and not kernels_of(str(tmp_path / "results"))
@@ -136,18 +146,11 @@ def test_the_explorer_names_each_directory_once(tmp_path):
 def test_a_cell_past_its_limit_is_one_line_through_the_cli(tmp_path):
     """``iobench book --timeout 1``: the explorer's drawing cell takes longer than a second, so it stands in for a
     hang; the book stops with one line naming the notebook and the cell, and no kernel is left."""
-    executed = ROOT / "book" / "executed" / "explorer.ipynb"
-    kept = executed.read_bytes() if executed.exists() else None
     kernels = set(kernels_of("ipykernel_launcher"))
-    try:
+    with checkout_notebook_kept("explorer"):
         res = subprocess.run([sys.executable, "-m", "benchmarks_lib", "book", "--notebook", "explorer", "--timeout",
                               "1", "--results-dir", str(tmp_path / "results")], cwd=tmp_path, capture_output=True,
                              text=True, timeout=600, stdin=subprocess.DEVNULL)
-    finally:
-        if kept is None:
-            executed.unlink(missing_ok=True)
-        else:
-            executed.write_bytes(kept)
     lines = [line for line in res.stderr.splitlines() if not line.startswith(("executing", "note:"))]
     assert res.returncode == 1 and len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
     assert "notebook explorer hung: cell" in lines[0] and "ran past 1 s" in lines[0] and "--timeout" in lines[0]
