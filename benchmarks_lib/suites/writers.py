@@ -155,17 +155,16 @@ def build_cases(params: dict, profile: str) -> list[Case]:
 
 
 def _case_bytes(case: Case) -> int:
+    """The bytes of the case's largest store (its data before compression)."""
     p = case.params
+    if p["test"] == "sharding":
+        return p["shard_volume"] ** 3 * 4
+    shape, itemsize = parse_dims(p["dims"]).shape, np.dtype(DATASETS[p["dataset"]][0]).itemsize
     if p["test"] == "write":
-        dims = parse_dims(p["dims"])
-        dtype = DATASETS[p["dataset"]][0]
-        return math.prod(dims.shape) * max(p["multipliers"]) * np.dtype(dtype).itemsize
+        return math.prod(shape) * max(p["multipliers"]) * itemsize
     if p["test"] == "append":
-        dims = parse_dims(p["dims"])
-        return math.prod(dims.shape[1:]) * p["append_frames"] * np.dtype(DATASETS[p["dataset"]][0]).itemsize
-    if p["test"] == "read":
-        return math.prod(parse_dims(p["dims"]).shape) * np.dtype(DATASETS[p["dataset"]][0]).itemsize
-    return p["shard_volume"] ** 3 * 4
+        return math.prod(shape[1:]) * p["append_frames"] * itemsize
+    return math.prod(shape) * itemsize
 
 
 def _pool_bytes(case: Case) -> int:
