@@ -23,12 +23,12 @@ Tests (seeds 000, 001, 003):
   unsharded chunks of the inner size and of the shard size: write, read, cutout, bytes, inodes.
 
 The plan only; its machinery lives beside it: ``blocks`` (the data, made before any clock),
-``timed_io`` (the timed regions and their rows), ``verification``, ``cutouts`` (positions).
+``timed_io`` (the timed regions and their rows), ``verification``, ``cutouts`` (positions), ``writers_sizes``
+(bytes per case, scratch and ceiling sizes).
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +52,7 @@ from ..specs import (
     parse_names,
 )
 from . import Case, CaseContext, Suite
-from .blocks import POOL_CACHE_LIMIT, BlockSource, block_step
+from .blocks import BlockSource, block_step
 from .common import preferred_spec, remove_output, unavailable_reason, with_defaults
 from .cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
 from .timed_io import (
@@ -65,6 +65,7 @@ from .timed_io import (
     write_store,
 )
 from .verification import verify, verify_rows
+from .writers_sizes import ceiling_bytes, scratch_bytes, shard_layouts
 
 TESTS = ("write", "append", "read", "sharding")
 
@@ -152,41 +153,6 @@ def build_cases(params: dict, profile: str) -> list[Case]:
                          inner_chunks=list(inner), cutout=n["cutout"], cutout_positions=n["cutout_positions"])
             cases.append(Case("writers", backend, p))
     return cases
-
-
-def _case_bytes(case: Case) -> int:
-    """The bytes of the case's largest store (its data before compression)."""
-    p = case.params
-    if p["test"] == "sharding":
-        return p["shard_volume"] ** 3 * 4
-    shape, itemsize = parse_dims(p["dims"]).shape, np.dtype(DATASETS[p["dataset"]][0]).itemsize
-    if p["test"] == "write":
-        return math.prod(shape) * max(p["multipliers"]) * itemsize
-    if p["test"] == "append":
-        return math.prod(shape[1:]) * p["append_frames"] * itemsize
-    return math.prod(shape) * itemsize
-
-
-def _pool_bytes(case: Case) -> int:
-    """What the case's data pools keep on disk for the rest of the run (see ``BlockSource.prepare``)."""
-    p = case.params
-    if p["pool_bytes"] > POOL_CACHE_LIMIT:
-        return 0
-    if p["test"] == "sharding":
-        pools = len(p["datasets"]) * len(shard_layouts(p["shard_volume"], p["shard"], p["inner_chunks"]))
-    else:
-        pools = len(p.get("multipliers", [1]))
-    return pools * p["pool_bytes"]
-
-
-def _scratch_bytes(cases: list[Case]) -> int:
-    """Three stores of the largest case at once, plus the pools kept for the run (one set per test)."""
-    pools = {c.params["test"]: _pool_bytes(c) for c in cases}
-    return 3 * max((_case_bytes(c) for c in cases), default=0) + sum(pools.values())
-
-
-def _ceiling_bytes(cases: list[Case]) -> int:
-    return min(max((_case_bytes(c) for c in cases), default=64 * 2**20), 2 * 2**30)
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -354,13 +320,6 @@ def run_read(case: Case, ctx: CaseContext) -> list[dict]:
                       p["pool_bytes"])
 
 
-def shard_layouts(volume: int, shard: int, inner: list[int]) -> list[tuple[str, int, int | None]]:
-    """(label, chunk, shard) per layout: sharded with each inner chunk, unsharded at each size."""
-    layouts = [(f"sharded {shard}/{c}", c, shard) for c in inner]
-    layouts += [(f"unsharded {c}", c, None) for c in sorted({*inner, shard})]
-    return layouts
-
-
 def run_sharding(case: Case, ctx: CaseContext) -> list[dict]:
     p = case.params
     v = p["shard_volume"]
@@ -395,8 +354,8 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
-    scratch_bytes=_scratch_bytes,
-    ceiling_bytes=_ceiling_bytes,
+    scratch_bytes=scratch_bytes,
+    ceiling_bytes=ceiling_bytes,
     label_keys=("test", "dataset", "codec"),
     summary="benchmarks_lib.chapters.writers:summary",
     time_budget_s={"quick": 165, "standard": 1085},
