@@ -200,11 +200,12 @@ def _kernel_manager(log, env: dict[str, str]):
 
 @contextlib.contextmanager
 def _logging_to(path: Path):
-    """papermill's and nbclient's log lines ("Kernel died ...") go to the kernel's log while a chapter runs."""
+    """papermill's, nbclient's and asyncio's log lines ("Kernel died ...", a cell's task left behind by Ctrl-C) go to
+    the kernel's log while a chapter runs."""
     import logging
 
     handler = logging.FileHandler(path, mode="a")
-    loggers = [logging.getLogger(n) for n in ("papermill", "nbclient", "traitlets")]
+    loggers = [logging.getLogger(n) for n in ("papermill", "nbclient", "traitlets", "asyncio")]
     saved = [(lg.propagate, lg.handlers[:]) for lg in loggers]
     for lg in loggers:
         lg.propagate, lg.handlers = False, [handler]
@@ -261,6 +262,9 @@ def execute_notebook(name: str, *, profile: str | None, results_dir: Path, param
             raise BookError(f"notebook {name}: its kernel died in {_hung_cell(target)}; the kernel's log is "
                             f"{log_path}") from None
         except KeyboardInterrupt:
+            import gc
+
+            gc.collect()  # nbclient's abandoned cell task says "exception never retrieved" now, into the log
             raise KeyboardInterrupt(name) from None
     hide_injected_parameters(target)
     print(f"  done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
