@@ -192,10 +192,10 @@ def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> 
         lines.append("No run was found (build without execution).")
     for suite, run_id, table in ceilings:
         lines += ["", f"## Ceiling measured in the {md(suite)} run ({md_code(run_id)})", "",
-                  "| operation | GB/s median | GB/s min | GB/s max | n |", "|---|---|---|---|---|"]
+                  "| operation | what it is | GB/s median | GB/s min | GB/s max | n |", "|---|---|---|---|---|---|"]
         for _, r in table.iterrows():
-            lines.append(f"| {md(r['operation'])} | {r['GB/s median']:.3f} | {r['GB/s min']:.3f} | "
-                         f"{r['GB/s max']:.3f} | {r['n']} |")
+            lines.append(f"| {md(r['operation'])} | {md(r['what it is'])} | {r['GB/s median']:.3f} | "
+                         f"{r['GB/s min']:.3f} | {r['GB/s max']:.3f} | {r['n']} |")
     page = out_dir / "machine.md"
     page.write_text("\n".join(lines) + "\n")
     return page

@@ -30,7 +30,7 @@ import pandas as pd
 
 from .ceiling import ceiling_case
 from .environment import collect_environment, machine_name
-from .measure import fresh
+from .measure import fresh, load
 from .preflight import check_processes, check_space, check_time, check_writable_dir, estimate_seconds, format_seconds
 from .records import (
     SCHEMA_VERSION,
@@ -297,9 +297,9 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
         for case in todo:
             if progress:
                 progress(finished[0], len(cases), get_suite(case.suite).describe(case), False)
-            t0 = time.perf_counter()
+            t0, before = time.perf_counter(), load.snapshot()  # the machine's load around the case
             rows, rc, stderr = run_one_case(case, job_base, scratch, limit_of(case))
-            record(case, rows, rc, stderr, time.perf_counter() - t0)
+            record(case, rows, rc, stderr, time.perf_counter() - t0, load.case_columns(before))
     df, meta = load_run(run_dir)
     meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_json_atomic(meta, meta_path)

@@ -179,9 +179,10 @@ def test_records_carry_environment(workdir):
     for key in ("cpu_model", "cpu_count", "ram_bytes", "fs_type", "kernel", "python", "git_commit", "machine"):
         assert key in df.columns and key in env
     assert env["version_numpy"] and env["fs_type"]
-    assert set(df["operation"]) == {"write_nofsync", "write_fsync", "read_cold", "read_warm", "memcpy"}
+    assert set(df["operation"]) == {"write_nofsync", "write_fsync", "read_cold", "read_warm", "memcpy",
+                                    "write_nofsync_parallel", "write_fsync_parallel", "read_cold_parallel"}
     assert (df["gbps"] > 0).all()
-    assert df[df["operation"] == "read_cold"]["verified"].all()
+    assert df[df["operation"].isin(["read_cold", "read_cold_parallel"])]["verified"].all()
     assert Path(result.run_dir, "run.json").exists()
 
 

@@ -12,7 +12,15 @@ import numpy as np
 import pandas as pd
 
 from ..stats import format_point, median_ci, rankable, summarize
-from .flags import SHORT_S, above_ceiling, ceiling_mark, short_points
+from .flags import (
+    SHORT_S,
+    above_ceiling,
+    ceiling_and_load_problems,
+    ceiling_mark,
+    describe_ceiling,
+    parallel_ceiling_op,
+    short_points,
+)
 from .markup import markdown_table, md, md_code
 
 MB = 1e6
@@ -50,15 +58,18 @@ def with_ceiling_fraction(df: pd.DataFrame) -> pd.DataFrame:
     refs: dict[str, dict[str, float]] = {}
     for run_id, part in df.groupby("run_id", dropna=False):
         refs[str(run_id)] = ceiling_gbps(part)
-    ops, pcts = [], []
+    ops, pcts, parallel = [], [], []
     for run_id, op, fsync, cache, gbps in zip(out["run_id"], out["operation"], out["fsync_included"],
                                               out["cache_state"], out["gbps"], strict=True):
         ref = ceiling_reference(str(op), None if pd.isna(fsync) else bool(fsync), None if pd.isna(cache) else cache)
         value = refs.get(str(run_id), {}).get(ref) if ref else None
         ops.append(ref)
         pcts.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)
+        value = refs.get(str(run_id), {}).get(parallel_ceiling_op(ref)) if ref else None  # the parallel ceiling
+        parallel.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)
     out["ceiling_op"] = ops
-    out["pct_of_ceiling"] = pcts
+    out["pct_of_ceiling"] = pcts  # of the single-stream ceiling
+    out["pct_of_parallel_ceiling"] = parallel
     return out
 
 
@@ -67,10 +78,13 @@ def ceiling_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = ok_rows(df)
     rows = rows[rows["backend"] == "ceiling"]
     if rows.empty:
-        return pd.DataFrame(columns=["operation", "GB/s median", "GB/s min", "GB/s max", "n"])
+        return pd.DataFrame(columns=["operation", "what it is", "GB/s median", "GB/s min", "GB/s max", "n"])
     g = rows.groupby("operation")["gbps"]
-    return pd.DataFrame({"GB/s median": g.median(), "GB/s min": g.min(), "GB/s max": g.max(),
-                         "n": g.size()}).reset_index()
+    out = pd.DataFrame({"GB/s median": g.median(), "GB/s min": g.min(), "GB/s max": g.max(),
+                        "n": g.size()}).reset_index()
+    streams = rows.groupby("operation")["streams"].max() if "streams" in rows else pd.Series(dtype="float64")
+    out.insert(1, "what it is", [describe_ceiling(op, streams.get(op)) for op in out["operation"]])
+    return out
 
 
 
@@ -333,6 +347,7 @@ def problems(df: pd.DataFrame) -> str:
                   "of the same bytes in the same run can be, so these are noise or caching (data still in the page "
                   "cache), not real results (compressed points are compared on the bytes that moved):",
                   markdown_table(high)]
+    parts += ceiling_and_load_problems(df)  # between the single-stream and parallel ceilings; measured under load
     return "\n\n".join(parts) or ("No errors, no skipped cases, every read proven cold, no throughput above the "
                                    f"ceiling, no timed region under {SHORT_S * 1e3:.0f} ms.")
 

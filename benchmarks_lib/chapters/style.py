@@ -29,8 +29,11 @@ sns = _OnFirstUse("seaborn")
 #: the whiskers of every seaborn figure: the median's 95% bootstrap interval, seeded (with estimator="median")
 CI95 = {"errorbar": ("ci", 95), "seed": 0}
 WHISKERS = "median; whiskers: 95% bootstrap CI"
-CEILING_LABELS = {"write_fsync": "raw write + fsync", "write_nofsync": "raw write (no fsync)",
-                  "read_cold": "raw cold read", "read_warm": "raw warm read", "memcpy": "memcpy"}
+CEILING_LABELS = {"write_fsync": "raw write + fsync, 1 stream", "write_nofsync": "raw write (no fsync), 1 stream",
+                  "read_cold": "raw cold read, 1 stream", "read_warm": "raw warm read, 1 stream", "memcpy": "memcpy",
+                  "write_fsync_parallel": "raw write + fsync, parallel streams",
+                  "write_nofsync_parallel": "raw write (no fsync), parallel streams",
+                  "read_cold_parallel": "raw cold read, parallel streams"}
 #: axis unit -> how many of it one GB/s is (ceilings are always given in GB/s, as records store them)
 UNITS = {"GB/s": 1.0, "MB/s": 1e3}
 
@@ -100,7 +103,8 @@ def legend_outside(ax, title: str | None = None) -> None:
 
 def draw_ceilings(ax, ceiling: dict[str, float], ops: tuple[str, ...], *, unit: str = "GB/s",
                   vertical: bool = False, percent_of: str | None = None) -> None:
-    """Dashed lines at this machine's ceilings, the one way every figure draws them.
+    """Dashed lines at this machine's ceilings, the one way every figure draws them: each single-stream
+    ceiling in ``ops`` and, dotted, its parallel twin where the run measured one.
 
     ``ceiling`` is GB/s per ceiling operation (``common.ceiling_gbps``); ``unit`` is the axis's
     unit (``GB/s`` or ``MB/s``). With ``percent_of`` (a ceiling operation) a right-hand axis shows
@@ -108,11 +112,12 @@ def draw_ceilings(ax, ceiling: dict[str, float], ops: tuple[str, ...], *, unit: 
     """
     scale = UNITS[unit]
     values = {op: gbps * scale for op, gbps in ceiling.items() if gbps and np.isfinite(gbps)}
-    colors = sns.color_palette("Greys", len(ops) + 2)[2:]
-    for op, color in zip(ops, colors, strict=False):
-        if op in values:
-            line = ax.axvline if vertical else ax.axhline
-            line(values[op], ls="--", lw=1, color=color, label=f"ceiling: {CEILING_LABELS.get(op, op)}")
+    drawn = [o for op in ops for o in (op, f"{op}_parallel") if o in values]
+    colors = sns.color_palette("Greys", len(drawn) + 2)[2:]
+    for op, color in zip(drawn, colors, strict=False):
+        line = ax.axvline if vertical else ax.axhline
+        line(values[op], ls=":" if op.endswith("_parallel") else "--", lw=1, color=color,
+             label=f"ceiling: {CEILING_LABELS.get(op, op)}")
     ref = values.get(percent_of) if percent_of else None
     if ref:
         sec = ax.secondary_yaxis("right", functions=(lambda y: 100 * y / ref, lambda p: p * ref / 100))
