@@ -378,5 +378,6 @@ def run_header(result, times: str) -> str:
         f"{md(params.get('warmups'))} discarded warm-up(s); figures and tables show medians with 95% bootstrap "
         "intervals.",
         f"- **times include**: {times}.",
-        "- **ceiling**: plain file I/O and memcpy measured in the same run; a throughput above it is flagged.",
+        "- **ceiling**: plain file I/O (one stream at queue depth 1, and as many parallel streams as usable cores) "
+        "and memcpy measured in the same run; a throughput above the ceiling it is judged by is flagged.",
     ])
