@@ -145,7 +145,10 @@ def describe_ceiling(operation: str, streams: int | None = None) -> str:
     if operation == "memcpy":
         return "memory copy, one thread"
     if operation.endswith(PARALLEL_SUFFIX):
-        count = f"{int(streams)} " if streams is not None and streams == streams else ""
+        try:  # a count from a record: any value, shown only when it is a whole positive number
+            count = f"{int(streams)} " if float(streams) == int(streams) > 0 else ""  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            count = ""
         return f"{count}parallel streams (one file each, queue depth 1 each)"
     return SINGLE_STREAM
 

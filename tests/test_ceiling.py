@@ -58,6 +58,8 @@ def test_every_ceiling_says_what_it_is():
     assert describe_ceiling("write_fsync") == "single stream, queue depth 1"
     assert describe_ceiling("read_cold_parallel", 4) == "4 parallel streams (one file each, queue depth 1 each)"
     assert "one thread" in describe_ceiling("memcpy")
+    for odd in (None, float("nan"), "lots", float("inf"), -2, 2.5):  # a record's value, whatever it holds
+        assert describe_ceiling("write_fsync_parallel", odd) == "parallel streams (one file each, queue depth 1 each)"
     df = to_frame([{"schema_version": SCHEMA_VERSION, "run_id": "r", "backend": "ceiling", "operation": op,
                     "status": "ok", "nbytes": MB, "elapsed_s": 0.01, "streams": s, "iteration": 0}
                    for op, s in (("write_fsync", 1), ("write_fsync_parallel", 3))])
@@ -179,3 +181,4 @@ def test_every_case_records_the_load_and_a_loaded_case_is_a_problem(workdir):
     assert "measured under load" in common.problems(busy)
     quiet = df.assign(loadavg_1m_before=0.0, cpu_steal_pct=0.0, other_cpu_pct=0.0)
     assert flags.loaded_cases(quiet).empty
+    assert flags.loaded_cases(quiet.assign(loadavg_1m_before="lots", cpu_steal_pct="x")).empty  # a record's data

@@ -191,7 +191,12 @@ def loaded_cases(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _num(value: object, fmt: str) -> str:
-    return "-" if value is None or pd.isna(value) else fmt.format(float(value))
+    """A recorded number formatted, or a dash where there is none (or the record holds something else)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "-"
+    return "-" if pd.isna(number) else fmt.format(number)
 
 
 def ceiling_and_load_problems(df: pd.DataFrame) -> list[str]:
