@@ -38,7 +38,13 @@ def _check(confidence: float) -> None:
 
 
 def _finite(values: Iterable[float]) -> np.ndarray:
-    v = np.asarray(pd.to_numeric(pd.Series(list(values), dtype="object"), errors="coerce"), dtype=float)
+    """The finite values as floats (anything that is not a number dropped)."""
+    v = values if isinstance(values, (np.ndarray, pd.Series)) else list(values)
+    raw = np.asarray(v)
+    if raw.dtype.kind in "fiub":
+        v = raw.astype(float)
+    else:
+        v = np.asarray(pd.to_numeric(pd.Series(v, dtype="object"), errors="coerce"), dtype=float)
     return v[np.isfinite(v)]
 
 
