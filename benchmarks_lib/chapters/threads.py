@@ -323,7 +323,7 @@ def _against_leader(df: pd.DataFrame, side: str, stores: pd.DataFrame, fastest: 
     best = same.sort_values("mbps", ascending=False).drop_duplicates("backend")
     samples, frames = {}, {}
     for _, p in best.iterrows():
-        name = f"{p['backend']} with {p['threads']} thread(s)"
+        name = f"{p['backend']} at {p['threads']} threads"
         frames[name] = rows[(rows["backend"] == p["backend"]) & (rows["side"] == side)
                             & (rows["threads"] == p["threads"])]
         samples[name] = frames[name]["mbps"]
@@ -356,8 +356,8 @@ def answer(df: pd.DataFrame) -> str:
             b = b.sort_values("threads")
             knee = b[b["mbps"] >= PLATEAU * b["mbps"].max()].iloc[0]
             at = rows[(rows["backend"] == backend) & (rows["side"] == side)]
-            r = rank_samples({f"{t} thread(s)": p["mbps"] for t, p in at.groupby("threads")}, True)
-            knee_entry = next((e for e in r.entries if e.name == f"{knee['threads']} thread(s)"), None)
+            r = rank_samples({f"{t} threads": p["mbps"] for t, p in at.groupby("threads")}, True)
+            knee_entry = next((e for e in r.entries if e.name == f"{knee['threads']} threads"), None)
             more = (["only one thread count measured"] if len(b) == 1 else
                     ["still gaining at the most threads measured"] if knee["threads"] == b["threads"].max() else [])
             if knee_entry is not None and knee_entry.vs_leader is not None:  # the knee against the best count
