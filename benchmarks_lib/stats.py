@@ -240,18 +240,5 @@ def format_values(values: Iterable[float], fmt: str = "{:.3g}", scale: float = 1
     return format_ci(med * scale, lo * scale, hi * scale, n, fmt)
 
 
-def rankable(a, b) -> bool:
-    """Deprecated (kept until every chapter ranks through ``chapters.common.rank_against_leader``): True when
-    the intervals of ``a`` and ``b`` (``median_ci`` tuples or rows with ``ci_lo``/``ci_hi``) do not overlap."""
-    def bounds(x) -> tuple[float, float]:
-        if hasattr(x, "keys"):
-            return float(x["ci_lo"]), float(x["ci_hi"])
-        return float(x[1]), float(x[2])
-    (alo, ahi), (blo, bhi) = bounds(a), bounds(b)
-    if not all(np.isfinite([alo, ahi, blo, bhi])):
-        return False
-    return ahi < blo or bhi < alo
-
-
 __all__ = ["CI_LABEL", "CONFIDENCE", "MIN_RANK_N", "TwoSample", "coverage", "format_ci", "format_point",
            "format_values", "median_ci", "ratio_ci", "summarize", "two_sample"]

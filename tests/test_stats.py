@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks_lib.stats import MIN_RANK_N, coverage, format_ci, median_ci, rankable, ratio_ci, summarize, two_sample
+from benchmarks_lib.stats import MIN_RANK_N, coverage, format_ci, median_ci, ratio_ci, summarize, two_sample
 
 #: a skewed sample: one slow outlier pulls the mean far from the median
 SKEWED = [1.0, 1.1, 1.2, 1.0, 1.05, 9.0]
@@ -55,16 +55,6 @@ def test_summarize_per_group():
     assert a["median"] == pytest.approx(np.median(SKEWED)) and a["n"] == 6
     assert (out["ci_lo"] <= out["median"]).all() and (out["median"] <= out["ci_hi"]).all()
     assert summarize(df.iloc[0:0], "backend", "elapsed_s").empty
-
-
-def test_rankable_only_without_overlap():
-    fast = median_ci([1.0, 1.01, 0.99, 1.02, 0.98])
-    slow = median_ci([2.0, 2.01, 1.99, 2.02, 1.98])
-    noisy = median_ci([0.5, 3.0, 1.5, 2.5, 1.0])
-    assert rankable(fast, slow) and rankable(slow, fast)
-    assert not rankable(fast, noisy)
-    assert not rankable(fast, median_ci([1.5]))  # one iteration: no interval, no ranking
-    assert rankable({"ci_lo": 1, "ci_hi": 2}, pd.Series({"ci_lo": 3.0, "ci_hi": 4.0}))
 
 
 def test_format_ci():
