@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from benchmarks_lib.book import NOTEBOOKS, ROOT, notebook_suite
-from benchmarks_lib.chapters import cache, compression, threads, writers
+from benchmarks_lib.chapters import cache, compression, parallel, s3, threads, writers
 from benchmarks_lib.pages import write_answers_page
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 
@@ -16,7 +16,7 @@ MB = 10**6
 FAST = [1.0, 1.01, 0.99, 1.02, 0.98]
 SLOW = [2.0, 2.01, 1.99, 2.02, 1.98]
 NOISY = [0.6, 3.0, 1.5, 2.5, 1.0]
-CHAPTERS = (writers, compression, threads, cache)
+CHAPTERS = (writers, compression, threads, cache, parallel, s3)
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
@@ -53,10 +53,11 @@ def test_writers_answer_names_the_fastest_among_equals_never_raw():
     write = next(x for x in lines if x.startswith("- **write**"))
     assert "**a** at 0.1 GB/s" in write and "codec `blosc-lz4:5:shuffle` (shuffle)" in write
     assert "5% of this machine's ceiling" in write  # 0.1 GB/s of the 2 GB/s write_fsync ceiling
-    assert "2.00x ahead of b" in write and "1 more group(s) of equals" in write
+    assert "separable from every other (next: b, 2.00x slower [" in write and "1 more group(s) of equals" in write
     assert "raw" not in write and "lone" not in write  # the baseline and another codec never compete
     read = next(x for x in lines if x.startswith("- **cold full read**"))
-    assert "**a**" in read and "not separable from c (95% CIs overlap)" in read
+    assert "no separable winner among 2 writers: the best median is a's" in read and "**a**" not in read
+    assert "not separable from it: c (1.50x slower [" in read
     assert not any(x.startswith("- **append**") for x in lines)  # not measured: no line, no exception
 
 
@@ -64,7 +65,7 @@ def test_writers_answer_names_flagged_points_and_lone_codecs():
     df = _frame(_ceiling() + _writes("quick", "lz4", [0.02, 0.021, 0.019]))
     text = writers.answer(df)
     assert "above the ceiling: noise or caching" in text and "under 100 ms" in text
-    assert "no other writer used this codec on these bytes, so it is not ranked" in text
+    assert "the only one of the writers on these terms, so it is not ranked" in text and "**quick**" not in text
     assert writers.answer(_frame(_writes("raw", "none", FAST))).startswith("Nothing to answer yet")
 
 
@@ -96,7 +97,8 @@ def test_threads_answer_is_the_fewest_threads_reaching_95_percent_of_the_best():
                 + _thread_rows({1: 0.01, 2: 0.01}, backend="quick", side="read"))
     text = threads.answer(df)
     assert "95% of its best median throughput, on 8 usable cores" in text
-    assert "write: zarrs **2** (200 MB/s)" in text  # 4 and 8 threads gain 2% and 4%
+    assert "write: zarrs **2** (200 MB/s; against 8 threads: 1.04x slower than 8 threads, too few iterations to " \
+        "rank (n=3))" in text  # 4 and 8 threads gain 2% and 4%, and n=3 ranks nothing
     assert "tensorstore **4** (250 MB/s; still gaining at the most threads measured)" in text
     assert "quick **1** (10000 MB/s; under 100 ms" in text
 
@@ -120,10 +122,12 @@ def test_cache_answer_states_the_ttreecache_and_client_cache_effect_at_the_highe
                                                                                                     0.5))
     text = cache.answer(df)
     assert "at 5 ms per request, ROOT with a 10 MB TTreeCache read in 0.40 s against 1.60 s without" in text
-    assert "**4.0x faster**; separable" in text
+    assert "too few iterations to rank (n=3)" in text and "faster" not in text  # n=3: nothing ranked
     assert "Zarr's client cache took 0.50x to 0.50x the time of cutouts without it at 5 ms" in text
     close = _frame(_root(0, 0, [0.3, 0.4, 0.35]) + _root(0, 10 * MB, [0.31, 0.41, 0.36]))
-    assert "(not separable: 95% CIs overlap)" in cache.answer(close) and "faster" not in cache.answer(close)
+    assert "too few iterations to rank (n=3)" in cache.answer(close) and "faster" not in cache.answer(close)
+    apart = _frame(_root(5, 0, [1.6, 1.61, 1.59, 1.62, 1.58, 1.6]) + _root(5, 10 * MB, [0.4, 0.41, 0.39, 0.42, 0.38]))
+    assert "**4.0x faster** [" in cache.answer(apart) and "], separable" in cache.answer(apart)
     only_local = _frame([{**r, "location": "local", "latency_ms": None} for r in _root(0, 0, [0.3] * 3)])
     assert cache.answer(only_local).startswith("Nothing to answer yet")
 
@@ -151,3 +155,100 @@ def test_the_front_page_answers_from_the_runs_and_links_every_chapter(tmp_path):
     assert "This chapter measures nothing" in page  # the compare chapter: no run of its own, still linked
     empty = write_answers_page(ROOT, tmp_path / "none", tmp_path, {}).read_text()
     assert "No run was found" in empty and "`make book`" in empty
+
+
+# -- the one ranking rule in every chapter's answer -------------------------------------------------------
+
+
+def test_writers_answer_states_every_entry_against_the_leader_never_chained():
+    codec = "lz4"
+    df = _frame(_writes("h5py", codec, FAST) + _writes("zarrs", codec, [1.46 * t for t in FAST])
+                + _writes("zarr-python", codec, [3.5 * t for t in FAST]))
+    text = writers.conclusion(df)
+    line = next(x for x in text.splitlines() if x.startswith("- **write**"))
+    assert "3.50x slower than h5py [" in line and "1.46x slower than h5py [" in line
+    assert "ahead" not in line and "than zarrs" not in line  # no ratio refers to the previous entry
+    assert "**h5py** is the fastest of 3" in line
+
+
+def test_too_few_iterations_are_never_ranked():
+    df = _frame(_writes("a", "lz4", [1.0, 1.01]) + _writes("b", "lz4", [5.0, 5.1]))
+    answer = writers.answer(df)
+    conclusion = next(x for x in writers.conclusion(df).splitlines() if x.startswith("- **write**"))
+    assert "too few iterations to rank (n=2)" in answer and "too few iterations to rank (n=2)" in conclusion
+    for text in (answer, conclusion):
+        assert "**a**" not in text and "not separable" not in text and ", separable" not in text
+
+
+def test_failed_verification_never_ranks():
+    rows = _writes("a", "lz4", FAST) + _writes("b", "lz4", SLOW)
+    lost = [{**r, "verified": False} for r in _writes("fast-but-wrong", "lz4", [0.1 * t for t in FAST])]
+    text = writers.answer(_frame(rows + lost))
+    assert "**a**" in text and "fast-but-wrong" not in text
+    assert "rows that failed verification are not ranked: fast-but-wrong" in writers.conclusion(_frame(rows + lost))
+
+
+def test_reads_are_ranked_by_the_library_that_read():
+    rows = [{**r, "read_by": "zarr-python"} for r in _writes("acquire-zarr", "lz4", FAST, test="read",
+                                                                operation="read_cold")]
+    rows += [{**r, "read_by": "zarr-python"} for r in _writes("zarr-python", "lz4", SLOW, test="read",
+                                                               operation="read_cold")]
+    line = next(x for x in writers.answer(_frame(rows)).splitlines() if x.startswith("- **cold full read**"))
+    assert "**zarr-python \\(reading acquire-zarr's store\\)**" in line and "next: zarr-python, 2.00x slower" in line
+
+
+def test_markup_in_record_strings_is_escaped_in_answers():
+    df = _frame(_writes("<b>x*y</b>", "lz4", FAST) + _writes("z", "lz4", SLOW))
+    text = writers.answer(df) + writers.conclusion(df)
+    assert "<b>" not in text and "x*y" not in text
+
+
+def _s3_rows(backend: str, op: str, seconds, verified=True) -> list[dict]:
+    return [{"suite": "s3", "backend": backend, "operation": op, "iteration": i, "codec": "lz4", "nbytes": 100 * MB,
+             "elapsed_s": t, "gbps": 0.1 / t, "latency_ms": 0.0, "verified": verified, "objects": 4,
+             "s3_requests": 8} for i, t in enumerate(seconds)]
+
+
+def test_s3_answer_ranks_by_the_rule_on_verified_rows_only():
+    df = _frame(_s3_rows("zarr-python", "write", FAST) + _s3_rows("tensorstore", "write", NOISY)
+                + _s3_rows("fast-but-wrong", "write", [0.01] * 5, verified=False)
+                + _s3_rows("zarr-python", "read", FAST) + _s3_rows("tensorstore", "read", SLOW))
+    text = s3.answer(df)
+    assert "fast-but-wrong" not in text
+    assert "write: no separable winner among 2 clients: the best median is zarr-python's" in text
+    assert "read: **zarr-python** at 0.1 GB/s" in text and "next: tensorstore, 2.00x slower [" in text
+    few = s3.answer(_frame(_s3_rows("a", "write", [1.0, 1.1]) + _s3_rows("b", "write", [3.0, 3.1])))
+    assert "too few iterations to rank (n=2)" in few and "**a**" not in few
+
+
+def _parallel(workers: int, seconds, alignment: str = "chunk", verified: bool = True) -> list[dict]:
+    return [{"suite": "parallel", "backend": "zarr-python", "operation": "write", "iteration": i,
+             "workers": workers, "alignment": alignment, "store": "file", "nbytes": 100 * MB, "elapsed_s": t,
+             "gbps": 0.1 / t, "verified": verified, "slabs": 8, "slabs_wrong": 0 if verified else 3, "cores": 8,
+             "worker_gbps_median": 0.1} for i, t in enumerate(seconds)]
+
+
+def test_parallel_answer_chooses_workers_by_the_rule_not_the_median():
+    # 8 workers have the best median but are not separable from 4: the answer takes the fewer workers
+    df = _frame(_parallel(1, FAST) + _parallel(4, [0.5 * t for t in NOISY]) + _parallel(8, [0.5 * t for t in FAST])
+                + _parallel(2, [0.1] * 5, alignment="unaligned", verified=False))
+    text = parallel.answer(df)
+    assert "with 4 workers (chunk-aligned" in text and "not separable from the best median (8 workers" in text
+    assert "Unaligned regions lost data in 5 of 5 arrays" in text
+    clear = parallel.answer(_frame(_parallel(1, FAST) + _parallel(4, [0.5 * t for t in FAST])))
+    assert "with 4 workers (chunk-aligned, 2.00x one worker; separable from every other setting" in clear
+    few = parallel.answer(_frame(_parallel(1, [1.0, 1.1]) + _parallel(4, [0.5, 0.55])))
+    assert "too few iterations to rank (n=2)" in few
+
+
+def test_threads_answer_keeps_the_not_comparable_caveat():
+    rows = [{**r, "fsync_comparable": False} for r in _thread_rows({1: 1.0, 2: 0.5}, backend="acquire-zarr")]
+    text = threads.answer(_frame(rows + _thread_rows({1: 1.0, 2: 0.5})))
+    acquire = text.split("acquire-zarr", 1)[1].split("zarrs", 1)[0]
+    assert "not comparable: the writer fsyncs every file itself" in acquire
+    assert "not comparable" not in text.split("acquire-zarr", 1)[1].split("zarrs", 1)[1]
+
+
+def test_compression_answer_states_the_fastest_write_by_the_rule():
+    df = _frame(_points("zarrs", "lz4", 0.2, 1.5) + _points("zarrs", "zstd:3", 0.35, 2.5))
+    assert "too few iterations to rank the writes (n=3)" in compression.answer(df)

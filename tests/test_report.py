@@ -63,7 +63,7 @@ def test_conclusion_refuses_to_rank_different_codecs_and_names_raw_the_baseline(
                   + _writes("ome-writers:tensorstore", "blosc-lz4:5:bitshuffle", FAST)
                   + _writes("h5py", "blosc-lz4:5:shuffle", SLOW, threads=1))
     text = writers.conclusion(df)
-    assert "ahead" not in text and "fastest" not in text
+    assert "slower than" not in text and "fastest" not in text
     assert text.count("not ranked") == 4  # three lone codecs and the baseline
     assert "raw (uncompressed, not ranked)" in text
     assert "codec `blosc-lz4:5:bitshuffle` (bitshuffle)" in text and "codec `lz4` (no shuffle)" in text
@@ -76,9 +76,11 @@ def test_conclusion_ranks_only_separable_equals():
     text = writers.conclusion(df)
     line = next(x for x in text.splitlines() if x.startswith("- **write**"))
     assert line.index("- **write**") < line.index(" a ") < line.index(" c ") < line.index(" b ")
-    assert "not separable" in line  # a vs c and c vs b overlap
+    assert "no separable winner" in line and "**a**" not in line  # a and c are not separable
+    assert "than a [" in line.split(" b ")[1] and "than c" not in line  # every entry against the leader a
     text = writers.conclusion(to_frame(_writes("a", codec, FAST) + _writes("b", codec, SLOW)))
-    assert "ahead (2.00x) of b" in text and "not separable" not in text.split("\n", 1)[1]
+    assert "**a** is the fastest of 2" in text and "2.00x slower than a [" in text
+    assert "not separable" not in text.split("\n", 1)[1]
 
 
 def test_conclusion_keeps_sizes_and_fsync_apart():
@@ -88,7 +90,7 @@ def test_conclusion_keeps_sizes_and_fsync_apart():
     lines = [x for x in writers.conclusion(df).splitlines() if x.startswith("- **write**")]
     assert len(lines) == 2
     synced = next(x for x in lines if "fsync included" in x)
-    assert "100 MB" in synced and "ahead" in synced and " c " not in synced
+    assert "100 MB" in synced and "slower than a" in synced and " c " not in synced
     unsynced = next(x for x in lines if "no fsync" in x)
     assert " c " in unsynced and "not ranked" in unsynced
 

@@ -1,4 +1,5 @@
-"""The statistics the chapters state: median, bootstrap 95% interval, n, and when two points rank."""
+"""The statistics the chapters state: median, its order-statistic interval with its true coverage, n, and
+when two sets of iterations are separable; calibrated by seeded simulation."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks_lib.stats import format_ci, median_ci, rankable, summarize
+from benchmarks_lib.stats import MIN_RANK_N, coverage, format_ci, median_ci, ratio_ci, summarize, two_sample
 
 #: a skewed sample: one slow outlier pulls the mean far from the median
 SKEWED = [1.0, 1.1, 1.2, 1.0, 1.05, 9.0]
@@ -20,10 +21,10 @@ def test_median_ci_states_the_median_not_the_mean():
     assert lo <= med <= hi
 
 
-def test_median_ci_is_seeded_and_reproducible():
+def test_median_ci_is_reproducible_and_widens_with_confidence():
     rng = np.random.default_rng(3)
     values = rng.lognormal(0.0, 0.5, 40)
-    assert median_ci(values, seed=0) == median_ci(values, seed=0)
+    assert median_ci(values) == median_ci(values)
     med, lo, hi, n = median_ci(values)
     assert lo < med < hi and n == 40
     wider = median_ci(values, confidence=0.99)
@@ -42,7 +43,7 @@ def test_median_ci_edge_cases():
 
 def test_median_ci_bounds_memory_for_long_series():
     values = np.arange(50_000, dtype=float)
-    med, lo, hi, n = median_ci(values, n_boot=200)
+    med, lo, hi, n = median_ci(values)
     assert n == 50_000 and lo <= med <= hi
 
 
@@ -56,17 +57,82 @@ def test_summarize_per_group():
     assert summarize(df.iloc[0:0], "backend", "elapsed_s").empty
 
 
-def test_rankable_only_without_overlap():
-    fast = median_ci([1.0, 1.01, 0.99, 1.02, 0.98])
-    slow = median_ci([2.0, 2.01, 1.99, 2.02, 1.98])
-    noisy = median_ci([0.5, 3.0, 1.5, 2.5, 1.0])
-    assert rankable(fast, slow) and rankable(slow, fast)
-    assert not rankable(fast, noisy)
-    assert not rankable(fast, median_ci([1.5]))  # one iteration: no interval, no ranking
-    assert rankable({"ci_lo": 1, "ci_hi": 2}, pd.Series({"ci_lo": 3.0, "ci_hi": 4.0}))
-
-
 def test_format_ci():
-    assert format_ci(1.234, 1.1, 1.4, 5) == "1.23 [1.1, 1.4] (n=5)"
+    assert format_ci(1.234, 1.1, 1.4, 6) == "1.23 [1.1, 1.4] (n=6)"
+    assert format_ci(1.234, 1.1, 1.4, 5) == "1.23 [1.1, 1.4] (n=5, 94% interval)"
+    assert format_ci(1.234, 1.1, 1.4, 2) == "1.23 [1.1, 1.4] (n=2, 50% interval)"
     assert format_ci(1.0, np.nan, np.nan, 1) == "1 (n=1)"
     assert format_ci(np.nan, np.nan, np.nan, 0) == "-"
+
+
+# --- the order-statistic interval and two_sample, and their calibration by seeded simulation ---------------
+
+#: the iterations the profiles use (quick, standard, seed), and one beyond
+PROFILE_NS = (2, 3, 4, 5, 6, 7, 8, 10)
+SIMULATIONS = 4000
+
+
+def test_coverage_is_the_binomial_order_statistic_coverage():
+    assert coverage(2) == 0.5 and coverage(5) == 0.9375
+    assert all(coverage(n) >= 0.95 for n in range(6, 60))
+    assert np.isnan(coverage(1))
+    med, lo, hi, n = median_ci([3.0, 1.0, 2.0, 5.0, 4.0])
+    assert (med, lo, hi, n) == (3.0, 1.0, 5.0, 5)  # n=5: the range, 94%
+
+
+@pytest.mark.parametrize("n", PROFILE_NS)
+def test_median_interval_covers_at_its_stated_rate(n):
+    rng = np.random.default_rng(100 + n)
+    samples = rng.lognormal(0.0, 0.1, (SIMULATIONS, n))  # true median 1
+    covered = np.mean([lo <= 1.0 <= hi for _, lo, hi, _ in map(median_ci, samples)])
+    assert abs(covered - coverage(n)) <= 0.03
+
+
+@pytest.mark.parametrize("n", PROFILE_NS)
+def test_identical_contenders_are_rarely_separable(n):
+    rng = np.random.default_rng(200 + n)
+    pairs = rng.lognormal(0.0, 0.1, (SIMULATIONS, 2, n))
+    results = [two_sample(a, b) for a, b in pairs]
+    called = np.mean([r.separable is True for r in results])
+    assert called <= 0.05 + 2.5 * np.sqrt(0.05 * 0.95 / SIMULATIONS)
+    if n < MIN_RANK_N:
+        assert all(r.separable is None and r.verdict() == f"too few iterations to rank (n={n})" for r in results)
+
+
+def test_a_real_difference_is_found():
+    rng = np.random.default_rng(7)
+    pairs = rng.lognormal(0.0, 0.1, (1000, 2, 6)) * np.array([1.0, 1.5])[None, :, None]
+    results = [two_sample(a, b) for a, b in pairs]
+    assert np.mean([r.separable is True and r.ratio > 1 for r in results]) >= 0.9
+    assert np.mean([r.lo <= 1.5 <= r.hi for r in results]) >= 0.9
+
+
+def test_two_sample_fields_and_verdicts():
+    fast, slow = [1.0, 1.01, 0.99, 1.02, 0.98], [2.0, 2.01, 1.99, 2.02, 1.98]
+    t = two_sample(fast, slow)
+    assert t.ratio == pytest.approx(2.0) and t.lo <= 2.0 <= t.hi and (t.n_a, t.n_b) == (5, 5)
+    assert t.separable is True and t.verdict() == "separable" and not t.b_better
+    assert two_sample(slow, fast).b_better and two_sample(fast, slow, higher=True).b_better
+    noisy = two_sample(fast, [0.5, 3.0, 1.5, 2.5, 1.0])
+    assert noisy.separable is False and noisy.verdict() == "not separable (95% interval of the ratio includes 1)"
+    few = two_sample(fast, [2.0, 2.1])
+    assert few.separable is None and few.verdict() == "too few iterations to rank (n=2)"
+    assert two_sample([], fast).separable is None and np.isnan(two_sample([], fast).ratio)
+    assert np.isnan(two_sample(fast[:1], fast[:2]).lo)  # 95% cannot be reached: no interval
+    with pytest.raises(ValueError, match="confidence"):
+        two_sample(fast, slow, confidence=1.0)
+
+
+def test_ratio_ci_is_two_sample():
+    a, b = [1.0, 1.1, 1.2, 0.9, 1.05, 1.0], [2.0, 2.2, 2.1, 1.9, 2.05, 2.0]
+    t = two_sample(a, b)
+    assert ratio_ci(a, b) == (t.ratio, t.lo, t.hi, t.n_a, t.n_b)
+
+
+def test_large_samples_use_the_normal_approximation_consistently():
+    rng = np.random.default_rng(11)
+    a, b = rng.lognormal(0.0, 0.1, 60), rng.lognormal(0.0, 0.1, 60)
+    same, doubled = two_sample(a, b), two_sample(a, 2 * b)
+    assert same.lo <= 1.0 <= same.hi and 0.94 <= same.coverage <= 0.96
+    assert doubled.separable and doubled.lo <= 2 * np.median(b) / np.median(a) <= doubled.hi
+    assert median_ci(np.arange(5000.0))[1:3] == pytest.approx((2429.0, 2570.0), abs=2)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import format_values
+from ..stats import format_values, two_sample
 from .cache_rows import prepare
-from .common import MB, median_of, no_answer, separable
+from .common import MB, median_of, no_answer
 from .flags import point_flags
 from .markup import md
+from .ranking import change_text, rank_samples, versus_text
 from .server import server_lines
 
 
@@ -35,8 +36,7 @@ def _root_lines(rows: pd.DataFrame) -> list[str]:
                 f"{median_of(no_cache, 'elapsed_s'):.2f} s; "
                 f"a {big['cache_bytes'].max() / MB:g} MB cache needed {median_of(big, 'root_read_calls'):.0f} "
                 f"transactions and {median_of(big, 'elapsed_s'):.2f} s "
-                f"({median_of(no_cache, 'elapsed_s') / median_of(big, 'elapsed_s'):.1f}x faster; "
-                f"{separable(no_cache, big)}).")
+                f"({_change(no_cache, big)}).")
         for size in sorted(at["cache_bytes"].unique()):
             a = at[(at["cache_bytes"] == size) & (at["async_prefetch"] == 1)]
             s = at[(at["cache_bytes"] == size) & (at["async_prefetch"] == 0)]
@@ -48,7 +48,7 @@ def _root_lines(rows: pd.DataFrame) -> list[str]:
             cache_text = "no TTreeCache" if size == 0 else f"a {size / MB:g} MB TTreeCache"
             lines.append(
                 f"- **Async prefetching** ({cache_text}, {lat:g} ms): median real time {change:+.0%} "
-                f"({separable(a, s)}), "
+                f"({_change(s, a)}), "
                 f"peak RSS growth {mem:+.1f} MB versus standard prefetching"
                 + ("" if active else "; ROOT did not start the prefetch thread (it works through the TTreeCache)")
                 + ".")
@@ -83,14 +83,23 @@ def _uproot_lines(rows: pd.DataFrame) -> list[str]:
             f"({median_of(nbytes, 'server_requests'):.0f} server requests, {median_of(nbytes, 'elapsed_s'):.2f} s at "
             f"{lat:g} ms); in entries it does not ({median_of(entries, 'server_requests'):.0f} requests, "
             f"{median_of(entries, 'elapsed_s'):.2f} s).")
-    best = at.groupby("config")["elapsed_s"].median().sort_values()
-    if len(best) > 1:
-        first, second = (at[at["config"] == c] for c in best.index[:2])
-        verdict = "ahead of" if separable(first, second) == "separable" else "**not separable** from"
-        lines.append(f"- Fastest uproot configuration at {lat:g} ms: {md(best.index[0])} "
-                     f"({format_values(first['elapsed_s'])} s), {verdict} {md(best.index[1])} "
-                     f"({format_values(second['elapsed_s'])} s).")
+    r = rank_samples({str(c): p["elapsed_s"] for c, p in at.groupby("config")}, higher=False)
+    if len(r.entries) > 1:
+        others = "; ".join(f"{md(e.name)} ({format_values(e.values)} s): {versus_text(e, r)}" for e in r.others)
+        lines.append(f"- Fastest uproot configuration at {lat:g} ms: {md(r.leader.name)} "
+                     f"({format_values(r.leader.values)} s) {'is' if r.winner else 'has the best median, but'} "
+                     f"{_status(r)}; {others}.")
     return lines
+
+
+def _status(r) -> str:
+    return {"winner": "separable from every other", "too few": f"too few iterations to rank (n={r.too_few_n})",
+            "no separable winner": "there is no separable winner"}.get(r.status, "")
+
+
+def _change(before: pd.DataFrame, after: pd.DataFrame) -> str:
+    """What ``after`` did to the time of ``before``: a factor only where the two are separable."""
+    return change_text(two_sample(before["elapsed_s"].astype("float64"), after["elapsed_s"].astype("float64")))
 
 
 def _zarr_lines(rows: pd.DataFrame) -> list[str]:
@@ -123,7 +132,7 @@ def _zarr_lines(rows: pd.DataFrame) -> list[str]:
         low, high = at[at["concurrency"] == conc.index[0]], at[at["concurrency"] == conc.index[-1]]
         lines.append(f"- Zarr concurrency at {lat:g} ms: median real time {conc.iloc[0]:.2f} s with "
                      f"{int(conc.index[0])} request(s) in flight versus {conc.iloc[-1]:.2f} s with "
-                     f"{int(conc.index[-1])} (pooled over clients and layouts; {separable(low, high)}).")
+                     f"{int(conc.index[-1])} (pooled over clients and layouts; {_change(low, high)}).")
     return lines
 
 
@@ -188,12 +197,10 @@ def answer(df: pd.DataFrame) -> str:
     parts = []
     if "root" in top and (pair := _ttreecache_pair(top["root"])):
         without, big = pair
-        t0, t1, verdict = median_of(without, "elapsed_s"), median_of(big, "elapsed_s"), separable(without, big)
-        effect = "" if verdict != "separable" else f"**{t0 / t1:.1f}x faster**; " if t1 <= t0 else \
-            f"**{t1 / t0:.1f}x slower**; "
+        t0, t1 = median_of(without, "elapsed_s"), median_of(big, "elapsed_s")
         parts.append(f"over HTTP at {big['latency_ms'].max():g} ms per request, ROOT with a "
                      f"{big['cache_bytes'].max() / MB:g} MB TTreeCache read in {t1:.2f} s against {t0:.2f} s without "
-                     f"({'; '.join([effect + verdict, *point_flags(big), *point_flags(without)])})")
+                     f"({'; '.join([_change(without, big), *point_flags(big), *point_flags(without)])})")
     zarr = top.get("zarr", remote.iloc[0:0])
     cut = zarr[(zarr["workload"] == "cutouts") & (zarr["concurrency"] == zarr["concurrency"].max())] if len(zarr) \
         else zarr

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..stats import format_point, median_ci, rankable, summarize
+from ..stats import summarize
 from .flags import (
     SHORT_S,
     above_ceiling,
@@ -22,6 +22,18 @@ from .flags import (
     short_points,
 )
 from .markup import markdown_table, md, md_code
+from .ranking import (
+    EQUALS,
+    Entry,
+    Ranking,
+    countable,
+    rank_against_leader,
+    rank_samples,
+    unverified_text,
+    value_text,
+    verdict_text,
+    versus_text,
+)
 
 MB = 1e6
 #: operations of the compression and thread suites -> the side they count for (encode/decode: in memory)
@@ -149,32 +161,20 @@ def skips(df: pd.DataFrame) -> pd.DataFrame:
     return s[cols].drop_duplicates().reset_index(drop=True)
 
 
-#: what a ranking holds fixed besides the codec: the same bytes, fsync policy, cutout kind and cache state
-LIKE_FOR_LIKE = ("nbytes", "fsync_included", "cutout_kind", "cache_state")
-
-
-def _point_text(backend: str, point: pd.Series, rows: pd.DataFrame, unit: str, fmt: str, scale: float) -> str:
-    value, _, n = format_point(point, fmt, scale).partition(" (n=")
-    details = [f"n={n.rstrip(')')}" if n else "n=0", threads_of(rows)]
-    pct = rows["pct_of_ceiling"].median() if "pct_of_ceiling" in rows else np.nan
-    if not pd.isna(pct):
-        details.append(f"{pct:.0f}% of this machine's ceiling" + ceiling_mark(rows))
-    if note := layout_note(backend):
-        details.append(note)
-    if "elapsed_s" in rows and rows["elapsed_s"].median() < SHORT_S:
-        details.append(f"under {SHORT_S * 1e3:.0f} ms: fixed costs weigh")
-    return f"{md(backend)} {value} {unit} ({'; '.join(details)})".lstrip()
-
-
 def group_header(name: str, key: dict) -> str:
+    """``- **write**, codec `lz4` (no shuffle), 100 MB, fsync included``: what a group of equals holds fixed."""
     parts = []
     codec = key.get("codec")
     if codec is not None:
         parts.append(f"codec {md_code(codec)} ({md(shuffle_of(codec))})")
+    if isinstance(key.get("dataset"), str):
+        parts.append(f"dataset {md(key['dataset'])}")
     if not pd.isna(key.get("nbytes", np.nan)):
         parts.append(f"{key['nbytes'] / 1e6:.3g} MB")
     if "fsync_included" in key and not pd.isna(key["fsync_included"]):
         parts.append("fsync included" if key["fsync_included"] else "no fsync")
+    if "writer_fsyncs" in key and not pd.isna(key["writer_fsyncs"]) and key["writer_fsyncs"]:
+        parts.append("the writer fsyncs every file itself")
     if isinstance(key.get("cutout_kind"), str):
         parts.append(f"{md(key['cutout_kind'])} cutouts")
     if isinstance(key.get("cache_state"), str) and key["cache_state"] != "cold":
@@ -182,89 +182,60 @@ def group_header(name: str, key: dict) -> str:
     return f"- **{name}**, " + ", ".join(parts)
 
 
-def like_for_like_points(part: pd.DataFrame, value: str) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
-    """``(rows, keys, points)``: the rows with a value (codec ``none`` where unset), the keys that make
-    equals (codec and the ``LIKE_FOR_LIKE`` keys recorded) and ``summarize`` of ``value`` per backend and keys."""
-    part = part.dropna(subset=[value])
-    part = part.assign(codec=part["codec"].fillna("none") if "codec" in part else "none")
-    keys = ["codec", *(k for k in LIKE_FOR_LIKE if k in part)]
-    if "fsync_included" in part:
-        part = part.assign(fsync_included=part["fsync_included"].astype("boolean"))
-    return part, keys, summarize(part, ["backend", *keys], value)
+def point_details(backend: str, rows: pd.DataFrame) -> list[str]:
+    """What a ranked point's sentence adds: threads, share of the ceiling, layout caveats, short timings."""
+    details = [threads_of(rows)]
+    pct = rows["pct_of_ceiling"].median() if "pct_of_ceiling" in rows else np.nan
+    if not pd.isna(pct):
+        details.append(f"{pct:.0f}% of this machine's ceiling" + ceiling_mark(rows))
+    if note := layout_note(backend):
+        details.append(note)
+    if "elapsed_s" in rows and rows["elapsed_s"].median() < SHORT_S:
+        details.append(f"under {SHORT_S * 1e3:.0f} ms: fixed costs weigh")
+    return details
 
 
-def equal_groups(points: pd.DataFrame, keys: list[str], higher: bool) -> list[tuple[dict, pd.DataFrame]]:
-    """``(key, points best first)`` per group of equals among ``like_for_like_points``, ``raw`` left out.
+def entry_text(entry: Entry, ranking: Ranking, unit: str, scale: float = 1.0) -> str:
+    """``b 0.5 [0.49, 0.51] GB/s (n=5, 94% interval; 2 thread(s)): 2.00x slower than a [1.9x, 2.1x], separable``."""
+    backend = str(entry.rows["backend"].iloc[0]) if "backend" in entry.rows and len(entry.rows) else entry.name
+    value = value_text(entry, unit, scale)
+    details = "; ".join(point_details(backend, entry.rows))
+    value = value[:-1] + f"; {details})" if value.endswith(")") else f"{value} ({details})"
+    return f"{md(entry.name)} {value}: {versus_text(entry, ranking)}"
 
-    Per codec (and the other keys), the largest size that at least two backends finished is kept
-    (else the largest size, a group of one that is not ranked).
-    """
+
+def ranking_lines(rows: pd.DataFrame, name: str, value: str, higher: bool, unit: str, scale: float = 1.0,
+                  what: str = "backends") -> list[str]:
+    """Markdown lines, one per group of equals (``rank_against_leader``): the verdict, then every entry against
+    the leader. ``raw``, the uncompressed baseline, is stated first and never ranked."""
+    rankings = rank_against_leader(rows, value, higher)
+    lines = [group_header(name, r.key) + ": " + verdict_text(r, what) + "; "
+             + "; ".join(entry_text(e, r, unit, scale) for e in r.entries) + unverified_text(r) + "."
+             for r in rankings]
+    return _baseline_lines(rows, name, value, unit, scale, {r.key.get("nbytes") for r in rankings}) + lines
+
+
+def _baseline_lines(rows: pd.DataFrame, name: str, value: str, unit: str, scale: float, sizes: set) -> list[str]:
+    raw = countable(rows[rows["backend"] == "raw"]).dropna(subset=[value]) if "backend" in rows else rows.iloc[0:0]
+    if raw.empty:
+        return []
+    if "nbytes" in raw and raw["nbytes"].isin(sizes).any():
+        raw = raw[raw["nbytes"].isin(sizes)]
+    elif "nbytes" in raw:
+        raw = raw[raw["nbytes"] == raw["nbytes"].max()]
+    keys = [k for k in EQUALS if k in raw]
     out = []
-    ranked = points[points["backend"] != "raw"]
-    outer = [k for k in keys if k != "nbytes"]
-    for okey, group in (ranked.groupby(outer, dropna=False, sort=True) if outer else [((), ranked)]):
-        okey = okey if isinstance(okey, tuple) else (okey,)
-        if "nbytes" in group:
-            counts = group.groupby("nbytes", dropna=False)["backend"].nunique()
-            shared = counts[counts >= 2]
-            size = shared.index.max() if len(shared) else counts.index.max()
-            group = group[group["nbytes"] == size] if not pd.isna(size) else group[group["nbytes"].isna()]
-        key = dict(zip(outer, okey, strict=True)) | ({"nbytes": group["nbytes"].iloc[0]} if "nbytes" in group else {})
-        out.append((key, group.sort_values("median", ascending=not higher)))
+    for key, part in (raw.groupby(keys, dropna=False, sort=True) if keys else [((), raw)]):
+        key = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
+        entry = rank_samples({"raw": part[value].astype("float64")}, True, key, {"raw": part}).leader
+        text = value_text(entry, unit, scale)
+        out.append(group_header(f"{name} baseline", key) + f": raw (uncompressed, not ranked) {text} "
+                   f"({'; '.join(point_details('raw', part))}).")
     return out
 
 
-def rows_of(part: pd.DataFrame, backend: str, key: dict) -> pd.DataFrame:
-    """The rows of ``backend`` in the group of equals ``key``."""
-    match = part[part["backend"] == backend]
-    for k, v in key.items():
-        match = match[match[k].isna()] if pd.isna(v) else match[match[k] == v]
-    return match
-
-
-def rank_like_for_like(part: pd.DataFrame, name: str, value: str, higher: bool, unit: str, fmt: str = "{:.3g}",
-                       scale: float = 1.0) -> list[str]:
-    """Markdown lines ranking backends only among rows with the same codec and ``LIKE_FOR_LIKE`` keys.
-
-    ``raw`` is the uncompressed baseline: stated, never ranked. Per codec, the largest size that
-    at least two backends finished is compared (else the largest size, unranked). Neighbours
-    whose 95% intervals overlap are called not separable.
-    """
-    part, keys, points = like_for_like_points(part, value)
-    if part.empty:
-        return []
-    lines: list[str] = []
-    groups = equal_groups(points, keys, higher)
-    shown_sizes = {key["nbytes"] for key, _ in groups if "nbytes" in key}
-    for key, group in groups:
-        texts = [_point_text(point["backend"], point, rows_of(part, point["backend"], key), unit, fmt, scale)
-                 for _, point in group.iterrows()]
-        line = group_header(name, key) + ": " + texts[0]
-        if len(group) == 1:
-            line += "; no other backend used this codec on these bytes, so it is not ranked"
-        for (_, a), (_, b), text in zip(group.iloc[:-1].iterrows(), group.iloc[1:].iterrows(), texts[1:],
-                                        strict=True):
-            if rankable(a, b):
-                factor = a["median"] / b["median"] if higher else b["median"] / a["median"]
-                line += f"; ahead ({factor:.2f}x) of {text}"
-            else:
-                line += f"; **not separable** from {text} (95% CIs overlap)"
-        lines.append(line + ".")
-    raw = points[points["backend"] == "raw"]
-    baseline: list[str] = []
-    if not raw.empty:
-        if "nbytes" in raw and shown_sizes:
-            raw = raw[raw["nbytes"].isin(shown_sizes)] if raw["nbytes"].isin(shown_sizes).any() else \
-                raw[raw["nbytes"] == raw["nbytes"].max()]
-        for _, point in raw.iterrows():
-            key = {k: point[k] for k in keys if k != "codec"}
-            baseline.append(group_header(f"{name} baseline", key) + ": raw (uncompressed, not ranked) "
-                            + _point_text("", point, rows_of(part, "raw", key), unit, fmt, scale) + ".")
-    return baseline + lines
-
-
 def generic_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Median time with its 95% bootstrap interval and n, and median GB/s, per backend, operation
+    """Median time with its order-statistic interval and n, and median GB/s, per backend, operation
     and case (dataset, codec, threads, bytes where recorded): rows differing in those are not pooled."""
     rows = with_ceiling_fraction(ok_rows(df))
     if rows.empty:
@@ -289,13 +260,6 @@ def median_of(rows: pd.DataFrame, col: str) -> float:
     """The median of ``col`` over ``rows`` (NaN when there is none)."""
     vals = rows[col].astype("float64").dropna()
     return float(vals.median()) if len(vals) else float("nan")
-
-
-def separable(a: pd.DataFrame, b: pd.DataFrame, col: str = "elapsed_s") -> str:
-    """``separable`` when the 95% intervals of the medians of ``col`` do not overlap, else says they do."""
-    ca = median_ci(a[col].astype("float64"))
-    cb = median_ci(b[col].astype("float64"))
-    return "separable" if rankable(ca, cb) else "not separable: 95% CIs overlap"
 
 
 def error_warning(df: pd.DataFrame) -> list[str]:
@@ -375,8 +339,8 @@ def run_header(result, times: str) -> str:
         f"**{md(env.get('machine', 'this machine'))}**: {', '.join(md(m) for m in machine)}.",
         "",
         f"- **n**: up to {md(params.get('iterations'))} measured iteration(s) per point, after "
-        f"{md(params.get('warmups'))} discarded warm-up(s); figures and tables show medians with 95% bootstrap "
-        "intervals.",
+        f"{md(params.get('warmups'))} discarded warm-up(s); figures and tables show medians with their order-statistic "
+        "intervals (95% from n=6; below that the range, with its coverage stated).",
         f"- **times include**: {times}.",
         "- **ceiling**: plain file I/O (one stream at queue depth 1, and as many parallel streams as usable cores) "
         "and memcpy measured in the same run; a throughput above the ceiling it is judged by is flagged.",

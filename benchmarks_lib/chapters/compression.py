@@ -29,6 +29,7 @@ from .common import (
 )
 from .flags import ceiling_mark, point_flags
 from .markup import md, md_code
+from .ranking import countable, rank_samples, versus_text
 from .style import draw_ceilings, empty_figure, log_axis, plt, ratio_log_axis, sns, subplots
 
 SPEEDS = ("write_mbps", "read_mbps")
@@ -312,6 +313,20 @@ def conclusion(df: pd.DataFrame) -> str:
     return "\n".join(lines) if lines else "No successful measurements to compare."
 
 
+def _write_verdict(rows: pd.DataFrame, dataset: str, pick: pd.Series) -> list[str]:
+    """The store settings' write times of one dataset by the ranking rule (verified rows only): whether the
+    fastest is separable, and the pick against it."""
+    rows = countable(rows[(rows["dataset"] == dataset) & (rows["operation"] == "write")])
+    r = rank_samples({f"{b} {c}": p["elapsed_s"] for (b, c), p in rows.groupby(["backend", "codec"])}, False)
+    if len(r.entries) < 2:
+        return []
+    words = {"winner": "the fastest write is separable from every other",
+             "too few": f"too few iterations to rank the writes (n={r.too_few_n})",
+             "no separable winner": f"no separable winner among the writes ({len(r.tied) + 1} not separable)"}
+    entry = next((e for e in r.others if e.name == f"{pick['backend']} {pick['codec']}"), None)
+    return [words[r.status], *([f"the pick: {versus_text(entry, r)}"] if entry is not None else [])]
+
+
 #: the front page's trade-off: the best ratio among the stores writing at least 1/SLOWDOWN of the fastest write
 SLOWDOWN = 2.0
 
@@ -330,7 +345,7 @@ def answer(df: pd.DataFrame) -> str:
         same = pick["backend"] == fastest["backend"] and pick["codec"] == fastest["codec"]
         details = ["also the fastest write" if same else f"the fastest, {md(fastest['backend'])} "
                    f"{md_code(fastest['codec'])}, writes {digits3(fastest['write_mbps'])} MB/s at ratio "
-                   f"{fastest['compression_ratio']:.2f}", *point_flags(written)]
+                   f"{fastest['compression_ratio']:.2f}", *_write_verdict(rows, dataset, pick), *point_flags(written)]
         text = (f"{md(dataset)}: **{md(pick['backend'])} {md_code(pick['codec'])}**, ratio "
                 f"{pick['compression_ratio']:.2f} at {digits3(pick['write_mbps'])} MB/s ({'; '.join(details)})")
         picks.append(text)

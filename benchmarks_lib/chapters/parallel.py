@@ -2,7 +2,7 @@
 
 Per (backend, alignment, W): the aggregate GB/s (the array's bytes over one wall-clock region from the
 first write submitted to the last finished, with the store's syncfs when fsync is on), its median and
-95% bootstrap interval over iterations; the per-worker GB/s (each worker's own write of its slab); and
+order-statistic interval over iterations; the per-worker GB/s (each worker's own write of its slab); and
 the verification of the whole array (slabs that came back wrong). A write that failed verification is
 never ranked: it is fast because it lost data. Where the array was also written through S3 (MinIO), each
 store is its own series: there a write ends when every object is acknowledged (no fsync).
@@ -25,6 +25,7 @@ from .common import (
 )
 from .flags import point_flags
 from .markup import md
+from .ranking import countable, number, rank_samples
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, sns, subplots
 
 TIMES = ("write: from the W writes submitted to the last one finished (each worker opens the array and writes "
@@ -172,7 +173,8 @@ def conclusion(df: pd.DataFrame) -> str:
 
 
 def answer(df: pd.DataFrame) -> str:
-    """Markdown, one sentence: the safe alignment's best aggregate and at how many workers, per backend."""
+    """Markdown, one sentence: per backend, the safe alignment and workers chosen by the ranking rule
+    (``_choice``) over verified arrays, and how many unaligned arrays lost data."""
     rows = _rows(with_ceiling_fraction(df))
     safe = rows[rows["alignment"] != "unaligned"] if len(rows) else rows
     if safe.empty:
@@ -180,17 +182,37 @@ def answer(df: pd.DataFrame) -> str:
     parts = []
     several = safe["store"].nunique() > 1
     for (backend, store), b in safe.groupby(["backend", "store"]):
-        med = b.groupby(["alignment", "workers"])["gbps"].median()
-        (alignment, workers), best = med.idxmax(), med.max()
-        one = med.get((alignment, 1))
-        gain = f", {best / one:.2f}x one worker" if one else ""
         where = (" through S3" if store == "s3" else " to files") if several else ""
-        parts.append(f"{md(backend)}{where} **{best:.3g} GB/s** with {workers} workers ({md(alignment)}-aligned{gain}"
-                     + "".join(f"; {f}" for f in point_flags(b[b["workers"] == workers])) + ")")
+        parts.append(f"{md(backend)}{where} {_choice(countable(b))}")
     unsafe = rows[rows["alignment"] == "unaligned"]
     lost = (f" Unaligned regions lost data in {int((~unsafe['verified'].astype(bool)).sum())} of {len(unsafe)} "
             "arrays." if len(unsafe) else "")
-    return "Writing one array from several workers, fastest safe layout: " + "; ".join(parts) + "." + lost
+    return ("Writing one array from several workers, safe layouts, verified arrays only: " + "; ".join(parts) + "."
+            + lost)
+
+
+def _choice(b: pd.DataFrame) -> str:
+    """The workers to use, by the ranking rule over (alignment, W): the leader when it is separable from every
+    other; else the fewest workers not separable from it (more workers buy nothing the data can show)."""
+    groups = {(str(a), int(w)): p for (a, w), p in b.groupby(["alignment", "workers"])}
+    setting = {f"{w} workers ({a}-aligned)": (a, w) for a, w in groups}
+    r = rank_samples({n: groups[k]["gbps"] for n, k in setting.items()}, True,
+                     rows={n: groups[k] for n, k in setting.items()})
+    if not r.entries:
+        return "(no verified array)"
+    pick = min([r.leader, *r.tied], key=lambda e: setting[e.name][1])
+    alignment, workers = setting[pick.name]
+    one = groups.get((alignment, 1))
+    gain = f", {pick.median / one['gbps'].median():.2f}x one worker" if one is not None and workers != 1 else ""
+    why = {"winner": f"separable from every other setting (n={pick.n})",
+           "too few": f"too few iterations to rank (n={r.too_few_n}): the best median",
+           "alone": "the only setting measured",
+           "no separable winner": f"the fewest workers not separable from the best median ({md(r.leader.name)})"}
+    if r.status == "no separable winner" and pick is r.leader:
+        why[r.status] = f"the best median; not separable from it: {', '.join(md(e.name) for e in r.tied)}"
+    flags = "".join(f"; {f}" for f in point_flags(pick.rows))
+    return (f"**{number(pick.median)} GB/s** with {workers} workers ({md(alignment)}-aligned{gain}; "
+            f"{why[r.status]}{flags})")
 
 
 #: the chapter's standard figures, by title (the explorer draws them for any run)

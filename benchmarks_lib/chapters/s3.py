@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import format_point, summarize
+from ..stats import format_point, summarize, two_sample
 from .common import (
     ceiling_gbps,
     error_warning,
@@ -20,11 +20,11 @@ from .common import (
     ok_rows,
     problems,
     run_header,
-    separable,
     with_ceiling_fraction,
 )
 from .flags import point_flags
 from .markup import md
+from .ranking import answer_clause, change_text, number, rank_against_leader
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, sns, subplots
 
 TIMES = ("write: create to finalize, every object PUT and acknowledged by the server; read: the whole array back "
@@ -150,7 +150,7 @@ def _latency_lines(rows: pd.DataFrame) -> list[str]:
         per = 1000 * extra / slow["s3_requests"].median()
         how = "one request after another" if per >= 0.8 * hi else "several requests in flight"
         lines.append(f"- A {hi:g} ms link added {extra:.2f} s to **{md(backend)}**'s {md(op)} "
-                     f"({separable(fast, slow)}): "
+                     f"({change_text(two_sample(fast['elapsed_s'], slow['elapsed_s']))}): "
                      f"{per:.1f} ms per request, i.e. {how}.")
     return lines
 
@@ -162,14 +162,16 @@ def answer(df: pd.DataFrame) -> str:
     rows = rows[rows["latency_ms"] == rows["latency_ms"].min()]
     parts = []
     for op, part in rows.groupby("operation", sort=False):
-        med = part.groupby("backend")["gbps"].median().sort_values(ascending=False)
-        best = med.index[0]
-        flags = point_flags(part[part["backend"] == best])
-        parts.append(f"{md(op)} **{md(best)}** at {med.iloc[0]:.3g} GB/s" + (f" ({'; '.join(flags)})" if flags else "")
-                     + (f", then {', '.join(f'{md(b)} {v:.3g}' for b, v in med.iloc[1:].items())}" if len(med) > 1
-                        else ""))
+        rankings = rank_against_leader(part, "gbps", True)  # verified rows only, like for like
+        if rankings:
+            r = max(rankings, key=lambda g: len(g.entries))
+            more = f" ({len(rankings) - 1} more group(s) of equals: see the chapter)" if len(rankings) > 1 else ""
+            parts.append(f"{md(op)}: " + answer_clause(r, lambda e: f"{number(e.median)} GB/s", "clients",
+                                                       lambda e: point_flags(e.rows)) + more)
+    if not parts:
+        return no_answer("verified S3 measurements")
     link = f" at {_at(rows['latency_ms'].iloc[0])}" if rows["latency_ms"].iloc[0] else ""
-    return f"Through S3 (MinIO on this machine{link}), fastest: " + "; ".join(parts) + "."
+    return f"Through S3 (MinIO on this machine{link}), against the best median: " + "; ".join(parts) + "."
 
 
 #: the chapter's standard figures, by title (the explorer draws them for any run)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..stats import rankable, summarize
+from ..stats import summarize
 from .common import (
     MB,
     SIDE,
@@ -29,6 +29,7 @@ from .common import (
 )
 from .flags import ceiling_mark, point_flags
 from .markup import md, md_code
+from .ranking import countable, rank_samples, verdict_text, versus_text
 from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
@@ -87,7 +88,7 @@ def point_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Median time with its 95% bootstrap interval and n, MB/s, speed-up and efficiency per
+    """Median time with its order-statistic interval and n, MB/s, speed-up and efficiency per
     (backend, side, threads).
 
     ``spread`` is (max - min) / median of the repeated times: differences smaller than it are noise.
@@ -129,8 +130,7 @@ def amdahl_table(df: pd.DataFrame) -> pd.DataFrame:
     """
     summary = scaling_table(df)
     cores = cores_of(df)
-    rows = point_rows(df)
-    own_fsyncs = set(rows[rows["fsync_comparable"].eq(False)]["backend"]) if "fsync_comparable" in rows else set()
+    own_fsyncs = _not_comparable(df)
     out = []
     for (backend, side), part in summary.groupby(["backend", "side"]):
         fit = part if cores is None else part[part["threads"] <= cores]
@@ -292,11 +292,7 @@ def conclusion(df: pd.DataFrame) -> str:
         if others.empty:
             text += "; no other store used the same codec on the same bytes, so it is not ranked"
         else:
-            second = others.iloc[0]
-            apart = rankable((0, fastest["ci_lo_s"], fastest["ci_hi_s"]), (0, second["ci_lo_s"], second["ci_hi_s"]))
-            text += (f"; {'ahead of' if apart else '**not separable** (95% CIs overlap) from'} the next, "
-                     f"{md(second['backend'])}{_codec_text(second)} with {second['threads']} thread(s) "
-                     f"({second['mbps']:.0f} MB/s)")
+            text += "; " + _against_leader(df, side, stores, fastest)
         part = table[table["side"] == side].dropna(subset=["serial fraction"]).sort_values("serial fraction")
         if not part.empty:
             best = part.iloc[0]
@@ -319,6 +315,27 @@ def conclusion(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _against_leader(df: pd.DataFrame, side: str, stores: pd.DataFrame, fastest: pd.Series) -> str:
+    """Every store's best thread count (same codec and bytes as the fastest) against the fastest, by the rule."""
+    rows = countable(point_rows(df))
+    same = stores[(stores["nbytes"] == fastest["nbytes"])
+                  & ((stores["codec"] == fastest["codec"]) if "codec" in stores else True)]
+    best = same.sort_values("mbps", ascending=False).drop_duplicates("backend")
+    samples, frames = {}, {}
+    for _, p in best.iterrows():
+        name = f"{p['backend']} at {p['threads']} threads"
+        frames[name] = rows[(rows["backend"] == p["backend"]) & (rows["side"] == side)
+                            & (rows["threads"] == p["threads"])]
+        samples[name] = frames[name]["mbps"]
+    r = rank_samples(samples, True, rows=frames)
+    return verdict_text(r, "stores") + "".join(f"; {md(e.name)}: {versus_text(e, r)}" for e in r.others)
+
+
+def _not_comparable(df: pd.DataFrame) -> set:
+    """Writers that fsync every file themselves: their write times are not comparable with the others'."""
+    return set(df[df["fsync_comparable"].eq(False)]["backend"]) if "fsync_comparable" in df else set()
+
+
 #: a share of a backend's best median throughput close enough to it that more threads are not worth it
 PLATEAU = 0.95
 
@@ -330,17 +347,25 @@ def answer(df: pd.DataFrame) -> str:
     if table.empty:
         return no_answer("thread-scaling measurements")
     table = table[~table["in_memory"]] if (~table["in_memory"].astype(bool)).any() else table
-    rows = point_rows(with_ceiling_fraction(df))
+    rows = countable(point_rows(with_ceiling_fraction(df)))
+    own_fsyncs = _not_comparable(df)
     sides = []
     for side in _sides(table):
         texts = []
         for backend, b in table[table["side"] == side].groupby("backend", sort=True):
             b = b.sort_values("threads")
             knee = b[b["mbps"] >= PLATEAU * b["mbps"].max()].iloc[0]
-            at = rows[(rows["backend"] == backend) & (rows["side"] == side) & (rows["threads"] == knee["threads"])]
+            at = rows[(rows["backend"] == backend) & (rows["side"] == side)]
+            r = rank_samples({f"{t} threads": p["mbps"] for t, p in at.groupby("threads")}, True)
+            knee_entry = next((e for e in r.entries if e.name == f"{knee['threads']} threads"), None)
             more = (["only one thread count measured"] if len(b) == 1 else
                     ["still gaining at the most threads measured"] if knee["threads"] == b["threads"].max() else [])
-            details = "; ".join([f"{digits3(knee['mbps'])} MB/s", *more, *point_flags(at)])
+            if knee_entry is not None and knee_entry.vs_leader is not None:  # the knee against the best count
+                more.append(f"against {md(r.leader.name)}: {versus_text(knee_entry, r)}")
+            if side == "write" and backend in own_fsyncs:
+                more.append("not comparable: the writer fsyncs every file itself")
+            details = "; ".join([f"{digits3(knee['mbps'])} MB/s", *more,
+                                 *point_flags(at[at["threads"] == knee["threads"]])])
             texts.append(f"{md(backend)} **{knee['threads']}** ({details})")
         sides.append(f"{md(side)}: " + ", ".join(texts))
     cores = cores_of(df)

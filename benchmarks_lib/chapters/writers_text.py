@@ -5,21 +5,23 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import format_point, rankable, summarize
+from ..stats import format_point
 from .common import (
     ALWAYS_SHARDED,
-    equal_groups,
     error_warning,
     group_header,
-    like_for_like_points,
     no_answer,
     ok_rows,
-    rank_like_for_like,
-    rows_of,
+    rank_against_leader,
+    rank_samples,
+    ranking_lines,
+    verdict_text,
+    versus_text,
     with_ceiling_fraction,
 )
 from .flags import point_flags
 from .markup import md
+from .ranking import answer_clause, countable, number
 
 
 def label_layouts(rows: pd.DataFrame) -> pd.DataFrame:
@@ -42,47 +44,48 @@ def conclusion(df: pd.DataFrame) -> str:
     """A short conclusion computed from the data: backends ranked only among equals.
 
     Equal means the same codec (shuffle included), the same bytes, the same fsync policy (and for
-    reads the same cutout kind and cache state); ``raw`` is the uncompressed baseline. Neighbours
-    are ranked only when their 95% intervals do not overlap.
+    reads the same cutout kind and cache state, named by the library that read); ``raw`` is the uncompressed
+    baseline. Every entry is stated against the group's leader (``chapters.ranking``).
     """
     df = with_ceiling_fraction(df)
     rows = ok_rows(df)
     rows = rows[rows["backend"] != "ceiling"]
     test = rows.get("test", pd.Series(None, index=rows.index, dtype=object))
-    lines = ["Medians with their 95% bootstrap intervals and n; backends are compared only with the same "
-             "codec, bytes and fsync policy; **not separable** means the intervals overlap."]
-    lines += rank_like_for_like(rows[(rows["operation"] == "total") & (test == "write")], "write", "gbps", True,
-                                "GB/s")
-    lines += rank_like_for_like(rows[rows["operation"] == "append_total"], "append", "gbps", True, "GB/s")
-    lines += rank_like_for_like(rows[(rows["operation"] == "read_cold") & (test == "read")], "cold full read",
-                                "gbps", True, "GB/s")
-    lines += rank_like_for_like(rows[(rows["operation"] == "read_region_cold") & (test == "read")], "cold cutout",
-                                "elapsed_s", False, "ms", scale=1e3)
+    lines = ["Medians with their order-statistic intervals and n; backends are compared only with the same "
+             "codec, bytes and fsync policy, every one against the best median of its group (its factor with the 95% "
+             "interval of the ratio); **not separable** means that interval includes 1."]
+    for label, op, t, value, higher in ANSWERED:
+        part = rows[(rows["operation"] == op) & ((test == t) if t else True)]
+        lines += ranking_lines(part, label, value, higher, "ms" if value == "elapsed_s" else "GB/s",
+                               scale=1e3 if value == "elapsed_s" else 1.0)
     lines += _sharding_lines(rows[test == "sharding"])
     lines += error_warning(df)
     return "\n".join(lines) if len(lines) > 1 else "No successful measurements to compare."
 
 
 def _sharding_lines(rows: pd.DataFrame) -> list[str]:
-    """Per writer and dataset: the fastest and slowest cold-cutout layout, and whether they separate."""
-    cut = label_layouts(rows[rows["operation"] == "read_region_cold"])
+    """Per writer and dataset (never pooled): the cold-cutout layouts ranked against the fastest."""
+    cut = label_layouts(countable(rows[rows["operation"] == "read_region_cold"]))
     if cut.empty or "layout" not in cut:
         return []
     lines = []
     for (backend, dataset), part in cut.groupby(["backend", "dataset"], dropna=False):
-        points = summarize(part, "layout", "elapsed_s").sort_values("median")
-        if len(points) < 2:
+        layouts = {str(k): p["elapsed_s"].astype("float64") for k, p in part.groupby("layout")}
+        if len(layouts) < 2:
             continue
-        best, worst = points.iloc[0], points.iloc[-1]
-        verdict = "separable" if rankable(best, worst) else "**not separable** (95% CIs overlap)"
-        inodes = rows[(rows["backend"] == backend) & (rows["operation"] == "total")]["inodes"]
-        lines.append(f"- **sharding** ({md(backend)}, {md(dataset)}, same cutout positions in every layout): fastest "
-                     f"cold cutout *{md(best['layout'])}* "
-                     f"{format_point(best, scale=1e3)} ms, "
-                     f"slowest *{md(worst['layout'])}* "
-                     f"{format_point(worst, scale=1e3)} ms: {verdict}"
+        r = rank_samples(layouts, higher=False)
+        inodes = rows[(rows["backend"] == backend) & (rows["dataset"] == dataset)]["inodes"] if "inodes" in rows \
+            else pd.Series(dtype="float64")
+        entries = "; ".join(f"*{md(e.name)}* {format_point(_point(e), scale=1e3)} ms: {versus_text(e, r)}"
+                            for e in r.entries)
+        lines.append(f"- **sharding** ({md(backend)}, dataset {md(dataset)}, same cutout positions in every layout):"
+                     f" {verdict_text(r, 'layouts')}; {entries}"
                      + (f"; inodes {inodes.min():.0f} to {inodes.max():.0f}." if inodes.notna().any() else "."))
     return lines
+
+
+def _point(entry) -> dict:
+    return {"median": entry.median, "ci_lo": entry.lo, "ci_hi": entry.hi, "n": entry.n}
 
 
 # -- the front page's answer ------------------------------------------------------------------
@@ -106,29 +109,23 @@ def answer(df: pd.DataFrame) -> str:
 
 
 def _fastest(part: pd.DataFrame, label: str, value: str, higher: bool) -> str:
-    """The answer's line for one test ('' when no writer but raw finished it)."""
-    part, keys, points = like_for_like_points(part, value)
-    groups = equal_groups(points, keys, higher) if len(part) else []
-    if not groups:
+    """The answer's line for one test ('' when no writer but raw finished it): the most contested group of
+    equals, its verdict against the leader (a bold name only for a separable winner)."""
+    rankings = rank_against_leader(part, value, higher)
+    if not rankings:
         return ""
-    key, group = max(groups, key=lambda g: (len(g[1]), 0 if pd.isna(g[0].get("nbytes")) else g[0]["nbytes"]))
-    best = group.iloc[0]
-    rows = rows_of(part, best["backend"], key)
-    pct = rows["pct_of_ceiling"].median() if value == "gbps" else float("nan")
-    speed = f"{best['median']:.3g} GB/s" if value == "gbps" else f"{best['median'] * 1e3:.3g} ms per cutout"
-    details = [f"median of n={best['n']}", *([] if pd.isna(pct) else [f"{pct:.0f}% of this machine's ceiling"]),
-               *point_flags(rows)]
-    line = f"{group_header(label, key)}: **{md(best['backend'])}** at {speed} ({'; '.join(details)})"
-    if len(group) == 1:
-        line += ", but no other writer used this codec on these bytes, so it is not ranked"
-    else:
-        ties = group.iloc[1:][[not rankable(best, other) for _, other in group.iloc[1:].iterrows()]]
-        why = "95% CIs overlap" if (group["n"] >= 2).all() else "95% CIs overlap or undefined at n=1"
-        second = group.iloc[1]
-        factor = best["median"] / second["median"] if higher else second["median"] / best["median"]
-        verdict = (f"not separable from {', '.join(map(md, ties['backend']))} ({why})" if len(ties) else
-                   f"{factor:.2f}x ahead of {md(second['backend'])}")
-        line += f", the fastest of {len(group)} writers; {verdict}"
-    if len(groups) > 1:
-        line += f" ({len(groups) - 1} more group(s) of equals: see the chapter)"
+    r = max(rankings, key=lambda g: (len(g.entries), 0 if pd.isna(g.key.get("nbytes")) else g.key["nbytes"]))
+    pct = r.leader.rows["pct_of_ceiling"].median() if value == "gbps" and "pct_of_ceiling" in r.leader.rows \
+        else float("nan")
+
+    def speed(e) -> str:
+        return f"{number(e.median)} GB/s" if value == "gbps" else f"{number(e.median * 1e3)} ms per cutout"
+
+    def details(e) -> list[str]:
+        return [f"median of n={e.n}", *([] if pd.isna(pct) else [f"{pct:.0f}% of this machine's ceiling"]),
+                *point_flags(e.rows)]
+
+    line = f"{group_header(label, r.key)}: {answer_clause(r, speed, 'writers', details)}"
+    if len(rankings) > 1:
+        line += f" ({len(rankings) - 1} more group(s) of equals: see the chapter)"
     return line + "."
