@@ -86,7 +86,7 @@ def _case_columns(a: pd.DataFrame, b: pd.DataFrame, q: Question) -> list[str]:
     from .chapters.compare import case_keys
 
     cols = dict.fromkeys([*case_keys(a, b), *q.keys])
-    return [c for c in cols if c not in q.contenders and c not in q.exclude and c not in ("backend",) + q.contenders
+    return [c for c in cols if c not in ("backend", *q.contenders, *q.exclude)
             and any(c in df and df[c].notna().any() for df in (a, b))]
 
 
