@@ -29,7 +29,18 @@ from .common import (
 )
 from .flags import ceiling_mark, point_flags
 from .markup import md, md_code
-from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
+from .style import (
+    CI95,
+    WHISKERS,
+    draw_ceilings,
+    empty_figure,
+    legend_under_figure,
+    log_axis,
+    plt,
+    sns,
+    subplots,
+    too_few,
+)
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
          "checked page-cache eviction; a point stops repeating once its timed seconds reach TIME_CAP_S")
@@ -198,8 +209,11 @@ def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str, ceiling: bool =
     rows = point_rows(df)
     if rows.empty:
         return empty_figure("thread scaling")
+    if (few := too_few(rows, "threads", title.format(side="time").split(" vs")[0] + " vs threads",
+                       "thread count")) is not None:
+        return few
     sides = _sides(rows)
-    fig, axes = subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
+    fig, axes = subplots(1, len(sides), figsize=(7.2, 4.2), squeeze=False)
     for ax, side in zip(axes.flat, sides, strict=True):
         sns.lineplot(data=rows[rows["side"] == side], estimator="median", **CI95, x="threads", y=y, hue="backend",
                      marker="o", palette=_palette(rows), ax=ax)
@@ -208,9 +222,8 @@ def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str, ceiling: bool =
                           unit="MB/s")
         _thread_axis(ax, rows["threads"], cores_of(df))
         log_axis(ax, "y")
-        ax.set(xlabel="threads", ylabel=ylabel, title=title.format(side=side))
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+        ax.set(xlabel="threads", ylabel=ylabel if ax is axes.flat[0] else "", title=title.format(side=side))
+    legend_under_figure(fig, list(axes.flat))
     return fig
 
 
@@ -230,11 +243,13 @@ def speedup(df: pd.DataFrame) -> plt.Figure:
     summary = scaling_table(df)
     if summary.empty:
         return empty_figure("thread scaling")
+    if (few := too_few(summary, "threads", "Speed-up", "thread count")) is not None:
+        return few
     fits = amdahl_table(df).set_index(["backend", "side"])["serial fraction"]
     fitted = bool(np.isfinite(fits.to_numpy(dtype=float)).any())
     sides = _sides(summary)
     palette = _palette(summary)
-    fig, axes = subplots(2, len(sides), figsize=(6.5 * len(sides), 8), squeeze=False)
+    fig, axes = subplots(2, len(sides), figsize=(7.2, 7), squeeze=False)
     cores = cores_of(df)
     for col, side in enumerate(sides):
         part = summary[summary["side"] == side]
@@ -253,10 +268,11 @@ def speedup(df: pd.DataFrame) -> plt.Figure:
             _thread_axis(ax, part["threads"], cores)
         why = "dotted: Amdahl fit, s = serial fraction" if fitted else \
             f"no Amdahl fit: fewer than {MIN_FIT_COUNTS} thread counts up to the cores"
-        top.set(xlabel="threads", ylabel="speed-up of the median time", title=f"{side}: speed-up ({why})")
-        bottom.set(xlabel="threads", ylabel="parallel efficiency", ylim=(0, 1.2), title=f"{side}: efficiency")
-        top.legend(fontsize=7)
-    fig.tight_layout()
+        top.set(xlabel="threads", ylabel="speed-up of the median time" if col == 0 else "", title=f"{side}: speed-up" + ("" if fitted else " (no Amdahl fit)"))
+        bottom.set(xlabel="threads", ylabel="parallel efficiency" if col == 0 else "", ylim=(0, 1.2),
+                   title=f"{side}: efficiency")
+    fig.suptitle(why)
+    legend_under_figure(fig, [axes[0, c] for c in range(len(sides))])
     return fig
 
 
