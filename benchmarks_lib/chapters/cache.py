@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import format_values
+from . import tables
 from .cache_rows import prepare
 from .cache_text import answer, conclusion
 from .common import MB, problems, run_header
@@ -272,7 +273,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             "async active": bool(g["async_active"].astype(bool).any()) if "async_active" in g else None,
             "iterations": len(g),
         })
-    return pd.DataFrame(out).set_index("configuration")
+    return tables.table(pd.DataFrame(out).set_index("configuration"))
 
 
 __all__ = ["answer", "conclusion", "header", "memory", "prepare", "problems", "server_cpu", "server_lines",

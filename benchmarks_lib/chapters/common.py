@@ -69,8 +69,10 @@ def ceiling_table(df: pd.DataFrame) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=["operation", "GB/s median", "GB/s min", "GB/s max", "n"])
     g = rows.groupby("operation")["gbps"]
-    return pd.DataFrame({"GB/s median": g.median(), "GB/s min": g.min(), "GB/s max": g.max(),
-                         "n": g.size()}).reset_index()
+    from .tables import table  # the book's display of a table (no index, three significant figures)
+
+    return table(pd.DataFrame({"GB/s median": g.median(), "GB/s min": g.min(), "GB/s max": g.max(),
+                               "n": g.size()}).reset_index())
 
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats import format_point, summarize
+from . import tables
 from .common import (
     ceiling_gbps,
     error_warning,
@@ -136,7 +137,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
                     "S3 requests": "-" if requests is None else f"{requests:.0f}",
                     "verified": "yes" if part["verified"].all() else
                     f"NO: {wrong} of {int(part['slabs'].max())} slabs wrong", "n": p.n})
-    return pd.DataFrame(out)
+    return tables.table(pd.DataFrame(out), {"S3 requests": "written to files, not through S3"})
 
 
 def conclusion(df: pd.DataFrame) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats import format_point, summarize
+from . import tables
 from .common import (
     ceiling_gbps,
     error_warning,
@@ -115,7 +116,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         table = table.drop(columns="link ms")
     if (table["connections"] == "-").all():
         table = table.drop(columns="connections")
-    return table
+    return tables.table(table)
 
 
 def conclusion(df: pd.DataFrame) -> str:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import rankable, summarize
+from . import tables
 from .common import (
     MB,
     SIDE,
@@ -181,7 +182,9 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
                 above.setdefault((backend, side), []).append(str(threads))
     table["above ceiling (threads)"] = [", ".join(above.get((c, s), [])) or "-"
                                         for c, s in zip(table["backend"], table["side"], strict=True)]
-    return table
+    return tables.table(table, {"serial fraction": "no Amdahl fit (the reason column says why)",
+                                "max speed-up (1/s)": "no Amdahl fit (the reason column says why)",
+                                "reason": "fitted", "above ceiling (threads)": "none above the ceiling"})
 
 
 def _sides(summary: pd.DataFrame) -> list[str]:
@@ -268,7 +271,8 @@ def speedup(df: pd.DataFrame) -> plt.Figure:
             _thread_axis(ax, part["threads"], cores)
         why = "dotted: Amdahl fit, s = serial fraction" if fitted else \
             f"no Amdahl fit: fewer than {MIN_FIT_COUNTS} thread counts up to the cores"
-        top.set(xlabel="threads", ylabel="speed-up of the median time" if col == 0 else "", title=f"{side}: speed-up" + ("" if fitted else " (no Amdahl fit)"))
+        top.set(xlabel="threads", ylabel="speed-up of the median time" if col == 0 else "", title=f"{side}: speed-up"
+                + ("" if fitted else " (no Amdahl fit)"))
         bottom.set(xlabel="threads", ylabel="parallel efficiency" if col == 0 else "", ylim=(0, 1.2),
                    title=f"{side}: efficiency")
     fig.suptitle(why)

@@ -12,8 +12,10 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats import format_values
+from . import tables
 from .common import (
     ceiling_gbps,
+    first_line,
     layout_note,
     ok_rows,
     problems,
@@ -287,8 +289,10 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     for backend in backends:
         if not table[backend] and backend in set(skipped["backend"]):
             reason = str(skipped[skipped["backend"] == backend]["reason"].iloc[0])
-            table[backend] = {"status": f"skipped: {reason[:80]}"}
-    return pd.DataFrame(table).astype(object).fillna("-")
+            table[backend] = {"status": f"skipped: {first_line(reason, limit=10**6)}"}
+    out = pd.DataFrame(table).astype(object)
+    out.index.name = "metric"
+    return tables.table(out, {"status": "measured", **dict.fromkeys(out.columns, "not measured for this writer")})
 
 
 __all__ = ["answer", "append_gbps_vs_step", "ceiling_bars", "conclusion", "frame_latency", "header", "median_bars",
