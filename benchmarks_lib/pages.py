@@ -81,6 +81,19 @@ def _code(value: object) -> str:
     return md_code(repr(value), in_table=True)
 
 
+def _listed_value(name: str, value: object) -> object:
+    """A list parameter given as one comma-separated string (``"lz4,zstd:3"``, as ``papermill -p`` passes it) as
+    the list it means; a shape spec (``*DIMS``: ``"t:64,y:1080:540"``) and anything unparseable stay as given."""
+    from .specs import SpecError, parse_items
+
+    if not isinstance(value, str) or "," not in value or "DIMS" in name.upper():
+        return value
+    try:
+        return parse_items(value, name)
+    except SpecError:
+        return value
+
+
 def _grouped(params: list[NotebookParameter]) -> list[list[NotebookParameter]]:
     """Consecutive parameters that share their documenting comment, one list per table row."""
     rows: list[list[NotebookParameter]] = []
@@ -114,10 +127,10 @@ def parameters_table(notebook: str, values: Mapping[str, object], run=None) -> s
 
     def shown(name: str) -> str:
         if name not in recorded:
-            return _code(values.get(name))
+            return _code(_listed_value(name, values.get(name)))
         given = values.get(name)
         marker = " *(profile)*" if given is None and not loaded and name != "RUN_ID" else ""
-        return _code(recorded[name]) + marker
+        return _code(_listed_value(name, recorded[name])) + marker
 
     lead = ("**Parameters of this run** (measured earlier and loaded: the values it was measured with)" if loaded
             else "**Parameters of this run** (*(profile)*: left as `None`, so the profile's default)" if meta
