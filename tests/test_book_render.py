@@ -20,17 +20,22 @@ ROOT = Path(__file__).resolve().parent.parent
 #: the least fraction of its natural width a figure may be displayed at
 MIN_SCALE = 0.6
 #: run in every page after it loaded: each content image's natural and displayed width, and the table cells that
-#: say a missing value in pandas' or Python's words (cells that are one code span excepted)
+#: say a missing value in pandas' or Python's words: the whole cell (``None``, ``nan %``), or NaN inside it (``[nan,
+#: nan]``); a cell of code spans (a parameter's value as Python) is not a missing value, nor prose that says "None:"
 MEASURE = r"""() => {
     const images = Array.from(document.querySelectorAll("main img, article img"))
         .filter(i => i.complete && i.naturalWidth > 0)
         .map(i => ({src: i.getAttribute("src").split("/").pop().slice(0, 16), natural: i.naturalWidth,
                     shown: i.getBoundingClientRect().width}));
+    const onlyCode = c => {
+        const el = c.children.length === 1 && c.children[0].tagName === "P" ? c.children[0] : c;
+        return el.querySelector("code") !== null && Array.from(el.childNodes).every(
+            n => (n.nodeType === 1 && n.tagName === "CODE") || (n.nodeType === 3 && /^[\s,]*$/.test(n.textContent)));
+    };
     const missing = Array.from(document.querySelectorAll("td, th"))
-        .filter(c => !(c.children.length >= 1 && Array.from(c.childNodes).every(
-            n => (n.nodeType === 1 && n.tagName === "CODE") || (n.nodeType === 3 && /^[\s,]*$/.test(n.textContent)))))
+        .filter(c => !onlyCode(c))
         .map(c => c.innerText.trim())
-        .filter(t => /(^|[\s(\[,;:])(nan|NaN|None|<NA>|NaT)($|[\s)\],;.])/.test(t));
+        .filter(t => /^(nan|NaN|None|<NA>|NaT)(\s*\S{0,6})?$/.test(t) || /(^|[^\w])(nan|NaN|<NA>|NaT)([^\w]|$)/.test(t));
     return {images, missing};
 }"""
 
@@ -60,8 +65,12 @@ def rendered(tmp_path_factory) -> dict[str, dict]:
         for path in _book_pages(html):
             page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             page.goto(path.as_uri(), wait_until="load")
+            page.wait_for_timeout(200)  # a redirecting page has left by now
             if path.name == "explorer.html":  # the embedded widgets draw their image from the saved state
                 page.wait_for_timeout(2000)
+            if page.url != path.as_uri():  # a redirect (index.html to the front page): measured as itself
+                page.context.close()
+                continue
             found[str(path.relative_to(html))] = page.evaluate(MEASURE)
             page.context.close()
     return found
