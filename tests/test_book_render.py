@@ -35,7 +35,8 @@ MEASURE = r"""() => {
     const missing = Array.from(document.querySelectorAll("td, th"))
         .filter(c => !onlyCode(c))
         .map(c => c.innerText.trim())
-        .filter(t => /^(nan|NaN|None|<NA>|NaT)(\s*\S{0,6})?$/.test(t) || /(^|[^\w])(nan|NaN|<NA>|NaT)([^\w]|$)/.test(t));
+        .filter(t => /^(nan|NaN|None|<NA>|NaT)(\s*\S{0,6})?$/.test(t)
+            || /(^|[^\w])(nan|NaN|<NA>|NaT)([^\w]|$)/.test(t));
     return {images, missing};
 }"""
 
