@@ -17,6 +17,7 @@ from pathlib import Path
 from .book import NOTEBOOKS, ROOT, _tagged_source, newest_runs, notebook_suite
 from .chapters.common import ceiling_table
 from .chapters.markup import md, md_code
+from .frontpage import comparison, lost_data, sharding
 from .records import load_run
 
 
@@ -80,6 +81,19 @@ def _code(value: object) -> str:
     return md_code(repr(value), in_table=True)
 
 
+def _listed_value(name: str, value: object) -> object:
+    """A list parameter given as one comma-separated string (``"lz4,zstd:3"``, as ``papermill -p`` passes it) as
+    the list it means; a shape spec (``*DIMS``: ``"t:64,y:1080:540"``) and anything unparseable stay as given."""
+    from .specs import SpecError, parse_items
+
+    if not isinstance(value, str) or "," not in value or "DIMS" in name.upper():
+        return value
+    try:
+        return parse_items(value, name)
+    except SpecError:
+        return value
+
+
 def _grouped(params: list[NotebookParameter]) -> list[list[NotebookParameter]]:
     """Consecutive parameters that share their documenting comment, one list per table row."""
     rows: list[list[NotebookParameter]] = []
@@ -113,10 +127,10 @@ def parameters_table(notebook: str, values: Mapping[str, object], run=None) -> s
 
     def shown(name: str) -> str:
         if name not in recorded:
-            return _code(values.get(name))
+            return _code(_listed_value(name, values.get(name)))
         given = values.get(name)
         marker = " *(profile)*" if given is None and not loaded and name != "RUN_ID" else ""
-        return _code(recorded[name]) + marker
+        return _code(_listed_value(name, recorded[name])) + marker
 
     lead = ("**Parameters of this run** (measured earlier and loaded: the values it was measured with)" if loaded
             else "**Parameters of this run** (*(profile)*: left as `None`, so the profile's default)" if meta
@@ -226,12 +240,27 @@ def _answer(run: tuple) -> str:
     return importlib.import_module(f"{__package__}.chapters.{meta['suite']}").answer(df)
 
 
+def _more_answers(suite: str | None, mine: tuple | None, ref: tuple | None) -> list[str]:
+    """The answers the introduction promises beside the chapter's own: what sharding buys (writers), which library
+    lost data in unaligned parallel writes (parallel); from this machine's run, the reference's when there is none
+    (the parallel one from both, one sentence each)."""
+    if suite == "writers" and (mine or ref):
+        text = sharding((mine or ref)[0])
+        return [text if mine else f"**Reference machine.** {text}"]
+    if suite == "parallel" and (mine or ref):
+        out = [f"**This machine.** {lost_data(mine[0])}"] if mine else []
+        return out + ([f"**Reference machine.** {lost_data(ref[0])}"] if ref else [])
+    return []
+
+
 def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
                        names: tuple[str, ...] | list[str] = NOTEBOOKS, reference: Path | None = None) -> Path:
     """The front page: per chapter (``names``), its answer (``answer(df)`` of the chapter module named after the
     run's suite) computed from the run the chapter shows, and a link to the chapter; without a run, how to get one.
-    With a ``reference`` results directory (the committed ``reference/`` run), each answer also gives the
-    reference machine's, computed the same way from its newest run of the chapter's suite."""
+    With a ``reference`` results directory (the committed ``reference/`` run), each answer is followed by a table
+    setting this machine beside the reference's newest run of the chapter's suite on the cases both measured
+    (:func:`.frontpage.comparison`); the writers and parallel chapters add what sharding buys and which library
+    lost data (:func:`.frontpage.sharding`, :func:`.frontpage.lost_data`)."""
     from .records import find_run
 
     runs = {}
@@ -249,24 +278,30 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         lines += ["No run was found in the results directory (the book was built without executing its chapters). "
                   "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
     if ref_runs:
-        lines += [f"Beside each answer, the **reference run** committed with the book "
-                  f"({md_code(reference.name + '/')}): {_machine_line([meta for _, meta in ref_runs.values()])}. "
-                  "The explorer chapter draws both.", ""]
+        lines += [f"The **reference run** committed with the book ({md_code(reference.name + '/')}): "
+                  f"{_machine_line([meta for _, meta in ref_runs.values()])}. Below each answer, a table sets this "
+                  "machine beside it on the cases both runs measured (the same case: bytes, codec, dataset, layout, "
+                  "fsync, cache state; the same contenders), each against its own ceiling; what only one run "
+                  "measured is named, not compared. The explorer chapter draws both.", ""]
     for name in names:
         title = _notebook_title(root / "notebooks" / f"{name}.ipynb")
+        suite = suites[name]
         if name in runs:
             text = _answer(runs[name])
-        elif suites[name] is None:
+        elif suite is None:
             text = ("This chapter measures nothing: it sets two recorded runs of a suite side by side, case by case."
                     if name == "compare" else "This chapter measures nothing: it draws the recorded runs.")
+        elif name in ref_runs:
+            text = f"Not measured in this build (run `make book`). **Reference machine:** {_answer(ref_runs[name])}"
         else:
             text = "Not measured in this build: run `make book` to answer it."
-        if name in ref_runs:
-            # each label a paragraph of its own: an answer may be a list (one line per test)
-            mine = "**This machine:**\n\n" if name in runs else ""
-            text = f"{mine}{text}\n\n**Reference machine:**\n\n{_answer(ref_runs[name])}"
-        lines += [f"## {title}", "", text, "", f"The figures, the tables and every ranking: [{title}]({name}.ipynb).",
-                  ""]
+        parts = [text, *_more_answers(suite, runs.get(name), ref_runs.get(name))]
+        if name in runs and name in ref_runs:
+            table = comparison(runs[name][0], ref_runs[name][0], suite)
+            if table:
+                parts.append("**This machine beside the reference machine**, like for like:\n\n" + table)
+        lines += [f"## {title}", "", "\n\n".join(parts), "",
+                  f"The figures, the tables and every ranking: [{title}]({name}.ipynb).", ""]
     page = out_dir / "answers.md"
     page.write_text("\n".join(lines).rstrip() + "\n")
     return page

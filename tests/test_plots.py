@@ -61,10 +61,13 @@ def test_median_bars_draw_the_median_not_the_mean():
 
 
 def test_write_lines_draw_the_median():
-    df = _frame(_writes("zarrs", SKEWED))
+    df = _frame(_writes("zarrs", SKEWED) + _writes("zarrs", [1.0, 1.1, 0.9], nbytes=400 * MB))
     fig = writers.write_gbps_vs_size(df)
-    line = next(ln for ln in fig.axes[0].get_lines() if len(ln.get_ydata()) == 1 and ln.get_marker() == "o")
+    line = next(ln for ln in fig.axes[0].get_lines() if len(ln.get_ydata()) == 2 and ln.get_marker() == "o")
     assert line.get_ydata()[0] == pytest.approx(np.median([0.1 / t for t in SKEWED]))
+    assert not fig.axes[0].get_legend().get_bbox_to_anchor().overlaps(fig.axes[0].bbox)  # the legend is off the data
+    one = writers.write_gbps_vs_size(_frame(_writes("zarrs", SKEWED)))  # one size: no line to draw, a sentence
+    assert "only one size measured" in one.axes[0].texts[0].get_text()
     assert "median" in fig.axes[0].get_ylabel()
     plt.close(fig)
 

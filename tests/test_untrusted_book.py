@@ -228,7 +228,7 @@ def test_pages_from_poisoned_runs_are_escaped(poisoned, tmp_path):
         html = _render(text, page=True)
         assert not _unsafe(html), (name, _unsafe(html))
         assert "&lt;script&gt;alert(1)" in html or name == "answers"
-    assert "Not measured" not in answers and "**Reference machine:**" in answers
+    assert "Not measured" not in answers and "**This machine beside the reference machine**" in answers
     for name, suite in suites.items():
         if suite in newest:
             meta = load_run(newest[suite])[1]

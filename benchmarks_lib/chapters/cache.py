@@ -10,11 +10,22 @@ import numpy as np
 import pandas as pd
 
 from ..stats import format_values
+from . import tables
 from .cache_rows import prepare
 from .cache_text import answer, conclusion
 from .common import MB, problems, run_header
 from .server import server_cpu, server_lines, server_rows
-from .style import CI95, WHISKERS, empty_figure, legend_outside, plain_log_ticks, plt, sns, subplots
+from .style import (
+    CI95,
+    WHISKERS,
+    empty_figure,
+    legend_outside,
+    legend_under_figure,
+    plain_log_ticks,
+    plt,
+    sns,
+    subplots,
+)
 
 TIMES = ("real and CPU time of a fresh process from opening the file (or store) to the last entry or cutout, "
          "the input evicted from the page cache first")
@@ -65,7 +76,7 @@ def transactions(df: pd.DataFrame) -> plt.Figure:
     long = pd.concat(parts, ignore_index=True).dropna(subset=["value"])
     readers = [r for r in ("root", "uproot") if r in set(long["reader"])]
     heights = [0.5 * long[long["reader"] == r]["config"].nunique() + 1.5 for r in readers]
-    fig, axes = subplots(len(readers), 1, figsize=(9, sum(heights)), squeeze=False,
+    fig, axes = subplots(len(readers), 1, figsize=(7.2, sum(heights) + 0.6 * len(readers)), squeeze=False,
                          gridspec_kw={"height_ratios": heights})
     for ax, reader in zip(axes[:, 0], readers, strict=True):
         sub = long[long["reader"] == reader]
@@ -74,7 +85,7 @@ def transactions(df: pd.DataFrame) -> plt.Figure:
         ax.set(xscale="log", xlim=(0.8, None), xlabel="transactions (log; median over latencies and iterations)",
                ylabel="",
                title=f"{'ROOT (TWebFile for http)' if reader == 'root' else 'uproot'}: reads per configuration")
-        legend_outside(ax)
+        legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
 
@@ -85,14 +96,13 @@ def times(df: pd.DataFrame, reader: str = "root") -> plt.Figure:
     if rows.empty:
         return empty_figure(f"{reader} times")
     order, links = _config_order(rows), _link_order(rows)
-    fig, axes = subplots(1, 2, figsize=(13, 1.2 + 0.55 * len(order) * max(1, len(links)) / 2), sharey=True)
+    fig, axes = subplots(1, 2, figsize=(7.2, 1.6 + 0.55 * len(order) * max(1, len(links)) / 2), sharey=True)
     for ax, col, what in ((axes[0], "elapsed_s", "real time"), (axes[1], "cpu_s", "CPU time (all threads)")):
         sns.barplot(data=rows, estimator="median", **CI95, y="config", x=col, hue="link", order=order,
                     hue_order=links, ax=ax)
-        ax.set(xlabel=f"{what}, s ({WHISKERS})", ylabel="", title=f"{reader}: {what}")
-        ax.get_legend().remove()
-    legend_outside(axes[1])
-    fig.tight_layout()
+        ax.set(xlabel=f"{what}, s", ylabel="", title=f"{reader}: {what}")
+    fig.suptitle(WHISKERS)
+    legend_under_figure(fig, list(axes), ncol=3)
     return fig
 
 
@@ -104,7 +114,7 @@ def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
     if rows.empty:
         return empty_figure("time vs latency")
     readers = [r for r in ("root", "uproot", "zarr") if r in set(rows["reader"])]
-    fig, axes = subplots(len(readers), 1, figsize=(11, 3.6 * len(readers)), squeeze=False)
+    fig, axes = subplots(len(readers), 1, figsize=(7.2, 4.4 * len(readers)), squeeze=False)
     for ax, reader in zip(axes[:, 0], readers, strict=True):
         sub = rows[rows["reader"] == reader]
         style = "server" if sub["server"].nunique() > 1 else None
@@ -122,7 +132,7 @@ def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
         ax.set(yscale="log", xlabel="added latency per request (ms)", ylabel=f"real time (s, log; {WHISKERS})",
                title=what)
         plain_log_ticks(ax)
-        legend_outside(ax)
+        legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
 
@@ -134,17 +144,17 @@ def memory(df: pd.DataFrame) -> plt.Figure:
         return empty_figure("memory")
     rows = rows.assign(growth_mb=rows["rss_growth_bytes"].astype("float64") / MB)
     readers = [r for r in ("root", "uproot") if r in set(rows["reader"])]
-    fig, axes = subplots(1, len(readers), figsize=(7 * len(readers), 1.5 + 0.5 * rows["config"].nunique() / 2),
-                         squeeze=False)
+    fig, axes = subplots(1, len(readers), figsize=(7.2, 1.8 + 0.5 * rows["config"].nunique() / 2),
+                         squeeze=False, sharey=True)
     for ax, reader in zip(axes[0], readers, strict=True):
         sub = rows[rows["reader"] == reader]
         base = sub["rss_baseline_bytes"].astype("float64").median() / MB
         sns.barplot(data=sub, estimator="median", **CI95, y="config", x="growth_mb", hue="link",
                     hue_order=_link_order(sub), ax=ax)
-        ax.set(xlabel=f"peak RSS growth over baseline (MB; {WHISKERS})", ylabel="",
-               title=f"{reader}: memory (fresh-process baseline {base:.0f} MB)")
-        legend_outside(ax)
-    fig.tight_layout()
+        ax.set(xlabel="peak RSS growth over baseline (MB)", ylabel="",
+               title=f"{reader}: memory\n(fresh-process baseline {base:.0f} MB)")
+    fig.suptitle(WHISKERS)
+    legend_under_figure(fig, list(axes[0]), ncol=3)
     return fig
 
 
@@ -157,8 +167,9 @@ def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
     rows = rows.assign(store=_zarr_stores(rows),
                        cache=rows["client_cache"].map({True: "client cache on", False: "client cache off"}))
     workloads = list(dict.fromkeys(rows["workload"]))
-    fig, axes = subplots(len(workloads), 3, figsize=(17, 0.6 + 3.8 * len(workloads)), squeeze=False)
-    for (ax_a, ax_r, ax_t), workload in zip(axes, workloads, strict=True):
+    fig, grid = subplots(2 * len(workloads), 2, figsize=(7.2, 0.6 + 7.6 * len(workloads)), squeeze=False)
+    for i, workload in enumerate(workloads):
+        (ax_a, ax_r), (ax_t, ax_key) = grid[2 * i], grid[2 * i + 1]
         sub = rows[rows["workload"] == workload]
         what = "whole array" if workload == "whole" else f"{int(sub['selections'].median())} overlapping cutouts"
         order = sorted(sub["store"].unique())
@@ -179,10 +190,16 @@ def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
         plain_log_ticks(ax_t)
         ax_t.set_xticks(levels, [f"{int(c)}" for c in levels])
         ax_t.xaxis.set_minor_locator(plt.NullLocator())
+        handles, labels = ax_a.get_legend_handles_labels()
         for ax in (ax_a, ax_r):
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=7, loc="lower right")
-        legend_outside(ax_t)
+            if ax.get_legend() is not None:
+                ax.get_legend().remove()
+        t_handles, t_labels = ax_t.get_legend_handles_labels()
+        if ax_t.get_legend() is not None:
+            ax_t.get_legend().remove()
+        ax_key.set_axis_off()
+        if handles or t_handles:
+            ax_key.legend(handles + t_handles, labels + t_labels, loc="center left", frameon=False)
     fig.tight_layout()
     return fig
 
@@ -211,17 +228,15 @@ def zarr_s3_vs_http(df: pd.DataFrame) -> plt.Figure:
                        cache=rows["client_cache"].map({True: "client cache on", False: "client cache off"}))
     caches = sorted(rows["cache"].unique(), reverse=True)
     order = sorted(rows["store"].unique())
-    fig, axes = subplots(1, len(caches), figsize=(6.5 * len(caches), 1.4 + 0.55 * len(order)), squeeze=False,
+    fig, axes = subplots(1, len(caches), figsize=(7.2, 1.8 + 0.55 * len(order)), squeeze=False,
                          sharey=True)
     for ax, cache in zip(axes[0], caches, strict=True):
         sub = rows[rows["cache"] == cache]
         sns.barplot(data=sub, estimator="median", **CI95, y="store", x="elapsed_s", hue="protocol",
                     hue_order=["HTTP", "S3 (MinIO)"], order=order, ax=ax)
-        ax.set(xlabel=f"real time, s ({WHISKERS})", ylabel="", title=f"{cache}, {common[-1]:g} ms per request")
-        ax.get_legend().remove()
-    legend_outside(axes[0][-1])
-    fig.suptitle(f"The same reads both ways: {what}", fontsize=10)
-    fig.tight_layout()
+        ax.set(xlabel="real time, s", ylabel="", title=f"{cache},\n{common[-1]:g} ms per request")
+    fig.suptitle(f"The same reads both ways: {what}\n({WHISKERS})")
+    legend_under_figure(fig, list(axes[0]))
     return fig
 
 
@@ -258,7 +273,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             "async active": bool(g["async_active"].astype(bool).any()) if "async_active" in g else None,
             "iterations": len(g),
         })
-    return pd.DataFrame(out).set_index("configuration")
+    return tables.table(pd.DataFrame(out).set_index("configuration"))
 
 
 __all__ = ["answer", "conclusion", "header", "memory", "prepare", "problems", "server_cpu", "server_lines",

@@ -96,7 +96,9 @@ def ceiling_table(df: pd.DataFrame) -> pd.DataFrame:
                         "n": g.size()}).reset_index()
     streams = rows.groupby("operation")["streams"].max() if "streams" in rows else pd.Series(dtype="float64")
     out.insert(1, "what it is", [describe_ceiling(op, streams.get(op)) for op in out["operation"]])
-    return out
+    from .tables import table  # the book's display of a table (no index, three significant figures)
+
+    return table(out)
 
 
 

@@ -235,7 +235,7 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
     if rows.empty:
         return empty_figure(f"time ratio B/A ({comparison.suite})")
     t = comparison.threshold
-    fig, ax = subplots(figsize=(9, 1.6 + 0.28 * len(rows)))
+    fig, ax = subplots(figsize=(7.2, 1.6 + 0.3 * len(rows)))
     labels = (rows["backend"] + " " + rows["operation"] + " " + rows["case"].where(rows["case"] != "-", "")).str.strip()
     y = np.arange(len(rows))
     ratio = rows["B/A time"].to_numpy(dtype=float)
@@ -248,12 +248,12 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
         m = (rows["verdict"] == v).to_numpy()
         ax.errorbar(ratio[m], y[m], xerr=[lo[m], hi[m]], fmt="o", capsize=3, color=colors.get(v, "tab:gray"),
                     label=v)
-    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_yticks(y, labels, fontsize=10)
     ax.invert_yaxis()
     ratio_log_axis(ax, "x")
     ax.set_xlabel("time B / time A (ratio of medians; whiskers: its 95% bootstrap CI)")
-    ax.set_title(comparison.label, fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.set_title(comparison.label, fontsize=11)
+    ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import tables
 from .common import (
     MB,
     SIDE,
@@ -28,9 +29,20 @@ from .common import (
     write_ceiling_op,
 )
 from .flags import ceiling_mark, point_flags
-from .markup import md, md_code
+from .markup import md, md_code, short
 from .ranking import countable, rank_samples, versus_text
-from .style import draw_ceilings, empty_figure, log_axis, plt, ratio_log_axis, sns, subplots
+from .style import (
+    SMALL,
+    draw_ceilings,
+    empty_figure,
+    legend_outside,
+    log_axis,
+    plt,
+    ratio_log_axis,
+    sns,
+    subplots,
+    too_few,
+)
 
 SPEEDS = ("write_mbps", "read_mbps")
 POINT_KEYS = ["backend", "dataset", "codec"]
@@ -87,7 +99,9 @@ def zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
     z = zvtk_levels(df)
     if z.empty:
         return empty_figure("zvtk levels")
-    fig, ax1 = subplots(figsize=(11, 4.5))
+    if (few := too_few(z, "level", "zvtk: time and ratio per level", "level")) is not None:
+        return few
+    fig, ax1 = subplots(figsize=(7.2, 4.5))
     ax1.plot(z["level"], z["write_s"], marker="o", color="tab:blue", label="write time (median)")
     log_axis(ax1, "y")
     ax1.set_xlabel("zstd compression level")
@@ -100,7 +114,7 @@ def zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
     ax2.grid(False)
     n = z["mesh_n"].iloc[0] if "mesh_n" in z else None
     size = f"{z['nbytes'].iloc[0] / MB:.0f} MB mesh" + (f" (n={n:.0f})" if n is not None and pd.notna(n) else "")
-    ax1.set_title(f"zvtk write time (log) and compression ratio vs level — {size}, "
+    ax1.set_title(f"zvtk write time (log) and compression ratio vs level\n{size}, "
                   f"{z['threads'].iloc[0]:.0f} threads")
     fig.tight_layout()
     return fig
@@ -111,7 +125,9 @@ def zvtk_throughput(df: pd.DataFrame) -> plt.Figure:
     z = zvtk_levels(df)
     if z.empty:
         return empty_figure("zvtk levels")
-    fig, ax = subplots(figsize=(11, 4.5))
+    if (few := too_few(z, "level", "zvtk: throughput per level", "level")) is not None:
+        return few
+    fig, ax = subplots(figsize=(7.2, 5))
     ax.plot(z["level"], z["write_mbps"], marker="o", label="write")
     ax.plot(z["level"], z["read_mbps"], marker="o", label="read (cold)")
     draw_ceilings(ax, ceiling_gbps(df), ("read_cold", write_ceiling_op(df)), unit="MB/s")
@@ -119,12 +135,12 @@ def zvtk_throughput(df: pd.DataFrame) -> plt.Figure:
     vtu = vtu[vtu["backend"] == "vtu"]
     for _, row in vtu.iterrows():
         ax.scatter([z["level"].max() + 1.5], [row["write_mbps"]], marker="x", color="tab:blue")
-        ax.annotate(f"vtu {row['codec']}", (z["level"].max() + 1.5, row["write_mbps"]), fontsize=7,
+        ax.annotate(f"vtu {row['codec']}", (z["level"].max() + 1.5, row["write_mbps"]), fontsize=SMALL,
                     xytext=(4, 0), textcoords="offset points", va="center")
     log_axis(ax, "y")
-    ax.set(xlabel="zstd compression level", ylabel="MB/s of uncompressed data (log; median over iterations)",
-           title="zvtk read/write speed vs compression level (x: the .vtu writer's write speed, for reference)")
-    ax.legend(fontsize=8)
+    ax.set(xlabel="zstd compression level", ylabel="uncompressed MB/s (log; median)",
+           title="zvtk read/write speed vs compression level\n(x: the .vtu writer's write speed, for reference)")
+    legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
 
@@ -177,7 +193,9 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         "read MB/s": table["read_mbps"].round(0), "Pareto front": front,
     })
     out["above ceiling"] = _above_ceiling_sides(df, out)
-    return out.sort_values(["dataset", "write MB/s"], ascending=[True, False]).reset_index(drop=True)
+    out = out.sort_values(["dataset", "write MB/s"], ascending=[True, False]).reset_index(drop=True)
+    return tables.table(out, {"write MB/s": "not written as a store (a codec alone)",
+                              "read MB/s": "not read back as a store (a codec alone)"})
 
 
 def _above_ceiling_sides(df: pd.DataFrame, table: pd.DataFrame) -> list[str]:
@@ -198,9 +216,9 @@ def pareto(df: pd.DataFrame, speed: str = "write_mbps") -> plt.Figure:
     if points.empty:
         return empty_figure("Pareto front")
     datasets = sorted(points["dataset"].unique())
-    cols = min(3, len(datasets))
+    cols = min(2, len(datasets))
     rows_n = int(np.ceil(len(datasets) / cols))
-    fig, axes = subplots(rows_n, cols, figsize=(5.2 * cols, 4.2 * rows_n), squeeze=False)
+    fig, axes = subplots(rows_n, cols, figsize=(7.2, 3.6 * rows_n + 1.2), squeeze=False)
     front = pareto_front(points, speed)
     ceiling = ceiling_gbps(df)
     backends = sorted(points["backend"].unique())
@@ -218,24 +236,27 @@ def pareto(df: pd.DataFrame, speed: str = "write_mbps") -> plt.Figure:
         f = front[front["dataset"] == name].sort_values(speed)
         ax.plot(f[speed], f["compression_ratio"], color="black", lw=1, drawstyle="steps-post", label="Pareto front")
         for _, row in f.iterrows():
-            ax.annotate(f"{row['backend']} {row['codec']}", (row[speed], row["compression_ratio"]), fontsize=6,
-                        xytext=(3, 3), textcoords="offset points")
+            ax.annotate(short(f"{row['backend']} {row['codec']}", 24), (row[speed], row["compression_ratio"]),
+                        fontsize=SMALL - 1, xytext=(3, 3), textcoords="offset points")
         draw_ceilings(ax, ceiling, CEILING_OPS[speed], unit="MB/s", vertical=True)
         wide = part["compression_ratio"].max() / max(part["compression_ratio"].min(), 1e-9) > 4
         log_axis(ax, "x")
         if wide:
             ratio_log_axis(ax)
-        ax.set(title=name, xlabel=f"{speed.split('_')[0]} MB/s (log; median over iterations)",
+        ax.set(title=name, xlabel=f"{speed.split('_')[0]} MB/s (log; median)",
                ylabel="compression ratio" + (" (log)" if wide else ""))
     for ax in list(axes.flat)[len(datasets):]:
         ax.set_axis_off()
     handles = [plt.Line2D([], [], color=palette[b], marker="o", ls="", label=b) for b in backends]
     handles += [plt.Line2D([], [], color="gray", marker=markers[f], ls="", label=f) for f in families]
     handles += [h for h in axes.flat[0].get_legend_handles_labels()[0] if isinstance(h, plt.Line2D)]
-    fig.legend(handles=handles, loc="lower center", ncol=min(8, len(handles)), fontsize=8, frameon=False)
-    fig.suptitle(f"Compression ratio vs {speed.split('_')[0]} speed (uncompressed MB/s). Line: Pareto front of the "
-                 "stores; hollow: codec alone in memory; dashed: this machine's ceilings", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    ncol = 3
+    legend_rows = int(np.ceil(len(handles) / ncol))
+    fig.set_size_inches(fig.get_figwidth(), fig.get_figheight() + 0.22 * legend_rows)
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, frameon=False)
+    fig.suptitle(f"Compression ratio vs {speed.split('_')[0]} speed (uncompressed MB/s)\nline: Pareto front of the "
+                 "stores; hollow: codec alone in memory;\ndashed: this machine's ceilings")
+    fig.tight_layout(rect=(0, 0.24 * legend_rows / fig.get_figheight(), 1, 1))
     return fig
 
 

@@ -173,7 +173,7 @@ def overview(df: pd.DataFrame, metric: str = "throughput (GB/s)", scale: str = "
     colours = dict(zip(labels, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 4, strict=False))
     height = sum(1.1 + 0.3 * points.loc[points["operation"] == op, "backend"].nunique() for op in operations)
     fig, axes = subplots(len(operations), 1, squeeze=False, layout="constrained",
-                         figsize=(9, 0.6 + 0.25 * len(labels) + height))
+                         figsize=(7.2, 0.6 + 0.3 * len(labels) + height))
     for ax, op in zip(axes[:, 0], operations, strict=True):
         part = points[points["operation"] == op]
         backends = sorted(set(part["backend"]))
@@ -191,7 +191,7 @@ def overview(df: pd.DataFrame, metric: str = "throughput (GB/s)", scale: str = "
         if relative:
             ax.axvline(100, color="0.4", lw=1, ls="--")
     if len(labels):
-        fig.legend(loc="outside upper center", fontsize=8, title_fontsize=9,
+        fig.legend(loc="outside upper center", fontsize=10, title_fontsize=10,
                    title="run (each point: every selected case of a backend, all codecs, sizes and datasets "
                          "pooled; filter to compare like with like)")
     return fig
@@ -214,7 +214,7 @@ def figures(runs: list[Run], figure: str = OVERVIEW, backends: list[str] | tuple
     out = []
     for run in runs:
         fig = chapter.FIGURES[figure](df[df["run_label"] == run.label])
-        fig.suptitle(run.label, fontsize=9, y=1.0)
+        fig.suptitle(run.label, fontsize=10, y=1.0)
         out.append(fig)
     return out
 

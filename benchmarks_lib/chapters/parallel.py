@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats import format_point, summarize
+from . import tables
 from .common import (
     ceiling_gbps,
     error_warning,
@@ -26,7 +27,7 @@ from .common import (
 from .flags import point_flags
 from .markup import md
 from .ranking import countable, number, rank_samples
-from .style import CI95, WHISKERS, draw_ceilings, empty_figure, sns, subplots
+from .style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_under_figure, sns, subplots, too_few
 
 TIMES = ("write: from the W writes submitted to the last one finished (each worker opens the array and writes "
          "its own ranges, handed to it before the clock); the array's metadata is created before the clock")
@@ -57,20 +58,15 @@ STORE_TITLES = {"file": "to files", "s3": "through S3 (MinIO on this machine)"}
 def _panels(rows: pd.DataFrame, title: str):
     """A figure with one panel per store (files, S3), sharing the series' colours: (fig, [(ax, store rows)])."""
     stores = [s for s in ("file", "s3") if s in set(rows["store"])] or sorted(set(rows["store"]))
-    fig, axes = subplots(1, len(stores), figsize=(8 + 4.5 * (len(stores) - 1), 4.5), squeeze=False)
-    fig.suptitle(title, fontsize=11)
+    fig, axes = subplots(1, len(stores), figsize=(7.2, 4.2), squeeze=False, sharey=True)
+    fig.suptitle(title)
     return fig, [(ax, rows[rows["store"] == store], store) for ax, store in zip(axes[0], stores, strict=True)]
 
 
 def _one_legend(panels: list) -> None:
-    """One legend, right of the last panel, with the first panel's entries (the ceiling and the cores too)."""
-    first, last = panels[0][0], panels[-1][0]
-    handles, labels = first.get_legend_handles_labels()
-    for ax, _, _ in panels:
-        if ax.get_legend():
-            ax.get_legend().remove()
-    if handles:
-        last.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    """One legend under the panels, with every panel's entries once (the ceiling and the cores too); lays the
+    figure out."""
+    legend_under_figure(panels[0][0].figure, [ax for ax, _, _ in panels])
 
 
 def aggregate(df: pd.DataFrame):
@@ -79,6 +75,8 @@ def aggregate(df: pd.DataFrame):
     rows = _rows(df)
     if rows.empty:
         return empty_figure("parallel writes")
+    if (few := too_few(rows, "workers", "Aggregate GB/s vs workers", "worker count")) is not None:
+        return few
     order = sorted(rows["series"].unique())
     ceiling = ceiling_gbps(df)
     cores = rows["cores"].dropna().iloc[0] if "cores" in rows and rows["cores"].notna().any() else None
@@ -92,11 +90,10 @@ def aggregate(df: pd.DataFrame):
         if cores:
             ax.axvline(cores, color="0.6", lw=1, ls=":", label=f"{int(cores)} usable cores")
         ax.set_xticks(sorted(rows["workers"].unique()))
-        ax.set(xlabel="workers W (single-threaded Dask processes)",
+        ax.set(xlabel="workers W (Dask processes)",
                ylabel=f"aggregate GB/s ({WHISKERS})" if ax is panels[0][0] else "",
                title=STORE_TITLES.get(store, store))
     _one_legend(panels)
-    fig.tight_layout()
     return fig
 
 
@@ -105,6 +102,8 @@ def per_worker(df: pd.DataFrame):
     rows = _rows(df)
     if rows.empty or "worker_gbps_median" not in rows:
         return empty_figure("per-worker GB/s")
+    if (few := too_few(rows, "workers", "Per-worker GB/s", "worker count")) is not None:
+        return few
     order = sorted(rows["series"].unique())
     fig, panels = _panels(rows, "Each worker alone: its slab's bytes over its own write time")
     for ax, sub, store in panels:
@@ -114,7 +113,6 @@ def per_worker(df: pd.DataFrame):
         ax.set(xlabel="workers W", ylabel=f"GB/s of one worker ({WHISKERS})" if ax is panels[0][0] else "",
                title=STORE_TITLES.get(store, store))
     _one_legend(panels)
-    fig.tight_layout()
     return fig
 
 
@@ -140,7 +138,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
                     "S3 requests": "-" if requests is None else f"{requests:.0f}",
                     "verified": "yes" if part["verified"].all() else
                     f"NO: {wrong} of {int(part['slabs'].max())} slabs wrong", "n": p.n})
-    return pd.DataFrame(out)
+    return tables.table(pd.DataFrame(out), {"S3 requests": "written to files, not through S3"})
 
 
 def conclusion(df: pd.DataFrame) -> str:

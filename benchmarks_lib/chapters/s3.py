@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats import format_point, summarize, two_sample
+from . import tables
 from .common import (
     ceiling_gbps,
     error_warning,
@@ -56,12 +57,12 @@ def speeds(df: pd.DataFrame):
     if rows["latency_ms"].nunique() > 1:
         label = label + ", " + rows["latency_ms"].map(_at)
     rows = rows.assign(label=label).sort_values(["backend", "latency_ms"])
-    fig, ax = subplots(figsize=(8, 1.2 + 0.6 * rows["label"].nunique()))
+    fig, ax = subplots(figsize=(7.2, 1.6 + 0.6 * rows["label"].nunique()))
     sns.barplot(data=rows, y="label", x="gbps", hue="operation", estimator="median", **CI95, ax=ax)
     draw_ceilings(ax, ceiling_gbps(df), ("write_nofsync", "read_cold"), vertical=True)
     ax.set(xlabel=f"GB/s through S3 ({WHISKERS})", ylabel="",
-           title="One Zarr array through S3 on 127.0.0.1 (server and client share this machine)")
-    legend_outside(ax)
+           title="One Zarr array through S3 on 127.0.0.1\n(server and client share this machine)")
+    legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
 
@@ -70,13 +71,13 @@ def latency(df: pd.DataFrame):
     """Real time of each backend's write and read against the link's latency (medians with 95% intervals)."""
     rows = _rows(df)
     if rows.empty or rows["latency_ms"].nunique() < 2:
-        return empty_figure("S3 time against link latency (one latency measured)")
-    fig, ax = subplots(figsize=(8, 4.2))
+        return empty_figure("S3 time against link latency", "one latency measured; the table below has its numbers")
+    fig, ax = subplots(figsize=(7.2, 4.6))
     sns.lineplot(data=rows, x="latency_ms", y="elapsed_s", hue="backend", style="operation", estimator="median",
                  **CI95, marker="o", ax=ax)
     ax.set(xlabel="link latency: one round trip per connection and per request (ms)",
            ylabel=f"real time, s ({WHISKERS})", title="What a slower link costs each S3 client")
-    legend_outside(ax)
+    legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
 
@@ -115,7 +116,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         table = table.drop(columns="link ms")
     if (table["connections"] == "-").all():
         table = table.drop(columns="connections")
-    return table
+    return tables.table(table)
 
 
 def conclusion(df: pd.DataFrame) -> str:

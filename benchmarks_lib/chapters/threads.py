@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 from ..stats import summarize
+from . import tables
+from .amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
 from .common import (
     MB,
     SIDE,
@@ -30,7 +32,18 @@ from .common import (
 from .flags import ceiling_mark, point_flags
 from .markup import md, md_code
 from .ranking import countable, rank_samples, verdict_text, versus_text
-from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
+from .style import (
+    CI95,
+    WHISKERS,
+    draw_ceilings,
+    empty_figure,
+    legend_under_figure,
+    log_axis,
+    plt,
+    sns,
+    subplots,
+    too_few,
+)
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
          "checked page-cache eviction; a point stops repeating once its timed seconds reach TIME_CAP_S")
@@ -41,43 +54,6 @@ def header(result) -> str:
     return run_header(result, TIMES)
 
 #: distinct thread counts (up to the cores) a two-parameter Amdahl fit needs to be more than exact
-MIN_FIT_COUNTS = 3
-
-
-def fit_amdahl(threads, times) -> float:
-    """Serial fraction s of Amdahl's law fitted to (threads, time) pairs, in [0, 1].
-
-    Least squares of ``t = a + b / p`` with relative (1/t) weights, a, b >= 0; s = a / (a + b).
-    Needs at least three distinct thread counts (two would be fitted exactly) and positive times.
-    """
-    p = np.asarray(threads, dtype=float).ravel()
-    t = np.asarray(times, dtype=float).ravel()
-    if p.shape != t.shape:
-        raise ValueError(f"threads ({p.size}) and times ({t.size}) differ in length")
-    keep = np.isfinite(p) & np.isfinite(t)
-    p, t = p[keep], t[keep]
-    if np.unique(p).size < MIN_FIT_COUNTS:
-        raise ValueError(f"fit_amdahl needs times at {MIN_FIT_COUNTS} or more distinct thread counts "
-                         f"(got {np.unique(p).size}): two parameters pass exactly through two points")
-    if (p <= 0).any() or (t <= 0).any():
-        raise ValueError("thread counts and times must be positive")
-    w = 1.0 / t
-    x = np.column_stack([np.ones_like(p), 1.0 / p]) * w[:, None]
-    (a, b), *_ = np.linalg.lstsq(x, t * w, rcond=None)
-    if a < 0:  # faster than perfect scaling: no serial part
-        a, b = 0.0, float(np.sum(w**2 * t / p) / np.sum(w**2 / p**2))
-    if b <= 0:  # no gain from threads at all
-        return 1.0
-    return float(np.clip(a / (a + b), 0.0, 1.0))
-
-
-def amdahl_speedup(threads, serial_fraction: float, base_threads: float = 1.0) -> np.ndarray:
-    """Speed-up over ``base_threads`` that Amdahl's law predicts for a serial fraction."""
-    p = np.asarray(threads, dtype=float)
-    s = serial_fraction
-    return (s + (1 - s) / base_threads) / (s + (1 - s) / p)
-
-
 def point_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The OK rows of the thread suite with ``side``, integer ``threads`` and per-iteration ``mbps``."""
     rows = ok_rows(df)
@@ -170,7 +146,9 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
                 above.setdefault((backend, side), []).append(str(threads))
     table["above ceiling (threads)"] = [", ".join(above.get((c, s), [])) or "-"
                                         for c, s in zip(table["backend"], table["side"], strict=True)]
-    return table
+    return tables.table(table, {"serial fraction": "no Amdahl fit (the reason column says why)",
+                                "max speed-up (1/s)": "no Amdahl fit (the reason column says why)",
+                                "reason": "fitted", "above ceiling (threads)": "none above the ceiling"})
 
 
 def _sides(summary: pd.DataFrame) -> list[str]:
@@ -194,12 +172,15 @@ def _thread_axis(ax: plt.Axes, threads: pd.Series, cores: int | None) -> None:
 
 def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str, ceiling: bool = False) -> plt.Figure:
     """One panel per side (write, read): the median of ``y`` (a column of ``point_rows``) vs threads, a line
-    per backend, whiskers the median's 95% bootstrap interval, log y."""
+    per backend, whiskers the median's order-statistic interval, log y."""
     rows = point_rows(df)
     if rows.empty:
         return empty_figure("thread scaling")
+    if (few := too_few(rows, "threads", title.format(side="time").split(" vs")[0] + " vs threads",
+                       "thread count")) is not None:
+        return few
     sides = _sides(rows)
-    fig, axes = subplots(1, len(sides), figsize=(6.5 * len(sides), 4.5), squeeze=False)
+    fig, axes = subplots(1, len(sides), figsize=(7.2, 4.2), squeeze=False)
     for ax, side in zip(axes.flat, sides, strict=True):
         sns.lineplot(data=rows[rows["side"] == side], estimator="median", **CI95, x="threads", y=y, hue="backend",
                      marker="o", palette=_palette(rows), ax=ax)
@@ -208,9 +189,8 @@ def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str, ceiling: bool =
                           unit="MB/s")
         _thread_axis(ax, rows["threads"], cores_of(df))
         log_axis(ax, "y")
-        ax.set(xlabel="threads", ylabel=ylabel, title=title.format(side=side))
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+        ax.set(xlabel="threads", ylabel=ylabel if ax is axes.flat[0] else "", title=title.format(side=side))
+    legend_under_figure(fig, list(axes.flat))
     return fig
 
 
@@ -230,11 +210,13 @@ def speedup(df: pd.DataFrame) -> plt.Figure:
     summary = scaling_table(df)
     if summary.empty:
         return empty_figure("thread scaling")
+    if (few := too_few(summary, "threads", "Speed-up", "thread count")) is not None:
+        return few
     fits = amdahl_table(df).set_index(["backend", "side"])["serial fraction"]
     fitted = bool(np.isfinite(fits.to_numpy(dtype=float)).any())
     sides = _sides(summary)
     palette = _palette(summary)
-    fig, axes = subplots(2, len(sides), figsize=(6.5 * len(sides), 8), squeeze=False)
+    fig, axes = subplots(2, len(sides), figsize=(7.2, 7), squeeze=False)
     cores = cores_of(df)
     for col, side in enumerate(sides):
         part = summary[summary["side"] == side]
@@ -253,10 +235,12 @@ def speedup(df: pd.DataFrame) -> plt.Figure:
             _thread_axis(ax, part["threads"], cores)
         why = "dotted: Amdahl fit, s = serial fraction" if fitted else \
             f"no Amdahl fit: fewer than {MIN_FIT_COUNTS} thread counts up to the cores"
-        top.set(xlabel="threads", ylabel="speed-up of the median time", title=f"{side}: speed-up ({why})")
-        bottom.set(xlabel="threads", ylabel="parallel efficiency", ylim=(0, 1.2), title=f"{side}: efficiency")
-        top.legend(fontsize=7)
-    fig.tight_layout()
+        top.set(xlabel="threads", ylabel="speed-up of the median time" if col == 0 else "", title=f"{side}: speed-up"
+                + ("" if fitted else " (no Amdahl fit)"))
+        bottom.set(xlabel="threads", ylabel="parallel efficiency" if col == 0 else "", ylim=(0, 1.2),
+                   title=f"{side}: efficiency")
+    fig.suptitle(why)
+    legend_under_figure(fig, [axes[0, c] for c in range(len(sides))])
     return fig
 
 

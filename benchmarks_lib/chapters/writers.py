@@ -1,6 +1,6 @@
 """The writer chapter: which writer should store my arrays (seeds 000, 001, 003).
 
-Every bar or point is the median over iterations and every whisker its 95% bootstrap
+Every bar or point is the median over iterations and every whisker its order-statistic
 interval (seeded, so a figure is reproducible), as the axis labels say. Backends are
 labelled with the codec they used. Throughput axes carry the machine's ceiling from the same
 run as dashed lines and a right-hand axis in % of that ceiling. The summary and the
@@ -12,8 +12,10 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats import format_values
+from . import tables
 from .common import (
     ceiling_gbps,
+    first_line,
     layout_note,
     ok_rows,
     problems,
@@ -23,7 +25,7 @@ from .common import (
     with_ceiling_fraction,
 )
 from .flags import ceiling_mark
-from .style import CI95, WHISKERS, draw_ceilings, empty_figure, log_axis, plt, sns, subplots
+from .style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, log_axis, plt, sns, subplots, too_few
 from .writers_text import answer, conclusion, label_layouts, verified_text
 
 TIMES = ("write: create + write + finalize of a new store; append: every frame's call; reads: open to the last "
@@ -59,11 +61,13 @@ def write_gbps_vs_size(df: pd.DataFrame) -> plt.Figure:
     rows = rows[(rows["operation"] == "total") & (rows.get("test") == "write")] if "test" in rows else rows.iloc[0:0]
     if rows.empty:
         return empty_figure("write test")
+    if (few := too_few(rows, "nbytes", "Write GB/s vs size", "size")) is not None:
+        return few
     fsync_values = rows["fsync_included"].fillna(False).astype(bool)
     fsync = bool(fsync_values.any())
     rows = rows.assign(MB=rows["nbytes"] / 1e6, backend=backend_labels(rows),
                        fsync=fsync_values.map({True: "fsync included", False: "no fsync"}))
-    fig, ax = subplots(figsize=(8, 4.5))
+    fig, ax = subplots(figsize=(7.2, 4.5 + 0.2 * rows["backend"].nunique()))
     style = "fsync" if rows["fsync"].nunique() > 1 else None
     sns.lineplot(data=rows, x="MB", y="gbps", estimator="median", **CI95, hue="backend", style=style, marker="o",
                  ax=ax)
@@ -73,7 +77,7 @@ def write_gbps_vs_size(df: pd.DataFrame) -> plt.Figure:
     what = "fsync included" if fsync_values.all() else ("no fsync" if not fsync else "fsync: see line style")
     ax.set(xlabel="bytes written (MB, log)", ylabel=f"GB/s ({WHISKERS})",
            title=f"Write test: a new store per size ({what})")
-    ax.legend(fontsize=8, loc="best")
+    legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
 
@@ -103,12 +107,14 @@ def append_gbps_vs_step(df: pd.DataFrame) -> plt.Figure:
     rows = rows[rows["operation"] == "append_step"]
     if rows.empty:
         return empty_figure("append test")
-    fig, ax = subplots(figsize=(8, 4.5))
+    if (few := too_few(rows, "step", "Append GB/s vs step", "append step")) is not None:
+        return few
+    fig, ax = subplots(figsize=(7.2, 4.5 + 0.2 * rows["backend"].nunique()))
     rows = rows.assign(backend=backend_labels(rows))
     sns.lineplot(data=rows, x="step", y="gbps", hue="backend", marker="o", estimator="median", **CI95, ax=ax)
     draw_ceilings(ax, ceiling_gbps(df), ("write_nofsync",), percent_of="write_nofsync")
     ax.set(xlabel="append step", ylabel=f"GB/s ({WHISKERS})", title="Append test: one store, frames appended")
-    ax.legend(fontsize=8)
+    legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
 
@@ -118,11 +124,12 @@ def frame_latency(df: pd.DataFrame) -> plt.Figure:
     rows = rows[rows["operation"] == "append_frame"]
     if rows.empty:
         return empty_figure("append frames")
-    fig, ax = subplots(figsize=(8, 4.5))
+    fig, ax = subplots(figsize=(7.2, 4 + 0.2 * rows["backend"].nunique()))
     sns.ecdfplot(data=rows.assign(ms=rows["elapsed_s"] * 1e3), x="ms", hue="backend", ax=ax)
     log_axis(ax)
     ax.set(xlabel="per-frame append latency (ms, log)", ylabel="fraction of frames",
            title="Per-frame latency distribution")
+    legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
 
@@ -135,13 +142,14 @@ def read_times(df: pd.DataFrame) -> plt.Figure:
         return empty_figure("read test")
     rows = rows.assign(label=rows["operation"] + rows.get("cutout_kind", pd.Series("", index=rows.index)).map(
         lambda k: f" ({k})" if isinstance(k, str) and k else ""))
-    fig, ax = subplots(figsize=(8, 4.5))
     rows = rows.assign(backend=backend_labels(rows))
+    fig, ax = subplots(figsize=(7.2, 1.5 + 0.22 * rows["label"].nunique() * rows["backend"].nunique()
+                                + 0.25 * rows["backend"].nunique()))
     sns.barplot(data=rows, x="elapsed_s", y="label", hue="backend", estimator="median", **CI95, ax=ax)
     log_axis(ax)
     ax.set(xlabel=f"seconds (log; {WHISKERS})", ylabel="",
-           title="Full reads (cold / warm) and cutouts (cold, the same positions for every writer)")
-    ax.legend(fontsize=8)
+           title="Full reads (cold / warm) and cutouts\n(cold, the same positions for every writer)")
+    legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
 
@@ -152,12 +160,16 @@ def sharding_grid(df: pd.DataFrame) -> plt.Figure:
     if rows.empty:
         return empty_figure("sharding sweep")
     rows = label_layouts(rows)
+    if "dataset" in rows and rows["dataset"].nunique() > 1:  # one bar per dataset and layout: never pooled
+        rows = rows.assign(layout=rows["dataset"].astype(str) + ": " + rows["layout"].astype(str))
     metrics = [("total", "elapsed_s", "write (s)"), ("read_cold", "elapsed_s", "cold read (s)"),
                ("read_region_cold", "elapsed_s", "cold cutout (s)"), ("total", "bytes_on_disk", "MB on disk"),
                ("total", "inodes", "inodes")]
-    fig, grid = subplots(2, 3, figsize=(14, 2 + 0.9 * rows["layout"].nunique()))
+    per_panel = 0.6 + 0.12 * rows["layout"].nunique() * max(1, rows["backend"].nunique())
+    fig, grid = subplots(3, 2, figsize=(7.2, 3 * per_panel + 1), sharey=True)
     axes = grid.ravel()
     axes[-1].set_axis_off()
+    handles, labels = [], []
     for ax, (op, col, label) in zip(axes, metrics, strict=False):
         part = rows[rows["operation"] == op]
         if col == "bytes_on_disk":
@@ -169,8 +181,8 @@ def sharding_grid(df: pd.DataFrame) -> plt.Figure:
         if ax.get_legend():
             handles, labels = ax.get_legend_handles_labels()
             ax.get_legend().remove()
-    axes[-1].legend(handles, labels, loc="center", title="backend")
-    fig.suptitle(f"Sharding sweep: inner chunk x metric (log scales; {WHISKERS}; cutouts at the same positions "
+    axes[-1].legend(handles, labels, loc="center", title="backend", frameon=False)
+    fig.suptitle(f"Sharding sweep: layout x metric (log scales; {WHISKERS};\ncutouts at the same positions "
                  "in every layout)")
     fig.tight_layout()
     return fig
@@ -182,12 +194,15 @@ def memory_and_threads(df: pd.DataFrame) -> plt.Figure:
     if rows.empty:
         return empty_figure("memory")
     rows = rows.assign(kind=rows["operation"].map({"total": "write", "append_total": "append"}))
-    fig, (a, b) = subplots(1, 2, figsize=(11, 0.8 + 0.45 * rows["backend"].nunique()), sharey=True)
+    fig, (a, b) = subplots(1, 2, figsize=(7.2, 1.4 + 0.45 * rows["backend"].nunique()), sharey=True)
     sns.barplot(data=rows, x="memory_ratio", y="backend", hue="kind", estimator="median", **CI95, ax=a)
-    a.set(xlabel=f"peak RSS growth / bytes written ({WHISKERS})", ylabel="",
-          title="Peak-memory ratio (seed 000's 'N:1')")
+    a.set(xlabel="peak RSS growth / bytes written", ylabel="", title="Peak-memory ratio")
     sns.barplot(data=rows, x="threads_max", y="backend", hue="kind", estimator="max", errorbar=None, ax=b)
     b.set(xlabel="threads (max seen)", title="Threads while writing")
+    fig.suptitle(f"Memory and threads ({WHISKERS})")
+    if a.get_legend():
+        a.get_legend().remove()
+    legend_outside(b, below=True)
     fig.tight_layout()
     return fig
 
@@ -274,8 +289,10 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     for backend in backends:
         if not table[backend] and backend in set(skipped["backend"]):
             reason = str(skipped[skipped["backend"] == backend]["reason"].iloc[0])
-            table[backend] = {"status": f"skipped: {reason[:80]}"}
-    return pd.DataFrame(table).astype(object).fillna("-")
+            table[backend] = {"status": f"skipped: {first_line(reason, limit=10**6)}"}
+    out = pd.DataFrame(table).astype(object)
+    out.index.name = "metric"
+    return tables.table(out, {"status": "measured", **dict.fromkeys(out.columns, "not measured for this writer")})
 
 
 __all__ = ["answer", "append_gbps_vs_step", "ceiling_bars", "conclusion", "frame_latency", "header", "median_bars",
