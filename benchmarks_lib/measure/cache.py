@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .disk import list_files
+from .ledger import phase
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
@@ -89,6 +90,7 @@ def resident_bytes(paths: list[str | Path] | str | Path) -> int:
     return sum(_resident_file(f) for p in items for f in list_files(p))
 
 
+@phase("evict")
 def evict_page_cache(paths: list[str | Path] | str | Path, *, drop_caches: bool = True) -> EvictionReport:
     """Push these files (or trees) out of the page cache and report what is left in it."""
     items = [paths] if isinstance(paths, str | Path) else paths

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .iocounters import IOCounters, read_io_counters
+from .ledger import LEDGER
 from .sampler import ResourceSampler
 
 
@@ -56,6 +57,7 @@ class timed:
         self.result: Measurement | None = None
 
     def __enter__(self) -> timed:
+        LEDGER.enter("timed")  # the case's accounting (``ledger``): outside the measured interval
         if self._sampler:
             self._sampler.__enter__()
         self._io0 = read_io_counters() if self._io else None
@@ -78,6 +80,8 @@ class timed:
             threads_max=s.max_threads if s else 0,
             io=io1 - self._io0 if self._io0 and io1 else None,
         )
+        LEDGER.add_interval(self._t0, t1)
+        LEDGER.leave()
 
 
 def measure(fn: Callable[[], Any], *, sample: bool = True) -> Measurement:
