@@ -66,7 +66,9 @@ class Ledger:
 
     def add_interval(self, t0_ns: int, t1_ns: int) -> None:
         """A timed region's measured interval (any depth: nested ones lie inside their outer one)."""
-        with self._lock:
+        with self._lock:  # an inner region ends first: the outer one replaces it when it ends
+            while self.intervals and t0_ns <= self.intervals[-1][0] and self.intervals[-1][1] <= t1_ns:
+                self.intervals.pop()
             if not self.intervals or not (self.intervals[-1][0] <= t0_ns and t1_ns <= self.intervals[-1][1]):
                 self.intervals.append((t0_ns, t1_ns))
 
