@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -30,8 +29,7 @@ import pandas as pd
 
 from .ceiling import ceiling_case
 from .environment import collect_environment, machine_name
-from .measure import fresh
-from .measure.allocator import MALLOC_ENV, allocator_state
+from .measure.allocator import allocator_state
 from .measure.ledger import case_columns, peak_rss, reset_peak_rss
 from .preflight import check_processes, check_space, check_time, check_writable_dir, estimate_seconds, format_seconds
 from .records import (
@@ -49,11 +47,10 @@ from .specs import SpecError, parse_count, parse_profile, parse_run_id
 from .suites import Case, get_suite
 from .suites.common import with_defaults
 from .worker import error_row, finish_rows
-from .workers import CaseWorkers, Timeline, timed_share_line
+from .workers import CaseWorkers, Timeline, run_fresh, timed_share_line
 
 DEFAULT_CEILING_BYTES = {"quick": 64 * 2**20, "standard": 512 * 2**20, "seed": 2 * 2**30}
 RUN_COLUMNS_FROM_ENV = ("machine", "git_commit", "cpu_model", "cpu_count", "ram_bytes", "fs_type", "kernel", "python")
-STDERR_TAIL = 3000
 
 
 @dataclass
@@ -131,23 +128,6 @@ def worker_environ(case: Case) -> dict[str, str] | None:
     return bundled_environ()
 
 
-def _run_worker(case: Case, job: dict, job_path: Path, timeout_s: float) -> tuple[int, str]:
-    job_path.write_text(json.dumps(job))
-    proc = fresh.start("benchmarks_lib.worker:main", str(job_path), base_env=worker_environ(case), env=MALLOC_ENV,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        _, stderr = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, stderr = proc.communicate()
-        return -9, f"case timed out after {timeout_s:.0f} s\n{stderr[-STDERR_TAIL:]}"
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    return proc.returncode, stderr[-STDERR_TAIL:]
-
-
 def run_one_case(case: Case, job_base: dict, scratch: Path, timeout_s: float, workers: CaseWorkers | None = None,
                  next_case: Case | None = None) -> tuple[list[dict] | None, int, str]:
     """One case in a worker process (a fresh one, or ``workers``' current one when the case may reuse it), its
@@ -161,7 +141,7 @@ def run_one_case(case: Case, job_base: dict, scratch: Path, timeout_s: float, wo
     job = {**job_base, "case": case.to_json(), "scratch": str(case_scratch), "rows": str(rows_path)}
     try:
         if workers is None:
-            rc, stderr = _run_worker(case, job, scratch / "job.json", timeout_s)
+            rc, stderr = run_fresh(worker_environ(case), job, scratch / "job.json", timeout_s)
         else:
             rc, stderr = workers.run(case, job, scratch / "job.json", timeout_s, next_case)
     finally:
@@ -329,6 +309,9 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
                                                 todo[i + 1] if i + 1 < len(todo) else None)
                 with timeline.runner_work("record"):
                     record(case, rows, rc, stderr, time.perf_counter() - t0)
+        except BaseException:
+            workers.abort()
+            raise
         finally:
             workers.close()
     df, meta = load_run(run_dir)

@@ -90,7 +90,8 @@ class WorkerProcess:
         except BrokenPipeError:
             line = b""
         if line is None:
-            self.kill()
+            self.proc.kill()
+            self.proc.wait()
             return -9, f"case timed out after {timeout_s:.0f} s\n{self._tail(offset, tail_chars)}", False
         if not line:  # it died (a crash, a kill)
             rc = self.proc.wait()
@@ -102,10 +103,6 @@ class WorkerProcess:
         with open(self.stderr_path, "rb") as f:
             f.seek(offset)
             return f.read().decode(errors="replace")[-chars:]
-
-    def kill(self) -> None:
-        self.proc.kill()
-        self.close()
 
     def close(self) -> None:
         """Close its stdin and wait for it to exit (killed after ``EXIT_TIMEOUT_S``); remove its stderr file."""
@@ -121,6 +118,25 @@ class WorkerProcess:
         self.timeline.workers.append((self.proc.pid, self.started_ns, time.perf_counter_ns()))
         with contextlib.suppress(OSError):
             self.stderr_path.unlink()
+
+
+def run_fresh(env: dict[str, str] | None, job: dict, job_path: Path, timeout_s: float) -> tuple[int, str]:
+    """One case in a fresh worker of its own, the job's path on its command line (the Dask cluster's way):
+    its exit status and the tail of its stderr."""
+    job_path.write_text(json.dumps(job))
+    proc = fresh.start("benchmarks_lib.worker:main", str(job_path), base_env=env, env=MALLOC_ENV,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, stderr = proc.communicate()
+        return -9, f"case timed out after {timeout_s:.0f} s\n{stderr[-STDERR_TAIL:]}"
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc.returncode, stderr[-STDERR_TAIL:]
 
 
 def reuses_worker(case) -> bool:
@@ -192,6 +208,12 @@ class CaseWorkers:
             self.current.close()
             self.current = None
 
+    def abort(self) -> None:
+        """Kill the current worker (the run was interrupted: its case is not waited for)."""
+        if self.current is not None:
+            self.current.proc.kill()
+            self.close()
+
 
 #: shares of a case's wall time shown by ``timed_share_line``, after the timed share
 SHOWN_PHASES = (("start", "t_start_s"), ("import", "t_import_s"), ("prep", "t_prep_s"), ("evict", "t_evict_s"),
@@ -219,3 +241,22 @@ def timed_share_line(df) -> str | None:
     parts = ", ".join(f"{name} {totals[name]:.1f} s" for name, _ in SHOWN_PHASES if name in totals)
     return (f"timed share ({suites}): {totals['timed'] / totals['case']:.0%} of {totals['case']:.1f} s in cases "
             f"inside timed regions ({totals['timed']:.1f} s); {parts}")
+
+
+def harness_lines(runs: list[tuple[str, str, object]]) -> list[str]:
+    """The machine page's section on where the runs' time went: per run (suite, run id, records), the cases'
+    wall time, the share inside timed regions and the seconds of each other phase (Markdown, text escaped)."""
+    from .chapters.markup import md, md_code
+
+    rows = [(suite, run_id, totals) for suite, run_id, df in runs if (totals := phase_totals(df)) and totals["case"]]
+    if not rows:
+        return []
+    lines = ["", "## Where the time went", "",
+             "The share of each run's case time spent inside timed regions (the measurements themselves), and "
+             "the seconds of everything around them (see the methodology, *The process a case runs in*).", "",
+             "| suite | run | case time (s) | timed share | " + " | ".join(f"{n} (s)" for n, _ in SHOWN_PHASES) + " |",
+             "|---|---|---|---|" + "---|" * len(SHOWN_PHASES)]
+    for suite, run_id, t in rows:
+        lines.append(f"| {md(suite)} | {md_code(run_id)} | {t['case']:.1f} | {t['timed'] / t['case']:.0%} | "
+                     + " | ".join(f"{t.get(name, 0.0):.1f}" for name, _ in SHOWN_PHASES) + " |")
+    return lines

@@ -157,3 +157,25 @@ def test_a_writer_measures_the_same_after_another_allocation_history(tmp_path):
     assert appended["worker_reused"].all()  # the append ran in the worker the write had used
     a, b = _append_frame_median(fresh), _append_frame_median(after)
     assert max(a, b) / min(a, b) < 2.0, (a, b)
+
+
+def test_a_case_that_times_out_takes_its_worker_down_and_the_next_gets_a_fresh_one(workdir, plugin_env, monkeypatch):
+    monkeypatch.setenv("IOBENCH_PLUGINS", "slow=crashing_adapter:SlowAdapter")
+    params = {"tests": ["write"], "dims": "t:2,y:32:16,x:48", "multipliers": list(range(1, 11)), "iterations": 2,
+              "warmups": 0, "backends": ["slow", "raw"]}
+    result = run_suite("writers", params, profile="quick", results_dir=workdir / "results", run_id="timeout",
+                       progress=None, ceiling=False, case_timeout_s=5)
+    df = result.df
+    slow = df[df["backend"] == "slow"]
+    assert len(slow) == 1 and slow["status"].iloc[0] == "error" and "timed out after 5 s" in slow["reason"].iloc[0]
+    raw = df[(df["backend"] == "raw") & (df["operation"] == "total")]
+    assert len(raw) == 20 and (raw["status"] == "ok").all() and not raw["worker_reused"].any()
+    assert not any((workdir / "scratch").iterdir())
+
+
+def test_the_machine_page_shows_where_the_time_went(small_run, tmp_path):
+    from benchmarks_lib.pages import write_machine_page
+
+    page = write_machine_page(small_run.run_dir.parent.parent, tmp_path, ["accounting"]).read_text()
+    section = page.split("## Where the time went", 1)[1]
+    assert "| writers | `accounting` |" in section and "timed share" in section
