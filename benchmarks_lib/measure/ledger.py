@@ -9,7 +9,8 @@ teardown after the worker's last row) and stores them per case as the ``t_*_s`` 
 - ``import``: the case's library imported (its adapter's declared modules), before ``run_case``;
 - ``prep``: test data generated or loaded (``BlockSource.prepare``);
 - ``evict``: page-cache eviction and its proof (``evict_page_cache``);
-- ``timed``: inside the outermost timed regions (``measure.timed``/``measure``): the measurement itself;
+- ``timed``: inside the outermost timed regions (``measure.timed``/``measure``), exactly their measured
+  intervals: the measurement itself (the sampler thread's start and stop around it are ``other``);
 - ``verify``: read-back verification (``verification.verify``);
 - ``teardown``: outputs removed and flushed, rows written, the worker's exit, the case's scratch removed;
 - ``other``: the rest of ``run_case`` (adapter set-up, disk usage, untimed warm reads, hashing of results).
@@ -64,13 +65,18 @@ class Ledger:
                 self.ns[self._active] += time.perf_counter_ns() - self._t0
                 self._active = None
 
-    def add_interval(self, t0_ns: int, t1_ns: int) -> None:
-        """A timed region's measured interval (any depth: nested ones lie inside their outer one)."""
-        with self._lock:  # an inner region ends first: the outer one replaces it when it ends
+    def add_timed(self, t0_ns: int, t1_ns: int) -> None:
+        """A timed region's measured interval, counted to ``timed`` unless another phase is running (then it is
+        that phase's time) or it lies inside a region already counted."""
+        with self._lock:
+            if self._depth:
+                return
             while self.intervals and t0_ns <= self.intervals[-1][0] and self.intervals[-1][1] <= t1_ns:
-                self.intervals.pop()
+                inner = self.intervals.pop()  # an inner region ends first: the outer one replaces it
+                self.ns["timed"] -= inner[1] - inner[0]
             if not self.intervals or not (self.intervals[-1][0] <= t0_ns and t1_ns <= self.intervals[-1][1]):
                 self.intervals.append((t0_ns, t1_ns))
+                self.ns["timed"] += t1_ns - t0_ns
 
     def seconds(self) -> dict[str, float]:
         with self._lock:

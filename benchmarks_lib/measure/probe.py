@@ -57,7 +57,6 @@ class timed:
         self.result: Measurement | None = None
 
     def __enter__(self) -> timed:
-        LEDGER.enter("timed")  # the case's accounting (``ledger``): outside the measured interval
         if self._sampler:
             self._sampler.__enter__()
         self._io0 = read_io_counters() if self._io else None
@@ -80,8 +79,7 @@ class timed:
             threads_max=s.max_threads if s else 0,
             io=io1 - self._io0 if self._io0 and io1 else None,
         )
-        LEDGER.add_interval(self._t0, t1)
-        LEDGER.leave()
+        LEDGER.add_timed(self._t0, t1)  # the case's accounting (``ledger``), after the measured interval
 
 
 def measure(fn: Callable[[], Any], *, sample: bool = True) -> Measurement:
