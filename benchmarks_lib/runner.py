@@ -7,6 +7,8 @@
   measures a run at a time: the run and its scratch are locked (``scratch.claim_run``).
 - A case's process never sees the user's AWS variables unless the case names the user's own S3
   endpoint (:func:`worker_environ`).
+- A case runs in a worker process (``workers``): a fresh one, or, for a suite that declares ``reuse_worker``,
+  one per backend reused across that backend's cases; each records where its seconds went (``t_*_s``).
 - A crash of a case (even a segfault in a native library) becomes an error row with the
   tail of its stderr, and the sweep goes on.
 - Every run measures the machine's ceiling first (see ``ceiling.py``).
