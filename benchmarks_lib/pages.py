@@ -19,6 +19,7 @@ from .chapters.common import ceiling_table
 from .chapters.markup import md, md_code
 from .frontpage import comparison, lost_data, sharding
 from .records import load_run
+from .workers import harness_lines
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> 
     lines = ["# This machine", "",
              "Every number in this book was measured on the machine described here, in the runs listed below.", ""]
     env: dict = {}
-    ceilings = []
+    ceilings, harness = [], []
     for run_id in run_ids:
         try:
             run_dir = find_run(results_dir, run_id)
@@ -193,6 +194,7 @@ def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> 
         table = ceiling_table(df)
         if len(table):
             ceilings.append((meta["suite"], run_id, table))
+        harness.append((str(meta["suite"]), run_id, df))
     if env:
         lines += ["| property | value |", "|---|---|"]
         for key in sorted(env):
@@ -210,6 +212,7 @@ def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> 
         for _, r in table.iterrows():
             lines.append(f"| {md(r['operation'])} | {md(r['what it is'])} | {r['GB/s median']:.3f} | "
                          f"{r['GB/s min']:.3f} | {r['GB/s max']:.3f} | {r['n']} |")
+    lines += harness_lines(harness)
     page = out_dir / "machine.md"
     page.write_text("\n".join(lines) + "\n")
     return page

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
+from .measure.ledger import CASE_COLUMNS
 from .specs import SpecError
 from .untrusted import (
     RUN_JSON_MAX_BYTES,
@@ -77,6 +78,12 @@ COLUMNS: dict[str, str] = {
     "verified": "boolean",
     "worker_host": "string",
     "cluster_workers": "Int64",
+    # where the case's wall time went (seconds, the same on every row of a case; ``measure.ledger``):
+    # t_start_s + t_import_s + t_prep_s + t_evict_s + t_timed_s + t_verify_s + t_other_s + t_teardown_s = t_case_s
+    **dict.fromkeys(CASE_COLUMNS, "float64"),
+    "worker_peak_rss_bytes": "Int64",  # the worker process's peak RSS during the case (VmHWM, reset at its start)
+    "runner_peak_rss_bytes": "Int64",  # the runner's own peak RSS during the case
+    "worker_reused": "boolean",  # the case ran in a worker an earlier case of its backend started (``workers``)
 }
 
 

@@ -7,6 +7,8 @@
   measures a run at a time: the run and its scratch are locked (``scratch.claim_run``).
 - A case's process never sees the user's AWS variables unless the case names the user's own S3
   endpoint (:func:`worker_environ`).
+- A case runs in a worker process (``workers``): a fresh one, or, for a suite that declares ``reuse_worker``,
+  one per backend reused across that backend's cases; each records where its seconds went (``t_*_s``).
 - A crash of a case (even a segfault in a native library) becomes an error row with the
   tail of its stderr, and the sweep goes on.
 - Every run measures the machine's ceiling first (see ``ceiling.py``).
@@ -19,18 +21,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from .ceiling import ceiling_case
 from .environment import collect_environment, machine_name
-from .measure import fresh, load
+from .measure import load
+from .measure.allocator import allocator_state
+from .measure.ledger import case_columns, peak_rss, reset_peak_rss
 from .preflight import check_processes, check_space, check_time, check_writable_dir, estimate_seconds, format_seconds
 from .records import (
     SCHEMA_VERSION,
@@ -47,10 +50,10 @@ from .specs import SpecError, parse_count, parse_profile, parse_run_id
 from .suites import Case, get_suite
 from .suites.common import with_defaults
 from .worker import error_row, finish_rows
+from .workers import CaseWorkers, Timeline, run_fresh, timed_share_line
 
 DEFAULT_CEILING_BYTES = {"quick": 64 * 2**20, "standard": 512 * 2**20, "seed": 2 * 2**30}
 RUN_COLUMNS_FROM_ENV = ("machine", "git_commit", "cpu_model", "cpu_count", "ram_bytes", "fs_type", "kernel", "python")
-STDERR_TAIL = 3000
 
 
 @dataclass
@@ -58,6 +61,8 @@ class RunResult:
     run_dir: Path
     df: pd.DataFrame
     meta: dict
+    #: what ran when in this call (the serial runner's; empty for a loaded run): see ``workers.Timeline``
+    timeline: Timeline = field(default_factory=Timeline)
 
     @property
     def failed(self) -> int:
@@ -126,35 +131,35 @@ def worker_environ(case: Case) -> dict[str, str] | None:
     return bundled_environ()
 
 
-def _run_worker(case: Case, job: dict, job_path: Path, timeout_s: float) -> tuple[int, str]:
-    job_path.write_text(json.dumps(job))
-    proc = fresh.start("benchmarks_lib.worker:main", str(job_path), base_env=worker_environ(case),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        _, stderr = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, stderr = proc.communicate()
-        return -9, f"case timed out after {timeout_s:.0f} s\n{stderr[-STDERR_TAIL:]}"
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    return proc.returncode, stderr[-STDERR_TAIL:]
-
-
-def run_one_case(case: Case, job_base: dict, scratch: Path, timeout_s: float) -> tuple[list[dict] | None, int, str]:
-    """One case in a fresh worker process, its scratch a marked directory inside ``scratch`` (removed after):
-    the rows it wrote (None when it wrote none), its exit status and the tail of its stderr."""
+def run_one_case(case: Case, job_base: dict, scratch: Path, timeout_s: float, workers: CaseWorkers | None = None,
+                 next_case: Case | None = None) -> tuple[list[dict] | None, int, str]:
+    """One case in a worker process (a fresh one, or ``workers``' current one when the case may reuse it), its
+    scratch a marked directory inside ``scratch`` (removed after): the rows it wrote (None when it wrote none),
+    each with the case's accounting columns (``measure.ledger``), its exit status and the tail of its stderr."""
+    t_begin = time.perf_counter_ns()
+    reset_peak_rss()
     rows_path = scratch / "rows.json"
     remove_tree(rows_path, scratch)  # nothing left from a case that was interrupted
     case_scratch = create_marked_dir(scratch / "case")
     job = {**job_base, "case": case.to_json(), "scratch": str(case_scratch), "rows": str(rows_path)}
     try:
-        rc, stderr = _run_worker(case, job, scratch / "job.json", timeout_s)
+        if workers is None:
+            rc, stderr = run_fresh(worker_environ(case), job, scratch / "job.json", timeout_s)
+        else:
+            rc, stderr = workers.run(case, job, scratch / "job.json", timeout_s, next_case)
     finally:
         remove_tree(case_scratch, scratch)
-    return _worker_rows(rows_path), rc, stderr
+        if workers is not None:
+            workers.after_case(next_case)
+    rows, accounting = _worker_rows(rows_path)
+    if workers is not None:
+        workers.note(case, accounting)
+    if rows is not None:
+        columns = {**case_columns(accounting, t_begin, time.perf_counter_ns()), "runner_peak_rss_bytes": peak_rss(),
+                   "worker_peak_rss_bytes": (accounting or {}).get("worker_peak_rss_bytes"),
+                   "worker_reused": bool(workers and workers.reused)}
+        rows = [{**row, **columns} for row in rows]
+    return rows, rc, stderr
 
 
 def run_suite(
@@ -254,7 +259,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
     if meta is None:
         env = collect_environment(scratch_root)
         meta = {**request, "schema_version": SCHEMA_VERSION, "run_id": run_id, "environment": env,
-                "started_at": env["collected_at"], "cases": [c.case_id for c in cases]}
+                "started_at": env["collected_at"], "cases": [c.case_id for c in cases],
+                "worker_process": {"allocator": allocator_state(), "reuse": CaseWorkers.policy(request["suite"])}}
         write_json_atomic(meta, meta_path)
     records = run_dir / "records"
     records.mkdir(parents=True, exist_ok=True)
@@ -275,6 +281,7 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
         return owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
 
     finished = [done]
+    timeline = Timeline()
 
     def record(case: Case, rows: list[dict] | None, rc: int, stderr: str, seconds: float,
                extra: dict | None = None) -> None:
@@ -294,26 +301,39 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
 
         run_on_cluster(cluster, todo, job_base, str(scratch_root.absolute()), run_id, limit_of, record)
     else:
-        for case in todo:
-            if progress:
-                progress(finished[0], len(cases), get_suite(case.suite).describe(case), False)
-            t0, before = time.perf_counter(), load.snapshot()  # the machine's load around the case
-            rows, rc, stderr = run_one_case(case, job_base, scratch, limit_of(case))
-            record(case, rows, rc, stderr, time.perf_counter() - t0, load.case_columns(before))
+        todo = CaseWorkers.order(todo)
+        workers = CaseWorkers(scratch, timeline, worker_environ)
+        try:
+            for i, case in enumerate(todo):
+                if progress:
+                    progress(finished[0], len(cases), get_suite(case.suite).describe(case), False)
+                t0, before = time.perf_counter(), load.snapshot(workers.pids())  # the machine's load around it
+                rows, rc, stderr = run_one_case(case, job_base, scratch, limit_of(case), workers,
+                                                todo[i + 1] if i + 1 < len(todo) else None)
+                with timeline.runner_work("record"):
+                    record(case, rows, rc, stderr, time.perf_counter() - t0,
+                           load.case_columns(before, load.snapshot(workers.pids())))
+        except BaseException:
+            workers.abort()
+            raise
+        finally:
+            workers.close()
     df, meta = load_run(run_dir)
     meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_json_atomic(meta, meta_path)
-    return RunResult(run_dir, df, meta)
+    if progress and todo and (line := timed_share_line(df)):
+        progress(finished[0], len(cases), line, True)
+    return RunResult(run_dir, df, meta, timeline)
 
 
-def _worker_rows(path: Path) -> list[dict] | None:
-    """The rows a worker wrote (and the file removed), or None when it wrote none."""
+def _worker_rows(path: Path) -> tuple[list[dict] | None, dict | None]:
+    """The rows a worker wrote and its accounting (and the file removed), or (None, None) when it wrote none."""
     try:
-        rows = json.loads(path.read_text())["rows"]
+        payload = json.loads(path.read_text())
     except FileNotFoundError:
-        return None
+        return None, None
     remove_tree(path, path.parent)
-    return rows
+    return payload["rows"], payload.get("accounting")
 
 
 def _case_status(path: Path) -> str:

@@ -1,4 +1,5 @@
-"""Runs one case in its own fresh process (``measure.fresh.start("benchmarks_lib.worker:main", JOB.json)``).
+"""Runs cases in a worker process: one (``measure.fresh.start("benchmarks_lib.worker:main", JOB.json)``), or
+one after another (``benchmarks_lib.worker:main`` without a job: job paths on stdin, see :func:`main`).
 
 The job file names the case, the context and where to write the rows. Rows are written
 atomically to the records directory, so the parent sees all of a case or none of it. A
@@ -8,14 +9,20 @@ error row by the parent from this process's exit status and stderr.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
+import os
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .measure.allocator import settle_heap
+from .measure.ledger import LEDGER, peak_rss, phase, reset_peak_rss
 from .records import SCHEMA_VERSION, write_atomic
 from .redact import redact_row
 from .suites import Case, CaseContext, get_suite
@@ -68,13 +75,36 @@ def error_row(case: Case, reason: str, operation: str = "case") -> dict:
     return {"operation": operation, "status": "error", "reason": shorten_reason(reason)}
 
 
-def main(job_path: str) -> int:
+def _import_library(backend: str) -> None:
+    """Import the case's library (its adapter's declared modules) before the case: the ``import`` phase."""
+    from .adapters import KINDS, adapter_class
+    from .specs import SpecError
+
+    for kind in KINDS:
+        try:
+            cls = adapter_class(backend, kind)
+        except (SpecError, ImportError):
+            continue
+        for module in (cls.module, *cls.extra_modules):
+            with contextlib.suppress(Exception):  # a missing library is the case's own skip row
+                importlib.import_module(module)
+        return
+
+
+def run_job(job_path: str) -> int:
+    """One case: its rows (and its accounting: ``measure.ledger``) written atomically to the job's rows file."""
+    case_ns = time.perf_counter_ns()
     job = json.loads(Path(job_path).read_text())
     case = Case.from_json(job["case"])
     ctx = CaseContext(scratch=Path(job["scratch"]), iterations=job["iterations"], warmups=job["warmups"],
                       profile=job["profile"], run_dir=Path(job["run_dir"]))
+    LEDGER.reset()
+    settle_heap()  # the same allocator state at every case's start, fresh worker or reused (``allocator``)
+    reset_peak_rss()
     status = 0
     try:
+        with phase("import"):
+            _import_library(case.backend)
         rows = get_suite(case.suite).run_case(case, ctx)
         if not rows:
             rows = [{"operation": "case", "status": "skip", "reason": "the case produced no measurement"}]
@@ -82,9 +112,25 @@ def main(job_path: str) -> int:
         sys.stderr.write(traceback.format_exc())
         rows = [error_row(case, exception_reason(exc))]
         status = 3
+    accounting = {"case_ns": case_ns, "body_end_ns": time.perf_counter_ns(), "phases": LEDGER.seconds(),
+                  "intervals": LEDGER.intervals, "worker_peak_rss_bytes": peak_rss(), "pid": os.getpid()}
     # JSON, atomically: the runner (which has pandas; this process never loads it, so its memory and
     # start-up are the case's own) turns the rows into the case's parquet record
-    text = json.dumps({"rows": finish_rows(rows, case, job["run_columns"])}, default=_plain)
+    text = json.dumps({"rows": finish_rows(rows, case, job["run_columns"]), "accounting": accounting},
+                      default=_plain)
     write_atomic(Path(job["rows"]), lambda f: f.write(text.encode()))
     return status
 
+
+def main(job_path: str | None = None) -> int:
+    """One case (``job_path``), or, without one, a worker serving cases: a job file's path a line on stdin, its
+    status a line back on stdout (the real stdout goes to stderr), until stdin closes."""
+    if job_path is not None:
+        return run_job(job_path)
+    sys.stdout.flush()
+    channel = os.dup(1)
+    os.dup2(2, 1)  # what a library prints cannot reach the channel
+    for line in sys.stdin:
+        status = run_job(line.strip())
+        os.write(channel, f"{status}\n".encode())
+    return 0

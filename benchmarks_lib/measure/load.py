@@ -10,7 +10,8 @@ worker, not the worker itself), so that every row of the case carries:
   in ``/proc/stat``);
 - ``other_cpu_pct``: the share of the machine's CPU (all its cores) that processes other than the case
   used during it: busy time in ``/proc/stat`` minus the CPU of the case's processes (the runner's reaped
-  children, ``RUSAGE_CHILDREN``), over the wall time;
+  children, ``RUSAGE_CHILDREN``, plus a reused worker that is still alive, from its ``/proc/<pid>/stat``),
+  over the wall time;
 - ``usable_cores``: the cores this process may run on.
 
 ``under_load`` says why a case counts as measured under load (empty when it does not). Not Linux: the
@@ -78,12 +79,23 @@ def read_cpu_times(path: Path = Path("/proc/stat")) -> tuple[float, float, float
     return busy / tick, steal / tick, (busy + idle + iowait) / tick, max(cpus, 1)
 
 
-def snapshot() -> LoadSnapshot:
-    """The load now (cheap: two small ``/proc`` reads and one ``getrusage``)."""
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds of a live process and its reaped children (``/proc/<pid>/stat``), 0 when it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(v) for v in fields[11:15]) / _clock_ticks()  # utime, stime, cutime, cstime
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def snapshot(pids: tuple[int, ...] = ()) -> LoadSnapshot:
+    """The load now (cheap: small ``/proc`` reads and one ``getrusage``); ``pids``: live processes of ours
+    (a reused worker) whose CPU is the case's own, not other load."""
     own = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = read_cpu_times()
     busy, steal, total, cpus = cpu if cpu is not None else (None, None, None, None)
-    return LoadSnapshot(time.monotonic(), read_loadavg(), busy, steal, total, cpus, own.ru_utime + own.ru_stime)
+    mine = own.ru_utime + own.ru_stime + sum(process_cpu_s(pid) for pid in pids)
+    return LoadSnapshot(time.monotonic(), read_loadavg(), busy, steal, total, cpus, mine)
 
 
 def case_columns(before: LoadSnapshot, after: LoadSnapshot | None = None) -> dict[str, float | int | None]:

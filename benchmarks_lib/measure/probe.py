@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .iocounters import IOCounters, read_io_counters
+from .ledger import LEDGER
 from .sampler import ResourceSampler
 
 
@@ -78,6 +79,7 @@ class timed:
             threads_max=s.max_threads if s else 0,
             io=io1 - self._io0 if self._io0 and io1 else None,
         )
+        LEDGER.add_timed(self._t0, t1)  # the case's accounting (``ledger``), after the measured interval
 
 
 def measure(fn: Callable[[], Any], *, sample: bool = True) -> Measurement:

@@ -87,6 +87,9 @@ class Suite:
     #: case -> True when it reads or writes a user's own S3 endpoint: its process keeps the user's AWS environment
     #: (every other case's process has none of it: see ``runner.worker_environ``)
     user_s3: Callable[[Case], bool] = lambda case: False
+    #: True when its cases of one backend may run one after another in one worker process (the runner orders
+    #: them so): its libraries keep no state between cases that matters (``workers``); False: a fresh one each
+    reuse_worker: bool = False
 
     def summary_table(self, df: Any) -> Any:
         """The suite's own summary table of a run's records (or the generic per-operation one)."""

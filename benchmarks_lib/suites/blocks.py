@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..datasets import Dataset, checksum_blocks
+from ..measure.ledger import phase
 from ..records import write_atomic
 from ..specs import ArraySpec, DimsSpec
 
@@ -61,6 +62,7 @@ class BlockSource:
             raise RuntimeError("BlockSource.prepare() must run before the timed region")
         return self._pool
 
+    @phase("prep")
     def prepare(self, cache: Path | None = None) -> BlockSource:
         """Generate the pool and hash the whole written sequence now (before any timed region).
 

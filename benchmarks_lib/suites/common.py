@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..adapters import backend_status
 from ..measure import sync_store
+from ..measure.ledger import phase
 from ..scratch import remove_tree
 from ..specs import ArraySpec, DimsSpec, SpecError, parse_codec
 
@@ -30,6 +31,7 @@ def unavailable_reason(backend: str) -> str | None:
     return backend_status(backend).reason
 
 
+@phase("teardown")
 def remove_output(path: Path) -> None:
     """Remove one output (a file or a store directory) inside a case's marked scratch directory,
     then flush its filesystem: the next timed region starts on a quiet disk instead of paying for

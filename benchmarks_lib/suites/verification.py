@@ -8,6 +8,7 @@ from pathlib import Path
 from ..adapters import backend_status, make_adapter
 from ..adapters.base import Adapter, IndependentRead
 from ..datasets import checksum_blocks
+from ..measure.ledger import phase
 from ..specs import ArraySpec
 from .blocks import block_indices
 
@@ -36,6 +37,7 @@ def read_checksum(reader: Adapter, spec: ArraySpec, step: int) -> str:
     return checksum_blocks(reader.read(index) for index in block_indices(spec, step))
 
 
+@phase("verify")
 def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: int) -> dict:
     """Read a written store back and compare its checksum (dtype, shape and bytes) with ``expected``.
 

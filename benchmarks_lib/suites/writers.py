@@ -359,6 +359,7 @@ SUITE = Suite(
     label_keys=("test", "dataset", "codec"),
     summary="benchmarks_lib.chapters.writers:summary",
     time_budget_s={"quick": 165, "standard": 1085},
+    reuse_worker=True,
     smoke={"backends": ["raw", "zarr-python", "tensorstore"], "dims": "t:2,y:64:32,x:96", "multipliers": [1, 2],
            "append_frames": 6, "append_step": 3, "append_repeats": 1, "read_dims": "z:8:4,y:32:16,x:32:16",
            "cutout": 8, "cutout_positions": 1, "shard_datasets": ["labels"], "shard_volume": 32, "shard": 32,
