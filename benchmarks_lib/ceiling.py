@@ -128,6 +128,7 @@ SUITE = Suite(
     profiles={"quick": {"nbytes": "64MiB"}, "standard": {"nbytes": "1GiB"}, "seed": {"nbytes": "4GiB"}},
     scratch_bytes=lambda cases: max(c.params["nbytes"] for c in cases),
     time_budget_s={"quick": 10},
+    case_keys=("dataset", "codec", "nbytes", "fsync_included"),
 )
 
 
