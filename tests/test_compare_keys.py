@@ -85,6 +85,17 @@ def test_frames_collapse_to_one_value_per_repeat():
     assert many.loc[0, "n A"] == MIN_RANK_N and many.loc[0, "verdict"] == "slower"
 
 
+def test_a_shift_of_every_case_is_named_as_drift(tmp_path: Path):
+    rows = append_rows(MIN_RANK_N)
+    a = pd.concat([rows.assign(codec=f"zstd:{level}") for level in range(12)], ignore_index=True)
+    b = a.assign(elapsed_s=a["elapsed_s"] * 1.3)
+    table = compare_runs(a, b)
+    comparison = Comparison("a", "b", "writers", table, pd.DataFrame(columns=["key", "A", "B"]), 0.1)
+    assert "the median B/A of the 12 cases in both runs is 1.3, 100% of them slower in B" in comparison.counts()
+    assert "moved alike" in comparison.counts()
+    assert "moved alike" not in Comparison("a", "a", "writers", compare_runs(a, a), table.iloc[:0], 0.1).counts()
+
+
 # -- A/A: two runs of one commit --------------------------------------------------------------------------------
 #: in-memory encode and decode of 4 datasets x 6 codecs by numcodecs, one thread (a Blosc pool of its own on a
 #: shared core is bimodal), 6 iterations: 48 cases and the run's 5 ceiling operations in ~10 s a run on 2 cores

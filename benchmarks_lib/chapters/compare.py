@@ -33,6 +33,8 @@ from .style import empty_figure, ratio_log_axis, subplots
 
 DEFAULT_THRESHOLD = 0.1
 TOO_FEW = "too few iterations"
+#: cases in both runs from which their common drift (the median B/A) is stated
+DRIFT_MIN_CASES = 10
 #: verdicts in the order a table lists them (flagged first, "same" last)
 VERDICTS = ("slower", "faster", "only in A", "only in B", TOO_FEW, "same")
 #: environment keys that differ between any two runs without meaning anything
@@ -238,8 +240,21 @@ class Comparison:
         """How many cases got each verdict, in one sentence."""
         got = self.table["verdict"].value_counts()
         parts = [f"{int(got[v])} {v}" for v in VERDICTS if v in got]
+        drift = f"; {self.drift()}" if self.drift() else ""
         return (f"{len(self.table)} case(s): " + ", ".join(parts) + f" (threshold {self.threshold:.0%}, "
-                f"judged on the whole 95% interval of the time ratio)") if parts else "No case has a time."
+                f"judged on the whole 95% interval of the time ratio){drift}") if parts else "No case has a time."
+
+    def drift(self) -> str:
+        """How the cases measured in both runs moved together: the median of their B/A ratios and the share slower
+        in B; where three in four moved one way, that what they share is the first suspect."""
+        ratios = self.table["B/A time"].astype("float64").dropna()
+        if len(ratios) < DRIFT_MIN_CASES:
+            return ""
+        slower, faster = float((ratios > 1).mean()), float((ratios < 1).mean())
+        alike = (", most cases moved alike: look first at what they share (the machine's load, clock or caches, "
+                 "a library every case uses)") if max(slower, faster) >= 0.75 else ""
+        return (f"the median B/A of the {len(ratios)} cases in both runs is {float(np.median(ratios)):.3g}, "
+                f"{slower:.0%} of them slower in B{alike}")
 
     def flagged(self) -> pd.DataFrame:
         """The rows whose verdict is not "same"."""
