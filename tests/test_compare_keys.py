@@ -43,6 +43,23 @@ def test_each_suites_key_names_every_case_of_its_reference_run(run_dir: Path):
     assert key_problems(df, *run_keys(df)) == []
 
 
+#: the suites with the most parameters that are cheap to run at their smoke sizes (threads shares compression's
+#: key; parallel, s3 and cache need Dask, MinIO or ROOT: their reference runs stand for them)
+SMOKE_RUNS = {"writers": {"backends": ["raw", "zarr-python"], "tests": ["write", "append", "read", "sharding"]},
+              "compression": {"array_backends": ["numcodecs", "zarr-python"]}}
+
+
+@pytest.mark.parametrize("name", list(SMOKE_RUNS))
+def test_each_suites_key_names_every_case_of_a_small_real_run(name: str, tmp_path: Path):
+    params = {**get_suite(name).smoke, **SMOKE_RUNS[name]}
+    argv = [a for k, v in params.items() for a in ("--param", f"{k}={json.dumps(v)}")]
+    assert main(["run", name, "--results-dir", str(tmp_path / "r"), "--scratch-dir", str(tmp_path / "s"),
+                 "--run-id", "smoke", *argv]) == 0
+    df, _ = load_run(tmp_path / "r" / "vm" / "smoke")
+    assert (df["status"] == "ok").sum() > 0
+    assert key_problems(df, *run_keys(df)) == []
+
+
 def test_a_parameter_missing_from_the_key_is_named():
     """Parallel W left out of the key: W=1..8 would merge into one case (the bug this key fixes)."""
     df, _ = load_run(next(d for d in REFERENCE_RUNS if d.name.startswith("parallel")))
