@@ -190,3 +190,12 @@ def test_the_compare_notebook_shows_the_slower_case(two_runs: Path, tmp_path: Pa
     text = json.dumps([c.get("outputs", []) for c in json.loads(out.read_text())["cells"]])
     assert "slower" in text and "version_zarr" in text and "image/png" in text and "Nothing to compare" not in text
 
+
+
+def test_cli_compare_of_an_unknown_suite_is_exit_2(tmp_path: Path, capsys):
+    """Cases are named by the suite's declared key: a suite iobench does not know cannot be matched."""
+    for run_id in ("x", "y"):
+        write_run(tmp_path, run_id, frame(run_id).assign(suite="bogus"))
+    assert main(["compare", "x", "y", "--results-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "suite 'bogus' is unknown" in err[0]
