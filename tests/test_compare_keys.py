@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -111,6 +112,22 @@ def test_a_shift_of_every_case_is_named_as_drift(tmp_path: Path):
     assert "the median B/A of the 12 cases in both runs is 1.3, 100% of them slower in B" in comparison.counts()
     assert "moved alike" in comparison.counts()
     assert "moved alike" not in Comparison("a", "a", "writers", compare_runs(a, a), table.iloc[:0], 0.1).counts()
+
+
+def test_identical_cases_are_flagged_at_the_tests_level():
+    """Simulated A/A (seeded): 1000 cases, 6 iterations a side from one lognormal; at a threshold near 0 the
+    verdict is the Mann-Whitney test's (level 5%), at the default 10% it flags fewer."""
+    rng = np.random.default_rng(7)
+    n_cases, n = 1000, 6
+    def run(run_id: str) -> pd.DataFrame:
+        t = rng.lognormal(0.0, 0.1, size=(n_cases, n))
+        return pd.DataFrame({"status": "ok", "suite": "compression", "backend": "numcodecs", "operation": "encode",
+                             "codec": np.repeat([f"zstd:{c}" for c in range(n_cases)], n),
+                             "iteration": np.tile(np.arange(n), n_cases), "elapsed_s": t.ravel(), "run_id": run_id})
+    a, b = run("a"), run("b")
+    sharp = compare_runs(a, b, threshold=1e-9)["verdict"].isin(["slower", "faster"]).mean()
+    default = compare_runs(a, b)["verdict"].isin(["slower", "faster"]).mean()
+    assert 0.01 < sharp <= 0.06 and default <= sharp
 
 
 # -- A/A: two runs of one commit --------------------------------------------------------------------------------
