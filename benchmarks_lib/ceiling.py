@@ -239,6 +239,7 @@ SUITE = Suite(
     profiles={"quick": {"nbytes": "64MiB"}, "standard": {"nbytes": "1GiB"}, "seed": {"nbytes": "4GiB"}},
     scratch_bytes=lambda cases: max(c.params["nbytes"] for c in cases),
     time_budget_s={"quick": 15},  # single-stream and parallel ceilings
+    case_keys=("dataset", "codec", "nbytes", "fsync_included", "streams"),
 )
 
 

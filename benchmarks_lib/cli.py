@@ -191,7 +191,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         console.print("No recorded difference in the machine, the libraries or the parameters.")
     else:
         console.print(_table(comparison.environment, "What differs between the runs"))
-    console.print(_table(comparison.table, f"Time per case, B/A with its 95% bootstrap interval; flagged first "
+    console.print(_table(comparison.table, f"Time per case, B/A with its 95% interval; flagged first "
                                            f"(threshold {threshold:.0%})"))
     console.print(text(comparison.counts()))
     return 0

@@ -1,21 +1,24 @@
 """Comparing runs: the same cases measured twice (a library upgrade, a new disk, another machine).
 
-Cases are matched by suite, backend, operation and their case parameters (``CASE_KEYS`` and the
-suite's ``label_keys``). Per matched case, the ratio B/A of the median times comes with a seeded
-bootstrap 95% interval over the iterations of each run (``stats.ratio_ci``); a case is called
-"faster" or "slower" only when that whole interval lies beyond the threshold (10%: below 1/1.1 or
-above 1.1), else "same". What else differs between the runs (library versions, CPU, filesystem,
-kernel, git commit) is stated beside the table, since any of it may be the cause.
+A case is its suite, backend, operation and the suite's declared ``case_keys`` (every parameter that varies
+within a run: parallel W, the Zarr client cache, the S3 link's latency, ...; ``key_problems`` is what a test
+holds each suite's declaration to). Its value per iteration is the iteration's time; where one iteration has
+parts (``iteration_parts``: the frames and steps of one append repeat) the median part is that iteration's
+value, so 64 frames of one repeat count as n=1 (the sum of the parts is the repeat's own ``append_total`` row).
+
+Per matched case, ``stats.two_sample`` gives the ratio B/A of the median times with its distribution-free 95%
+interval (Hodges-Lehmann, exact Mann-Whitney bounds). A case is "slower" or "faster" only when it is separable
+(``stats.MIN_RANK_N`` iterations a side, the interval excludes 1) and the whole interval lies beyond the
+threshold (10%: below 1/1.1 or above 1.1), else "same"; with fewer iterations, "too few iterations". Identical
+contenders are then flagged at most at the test's level (5%). What else differs between the runs (library
+versions, CPU, filesystem, kernel, git commit) is stated beside the table, since any of it may be the cause.
 
 The interval covers the spread of the iterations within each run, not the drift between two runs of one
-machine; with the quick profile's two iterations nothing is judged ("n too small"). Two quick runs of one
-commit, each case judged from two iterations, flagged 63 of 287 cases; dividing each time by its own run's
-ceiling made that worse (105), since the ceiling is measured as briefly: verdicts need ``MIN_N`` iterations.
+machine; the threshold is what absorbs that drift.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,17 +27,16 @@ import pandas as pd
 
 from ..records import find_run, load_run, read_run_json, run_dirs
 from ..specs import SpecError, parse_items, parse_number
-from ..stats import ratio_ci
-from .flags import CASE_KEYS
+from ..stats import TwoSample, two_sample
 from .markup import md, md_code
 from .style import empty_figure, ratio_log_axis, subplots
 
 DEFAULT_THRESHOLD = 0.1
-#: iterations a run needs for a verdict: a bootstrap interval over two values is as narrow as they happen to be
-#: close, and two quick runs of one commit then flagged a fifth of their cases (63 of 287 here)
-MIN_N = 3
+TOO_FEW = "too few iterations"
+#: cases in both runs from which their common drift (the median B/A) is stated
+DRIFT_MIN_CASES = 10
 #: verdicts in the order a table lists them (flagged first, "same" last)
-VERDICTS = ("slower", "faster", "only in A", "only in B", "n too small", "same")
+VERDICTS = ("slower", "faster", "only in A", "only in B", TOO_FEW, "same")
 #: environment keys that differ between any two runs without meaning anything
 NOT_COMPARED = ("collected_at", "fs_free_bytes")
 COLUMNS = ["suite", "backend", "operation", "case", "n A", "n B", "median s A", "median s B", "B/A time",
@@ -49,28 +51,20 @@ def parse_threshold(value: object) -> float:
     return number
 
 
-def verdict(lo: float, hi: float, n_a: int, n_b: int, threshold: float = DEFAULT_THRESHOLD) -> str:
-    """"slower"/"faster" when the whole interval of B/A lies beyond ``1 +- threshold``, else "same"."""
-    if n_a == 0:
+def verdict(result: TwoSample, threshold: float = DEFAULT_THRESHOLD) -> str:
+    """"slower"/"faster" when B is separable from A (``stats.two_sample``) and the whole interval of B/A lies
+    beyond ``1 +- threshold``; "too few iterations" below ``stats.MIN_RANK_N`` a side; else "same"."""
+    if result.n_a == 0:
         return "only in B"
-    if n_b == 0:
+    if result.n_b == 0:
         return "only in A"
-    if n_a < MIN_N or n_b < MIN_N or not (math.isfinite(lo) and math.isfinite(hi)):
-        return "n too small"
-    if lo > 1 + threshold:
+    if result.separable is None:
+        return TOO_FEW
+    if result.separable and result.lo > 1 + threshold:
         return "slower"
-    if hi < 1 / (1 + threshold):
+    if result.separable and result.hi < 1 / (1 + threshold):
         return "faster"
     return "same"
-
-
-def _label_keys(suite: str) -> tuple[str, ...]:
-    from ..suites import get_suite
-
-    try:
-        return get_suite(suite).label_keys
-    except (SpecError, KeyError, ImportError):
-        return ()
 
 
 def _text(value: object) -> str:
@@ -82,41 +76,95 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def case_keys(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
-    """The columns that name a case in either run: ``CASE_KEYS`` and the runs' suites' ``label_keys``."""
-    suites = sorted({str(s) for df in (a, b) if "suite" in df for s in df["suite"].dropna().unique()})
-    candidates = dict.fromkeys([*CASE_KEYS, *(k for s in suites for k in _label_keys(s))])
-    return [k for k in candidates if any(k in df and df[k].notna().any() for df in (a, b))]
+def declared_keys(suites: list[str]) -> tuple[list[str], list[str]]:
+    """The union of the suites' declared ``case_keys`` and ``iteration_parts``; a SpecError for a suite that
+    iobench does not know (its cases cannot be told apart)."""
+    from ..suites import get_suite
+
+    declared = [get_suite(s) for s in suites]
+    keys = dict.fromkeys(k for suite in declared for k in suite.case_keys)
+    parts = dict.fromkeys(k for suite in declared for k in suite.iteration_parts)
+    return list(keys), list(parts)
 
 
-def _cases(df: pd.DataFrame, keys: list[str]) -> dict[tuple[str, str, str, str], np.ndarray]:
-    """(suite, backend, operation, "k=v, ...") -> the elapsed seconds of the successful iterations."""
-    rows = df[(df["status"] == "ok") & df["elapsed_s"].notna()] if "status" in df else df.iloc[:0]
-    out: dict[tuple[str, str, str, str], np.ndarray] = {}
+def _successful(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows with a time from a finished iteration."""
+    if "status" not in df or "elapsed_s" not in df:
+        return df.iloc[:0]
+    return df[(df["status"] == "ok") & df["elapsed_s"].notna()]
+
+
+def _case_names(rows: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """Per row, "k=v, ..." over the key columns it has a value in ("-" for none)."""
+    present = [k for k in keys if k in rows]
+    if not present or rows.empty:
+        return pd.Series("-", index=rows.index, dtype="object")
+    return rows[present].apply(lambda r: ", ".join(f"{k}={_text(v)}" for k, v in r.items() if not _missing(v))
+                               or "-", axis=1)
+
+
+def _missing(value: object) -> bool:
+    return value is None or (not isinstance(value, list | tuple | np.ndarray) and bool(pd.isna(value)))
+
+
+def per_iteration(df: pd.DataFrame, keys: list[str], parts: list[str] = ()) -> pd.DataFrame:
+    """One row per (suite, backend, operation, case, iteration) of the successful rows: ``elapsed_s`` is the
+    iteration's time, or the median of its parts (frames, steps) where it has several."""
+    rows = _successful(df)
+    columns = ["suite", "backend", "operation", "case", "iteration", "elapsed_s"]
     if rows.empty:
-        return out
-    rows = rows.assign(**{k: rows.get(k) for k in ("suite", *keys)})
-    names = rows[keys].apply(lambda r: ", ".join(f"{k}={_text(v)}" for k, v in r.items() if not pd.isna(v)),
-                             axis=1) if keys else pd.Series("", index=rows.index)
-    for (suite, backend, operation, case), part in rows.assign(case=names).groupby(
-            ["suite", "backend", "operation", "case"], dropna=False, sort=True):
-        key = (_text(suite) if not pd.isna(suite) else "-", str(backend), str(operation), case or "-")
-        out[key] = part["elapsed_s"].astype("float64").to_numpy()
-    return out
+        return pd.DataFrame(columns=columns)
+    rows = rows.assign(suite=rows["suite"].map(lambda v: "-" if _missing(v) else _text(v)) if "suite" in rows
+                       else "-", case=_case_names(rows, keys),
+                       iteration=rows["iteration"] if "iteration" in rows else range(len(rows)))
+    rows = rows.assign(backend=rows["backend"].astype(str), operation=rows["operation"].astype(str))
+    return (rows.groupby(columns[:-1], sort=True)["elapsed_s"].median().reset_index())
+
+
+def key_problems(df: pd.DataFrame, keys: list[str], parts: list[str] = ()) -> list[str]:
+    """Why ``keys`` (with suite, backend and operation) do not name the cases of one run's successful rows, one
+    sentence per problem: two rows share the key, the iteration and its parts (a parameter that varies is missing
+    from the key; the columns that differ between them are named), or the keys split every iteration of one case
+    and operation (three or more) into a case of its own (a measured column in the key)."""
+    rows = _successful(df)
+    if rows.empty:
+        return []
+    named = rows.assign(case=_case_names(rows, keys), **{p: rows[p].astype("string") for p in parts if p in rows})
+    group = ["backend", "operation", "case", "iteration", *(p for p in parts if p in rows)]
+    problems = []
+    sizes = named.groupby(group, dropna=False).size()
+    for where in sizes[sizes > 1].index[:3]:
+        same = named.set_index(group).loc[[where]]
+        differ = sorted(c for c in same.columns if c not in ("elapsed_s", "gbps", "cpu_s")
+                        and same[c].astype(str).nunique() > 1)
+        problems.append(f"{len(same)} rows share {dict(zip(group, where, strict=True))}; they differ in {differ}")
+    whole = named.assign(case_id=named.get("case_id", "-"))
+    for (case_id, operation), its in whole.groupby(["case_id", "operation"]):
+        n = its.groupby(["backend", "case"])["iteration"].nunique()
+        if its["iteration"].nunique() >= 3 and len(n) >= 3 and (n == 1).all():  # (one position per cutout kind: 2)
+            problems.append(f"every key of {operation} in case {case_id} holds one iteration: a key column is measured")
+            break
+    return problems
 
 
 def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
-    """One row per case in either run (``COLUMNS``): n and median time of each, the B/A time ratio with its
-    bootstrap 95% interval, and the verdict; flagged rows first (``VERDICTS`` order), largest change first."""
-    keys = case_keys(a, b)
-    ca, cb = _cases(a, keys), _cases(b, keys)
+    """One row per case in either run (``COLUMNS``): n (iterations) and median time of each, the B/A time ratio
+    with its 95% interval (``stats.two_sample``), and the verdict; flagged rows first (``VERDICTS`` order),
+    largest change first. Cases are named by the runs' suites' declared keys."""
+    suites = sorted({_text(s) for df in (a, b) if "suite" in df for s in _successful(df)["suite"].dropna().unique()})
+    keys, parts = declared_keys(suites)
+    values = {}
+    for side, df in (("a", a), ("b", b)):
+        for case, part in per_iteration(df, keys, parts).groupby(["suite", "backend", "operation", "case"]):
+            values.setdefault(case, {})[side] = part["elapsed_s"].to_numpy(dtype="float64")
     empty = np.array([], dtype=float)
     out = []
-    for key in sorted(set(ca) | set(cb)):
-        va, vb = ca.get(key, empty), cb.get(key, empty)
-        ratio, lo, hi, n_a, n_b = ratio_ci(va, vb)
-        out.append((*key, n_a, n_b, np.median(va) if n_a else np.nan, np.median(vb) if n_b else np.nan,
-                    ratio, lo, hi, verdict(lo, hi, n_a, n_b, threshold)))
+    for case in sorted(values):
+        va, vb = values[case].get("a", empty), values[case].get("b", empty)
+        result = two_sample(va, vb)
+        out.append((*case, result.n_a, result.n_b, np.median(va) if va.size else np.nan,
+                    np.median(vb) if vb.size else np.nan, result.ratio, result.lo, result.hi,
+                    verdict(result, threshold)))
     table = pd.DataFrame(out, columns=COLUMNS)
     order = table["verdict"].map(VERDICTS.index)
     change = -np.abs(np.log(table["B/A time"].astype("float64"))).fillna(0)
@@ -192,8 +240,21 @@ class Comparison:
         """How many cases got each verdict, in one sentence."""
         got = self.table["verdict"].value_counts()
         parts = [f"{int(got[v])} {v}" for v in VERDICTS if v in got]
+        drift = f"; {self.drift()}" if self.drift() else ""
         return (f"{len(self.table)} case(s): " + ", ".join(parts) + f" (threshold {self.threshold:.0%}, "
-                f"judged on the whole 95% interval of the time ratio)") if parts else "No case has a time."
+                f"judged on the whole 95% interval of the time ratio){drift}") if parts else "No case has a time."
+
+    def drift(self) -> str:
+        """How the cases measured in both runs moved together: the median of their B/A ratios and the share slower
+        in B; where three in four moved one way, that what they share is the first suspect."""
+        ratios = self.table["B/A time"].astype("float64").dropna()
+        if len(ratios) < DRIFT_MIN_CASES:
+            return ""
+        slower, faster = float((ratios > 1).mean()), float((ratios < 1).mean())
+        alike = (", most cases moved alike: look first at what they share (the machine's load, clock or caches, "
+                 "a library every case uses)") if max(slower, faster) >= 0.75 else ""
+        return (f"the median B/A of the {len(ratios)} cases in both runs is {float(np.median(ratios)):.3g}, "
+                f"{slower:.0%} of them slower in B{alike}")
 
     def flagged(self) -> pd.DataFrame:
         """The rows whose verdict is not "same"."""
@@ -251,7 +312,7 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
     ax.set_yticks(y, labels, fontsize=10)
     ax.invert_yaxis()
     ratio_log_axis(ax, "x")
-    ax.set_xlabel("time B / time A (ratio of medians; whiskers: its 95% bootstrap CI)")
+    ax.set_xlabel("time B / time A (ratio of medians; whiskers: its 95% interval)")
     ax.set_title(comparison.label, fontsize=11)
     ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()

@@ -77,6 +77,11 @@ class Suite:
     time_budget_s: dict[str, float] = field(default_factory=dict)
     #: case parameters that name a case in progress lines (e.g. ``test``, ``codec``)
     label_keys: tuple[str, ...] = ()
+    #: the record columns that together name a case (with backend and operation): ``iobench compare`` matches
+    #: cases by them; a test fails when rows of one run differ in a parameter that is not among them
+    case_keys: tuple[str, ...] = ()
+    #: columns that number the parts of one iteration (frames, steps): compared as one value per iteration
+    iteration_parts: tuple[str, ...] = ()
     #: "module:function" (records -> the table ``iobench run``/``show`` print), imported only when a table
     #: is printed, so a measuring worker never loads the chapter (pandas, matplotlib); None = the generic table
     summary: str | None = None

@@ -270,6 +270,9 @@ SUITE = Suite(
     scratch_bytes=scratch_bytes,
     label_keys=("reader", "client", "location", "latency_ms", "cache_bytes", "async_prefetch", "layout",
                 "concurrency"),
+    case_keys=("location", "server", "latency_ms", "bandwidth_bytes_s", "s3_target", "client", "cache_bytes",
+               "async_prefetch", "step", "concurrency", "layout", "client_cache", "cutout", "dataset", "entries",
+               "branches", "zarr_dims"),
     # every read has its own limit; the case may also build the sample file once
     case_timeout_s=lambda case, runs: float(case.params.get("timeout_s", 600)) * (runs + 1) + 600,
     time_budget_s={"quick": 90, "standard": 1320},

@@ -320,6 +320,8 @@ SUITE = Suite(
     ceiling_bytes=lambda cases: ceiling_bytes(array_spec({**c.params, "alignment": "chunk"})[0].nbytes
                                               for c in cases),
     label_keys=("alignment",),
+    case_keys=("dataset", "codec", "nbytes", "alignment", "workers", "store", "layout", "region_step", "stripe",
+               "fsync_included"),
     local_processes=lambda case: max(case.params["workers"]) if case.params["cluster"] == "local" else 0,
     user_s3=lambda case: case.params.get("endpoint") is not None,
     summary="benchmarks_lib.chapters.parallel:summary",

@@ -240,6 +240,7 @@ SUITE = Suite(
     run_case=run_case,
     profiles=PROFILES,
     time_budget_s={"quick": 25, "standard": 180},
+    case_keys=("dataset", "codec", "nbytes", "latency_ms"),
     user_s3=lambda case: case.params["endpoint"] is not None,
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),

@@ -1,0 +1,170 @@
+"""What names a case in ``iobench compare``: every suite's declared key holds for its rows, frames count as one
+iteration, and an A/A run (one commit measured twice) flags at most 5% of its cases."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks_lib.chapters.compare import Comparison, compare_runs, declared_keys, key_problems, per_iteration
+from benchmarks_lib.cli import main
+from benchmarks_lib.records import load_run
+from benchmarks_lib.stats import MIN_RANK_N
+from benchmarks_lib.suites import SUITES, get_suite
+
+ROOT = Path(__file__).resolve().parent.parent
+#: the committed standard runs: every suite but the ceiling (whose rows each of them holds) at its full grid
+REFERENCE_RUNS = sorted(p for p in (ROOT / "reference" / "vm").iterdir() if (p / "run.json").is_file())
+
+
+def run_keys(df: pd.DataFrame) -> tuple[list[str], list[str]]:
+    return declared_keys(sorted(str(s) for s in df["suite"].dropna().unique()))
+
+
+@pytest.mark.parametrize("name", list(SUITES))
+def test_every_suite_declares_its_case_key(name: str):
+    suite = get_suite(name)
+    assert suite.case_keys, f"suite {name} declares no case_keys"
+    assert not set(suite.iteration_parts) & set(suite.case_keys)
+
+
+def test_the_reference_runs_cover_every_measuring_suite():
+    suites = {str(load_run(d)[1]["suite"]) for d in REFERENCE_RUNS}
+    assert suites | {"ceiling"} == set(SUITES)
+
+
+@pytest.mark.parametrize("run_dir", REFERENCE_RUNS, ids=lambda p: p.name)
+def test_each_suites_key_names_every_case_of_its_reference_run(run_dir: Path):
+    df, _ = load_run(run_dir)
+    assert key_problems(df, *run_keys(df)) == []
+
+
+#: the suites with the most parameters that are cheap to run at their smoke sizes (threads shares compression's
+#: key; parallel, s3 and cache need Dask, MinIO or ROOT: their reference runs stand for them)
+SMOKE_RUNS = {"writers": {"backends": ["raw", "zarr-python"], "tests": ["write", "append", "read", "sharding"]},
+              "compression": {"array_backends": ["numcodecs", "zarr-python"]}}
+
+
+@pytest.mark.parametrize("name", list(SMOKE_RUNS))
+def test_each_suites_key_names_every_case_of_a_small_real_run(name: str, tmp_path: Path):
+    params = {**get_suite(name).smoke, **SMOKE_RUNS[name]}
+    argv = [a for k, v in params.items() for a in ("--param", f"{k}={json.dumps(v)}")]
+    assert main(["run", name, "--results-dir", str(tmp_path / "r"), "--scratch-dir", str(tmp_path / "s"),
+                 "--run-id", "smoke", *argv]) == 0
+    df, _ = load_run(tmp_path / "r" / "vm" / "smoke")
+    assert (df["status"] == "ok").sum() > 0
+    assert key_problems(df, *run_keys(df)) == []
+
+
+def test_a_parameter_missing_from_the_key_is_named():
+    """Parallel W left out of the key: W=1..8 would merge into one case (the bug this key fixes)."""
+    df, _ = load_run(next(d for d in REFERENCE_RUNS if d.name.startswith("parallel")))
+    keys, parts = run_keys(df)
+    problems = key_problems(df, [k for k in keys if k != "workers"], parts)
+    assert problems and "'workers'" in problems[0]
+    measured = key_problems(df, [*keys, "cpu_s"], parts)
+    assert any("a key column is measured" in p for p in measured)
+
+
+@pytest.mark.parametrize(("prefix", "key", "other"), [
+    ("s3", "latency_ms", None), ("cache", "client_cache", None), ("cache", "step", None),
+    ("cache", "server", "nginx"), ("cache", "bandwidth_bytes_s", 1e6), ("parallel", "region_step", 3)])
+def test_the_s3_link_the_zarr_client_cache_and_the_cache_server_are_cases_of_their_own(prefix, key, other):
+    """Without ``key`` the run's cases merge; where the reference run holds it at one value (``other`` given),
+    its rows doubled at a second value must stay apart."""
+    df, _ = load_run(next(d for d in REFERENCE_RUNS if d.name.startswith(prefix)))
+    if other is not None:
+        df = pd.concat([df, df[df[key].notna()].assign(**{key: other})], ignore_index=True)
+    keys, parts = run_keys(df)
+    assert key in keys and key_problems(df, keys, parts) == []
+    assert key_problems(df, [k for k in keys if k != key], parts)
+
+
+def append_rows(repeats: int, frames: int = 64, factor: float = 1.0) -> pd.DataFrame:
+    """A writers-like append: ``repeats`` repeats of ``frames`` frame rows each (times in s)."""
+    return pd.DataFrame([{"status": "ok", "suite": "writers", "backend": "zarr-python", "operation": "append_frame",
+                          "test": "append", "dataset": "em_like", "codec": "lz4", "nbytes": 4096, "iteration": r,
+                          "frame": f, "elapsed_s": factor * (0.001 + 1e-6 * f + 1e-5 * r)}
+                         for r in range(repeats) for f in range(frames)])
+
+
+def test_frames_collapse_to_one_value_per_repeat():
+    one = compare_runs(append_rows(1), append_rows(1, factor=5.0))
+    assert len(one) == 1 and (one.loc[0, "n A"], one.loc[0, "n B"]) == (1, 1)
+    assert one.loc[0, "verdict"] == "too few iterations"
+    values = per_iteration(append_rows(2), *declared_keys(["writers"]))
+    assert list(values["elapsed_s"]) == pytest.approx([0.001 + 31.5e-6, 0.001 + 31.5e-6 + 1e-5])  # the median frame
+    many = compare_runs(append_rows(MIN_RANK_N), append_rows(MIN_RANK_N, factor=5.0))
+    assert many.loc[0, "n A"] == MIN_RANK_N and many.loc[0, "verdict"] == "slower"
+
+
+def test_a_shift_of_every_case_is_named_as_drift(tmp_path: Path):
+    rows = append_rows(MIN_RANK_N)
+    a = pd.concat([rows.assign(codec=f"zstd:{level}") for level in range(12)], ignore_index=True)
+    b = a.assign(elapsed_s=a["elapsed_s"] * 1.3)
+    table = compare_runs(a, b)
+    comparison = Comparison("a", "b", "writers", table, pd.DataFrame(columns=["key", "A", "B"]), 0.1)
+    assert "the median B/A of the 12 cases in both runs is 1.3, 100% of them slower in B" in comparison.counts()
+    assert "moved alike" in comparison.counts()
+    assert "moved alike" not in Comparison("a", "a", "writers", compare_runs(a, a), table.iloc[:0], 0.1).counts()
+
+
+def test_identical_cases_are_flagged_at_the_tests_level():
+    """Simulated A/A (seeded): 1000 cases, 6 iterations a side from one lognormal; at a threshold near 0 the
+    verdict is the Mann-Whitney test's (level 5%), at the default 10% it flags fewer."""
+    rng = np.random.default_rng(7)
+    n_cases, n = 1000, 6
+    def run(run_id: str) -> pd.DataFrame:
+        t = rng.lognormal(0.0, 0.1, size=(n_cases, n))
+        return pd.DataFrame({"status": "ok", "suite": "compression", "backend": "numcodecs", "operation": "encode",
+                             "codec": np.repeat([f"zstd:{c}" for c in range(n_cases)], n),
+                             "iteration": np.tile(np.arange(n), n_cases), "elapsed_s": t.ravel(), "run_id": run_id})
+    a, b = run("a"), run("b")
+    sharp = compare_runs(a, b, threshold=1e-9)["verdict"].isin(["slower", "faster"]).mean()
+    default = compare_runs(a, b)["verdict"].isin(["slower", "faster"]).mean()
+    assert 0.01 < sharp <= 0.06 and default <= sharp
+
+
+# -- A/A: two runs of one commit --------------------------------------------------------------------------------
+#: in-memory encode and decode of 4 datasets x 6 codecs by numcodecs, one thread (a Blosc pool of its own on a
+#: shared core is bimodal), 6 iterations: 48 cases and the run's 5 ceiling operations in ~10 s a run on 2 cores
+AA_PARAMS = {"mesh_backends": [], "array_backends": ["numcodecs"], "threads": 1, "time_cap_s": 5,
+             "datasets": ["em_like", "labels", "microscopy", "random"], "dims": "z:8:4,y:128:64,x:128:64",
+             "codecs": ["lz4", "zstd:1", "zstd:3", "gzip:1", "blosc-lz4:5:shuffle", "blosc-zstd:1:bitshuffle"]}
+
+
+def aa_run(results: Path, scratch: Path, run_id: str) -> None:
+    params = [a for k, v in AA_PARAMS.items() for a in ("--param", f"{k}={json.dumps(v)}")]
+    assert main(["run", "compression", "--results-dir", str(results), "--scratch-dir", str(scratch), "--run-id",
+                 run_id, "--iterations", "6", "--warmups", "1", *params]) == 0
+
+
+def loaded() -> bool:
+    """More runnable processes than cores: what an A/A run then measures is the neighbours' load, not the method."""
+    return os.getloadavg()[0] > (os.cpu_count() or 1)
+
+
+def test_an_a_a_run_flags_at_most_5_percent_of_its_cases(tmp_path: Path, capsys):
+    if loaded():
+        pytest.skip(f"the machine is loaded (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    results, scratch = tmp_path / "results", tmp_path / "scratch"
+    for run_id in ("a", "b"):
+        aa_run(results, scratch, run_id)
+    if loaded():
+        pytest.skip(f"the machine was loaded during the runs (load average {os.getloadavg()[0]:.1f})")
+    comparison = Comparison.load(results / "vm" / "a", results / "vm" / "b")
+    table = comparison.table
+    for run_id in ("a", "b"):
+        df, _ = load_run(results / "vm" / run_id)
+        assert key_problems(df, *run_keys(df)) == []
+    judged = table[(table["n A"] >= MIN_RANK_N) & (table["n B"] >= MIN_RANK_N)]
+    assert len(judged) == len(table) >= 20 and not table["verdict"].str.startswith("only in").any()
+    flagged = int(table["verdict"].isin(["slower", "faster"]).sum())
+    assert flagged <= 0.05 * len(table), comparison.counts()
+    assert main(["compare", "a", "b", "--results-dir", str(results)]) == 0
+    assert f"{len(table)} case(s)" in capsys.readouterr().out
