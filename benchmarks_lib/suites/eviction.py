@@ -38,7 +38,9 @@ class StoreEvictions:
     """The evictions before one store's cold reads: every cache dropped at the first, then only the store's files,
     for as long as the cold proof holds."""
 
-    def __init__(self) -> None:
+    def __init__(self, drop_caches: bool = True) -> None:
+        #: False: the full eviction flushes and advises out the store's files but never drops the machine's caches
+        self.drop_caches = drop_caches
         self.drop_next = True
         self.drops = 0
         self.evictions = 0
@@ -47,13 +49,13 @@ class StoreEvictions:
         """Evict before a cold read. ``rewritten``: the store was written again since the last eviction (its dirty
         pages are flushed first); else it was only read, and advising its files out is enough."""
         if self.drop_next:
-            report = evict_page_cache(files)
+            report = evict_page_cache(files, drop_caches=self.drop_caches)
         elif rewritten:
             report = evict_page_cache(files, drop_caches=False)
         else:
             report = advise_out(files)
             if not report.verified:  # pages that advice cannot drop: the full eviction, now
-                report = evict_page_cache(files)
+                report = evict_page_cache(files, drop_caches=self.drop_caches)
         self.evictions += 1
         self.drops += report.dropped_caches
         # a failed eviction proof (too much left resident) asks for the full drop next time
