@@ -253,7 +253,7 @@ SUITE = Suite(
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
     label_keys=("dataset", "codec", "level", "threads"),
-    time_budget_s={"quick": 35, "standard": 577},
+    time_budget_s={"quick": 40, "standard": 577},
     smoke={"mesh_n": 8, "levels": [1, 3], "vtu_compressors": ["zlib"], "datasets": ["em_like", "labels"],
            "dims": "z:4:4,y:32:16,x:32:16", "codecs": ["zstd:1", "blosc-lz4:5:shuffle"], "time_cap_s": 0.2,
            "iterations": 1, "warmups": 0},

@@ -251,7 +251,7 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
-    time_budget_s={"quick": 25, "standard": 180},
+    time_budget_s={"quick": 45, "standard": 180},
     user_s3=lambda case: case.params["endpoint"] is not None,
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),

@@ -176,7 +176,7 @@ SUITE = Suite(
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
     label_keys=("dataset", "codec", "level", "threads"),
-    time_budget_s={"quick": 32, "standard": 194},
+    time_budget_s={"quick": 30, "standard": 194},
     smoke={"threads": [1, 2], "mesh_n": 8, "dims": "z:4:2,y:32:16,x:32:16", "time_cap_s": 0.2, "iterations": 1,
            "warmups": 0},
 )
