@@ -360,14 +360,14 @@ def test_remote_rows_carry_the_server_cpu_and_its_disk_reads(rows):
 
 
 def test_a_read_whose_eviction_failed_is_cold_unverified(tmp_path, monkeypatch):
-    measure = importlib.import_module("benchmarks_lib.measure")  # the package, not the function of that name
+    eviction = importlib.import_module("benchmarks_lib.suites.eviction")  # where the suites evict
 
     def not_evicted(paths, drop_caches=True):
         report = real(paths, drop_caches=drop_caches)
         return type(report)(report.files, report.bytes, report.bytes, False)  # everything still resident
 
-    real = measure.evict_page_cache
-    monkeypatch.setattr(measure, "evict_page_cache", not_evicted)
+    real = eviction.evict_page_cache
+    monkeypatch.setattr(eviction, "evict_page_cache", not_evicted)
     case = suite.build_cases({**TINY, "readers": ["zarr"], "zarr_clients": ["tensorstore"], "zarr_layouts": ["sharded"],
                               "zarr_cache": [False]}, "quick")[0]
     if suite.unavailable_reason(case):
