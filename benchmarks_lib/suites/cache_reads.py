@@ -138,7 +138,8 @@ def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) 
 
 def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
     from .. import servers
-    from ..measure import cold_read_state, evict_page_cache
+    from ..measure import cold_read_state
+    from .eviction import StoreEvictions
 
     q = case.params
     inputs = inputs_dir(ctx.scratch)
@@ -161,8 +162,10 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
         location = server.url_for(target) if server is not None else str(target)
         # what holds the bytes the read fetches: the server's copy for S3 (a user's endpoint: nothing of ours)
         evict = getattr(server, "data_dir", target)
+        # the input is only read between reads: flushed once, then advised out (never the machine's caches)
+        evictions = StoreEvictions(drop_caches=False)
         for iteration in range(max(1, ctx.iterations)):
-            report = evict_page_cache(evict, drop_caches=False) if evict is not None else None
+            report = evictions.evict(evict) if evict is not None else None
             if server is not None:
                 server.reset()
             metrics = _read_once(q, location, server, expected)
@@ -188,5 +191,6 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
                 asked = metrics.get("root_bytes_read", metrics.get("client_bytes")) or 0
                 disk_read, needed = metrics.get("io_read_bytes"), min(asked, base["file_bytes"])
             row["cache_state"] = cold_read_state(report, disk_read, needed)
+            evictions.saw(row["cache_state"])
             rows.append(row)
     return rows

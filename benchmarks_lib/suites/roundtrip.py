@@ -1,12 +1,14 @@
 """The measured round trip shared by the compression and threads suites.
 
 A point (one backend at one setting) runs warm-ups, then up to ``iterations`` rounds,
-stopping early once its timed seconds reach ``time_cap_s``. A round is: remove the last output
-(untimed, so every timed write starts on a path that does not exist), write (timed; with
-``fsync`` one ``syncfs`` of the store inside the clock, the same for every backend), evict
-the files from the page cache and prove it (untimed), cold read (timed; ``cold`` only when the
-eviction and the read's disk bytes prove it, else ``cold_unverified``), verify what was read
-back (untimed). In-memory codecs encode and decode instead, with no files.
+stopping early once its timed seconds reach ``time_cap_s`` (never before ``MIN_RANKED_ITERATIONS``).
+A round is: remove the last output (untimed, so every timed write starts on a path that does not
+exist), write (timed; with ``fsync`` one ``syncfs`` of the store inside the clock, the same for every
+backend), evict the files from the page cache and prove it (untimed; every cache of the machine is
+dropped only before the point's first cold read, see :mod:`.eviction`), cold read (timed; ``cold``
+only when the eviction and the read's disk bytes prove it, else ``cold_unverified``), verify what
+was read back against the data written, whole, every round (untimed). In-memory codecs encode and
+decode instead, with no files.
 
 Every write row states what its time includes: ``fsync_included``, ``writer_fsyncs`` (the
 library fsyncs its own files, whatever the policy), ``sync_method`` and ``fsync_comparable``
@@ -30,13 +32,16 @@ from ..measure import (
     Measurement,
     cold_read_state,
     disk_usage,
-    evict_page_cache,
     measure,
     sync_store,
     timed,
 )
 from ..specs import SpecError, parse_size
 from .common import remove_output
+from .eviction import StoreEvictions
+
+#: measured rounds a point gets before its time cap may stop it: the n at which its interval and a ranking exist
+MIN_RANKED_ITERATIONS = 5
 
 
 @dataclass
@@ -95,20 +100,25 @@ def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_ca
                         columns: dict, fsync: bool = False) -> list[dict]:
     """Warm-ups, then timed write / evict / read / verify rounds until ``iterations`` or the time cap.
 
+    The cap never stops a point before ``MIN_RANKED_ITERATIONS`` measured rounds (the n a ranking needs).
     Returns one row per timed operation; a verification failure ends the point with error rows.
     With ``fsync`` the write's timed region ends with :func:`~benchmarks_lib.measure.sync_store`.
+    Every cache is dropped before the point's first cold read only (and after a failed proof): see
+    :mod:`.eviction`.
     """
+    evictions = StoreEvictions()
     spent = 0.0
     for _ in range(warmups):
         spent += timed_write(rt, fsync=fsync, sample=False).elapsed_s
         if rt.files is not None:
-            evict_page_cache(rt.files())
+            evictions.evict(rt.files(), rewritten=True)
         spent += measure(rt.read, sample=False).elapsed_s
         if spent >= time_cap_s:
             break
     rows: list[dict] = []
     spent = 0.0
     sync = sync_columns(rt, fsync)
+    floor = min(iterations, MIN_RANKED_ITERATIONS)
     for iteration in range(iterations):
         wrote = timed_write(rt, fsync=fsync)
         stored = rt.stored_bytes()
@@ -116,7 +126,7 @@ def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_ca
         if rt.path is not None:
             usage = disk_usage(rt.path)
             size.update(bytes_on_disk=usage.allocated_bytes, inodes=usage.inodes)
-        report = evict_page_cache(rt.files()) if rt.files is not None else None
+        report = evictions.evict(rt.files(), rewritten=True) if rt.files is not None else None
         got = measure(rt.read) if rt.timed_read else measure(rt.read, sample=False)
         if report is None:
             cache = {"cache_state": "memory"}
@@ -124,8 +134,9 @@ def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_ca
             io_read = got.io.read_bytes if got.io is not None else None
             cache = {**report.as_row(),
                      "cache_state": cold_read_state(report, io_read, size.get("bytes_on_disk") or stored)}
+            evictions.saw(cache["cache_state"])
         problem = rt.verify(got.value)
-        check = {"status": "ok", "verified": problem is None}
+        check = {"status": "ok", "verified": problem is None, "verified_scope": "full"}
         if problem:
             check.update(status="error", reason=f"round trip not verified: {problem}")
         common = {**columns, **size, **check, "iteration": iteration, "nbytes": nbytes}
@@ -134,7 +145,7 @@ def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_ca
             rows.append({**common, **got.as_row(), **cache, "operation": rt.read_op})
         spent += wrote.elapsed_s + (got.elapsed_s if rt.timed_read else 0.0)
         del got
-        if problem or spent >= time_cap_s:
+        if problem or (spent >= time_cap_s and iteration + 1 >= floor):
             break
     return rows
 

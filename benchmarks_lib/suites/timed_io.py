@@ -24,6 +24,7 @@ from ..measure import (
 )
 from ..specs import ArraySpec
 from .blocks import BlockSource, block_indices
+from .eviction import StoreEvictions
 from .verification import read_checksum
 
 
@@ -118,7 +119,8 @@ def append_store(adapter: Adapter, path: Path, spec: ArraySpec, source: BlockSou
 
 
 def timed_read(adapter: Adapter, path: Path, spec: ArraySpec, files: list[Path], cold: bool, step: int,
-               index: tuple[slice, ...] | None = None) -> tuple[dict, list[np.ndarray] | np.ndarray]:
+               index: tuple[slice, ...] | None = None, evictions: StoreEvictions | None = None,
+               ) -> tuple[dict, list[np.ndarray] | np.ndarray]:
     """One timed read: the full array (block by block, one region) or one cutout.
 
     Cold: the store's files are evicted first and the eviction report goes into the row;
@@ -126,9 +128,12 @@ def timed_read(adapter: Adapter, path: Path, spec: ArraySpec, files: list[Path],
     eviction verified and, for a full read, at least half the store's bytes read from disk
     (a cutout has no lower bound we can state, so only the eviction proof counts for it).
     The reader is opened, untimed, after the eviction. The blocks are kept and hashed after
-    the region, so a full read holds the array in memory.
+    the region, so a full read holds the array in memory. With ``evictions`` (one per store) every
+    cache is dropped only at the store's first cold read and after a failed proof (see :mod:`.eviction`).
     """
-    eviction = evict_page_cache(files) if cold else None
+    eviction = None
+    if cold:
+        eviction = evictions.evict(files) if evictions is not None else evict_page_cache(files)
     adapter.open_reader(path, spec)
     try:
         with timed() as region:
@@ -145,6 +150,8 @@ def timed_read(adapter: Adapter, path: Path, spec: ArraySpec, files: list[Path],
         needed = eviction.bytes if index is None else 0
         row.update(eviction.as_row(), cold_needed_bytes=needed,
                    cache_state=cold_read_state(eviction, row["io_read_bytes"], needed))
+        if evictions is not None:
+            evictions.saw(row["cache_state"])
     return row, result
 
 

@@ -1,16 +1,25 @@
 """Read-back verification: every written store is read back, by a different library where one
-exists, and compared with the checksum of what was handed to the writer."""
+exists, and compared with what was handed to the writer: whole (its checksum), or in the quick profile
+after a point's first measured write, a sample of its chunks (``verified_scope``)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+
+import numpy as np
 
 from ..adapters import backend_status, make_adapter
 from ..adapters.base import Adapter, IndependentRead
 from ..datasets import checksum_blocks
 from ..measure.ledger import phase
 from ..specs import ArraySpec
-from .blocks import block_indices
+from .blocks import BlockSource, block_indices
+
+#: profiles whose every measured write is read back whole; the others read back a point's first measured write
+#: whole and ``SAMPLE_CHUNKS`` chunks of each later one (rows: ``verified_scope``)
+FULL_VERIFY_PROFILES = ("standard", "seed")
+SAMPLE_CHUNKS = 4
 
 #: readers used to verify a format, in order of preference (a different library first)
 VERIFIERS = {
@@ -37,21 +46,56 @@ def read_checksum(reader: Adapter, spec: ArraySpec, step: int) -> str:
     return checksum_blocks(reader.read(index) for index in block_indices(spec, step))
 
 
+def verify_scope(profile: str, iteration: int) -> str:
+    """``full`` (the whole store read back) for a run's first measured write and in ``FULL_VERIFY_PROFILES``,
+    else ``sampled`` (``SAMPLE_CHUNKS`` chunks read back)."""
+    return "full" if iteration == 0 or profile in FULL_VERIFY_PROFILES else "sampled"
+
+
+def sample_regions(spec: ArraySpec, count: int = SAMPLE_CHUNKS) -> list[tuple[slice, ...]]:
+    """``count`` chunks of the array (its first, its last, and others at positions seeded by the shape)."""
+    grid = [-(-n // c) for n, c in zip(spec.shape, spec.dims.chunks, strict=True)]
+    total = math.prod(grid)
+    rng = np.random.default_rng(list(spec.shape))
+    picks = dict.fromkeys([0, total - 1, *rng.choice(total, size=min(count, total), replace=False).tolist()])
+    regions = []
+    for flat in list(picks)[:count]:
+        starts = np.unravel_index(flat, grid)
+        regions.append(tuple(slice(int(s) * c, min((int(s) + 1) * c, n))
+                             for s, c, n in zip(starts, spec.dims.chunks, spec.shape, strict=True)))
+    return regions
+
+
+def _read_back(reader: Adapter, spec: ArraySpec, step: int, expected: str, source: BlockSource | None,
+               scope: str) -> tuple[bool, str]:
+    """(same as written, why not): the whole array's checksum, or (``sampled``) chunks against ``source``."""
+    if scope != "sampled" or source is None:
+        got = read_checksum(reader, spec, step)
+        return got == expected, "" if got == expected else f"checksum mismatch: wrote {expected}, read {got}"
+    regions = sample_regions(spec)
+    wrong = sum(not np.array_equal(np.asarray(reader.read(ix)), source.region(ix)) for ix in regions)
+    return not wrong, f"{wrong} of {len(regions)} sampled chunks differ from what was written" if wrong else ""
+
+
 @phase("verify")
-def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: int) -> dict:
-    """Read a written store back and compare its checksum (dtype, shape and bytes) with ``expected``.
+def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: int, *,
+           source: BlockSource | None = None, scope: str = "full") -> dict:
+    """Read a written store back and compare it with what was written: its checksum (dtype, shape and bytes)
+    against ``expected``, or with ``scope`` ``sampled`` (and the ``source`` it was written from) a few chunks.
 
     The reader is, in order: a different library that reads the format; else the writer's
-    ``independent_read`` (file I/O and the codec library, none of the writer's code); else the
-    writer itself, and then ``verified_independently`` is False and ``verify_note`` says why.
+    ``independent_read`` (file I/O and the codec library, none of the writer's code: always the whole
+    array); else the writer itself, and then ``verified_independently`` is False and ``verify_note`` says why.
+    ``verified_scope`` says what was compared.
     """
     name = verifier(writer, spec)
     by, note = name or f"{writer.name} independent reader", ""
     try:
         independent = writer.independent_read(path, spec) if name is None else None
         if isinstance(independent, IndependentRead):
-            by = independent.by
+            by, scope = independent.by, "full"
             got = checksum_blocks(independent.blocks)
+            ok, detail = got == expected, "" if got == expected else f"checksum mismatch: wrote {expected}, read {got}"
         else:
             by = name or writer.name
             if independent:
@@ -59,16 +103,16 @@ def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: in
             reader = make_adapter(by)
             try:
                 reader.open_reader(writer.array_path(path) if name else path, spec)
-                got = read_checksum(reader, spec, step)
+                ok, detail = _read_back(reader, spec, step, expected, source, scope)
             finally:
                 reader.close_reader()
+        if detail:
+            detail = f"{by}: {detail}"
     except Exception as exc:  # a failed read-back is recorded, the measured rows are kept
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        got, detail = None, f"{by} could not read it back: {type(exc).__name__}: {first}"
-    else:
-        detail = "" if got == expected else f"checksum mismatch: wrote {expected}, {by} read {got}"
-    return {"verified": got == expected, "verified_by": by, "verified_independently": not note,
-            "verify_note": note, "verify_detail": detail}
+        ok, detail = False, f"{by} could not read it back: {type(exc).__name__}: {first}"
+    return {"verified": ok, "verified_by": by, "verified_independently": not note,
+            "verify_note": note, "verify_detail": detail, "verified_scope": scope if source is not None else "full"}
 
 
 def verify_rows(check: dict, rows: list[dict], extra: dict, target: str = "total") -> list[dict]:

@@ -4,8 +4,9 @@ One case is one (backend, test); inside it the sizes or layouts are swept, each 
 warm-ups and iterations. A write is ONE timed region (``measure.timed``) from the first
 ``write``/``append`` call to the end of ``finalize``, so a writer's background threads cannot
 work off the clock; data is generated and hashed before it, and nothing is generated, hashed
-or deleted inside it. Every write is read back by a different library where one exists, and
-compared by checksum.
+or deleted inside it. Every measured write is read back by a different library where one exists
+and compared with what was written: whole (checksum) for a point's first, and in the standard and
+seed profiles for every one; in quick, a sample of its chunks after the first (``verified_scope``).
 
 Tests (seeds 000, 001, 003):
 - ``write``: a new store per size; the first dimension grows by ``multipliers``. Rows:
@@ -17,7 +18,8 @@ Tests (seeds 000, 001, 003):
   region from the first append to the end of finalize (and syncfs when ``fsync``); per-frame
   latency, per-step wall time (laps of the region), sustained fps, peak-memory ratio.
 - ``read``: full read cold (page cache evicted and proven: ``cache_state`` is ``cold`` or
-  ``cold_unverified``) and warm, each one timed region; cutouts of ``cutout`` per side,
+  ``cold_unverified``; every cache dropped once per store, then its files only: ``eviction``) and warm,
+  each one timed region; cutouts of ``cutout`` per side,
   aligned to chunks and unaligned, at several positions.
 - ``sharding``: a cube with shards of ``shard`` and inner chunks ``inner_chunks`` versus
   unsharded chunks of the inner size and of the shard size: write, read, cutout, bytes, inodes.
@@ -35,7 +37,7 @@ import numpy as np
 
 from ..adapters import backend_status, expand_backends, make_adapter
 from ..adapters.base import Adapter
-from ..datasets import DATASETS, Dataset, checksum_array, checksum_blocks
+from ..datasets import DATASETS, Dataset
 from ..inputs import inputs_dir
 from ..measure import disk_usage
 from ..specs import (
@@ -55,16 +57,16 @@ from . import Case, CaseContext, Suite
 from .blocks import BlockSource, block_step
 from .common import preferred_spec, remove_output, unavailable_reason, with_defaults
 from .cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
+from .eviction import StoreEvictions
 from .timed_io import (
     append_store,
     latency_columns,
     phase_rows,
-    read_all_untimed,
     sync_policy_columns,
     timed_read,
     write_store,
 )
-from .verification import verify, verify_rows
+from .verification import verify, verify_rows, verify_scope
 from .writers_sizes import ceiling_bytes, scratch_bytes, shard_layouts
 
 TESTS = ("write", "append", "read", "sharding")
@@ -76,17 +78,18 @@ LZ4_FAMILY = "blosc-lz4:5:shuffle,lz4,blosc-lz4:5:bitshuffle"
 QUICK_BACKENDS = ["raw", "zarr-python", "zarrs", "tensorstore", "acquire-zarr", "wkw", "h5py"]
 
 PROFILES = {
-    # quick: few, big points (each timed write, append and cold full read lasts about 100 ms or more
-    # here) for a representative set of writers (the baseline, each engine once; the other
-    # ome-writers backends wrap the same engines and are in standard), so that the quick writer
-    # chapter stays near 2.5 minutes on 2 cores. Warm reads and cutouts are latencies by nature.
+    # quick: n = 5 for every point, each one of the standard profile's cases (the same shape, chunks, codec, data
+    # and flush: a quick run compares with the standard reference): its smallest write (multiplier 1, 133 MB),
+    # its read volume (67 MB) and its sharding layouts of the labels cube; appends are 32 frames (standard: 1024).
+    # A representative set of writers (the baseline, each engine once; the other ome-writers backends wrap the
+    # same engines and are in standard). Warm reads and cutouts are latencies by nature.
     "quick": {
         "backends": QUICK_BACKENDS, "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
-        "dims": "t:64:8,y:1080:540,x:1920", "multipliers": [2], "fsync": True,
-        "append_frames": 64, "append_step": 16, "append_repeats": 1,
-        "read_dims": "z:256:32,y:1024:128,x:1024:128", "cutout": 32, "cutout_positions": 8,
+        "dims": "t:64,y:1080:540,x:1920", "multipliers": [1], "fsync": True,
+        "append_frames": 32, "append_step": 16, "append_repeats": 5,
+        "read_dims": "z:256:64,y:512:64,x:512:64", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
-        "seed": 0, "iterations": 2, "warmups": 1, "pool_mib": 32,
+        "seed": 0, "iterations": 5, "warmups": 1, "pool_mib": 32,
     },
     "standard": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
@@ -170,6 +173,18 @@ def _disk_columns(path: Path) -> dict:
     return {"bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes}
 
 
+def _same(got, want: np.ndarray) -> bool:
+    """Exactly what was written: the same dtype, shape and values."""
+    got = np.asarray(got)
+    return got.dtype == want.dtype and got.shape == want.shape and bool(np.array_equal(got, want))
+
+
+def _same_blocks(blocks: list, source: BlockSource) -> bool:
+    """A full read (blocks of the source's step) is exactly the source's blocks, compared in memory (no hashing)."""
+    expected = list(source)
+    return len(blocks) == len(expected) and all(_same(b, e) for b, (_, e) in zip(blocks, expected, strict=True))
+
+
 # -- tests --------------------------------------------------------------------------------
 def run_write(case: Case, ctx: CaseContext) -> list[dict]:
     p = case.params
@@ -195,9 +210,9 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
             if i >= ctx.warmups:
                 it_rows = phase_rows(phases, i - ctx.warmups, dataset.nbytes, p["fsync"],
                                      {**extra, **_disk_columns(path)}, adapter.fsyncs)
-                if i == ctx.warmups + ctx.iterations - 1:
-                    it_rows = verify_rows(verify(path, spec, adapter, source.checksum, step), it_rows, extra)
-                rows += it_rows
+                check = verify(path, spec, adapter, source.checksum, step, source=source,
+                               scope=verify_scope(ctx.profile, i - ctx.warmups))
+                rows += verify_rows(check, it_rows, extra)
             remove_output(path)
     return rows
 
@@ -247,10 +262,9 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
                      **latency_columns("frame", timing["frames"]), "fps": frames / region.elapsed_s,
                      "fsync_included": p["fsync"] or adapter.fsyncs, **common}
         total_row.update(_disk_columns(path))
-        new_rows = [total_row]
-        if rep == p["append_repeats"] - 1:
-            new_rows = verify_rows(verify(path, spec, adapter, source.checksum, step), new_rows, extra, "append_total")
-        rows += new_rows
+        check = verify(path, spec, adapter, source.checksum, step, source=source,
+                       scope=verify_scope(ctx.profile, rep))
+        rows += verify_rows(check, [total_row], extra, "append_total")
         remove_output(path)
     return rows
 
@@ -278,34 +292,40 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
         writer = make_adapter(case.backend)
         phases = write_store(writer, path, spec, source, fsync)
         if write_iterations and i >= ctx.warmups:
-            rows += phase_rows(phases, i - ctx.warmups, dataset.nbytes, fsync, extra, writer.fsyncs)
-    check = verify(path, spec, writer, source.checksum, step)
+            disk = _disk_columns(path)
+            it_rows = phase_rows(phases, i - ctx.warmups, dataset.nbytes, fsync, {**extra, **disk}, writer.fsyncs)
+            check = verify(path, spec, writer, source.checksum, step, source=source,
+                           scope=verify_scope(ctx.profile, i - ctx.warmups))
+            rows += verify_rows(check, it_rows, {**extra, **disk})
+    if not write_iterations:  # the one untimed write the reads use, read back whole
+        check = verify(path, spec, writer, source.checksum, step)
+        rows = verify_rows(check, rows, extra)
     disk = _disk_columns(path)
     extra = {**extra, **disk}
-    rows = verify_rows(check, [{**r, **disk} for r in rows], extra)
     reader, read_path = make_adapter(case.backend), path
     if reader.is_incompatible(spec, "read"):
         # a writer that cannot read (acquire-zarr) is read by the library that verified it
         reader, read_path = make_adapter(check["verified_by"]), writer.array_path(path)
     extra["read_by"] = reader.name
     files = writer.output_files(path)
+    evictions = StoreEvictions()  # every cache dropped once per store, then its files only (see .eviction)
     for cold in (True, False):
-        if not cold and not ctx.warmups:  # a warm-up iteration (or the cold reads) already filled the cache
-            read_all_untimed(reader, read_path, spec, step)
-        for i in range(ctx.warmups + ctx.iterations):
-            row, blocks = timed_read(reader, read_path, spec, files, cold, step)
-            if i >= ctx.warmups:
-                rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": i - ctx.warmups,
-                             "verified": checksum_blocks(blocks) == source.checksum, **row, **extra})
+        # the cold reads' warm-ups warm the reader; the last cold read leaves the whole store in the page cache,
+        # so the warm reads need no warm-up (nor an untimed read) of their own
+        warmups = ctx.warmups if cold else 0
+        for i in range(warmups + ctx.iterations):
+            row, blocks = timed_read(reader, read_path, spec, files, cold, step, evictions=evictions)
+            if i >= warmups:
+                rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": i - warmups,
+                             "verified": _same_blocks(blocks, source), **row, **extra})
             del blocks
     # One cold read per position: the positions are the repeats of a cutout point (n = positions per
     # kind), so the spread covers where a cutout falls. No warm-ups: the full reads above warmed the reader.
     for n, (kind, index) in enumerate(plan_cutouts(dims.shape, cutout, positions)):
-        expected = checksum_array(source.region(index))
-        row, data = timed_read(reader, read_path, spec, files, True, step, index)
+        row, data = timed_read(reader, read_path, spec, files, True, step, index, evictions=evictions)
         rows.append({"operation": "read_region_cold", "iteration": n, "cutout_kind": kind,
                      "cutout_index": n, "cutout_origin": [s.start for s in index],
-                     "verified": checksum_array(np.asarray(data)) == expected, **row, **extra})
+                     "verified": _same(data, source.region(index)), **row, **extra})
     remove_output(path)
     return rows
 

@@ -1,0 +1,71 @@
+"""The size profiles: every point the quick profile measures gets n >= 5 (the n at which a ranking exists), and
+the quick profile's cases are standard cases where the chapter allows it, so that a quick run and the standard
+reference compare like with like."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks_lib.suites import SUITES, get_suite
+from benchmarks_lib.suites.roundtrip import MIN_RANKED_ITERATIONS
+from benchmarks_lib.suites.verification import FULL_VERIFY_PROFILES, sample_regions, verify_scope
+
+SUITE_NAMES = [name for name in SUITES if name != "ceiling"]
+
+
+@pytest.mark.parametrize("name", SUITE_NAMES)
+def test_every_quick_point_is_measured_at_least_five_times(name):
+    quick = get_suite(name).profiles["quick"]
+    assert quick["iterations"] >= MIN_RANKED_ITERATIONS == 5
+    if name == "writers":  # appends repeat the whole stream; cutouts repeat over positions
+        assert quick["append_repeats"] >= 5 and quick["cutout_positions"] >= 5
+
+
+def _subset(quick, standard, keys_equal=(), keys_within=()):
+    for key in keys_equal:
+        assert quick[key] == standard[key], key
+    for key in keys_within:
+        assert set(quick[key]) <= set(standard[key]), key
+
+
+def test_quick_writer_cases_are_standard_cases():
+    profiles = get_suite("writers").profiles
+    quick, standard = profiles["quick"], profiles["standard"]
+    _subset(quick, standard, ("dataset", "codec", "dims", "fsync", "read_dims", "cutout", "shard_volume", "shard",
+                              "seed"), ("multipliers", "shard_datasets", "inner_chunks"))
+
+
+def test_quick_compression_points_are_standard_points():
+    profiles = get_suite("compression").profiles
+    quick, standard = profiles["quick"], profiles["standard"]
+    _subset(quick, standard, ("mesh_n", "seed", "dims", "fsync", "generate_bytes", "threads"),
+            ("mesh_backends", "levels", "vtu_compressors", "array_backends", "datasets", "codecs"))
+
+
+def test_quick_s3_cases_are_standard_cases():
+    profiles = get_suite("s3").profiles
+    quick, standard = profiles["quick"], profiles["standard"]
+    _subset(quick, standard, ("dataset", "dims", "codec", "seed", "target"), ("backends", "latencies_ms"))
+
+
+def test_quick_s3_cases_have_standard_case_ids():
+    suite = get_suite("s3")
+    standard = {c.case_id for c in suite.build_cases({}, "standard")}
+    assert all(c.case_id in standard for c in suite.build_cases({}, "quick"))
+
+
+def test_verification_is_whole_in_standard_and_at_a_quick_points_first_write():
+    assert set(FULL_VERIFY_PROFILES) == {"standard", "seed"}
+    assert verify_scope("quick", 0) == "full" and verify_scope("quick", 3) == "sampled"
+    assert verify_scope("standard", 3) == "full"
+
+
+def test_sampled_chunks_include_the_first_and_the_last():
+    from benchmarks_lib.specs import ArraySpec, parse_codec, parse_dims
+
+    spec = ArraySpec(parse_dims("z:64:16,y:64:32,x:64:32"), "uint16", parse_codec("zstd:1"))
+    regions = sample_regions(spec)
+    assert len(regions) == 4 and len({repr(r) for r in regions}) == 4
+    assert regions[0] == (slice(0, 16), slice(0, 32), slice(0, 32))
+    assert (slice(48, 64), slice(32, 64), slice(32, 64)) in regions
+    assert sample_regions(spec) == regions  # seeded by the shape: the same chunks every run
