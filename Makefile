@@ -56,10 +56,11 @@ setup:
 book: setup
 	$(BIN)/iobench book --profile $(PROFILE)
 
-# the tests spread over the cores (pytest-xdist): those sharing a module fixture or the checkout's files stay in one
-# worker (tests/conftest.py), the slow ones start first
+# the test files spread over the cores (pytest-xdist; a file's tests in one worker, so its fixtures are built once),
+# the files with slow tests first (tests/conftest.py). Not --dist loadgroup: with pytest 9.2 it no longer groups
+# (pytest-xdist issue 1386)
 test: setup
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup --no-loadscope-reorder
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 lab: install
 	$(BIN)/jupyter lab --notebook-dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )

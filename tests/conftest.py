@@ -23,21 +23,11 @@ def plugin_env(monkeypatch):
     return plugins
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """For ``make test`` (pytest-xdist, ``--dist loadgroup``): the tests sharing a module- or session-scoped fixture
-    of ours run in one worker (the fixture is built once), those marked ``checkout`` (they write into the
-    checkout) in one worker, one at a time, and the slow ones are handed out first. Without xdist: only the
-    order changes (slow first)."""
-    for item in items if config.pluginmanager.hasplugin("xdist") else ():
-        info = getattr(item, "_fixtureinfo", None)
-        shared = sorted(f"{defs[-1].baseid}::{name}" for name, defs in (info.name2fixturedefs if info else {}).items()
-                        if defs and defs[-1].baseid and defs[-1].scope in ("module", "package", "session"))
-        if item.get_closest_marker("checkout"):
-            shared = ["checkout"]
-        if shared:
-            item.add_marker(pytest.mark.xdist_group("+".join(shared)))
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: otherwise as collected
+    """The slow tests first (stable: otherwise as collected). ``make test`` hands whole files to its workers
+    (pytest-xdist, ``--dist loadfile``: a module's fixtures are built once), in the order of their first test:
+    the files with the longest tests start first and the short ones fill in around them."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def assert_refused_naming_the_value(build_cases, base: dict, params: dict) -> None:

@@ -97,7 +97,6 @@ def test_a_bad_timeout_is_refused_before_anything_runs(tmp_path, value):
 
 
 @pytest.mark.slow
-@pytest.mark.checkout
 def test_ctrl_c_in_book_is_one_line_and_leaves_no_kernel(tmp_path):
     """Ctrl-C as a terminal sends it (SIGINT to the whole process group) while a chapter executes."""
     smoke = get_suite("writers").smoke
@@ -155,7 +154,6 @@ def test_the_explorer_names_each_directory_once(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.checkout
 def test_a_cell_past_its_limit_is_one_line_through_the_cli(tmp_path):
     """``iobench book --timeout 1``: the explorer's drawing cell takes longer than a second, so it stands in for a
     hang; the book stops with one line naming the notebook and the cell, and no kernel is left."""

@@ -130,7 +130,6 @@ del _name, SUITES, get_suite
 
 
 @pytest.mark.slow
-@pytest.mark.checkout
 def test_each_notebook_runs_as_jupyterlab_runs_it(tmp_path, monkeypatch):
     """Top to bottom with its default parameters, working directory notebooks/ (as JupyterLab starts a kernel),
     nothing injected into the notebook: the runs land in the repository's results/. The quick profile's sizes are
