@@ -1,5 +1,5 @@
 # make book   - set up .venv (if missing), execute every notebook on PROFILE, build the HTML book
-# make test   - set up .venv with test dependencies and run the whole test suite
+# make test   - set up .venv with test dependencies and run the whole test suite, one process per core
 # make lab    - set up .venv and open JupyterLab on notebooks/ (results still go to the repository's results/)
 # make minio  - build the MinIO S3 server once (Go module proxy) into a cache outside the repository
 # make lint   - ruff
@@ -56,8 +56,11 @@ setup:
 book: setup
 	$(BIN)/iobench book --profile $(PROFILE)
 
+# the test files spread over the cores (pytest-xdist; a file's tests in one worker, so its fixtures are built once),
+# the files with slow tests first (tests/conftest.py). Not --dist loadgroup: with pytest 9.2 it no longer groups
+# (pytest-xdist issue 1386)
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 lab: install
 	$(BIN)/jupyter lab --notebook-dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )

@@ -23,6 +23,13 @@ def plugin_env(monkeypatch):
     return plugins
 
 
+def pytest_collection_modifyitems(config, items):
+    """The slow tests first (stable: otherwise as collected). ``make test`` hands whole files to its workers
+    (pytest-xdist, ``--dist loadfile``: a module's fixtures are built once), in the order of their first test:
+    the files with the longest tests start first and the short ones fill in around them."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def assert_refused_naming_the_value(build_cases, base: dict, params: dict) -> None:
     """``build_cases`` refuses ``params`` (one bad value) with a SpecError naming it and what is allowed."""
     from benchmarks_lib.specs import SpecError

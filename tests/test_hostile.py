@@ -74,6 +74,10 @@ def make_run(results: Path, run_id: str, *, meta: dict | str | None = None, reco
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     """A user's working directory: earlier results, a decoy folder of theirs, files in the way."""
+    return _home(tmp_path)
+
+
+def _home(tmp_path: Path) -> Path:
     results = tmp_path / "results"
     make_run(results, "good")
     make_run(results, "good2")
@@ -314,37 +318,34 @@ RECORD_PROBES: dict[str, list[str]] = {
 }
 
 
-@pytest.fixture
-def hostile(home: Path) -> Path:
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """ONE hostile home for every probe (each probe proves it left the tree as it was), and its digest."""
+    home = _home(tmp_path_factory.mktemp("hostile"))
     _hostile_runs(home)
-    return home
+    return home, tree_digest(home)
+
+
+#: probe -> what its one line must say (the file at fault and the limit)
+SAID = {"show-run-json-link-to-dev-zero": ["is a symbolic link"], "show-run-json-fifo": ["is a FIFO"],
+        "show-run-json-over-1mib": ["at most 1 MiB is read"], "show-record-over-64mib": ["at most 64 MiB is read"],
+        "show-record-over-a-million-rows": ["1,000,001 rows; at most 1,000,000 rows"],
+        "show-record-decodes-past-1gib": ["at most 1 GiB of a run is read"],
+        "pack-record-link-out-of-run": [RECORD, "symbolic link"],
+        "book-from-incomplete-run": ["'inprogress/", "incomplete"]}
 
 
 @pytest.mark.parametrize("name", list(RECORD_PROBES))
-def test_a_hostile_results_directory_is_refused_in_one_line(hostile: Path, name: str):
-    before = tree_digest(hostile)
-    proc = iobench(RECORD_PROBES[name], hostile)
+def test_a_hostile_results_directory_is_refused_in_one_line(hostile: tuple[Path, dict[str, str]], name: str):
+    home, before = hostile
+    proc = iobench(RECORD_PROBES[name], home)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert lines[0].startswith("iobench"), lines
-    assert tree_digest(hostile) == before  # nothing packed, exported or renamed
+    assert tree_digest(home) == before  # nothing packed, exported or renamed
     assert "not part of any run" not in proc.stdout
-
-
-def test_refusals_name_the_file_and_the_limit(hostile: Path):
-    said = {name: iobench(RECORD_PROBES[name], hostile).stderr for name in
-            ("show-run-json-link-to-dev-zero", "show-run-json-fifo", "show-run-json-over-1mib",
-             "show-record-over-64mib", "show-record-over-a-million-rows", "show-record-decodes-past-1gib",
-             "pack-record-link-out-of-run", "book-from-incomplete-run")}
-    assert "is a symbolic link" in said["show-run-json-link-to-dev-zero"]
-    assert "is a FIFO" in said["show-run-json-fifo"]
-    assert "at most 1 MiB is read" in said["show-run-json-over-1mib"]
-    assert "at most 64 MiB is read" in said["show-record-over-64mib"]
-    assert "1,000,001 rows; at most 1,000,000 rows" in said["show-record-over-a-million-rows"]
-    assert "at most 1 GiB of a run is read" in said["show-record-decodes-past-1gib"]
-    assert RECORD in said["pack-record-link-out-of-run"] and "symbolic link" in said["pack-record-link-out-of-run"]
-    assert "'inprogress/" in said["book-from-incomplete-run"] and "incomplete" in said["book-from-incomplete-run"]
+    assert all(word in lines[0] for word in SAID.get(name, ())), lines  # the refusals name the file and the limit
 
 
 def test_a_run_of_more_than_ten_thousand_record_files_is_refused_before_reading_them(tmp_path: Path):
