@@ -156,3 +156,62 @@ def test_the_users_aws_environment_does_not_reach_the_bundled_minio(tmp_path):
     assert set(rows["backend"]) == {"zarr-python", "tensorstore", "acquire-zarr"} and rows["verified"].all()
     text = df.to_json() + json.dumps(meta)
     assert not any(value in text for key, value in USERS_AWS.items() if key != "AWS_SKIP_SIGNATURE")
+
+
+def _signed(method: str, url: str, body: bytes, credentials: dict[str, str]) -> dict[str, str]:
+    """SigV4 headers for one request to MinIO at ``url`` (the Host it is sent to: the link's or the server's)."""
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    request = AWSRequest(method=method, url=url, data=body)
+    S3SigV4Auth(Credentials(credentials["AWS_ACCESS_KEY_ID"], credentials["AWS_SECRET_ACCESS_KEY"]), "s3",
+                "us-east-1").add_auth(request)
+    return dict(request.headers.items()) | {"Content-Length": str(len(body))}
+
+
+def _request_s(port: int, method: str, path: str, body: bytes, credentials: dict | None, conn=None) -> float:
+    """Seconds for one request and its whole response on ``conn`` (kept alive) or on a new connection (its
+    connect timed too); the signature is made before the clock starts."""
+    import http.client
+    import time
+
+    headers = _signed(method, f"http://127.0.0.1:{port}{path}", body, credentials) if credentials else \
+        {"Content-Length": str(len(body))}
+    t0 = time.perf_counter()
+    c = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request(method, path, body=body or None, headers=headers)
+    response = c.getresponse()
+    response.read()
+    elapsed = time.perf_counter() - t0
+    if conn is None:
+        c.close()
+    assert response.status == 200, (method, path, response.status)
+    return elapsed
+
+
+def link_costs(server_port: int, path: str, size: int, latency_ms: float, credentials: dict | None,
+               tries: int = 7) -> dict[str, float]:
+    """Median seconds of a ``size``-byte PUT and GET of ``path``, straight to the server and through a link of
+    ``latency_ms``, on a kept-alive connection and on a new one per request (tries interleaved, so a loaded
+    machine slows both paths alike)."""
+    import http.client
+    import statistics
+
+    from benchmarks_lib.servers.link import LinkProcess
+
+    body = os.urandom(size)
+    times: dict[str, list[float]] = {}
+    with LinkProcess(server_port, latency_ms=latency_ms) as link:
+        conns = {port: http.client.HTTPConnection("127.0.0.1", port, timeout=60) for port in (server_port, link.port)}
+        try:
+            for _ in range(tries):
+                for where, port in (("direct", server_port), ("link", link.port)):
+                    for how, conn in (("kept", conns[port]), ("new", None)):
+                        for method, data in (("PUT", body), ("GET", b"")):
+                            key = f"{method} {where} {how}"
+                            times.setdefault(key, []).append(_request_s(port, method, path, data, credentials, conn))
+        finally:
+            for conn in conns.values():
+                conn.close()
+    return {key: statistics.median(values) for key, values in times.items()}
