@@ -18,11 +18,12 @@ went through (:class:`RequestCounter`, which reads request heads and skips bodie
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import json
+import queue
 import select
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -32,9 +33,9 @@ from . import HOST, _spec_error
 
 _PACE_CHUNK = 64 << 10
 #: what one direction of one connection reads at a time
-_CHUNK = 4 << 20
-#: bytes one direction of one connection holds in flight before it stops reading (as a TCP window would)
-_MAX_IN_FLIGHT = 64 << 20
+_CHUNK = 1 << 20
+#: bytes one direction of one connection holds in flight before it stops reading (a TCP window this large)
+_MAX_HELD = 64 << 20
 #: a request head longer than this is not HTTP: the counter stops counting that connection
 _MAX_HEAD = 64 << 10
 
@@ -50,7 +51,8 @@ class BandwidthPacer:
         self._next = 0.0
 
     def reserve(self, nbytes: int, now: float | None = None) -> float:
-        """Book ``nbytes`` on the link from ``now`` (monotonic): the time its last byte has left."""
+        """Book ``nbytes`` on the link from ``now`` (the caller's clock, one per pacer; by default monotonic):
+        the time its last byte has left."""
         with self._lock:
             start = max(time.monotonic() if now is None else now, self._next)
             self._next = start + nbytes / self.rate
@@ -137,83 +139,80 @@ class RequestCounter:
 
 
 class _Direction:
-    """One way of one connection, in one thread: it reads what arrives, stamps each chunk with the time it
-    reaches the far end (its slot on the link's pacer, then the one-way delay; never before ``not_before``)
-    and hands it over then, reading on while it waits (both sockets are non-blocking; no thread hand-off).
-    It ends with a half-close of the far end, as TCP forwards a FIN."""
+    """One way of one connection. A reader thread reads eagerly (the link, not the kernel's socket buffer,
+    holds what is in flight, so a long delay does not stall a transfer on the TCP window) and stamps each chunk
+    with the time it reaches the far end: its arrival (the kernel's receive timestamp of its last segment), its
+    slot on the link's pacer, the one-way delay, never before ``not_before``. A sender thread hands each chunk
+    over at that time. It ends with a half-close of the far end, as TCP forwards a FIN."""
 
     def __init__(self, conn: _Connection, src: socket.socket, dst: socket.socket, delay_s: float,
                  pacer: BandwidthPacer | None, not_before: float, counter: RequestCounter | None) -> None:
         self.conn, self.src, self.dst, self.delay_s = conn, src, dst, delay_s
         self.pacer, self.not_before, self.counter = pacer, not_before, counter
-        self.held = 0  # bytes read and not yet sent
+        self._chunks: queue.SimpleQueue[tuple[float, bytes | None]] = queue.SimpleQueue()
+        self._held = 0  # bytes read and not yet sent
+        self._room = threading.Condition()
 
     def start(self, name: str) -> None:
-        threading.Thread(target=self._run, name=name, daemon=True).start()
+        threading.Thread(target=self._read, name=f"{name}-read", daemon=True).start()
+        threading.Thread(target=self._send, name=f"{name}-send", daemon=True).start()
 
-    def _run(self) -> None:
-        queue: collections.deque[list] = collections.deque()  # [due, what is left to send of the chunk]
-        ended = False
-        poller = select.poll()
+    def _read(self) -> None:
         try:
-            while not self.conn.aborted:
-                blocked = self._send_due(queue)
-                if ended and not queue:
-                    with contextlib.suppress(OSError):
-                        self.dst.shutdown(socket.SHUT_WR)
-                    return
-                reading = not ended and self.held < _MAX_IN_FLIGHT
-                wait = None if blocked or not queue else queue[0][0] - time.monotonic()
-                if not reading and not blocked:
-                    _sleep_until(queue[0][0])
-                    continue
-                for sock, wanted in ((self.src, reading), (self.dst, blocked)):
-                    if wanted:
-                        poller.register(sock, select.POLLIN if sock is self.src else select.POLLOUT)
-                    else:
-                        with contextlib.suppress(KeyError):
-                            poller.unregister(sock)
-                events = poller.poll(None if wait is None else max(0, int(wait * 1000)))
-                if not events and wait is not None and wait < 0.001:
-                    _sleep_until(queue[0][0])  # poll counts whole milliseconds
-                if reading and any(fd == self.src.fileno() for fd, _ in events):
-                    ended = self._read(queue)
+            self.src.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+            while True:
+                data, ancillary, _, _ = self.src.recvmsg(_CHUNK, _TIMESTAMP_SPACE)
+                if not data:
+                    break
+                arrived = _arrival(ancillary)
+                if self.counter is not None:
+                    self.counter.feed(data)
+                left = self.pacer.reserve(len(data), arrived) if self.pacer else arrived
+                with self._room:
+                    while self._held >= _MAX_HELD and not self.conn.aborted:
+                        self._room.wait()
+                    self._held += len(data)
+                self._chunks.put((max(left, self.not_before) + self.delay_s, data))
+        except OSError:
+            pass
+        finally:
+            self._chunks.put((0.0, None))
+
+    def _send(self) -> None:
+        try:
+            while (item := self._chunks.get())[1] is not None:
+                due, data = item
+                delay = due - time.time()
+                if delay > 0:
+                    time.sleep(delay)
+                self.dst.sendall(data)
+                with self._room:
+                    self._held -= len(data)
+                    self._room.notify()
+            with contextlib.suppress(OSError):
+                self.dst.shutdown(socket.SHUT_WR)
         except OSError:
             self.conn.abort()
         finally:
             self.conn.finished()
 
-    def _read(self, queue: collections.deque) -> bool:
-        """Read what has arrived into ``queue``, stamped; True at the end of the stream."""
-        try:
-            data = self.src.recv(_CHUNK)
-        except BlockingIOError:
-            return False
-        if not data:
-            return True
-        now = time.monotonic()
-        if self.counter is not None:
-            self.counter.feed(data)
-        left = self.pacer.reserve(len(data), now) if self.pacer else now
-        queue.append([max(left, self.not_before) + self.delay_s, memoryview(data)])
-        self.held += len(data)
-        return False
+    def wake(self) -> None:
+        with self._room:
+            self._room.notify_all()
 
-    def _send_due(self, queue: collections.deque) -> bool:
-        """Send every chunk that is due, as far as the far end takes it; True when it took less."""
-        now = time.monotonic()
-        while queue and queue[0][0] <= now:
-            item = queue[0]
-            try:
-                sent = self.dst.send(item[1])
-            except BlockingIOError:
-                return True
-            self.held -= sent
-            if sent < len(item[1]):
-                item[1] = item[1][sent:]
-                return True
-            queue.popleft()
-        return False
+
+#: Linux's SO_TIMESTAMPNS (x86, ARM, most others; Python 3.11 has no name for it); its message has the same type
+_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+_TIMESTAMP_SPACE = socket.CMSG_SPACE(16)
+
+
+def _arrival(ancillary: list) -> float:
+    """The kernel's receive time (``SO_TIMESTAMPNS``, the wall clock) of a read, or now where it gave none."""
+    for level, kind, value in ancillary:
+        if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(value) >= 16:
+            seconds, nanoseconds = struct.unpack("qq", value[:16])
+            return seconds + nanoseconds * 1e-9
+    return time.time()
 
 
 class _Connection:
@@ -238,6 +237,8 @@ class _Connection:
         for s in self.socks:
             with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
+        for way in self.ways:
+            way.wake()
 
     def finished(self) -> None:
         with self._lock:
@@ -288,7 +289,7 @@ class DelayProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
-            accepted = time.monotonic()
+            accepted = time.time()  # the clock of the kernel's receive timestamps
             try:
                 server = socket.create_connection(self.upstream)
             except OSError:
@@ -296,7 +297,6 @@ class DelayProxy:
                 continue
             for s in (client, server):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                s.setblocking(False)
             conn = _Connection(self, client, server, accepted)
             with self._lock:
                 if self._closed:
