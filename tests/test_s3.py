@@ -74,6 +74,14 @@ def test_every_s3_writer_round_trips_through_minio_and_no_secret_is_recorded(wor
     assert set(reads["backend"]) == {"zarr-python", "tensorstore"} and reads["verified"].all()
     assert (reads["s3_get_requests"] > 0).all()
     assert set(rows["verified_by"]) <= {"zarr-python", "tensorstore"}
+    # each client's S3 concurrency and the setting it comes from; MinIO's CPU seconds over each timed region
+    limits = rows.groupby("backend")["client_concurrency"].first().to_dict()
+    assert limits["tensorstore"] == 32 and limits["zarr-python"] == 10 and limits["acquire-zarr"] >= 1, limits
+    assert rows["client_concurrency_setting"].str.len().gt(0).all()
+    assert (rows["server_cpu_s"] > 0).all() and (rows["server_cores"] >= 1).all()
+    from benchmarks_lib.chapters import s3 as chapter
+
+    assert "bottleneck" in chapter.conclusion(df) and "server cores busy" in chapter.summary(df)
     text = (df.to_json() + json.dumps(result.meta)).lower()
     assert "aws_secret" not in text and "secret_access_key" not in text and "minio_root" not in text
 
@@ -244,14 +252,17 @@ class _Sink(__import__("http.server").server.BaseHTTPRequestHandler):
 def test_a_link_costs_one_round_trip_per_request_and_one_per_new_connection():
     """Calibration of the emulated link: a 16 MiB PUT and GET through a 10 ms link cost what they cost straight
     to the server plus one round trip (plus one more, the connect, on a new connection), within 20%; against the
-    real MinIO (an in-process HTTP server where there is none). Medians of 7 interleaved tries per path; a
-    round that misses is measured again (at most 3 rounds), so that other work on a small machine is not taken
-    for the link's error: the old store-and-forward proxy missed by 2-5x, every round."""
+    real MinIO (an in-process HTTP server where there is none). Medians of 7 interleaved tries per path.
+
+    Widened for a small, shared machine: the band above is widened by the proxy's own cost measured in the same
+    test (the same proxy at no latency: one more TCP hop on 127.0.0.1, which on 2 busy cores cost a 16 MiB GET
+    5-15 ms), that cost must stay below the direct time again plus 10 ms (the old store-and-forward proxy cost a
+    16 MiB PUT 5x its direct time), and a round that misses is measured again (at most 3 rounds)."""
     import threading
 
     rtt, size = 0.010, 16 << 20
     if minio_missing_reason() is None:
-        server, credentials, path = MinioServer(bucket="cal"), None, "/cal/object"
+        server, path = MinioServer(bucket="cal"), "/cal/object"
         server.__enter__()
         port, credentials = server.port, server.client_env()
     else:
@@ -266,10 +277,11 @@ def test_a_link_costs_one_round_trip_per_request_and_one_per_new_connection():
             misses = {}
             for key in ("PUT kept", "GET kept", "PUT new", "GET new"):
                 method, how = key.split()
-                expected = costs[f"{method} direct {how}"] + rtt * (1 if how == "kept" else 2)
-                ratio = costs[f"{method} link {how}"] / expected
-                if abs(ratio - 1) > 0.2:
-                    misses[key] = round(ratio, 2)
+                direct, proxy, link = (costs[f"{method} {where} {how}"] for where in ("direct", "proxy", "link"))
+                expected = direct + rtt * (1 if how == "kept" else 2)
+                hop = max(0.0, proxy - direct)
+                if not (0.8 * expected <= link <= 1.2 * expected + hop) or proxy > 2 * direct + 0.010:
+                    misses[key] = round(link / expected, 2)
             if not misses:
                 break
         assert not misses, (misses, {k: round(v * 1000, 1) for k, v in costs.items()})
@@ -278,3 +290,21 @@ def test_a_link_costs_one_round_trip_per_request_and_one_per_new_connection():
             server.__exit__(None, None, None)
         else:
             server.shutdown()
+
+
+def test_the_chapter_says_per_case_whether_the_server_was_the_bottleneck():
+    """Server CPU seconds over real time against the cores it may use: at 80% of them or more the server was
+    the bottleneck; the client's CPU beside it (both share the machine)."""
+    import pandas as pd
+
+    from benchmarks_lib.chapters.s3 import server_lines
+
+    def rows(backend, server_cpu, client_cpu):
+        return [{"backend": backend, "operation": "write", "latency_ms": 0.0, "elapsed_s": 1.0,
+                 "server_cpu_s": server_cpu, "cpu_s": client_cpu, "server_cores": 2} for _ in range(3)]
+
+    lines = server_lines(pd.DataFrame(rows("busy", 1.8, 0.1) + rows("shared", 0.9, 0.9) + rows("idle", 0.2, 0.3)))
+    said = dict(zip(["busy", "idle", "shared"], lines, strict=True))
+    assert "the server was the bottleneck" in said["busy"] and "1.80 of its 2 cores" in said["busy"]
+    assert "together filled" in said["shared"] and "was not the bottleneck" in said["idle"]
+    assert server_lines(pd.DataFrame(rows("x", float("nan"), 0.1))) == []
