@@ -358,3 +358,50 @@ def test_link_process_forwards_uploads_that_wait_for_100_continue(tmp_path):
         assert proc.poll() is not None  # stopped with its context
     finally:
         server.shutdown()
+
+
+def test_the_link_paces_both_directions():
+    """Calibration of the link's bandwidth: a 2 MiB upload and a 2 MiB download through a 20 MB/s link each
+    take at least 2 MiB / 20 MB/s (the pacer never lets a byte through early), and not far more (under 3x
+    plus 0.3 s, for a loaded machine)."""
+    import http.server
+    import time
+
+    size, rate = 2 << 20, 20e6
+
+    class Store(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        body = b""
+
+        def do_PUT(self):
+            Store.body = self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(Store.body)))
+            self.end_headers()
+            self.wfile.write(Store.body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Store)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with LinkProcess(server.server_address[1], bandwidth=rate) as link:
+            conn = http.client.HTTPConnection("127.0.0.1", link.port, timeout=30)
+            took = {}
+            for method, body in (("PUT", os.urandom(size)), ("GET", None)):
+                t0 = time.perf_counter()
+                conn.request(method, "/x", body=body)
+                reply = conn.getresponse().read()
+                took[method] = time.perf_counter() - t0
+            conn.close()
+            assert len(reply) == size and link.charged() == {"connections": 1, "requests": 2}
+        for method, seconds in took.items():
+            assert size / rate * 0.95 <= seconds <= 3 * size / rate + 0.3, (method, took)
+    finally:
+        server.shutdown()

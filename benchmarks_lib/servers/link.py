@@ -262,7 +262,8 @@ class DelayProxy:
         self.up = BandwidthPacer(bandwidth) if bandwidth else None
         self.down = BandwidthPacer(bandwidth) if bandwidth else None
         self.charged_connections = 0
-        self._counters: list[RequestCounter] = []
+        self._counters: set[RequestCounter] = set()  # open connections'; closed ones are summed
+        self._closed_requests = 0
         self._listener = socket.create_server((HOST, 0), backlog=1024)
         self.port = self._listener.getsockname()[1]
         self._conns: set[_Connection] = set()
@@ -275,13 +276,13 @@ class DelayProxy:
         """A new connection's request counter (:attr:`charged_requests` sums them)."""
         counter = RequestCounter()
         with self._lock:
-            self._counters.append(counter)
+            self._counters.add(counter)
         return counter
 
     @property
     def charged_requests(self) -> int:
         with self._lock:
-            return sum(c.requests for c in self._counters)
+            return self._closed_requests + sum(c.requests for c in self._counters)
 
     def _accept_loop(self) -> None:
         while True:
@@ -308,8 +309,12 @@ class DelayProxy:
             conn.start(f"iobench-proxy-{self.port}-{self.charged_connections}")
 
     def _forget(self, conn: _Connection) -> None:
+        counter = conn.ways[0].counter
         with self._lock:
             self._conns.discard(conn)
+            if counter in self._counters:
+                self._counters.discard(counter)
+                self._closed_requests += counter.requests
 
     def close(self) -> None:
         with self._lock:
