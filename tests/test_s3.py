@@ -74,6 +74,15 @@ def test_every_s3_writer_round_trips_through_minio_and_no_secret_is_recorded(wor
     assert set(reads["backend"]) == {"zarr-python", "tensorstore"} and reads["verified"].all()
     assert (reads["s3_get_requests"] > 0).all()
     assert set(rows["verified_by"]) <= {"zarr-python", "tensorstore"}
+    # each client's S3 concurrency and the setting it comes from; MinIO's CPU seconds over each timed region
+    limits = rows.groupby("backend")["client_concurrency"].first().to_dict()
+    assert limits["tensorstore"] == 32 and limits["zarr-python"] == 10 and limits["acquire-zarr"] >= 1, limits
+    assert rows["client_concurrency_setting"].str.len().gt(0).all()
+    # (clock ticks of 10 ms: a smoke case's region may round to 0 s)
+    assert (rows["server_cpu_s"] >= 0).all() and rows["server_cpu_s"].sum() > 0 and (rows["server_cores"] >= 1).all()
+    from benchmarks_lib.chapters import s3 as chapter
+
+    assert "bottleneck" in chapter.conclusion(df) and "server cores busy" in chapter.summary(df)
     text = (df.to_json() + json.dumps(result.meta)).lower()
     assert "aws_secret" not in text and "secret_access_key" not in text and "minio_root" not in text
 
@@ -156,3 +165,147 @@ def test_the_users_aws_environment_does_not_reach_the_bundled_minio(tmp_path):
     assert set(rows["backend"]) == {"zarr-python", "tensorstore", "acquire-zarr"} and rows["verified"].all()
     text = df.to_json() + json.dumps(meta)
     assert not any(value in text for key, value in USERS_AWS.items() if key != "AWS_SKIP_SIGNATURE")
+
+
+def _signed(method: str, url: str, body: bytes, credentials: dict[str, str]) -> dict[str, str]:
+    """SigV4 headers for one request to MinIO at ``url`` (the Host it is sent to: the link's or the server's)."""
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    request = AWSRequest(method=method, url=url, data=body)
+    S3SigV4Auth(Credentials(credentials["AWS_ACCESS_KEY_ID"], credentials["AWS_SECRET_ACCESS_KEY"]), "s3",
+                "us-east-1").add_auth(request)
+    return dict(request.headers.items()) | {"Content-Length": str(len(body))}
+
+
+def _request_s(port: int, method: str, path: str, body: bytes, credentials: dict | None, conn=None) -> float:
+    """Seconds for one request and its whole response on ``conn`` (kept alive) or on a new connection (its
+    connect timed too); the signature is made before the clock starts."""
+    import http.client
+    import time
+
+    headers = _signed(method, f"http://127.0.0.1:{port}{path}", body, credentials) if credentials else \
+        {"Content-Length": str(len(body))}
+    t0 = time.perf_counter()
+    c = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request(method, path, body=body or None, headers=headers)
+    response = c.getresponse()
+    response.read()
+    elapsed = time.perf_counter() - t0
+    if conn is None:
+        c.close()
+    assert response.status == 200, (method, path, response.status)
+    return elapsed
+
+
+def link_costs(server_port: int, path: str, size: int, latency_ms: float, credentials: dict | None,
+               tries: int = 7) -> dict[str, float]:
+    """Median seconds of a ``size``-byte PUT and GET of ``path`` (keys "PUT direct kept" ...): straight to the
+    server ("direct"), through the link proxy at no latency ("proxy": its own cost) and through a link of
+    ``latency_ms`` ("link"), on a kept-alive connection ("kept") and on a new one per request ("new"). The tries
+    are interleaved, so a loaded machine slows every path alike."""
+    import http.client
+    import statistics
+
+    from benchmarks_lib.servers.link import LinkProcess
+
+    body = os.urandom(size)
+    times: dict[str, list[float]] = {}
+    with LinkProcess(server_port, latency_ms=0) as proxy, LinkProcess(server_port, latency_ms=latency_ms) as link:
+        ports = {"direct": server_port, "proxy": proxy.port, "link": link.port}
+        conns = {port: http.client.HTTPConnection("127.0.0.1", port, timeout=60) for port in ports.values()}
+        try:
+            for _ in range(tries):
+                for where, port in ports.items():
+                    for how, conn in (("kept", conns[port]), ("new", None)):
+                        for method, data in (("PUT", body), ("GET", b"")):
+                            key = f"{method} {where} {how}"
+                            times.setdefault(key, []).append(_request_s(port, method, path, data, credentials, conn))
+        finally:
+            for conn in conns.values():
+                conn.close()
+    return {key: statistics.median(values) for key, values in times.items()}
+
+
+class _Sink(__import__("http.server").server.BaseHTTPRequestHandler):
+    """Where MinIO is absent: PUT keeps the body in memory, GET returns it (one object)."""
+
+    protocol_version = "HTTP/1.1"
+    stored = b""
+
+    def do_PUT(self):
+        _Sink.stored = self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(_Sink.stored)))
+        self.end_headers()
+        self.wfile.write(_Sink.stored)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_link_costs_one_round_trip_per_request_and_one_per_new_connection():
+    """Calibration of the emulated link: a 16 MiB PUT and GET through a 10 ms link cost what they cost straight
+    to the server plus one round trip (plus one more, the connect, on a new connection), within 20%; against the
+    real MinIO (an in-process HTTP server where there is none). Medians of 7 interleaved tries per path.
+
+    Widened for a small, shared machine: the band above is widened by the proxy's own cost measured in the same
+    test (the same proxy at no latency: one more TCP hop on 127.0.0.1, which on 2 busy cores cost a 16 MiB GET
+    5-15 ms), that cost must stay below the direct time again plus 10 ms (the old store-and-forward proxy cost a
+    16 MiB PUT 5x its direct time), and a round that misses is measured again (at most 3 rounds)."""
+    import threading
+
+    rtt, size = 0.010, 16 << 20
+    if minio_missing_reason() is None:
+        server, path = MinioServer(bucket="cal"), "/cal/object"
+        server.__enter__()
+        port, credentials = server.port, server.client_env()
+    else:
+        import http.server
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        port, credentials, path = server.server_address[1], None, "/object"
+    try:
+        for _ in range(3):
+            costs = link_costs(port, path, size, rtt * 1000, credentials)
+            misses = {}
+            for key in ("PUT kept", "GET kept", "PUT new", "GET new"):
+                method, how = key.split()
+                direct, proxy, link = (costs[f"{method} {where} {how}"] for where in ("direct", "proxy", "link"))
+                expected = direct + rtt * (1 if how == "kept" else 2)
+                hop = max(0.0, proxy - direct)
+                if not (0.8 * expected <= link <= 1.2 * expected + hop) or proxy > 2 * direct + 0.010:
+                    misses[key] = round(link / expected, 2)
+            if not misses:
+                break
+        assert not misses, (misses, {k: round(v * 1000, 1) for k, v in costs.items()})
+    finally:
+        if isinstance(server, MinioServer):
+            server.__exit__(None, None, None)
+        else:
+            server.shutdown()
+
+
+def test_the_chapter_says_per_case_whether_the_server_was_the_bottleneck():
+    """Server CPU seconds over real time against the cores it may use: at 80% of them or more the server was
+    the bottleneck; the client's CPU beside it (both share the machine)."""
+    import pandas as pd
+
+    from benchmarks_lib.chapters.s3 import server_lines
+
+    def rows(backend, server_cpu, client_cpu):
+        return [{"backend": backend, "operation": "write", "latency_ms": 0.0, "elapsed_s": 1.0,
+                 "server_cpu_s": server_cpu, "cpu_s": client_cpu, "server_cores": 2} for _ in range(3)]
+
+    lines = server_lines(pd.DataFrame(rows("busy", 1.8, 0.1) + rows("shared", 0.9, 0.9) + rows("idle", 0.2, 0.3)))
+    said = dict(zip(["busy", "idle", "shared"], lines, strict=True))
+    assert "the server was the bottleneck" in said["busy"] and "1.80 of its 2 cores" in said["busy"]
+    assert "together filled" in said["shared"] and "was not the bottleneck" in said["idle"]
+    assert server_lines(pd.DataFrame(rows("x", float("nan"), 0.1))) == []

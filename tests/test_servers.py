@@ -18,7 +18,7 @@ from benchmarks_lib import scratch
 from benchmarks_lib.servers import ServerUnavailable, port_is_open, serve
 from benchmarks_lib.servers.builtin import RangeHTTPServer, ServerProcess
 from benchmarks_lib.servers.counters import _process_tree
-from benchmarks_lib.servers.link import DelayProxy, LinkProcess, http_request_length
+from benchmarks_lib.servers.link import DelayProxy, LinkProcess, RequestCounter
 from benchmarks_lib.servers.nginx import nginx_path
 from benchmarks_lib.servers.ranges import MULTIPART_BOUNDARY, parse_range_header
 from benchmarks_lib.specs import SpecError
@@ -274,13 +274,26 @@ def test_builtin_latency_is_charged_per_connection_and_per_request(site, monkeyp
     assert len(charged) == c.connections + c.requests
 
 
-def test_http_request_length_splits_a_byte_stream_into_requests():
+def _count(stream: bytes, piece: int) -> RequestCounter:
+    counter = RequestCounter()
+    for i in range(0, len(stream), piece):
+        counter.feed(stream[i:i + piece])
+    return counter
+
+
+@pytest.mark.parametrize("piece", [1, 2, 3, 7, 64, 1 << 20])
+def test_the_request_counter_reads_heads_and_skips_bodies_in_pieces_of_any_size(piece):
+    """Requests fed byte by byte or all at once count the same: bodies (Content-Length, chunked with and without
+    trailers, a body that looks like a request) are skipped, never taken for requests."""
     get = b"GET /a HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n\r\n"
-    assert http_request_length(get[:-2]) is None
-    assert http_request_length(get + get) == len(get)
-    post = b"POST /a HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody"
-    assert http_request_length(post[:-1]) is None
-    assert http_request_length(post) == len(post)
+    post = b"POST /a HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + get[:22]
+    chunked = (b"PUT /b/k HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               b"4\r\nabcd\r\n3;ext=1\r\nefg\r\n0\r\n\r\n")
+    trailers = b"PUT /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nz\r\n0\r\nx-amz-checksum: 1\r\n\r\n"
+    counter = _count(get + post + chunked + trailers + get, piece)
+    assert (counter.requests, counter.broken) == (5, False)
+    assert _count(get[:-2], piece).requests == 0
+    assert _count(b"\x16\x03\x01" + os.urandom(100) * 700, piece).broken  # TLS or anything else: not counted
 
 
 def test_delay_proxy_charges_per_request_not_per_segment(site, monkeypatch):
@@ -306,15 +319,6 @@ def test_delay_proxy_charges_per_request_not_per_segment(site, monkeypatch):
             assert proxy.charged_requests == 3 and proxy.charged_connections == 1
         finally:
             proxy.close()
-
-
-def test_http_request_length_reads_chunked_bodies():
-    head = b"PUT /b/k HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-    body = b"4\r\nabcd\r\n3;ext=1\r\nefg\r\n0\r\n\r\n"
-    assert http_request_length(head + body[:-2]) is None
-    assert http_request_length(head + body + b"GET /") == len(head + body)
-    trailers = b"0\r\nx-amz-checksum: 1\r\n\r\n"
-    assert http_request_length(head + trailers) == len(head + trailers)
 
 
 def test_link_process_forwards_uploads_that_wait_for_100_continue(tmp_path):
@@ -352,5 +356,52 @@ def test_link_process_forwards_uploads_that_wait_for_100_continue(tmp_path):
             assert link.charged() == {"connections": 1, "requests": 1}
             proc = link._proc
         assert proc.poll() is not None  # stopped with its context
+    finally:
+        server.shutdown()
+
+
+def test_the_link_paces_both_directions():
+    """Calibration of the link's bandwidth: a 2 MiB upload and a 2 MiB download through a 20 MB/s link each
+    take at least 2 MiB / 20 MB/s (the pacer never lets a byte through early), and not far more (under 3x
+    plus 0.3 s, for a loaded machine)."""
+    import http.server
+    import time
+
+    size, rate = 2 << 20, 20e6
+
+    class Store(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        body = b""
+
+        def do_PUT(self):
+            Store.body = self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(Store.body)))
+            self.end_headers()
+            self.wfile.write(Store.body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Store)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with LinkProcess(server.server_address[1], bandwidth=rate) as link:
+            conn = http.client.HTTPConnection("127.0.0.1", link.port, timeout=30)
+            took = {}
+            for method, body in (("PUT", os.urandom(size)), ("GET", None)):
+                t0 = time.perf_counter()
+                conn.request(method, "/x", body=body)
+                reply = conn.getresponse().read()
+                took[method] = time.perf_counter() - t0
+            conn.close()
+            assert len(reply) == size and link.charged() == {"connections": 1, "requests": 2}
+        for method, seconds in took.items():
+            assert size / rate * 0.95 <= seconds <= 3 * size / rate + 0.3, (method, took)
     finally:
         server.shutdown()

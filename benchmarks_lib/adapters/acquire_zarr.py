@@ -73,6 +73,14 @@ class AcquireZarrAdapter(Adapter):
                                          bucket_name=path.bucket, region=path.region)
         self.stream = aqz.ZarrStream(settings)
 
+    def s3_concurrency(self) -> tuple[int, str]:
+        """Its uploads run on its thread pool (``max_threads``; 0 = the hardware's threads) over a pool of one S3
+        connection per hardware thread (``std::thread::hardware_concurrency``, i.e. ``os.cpu_count()``)."""
+        import os
+
+        hardware = os.cpu_count() or 1
+        return min(self.threads or hardware, hardware), "StreamSettings.max_threads, S3 connections = hardware threads"
+
     def write(self, offset: int, block: np.ndarray) -> None:
         if offset != self._next:
             raise ValueError(f"acquire-zarr only appends in order: next offset is {self._next}, got {offset}")

@@ -143,6 +143,11 @@ class Adapter(Library, ABC):
     def close_reader(self) -> None:
         """Release the reader; safe to call twice."""
 
+    def s3_concurrency(self) -> tuple[int, str] | None:
+        """At most how many S3 requests it keeps in flight, and the setting that says so (recorded per S3 case;
+        call after ``create`` or ``open_reader``); None where it does not say."""
+        return None
+
     # -- verifying ------------------------------------------------------------------------
     def independent_read(self, path: Path, spec: ArraySpec) -> IndependentRead | str:
         """The written array decoded without this adapter's library, or why that cannot be done.

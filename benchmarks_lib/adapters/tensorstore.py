@@ -18,6 +18,9 @@ from ..storage import S3Target
 from .base import Adapter
 
 _SHUFFLE_V2 = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+#: the s3 kvstore's request limit, stated in its Context (TensorStore's own default, 32, unless the environment's
+#: TENSORSTORE_S3_REQUEST_CONCURRENCY says otherwise: stated here, nothing is left to the environment)
+S3_REQUESTS = 32
 
 
 def zarr3_codecs(spec: ArraySpec) -> list[dict]:
@@ -76,7 +79,7 @@ class TensorstoreAdapter(Adapter):
         import tensorstore as ts
 
         # Its default fsyncs every file it writes; the suite measures all writers without fsync.
-        config: dict = {"file_io_sync": False}
+        config: dict = {"file_io_sync": False, "s3_request_concurrency": {"limit": S3_REQUESTS}}
         if self.threads:
             config |= {"data_copy_concurrency": {"limit": self.threads}, "file_io_concurrency": {"limit": self.threads}}
         return ts.Context(config)
@@ -109,6 +112,9 @@ class TensorstoreAdapter(Adapter):
 
         self.spec, self.path, self._next = spec, path, 0
         self.store = ts.open(self._spec(path) | {"open": True}, write=True, context=self._context()).result()
+
+    def s3_concurrency(self) -> tuple[int, str]:
+        return S3_REQUESTS, "Context s3_request_concurrency.limit"
 
     def write(self, offset: int, block: np.ndarray) -> None:
         self.store[offset:offset + block.shape[0]].write(block).result()

@@ -73,6 +73,14 @@ class ZarrPythonAdapter(Adapter):
             self._config_set.__exit__(None, None, None)
             self._config_set = None
 
+    def s3_concurrency(self) -> tuple[int, str]:
+        """zarr's ``async.concurrency`` bounds the chunks (objects) read or written at once; obstore adds no
+        limit of its own."""
+        import zarr
+
+        limit = self._config().get("async.concurrency") or zarr.config.get("async.concurrency")
+        return int(limit), "zarr.config async.concurrency"
+
     def create(self, path: Path, spec: ArraySpec, *, append: bool = False) -> None:
         import zarr
 

@@ -2,7 +2,9 @@
 
 Per backend and operation: median GB/s with its 95% bootstrap interval over iterations, the requests the
 server saw per timed region (PUTs, multipart parts, GETs/HEADs), the bytes it received and sent, the objects
-the array became, and the verification (the same library's read and another library's). A write's time
+the array became, the client's S3 requests in flight at most ("in flight": its setting), the cores the server's
+CPU time kept busy (whether the server was the bottleneck, said per case), and the verification (the same
+library's read and another library's). A write's time
 ends when every object was acknowledged by the server (S3 has no fsync: an acknowledged PUT is durable as
 far as the server promises). With more than one link latency, each backend is shown at each (one round trip
 per connection and per request, as in the cache chapter).
@@ -88,7 +90,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     where a link was emulated)."""
     rows = _rows(df)
     cols = ["backend", "codec", "link ms", "operation", "GB/s", "requests", "PUT", "multipart parts", "part MB",
-            "GET/HEAD", "MB in", "MB out", "connections", "objects", "MB stored", "verified"]
+            "GET/HEAD", "MB in", "MB out", "connections", "objects", "MB stored", "in flight", "server cores busy",
+            "verified"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
     out = []
@@ -107,6 +110,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
                     "MB in": med("s3_received_bytes", 1e-6), "MB out": med("s3_sent_bytes", 1e-6),
                     "connections": med("link_connections"),
                     "objects": med("objects"), "MB stored": med("bytes_on_disk", 1e-6),
+                    "in flight": med("client_concurrency"), "server cores busy": _cores_busy(part),
                     "verified": "yes" if part["verified"].astype("boolean").fillna(False).all() else "NO"})
     table = pd.DataFrame(out, columns=cols)
     # narrower for the page: one codec for all is stated by the figure's labels; no link, no connections counted
@@ -114,9 +118,17 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         table = table.drop(columns="codec")
     if table["link ms"].nunique() == 1:  # one latency: the conclusion says which
         table = table.drop(columns="link ms")
-    if (table["connections"] == "-").all():
-        table = table.drop(columns="connections")
+    for col in ("connections", "in flight", "server cores busy"):
+        if (table[col] == "-").all():
+            table = table.drop(columns=col)
     return tables.table(table)
+
+
+def _cores_busy(part: pd.DataFrame) -> str:
+    """"0.85 of 2": the server's median CPU seconds per real second, of the cores it may use."""
+    busy = _busy(part, "server_cpu_s")
+    cores = part["server_cores"].dropna().median() if "server_cores" in part else float("nan")
+    return "-" if busy != busy or cores != cores else f"{busy:.2f} of {cores:.0f}"
 
 
 def conclusion(df: pd.DataFrame) -> str:
@@ -133,6 +145,7 @@ def conclusion(df: pd.DataFrame) -> str:
                      f"{part['objects'].median():.0f} objects.")
     if several:
         lines += _latency_lines(rows)
+    lines += server_lines(rows)
     lines += ["", "Server and client share this machine's cores here: on a real object store the network and the "
               "server's own limits take their place; run the same chapter with `ENDPOINT` set to measure one."]
     return "\n".join(lines)
@@ -153,6 +166,41 @@ def _latency_lines(rows: pd.DataFrame) -> list[str]:
         lines.append(f"- A {hi:g} ms link added {extra:.2f} s to **{md(backend)}**'s {md(op)} "
                      f"({change_text(two_sample(fast['elapsed_s'], slow['elapsed_s']))}): "
                      f"{per:.1f} ms per request, i.e. {how}.")
+    return lines
+
+
+#: a server whose CPU time over a timed region reaches this share of the cores it may use was the bottleneck
+SERVER_BOUND_SHARE = 0.8
+
+
+def _busy(part: pd.DataFrame, col: str) -> float:
+    """Median cores ``col`` (CPU seconds) kept busy over the timed region: CPU seconds / real seconds."""
+    if col not in part:
+        return float("nan")
+    share = part[col].astype("float64") / part["elapsed_s"].astype("float64")
+    return float(share.median()) if share.notna().any() else float("nan")
+
+
+def server_lines(rows: pd.DataFrame) -> list[str]:
+    """Per case (backend, operation, link): was the server the bottleneck? Its CPU seconds over the timed
+    region's real time (cores kept busy) against the cores it may use; the client's beside it, as both share
+    this machine."""
+    if "server_cpu_s" not in rows or rows["server_cpu_s"].isna().all():
+        return []
+    lines = []
+    for (backend, op, lat), part in rows.groupby(["backend", "operation", "latency_ms"]):
+        server, client = _busy(part, "server_cpu_s"), _busy(part, "cpu_s")
+        cores = part["server_cores"].dropna().median() if "server_cores" in part else float("nan")
+        if server != server or cores != cores:
+            continue
+        used = f"the server kept {server:.2f} of its {cores:.0f} cores busy, the client {client:.2f}"
+        if server >= SERVER_BOUND_SHARE * cores:
+            verdict = "the server was the bottleneck"
+        elif server + client >= SERVER_BOUND_SHARE * cores:
+            verdict = "not the server alone: server and client together filled the machine's cores"
+        else:
+            verdict = "the server was not the bottleneck"
+        lines.append(f"- {md(backend)} {md(op)} at {_at(lat)}: {verdict} ({used}; median of n={len(part)}).")
     return lines
 
 

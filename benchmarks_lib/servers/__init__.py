@@ -85,7 +85,7 @@ def serve(root: str | Path, kind: str = "builtin", *, latency_ms: float = 0.0,
     """A server for ``root`` (not started: use it as a context manager); the builtin one in its own process.
 
     ``latency_ms`` is one round trip, charged per connection and per request; ``bandwidth``
-    (bytes/s) caps all responses together (see :mod:`benchmarks_lib.servers.link`).
+    (bytes/s) caps all connections together, each way (see :mod:`benchmarks_lib.servers.link`).
     """
     if kind == "builtin":
         from .builtin import ServerProcess

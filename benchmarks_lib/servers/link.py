@@ -1,23 +1,29 @@
 """The emulated network link, where netem is not available.
 
-``latency_ms`` is one round trip, charged once per new TCP connection (the connect) and once per
-HTTP request (request out, first byte back), so a client that opens a connection per request pays
-two round trips per request and a keep-alive client one; ``bandwidth`` (bytes/s) is one link
-shared by all connections (paced writes). The builtin server applies both itself; for nginx a TCP
-proxy in front (:class:`DelayProxy`) charges the same: one round trip per accepted connection and
-one per HTTP request it forwards (it splits the byte stream into requests, so a request split over
-several segments is charged once), and paces responses. The proxy runs in a process of its own
-(:class:`LinkProcess`), so its threads share no interpreter lock with the client or server they sit
-between: the same link for nginx and for MinIO (an S3 signature covers the Host header, which passes
-through unchanged).
+``latency_ms`` is one round trip. The link is a delay line: every byte, each way, arrives half a round trip
+after it was sent, so any request costs one round trip more than on 127.0.0.1 (request out, response back),
+whatever the client (a keep-alive client, one that opens a connection per request, one that waits for
+``100 Continue``: each pays what it would pay on a real link); a new TCP connection costs one round trip more
+(its connect: nothing it sends leaves before then). ``bandwidth`` (bytes/s) is the link's capacity in each
+direction, shared by all its connections: each chunk takes its slot in that direction's queue before its
+propagation delay. Bodies stream through in both directions (nothing is stored and forwarded), so the proxy
+adds the link's cost and not its own.
+
+The builtin server applies the same model itself; for nginx and MinIO a TCP proxy in front
+(:class:`DelayProxy`) is the link. It runs in a process of its own (:class:`LinkProcess`), so its threads
+share no interpreter lock with the client or server they sit between (an S3 signature covers the Host
+header, which passes through unchanged). It counts the connections it accepted and the HTTP requests that
+went through (:class:`RequestCounter`, which reads request heads and skips bodies by their length).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import queue
 import select
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -26,6 +32,12 @@ import time
 from . import HOST, _spec_error
 
 _PACE_CHUNK = 64 << 10
+#: what one direction of one connection reads at a time
+_CHUNK = 1 << 20
+#: bytes one direction of one connection holds in flight before it stops reading (a TCP window this large)
+_MAX_HELD = 64 << 20
+#: a request head longer than this is not HTTP: the counter stops counting that connection
+_MAX_HEAD = 64 << 10
 
 
 class BandwidthPacer:
@@ -38,15 +50,22 @@ class BandwidthPacer:
         self._lock = threading.Lock()
         self._next = 0.0
 
-    def wait(self, nbytes: int) -> None:
+    def reserve(self, nbytes: int, now: float | None = None) -> float:
+        """Book ``nbytes`` on the link from ``now`` (the caller's clock, one per pacer; by default monotonic):
+        the time its last byte has left."""
         with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next)
+            start = max(time.monotonic() if now is None else now, self._next)
             self._next = start + nbytes / self.rate
-            until = self._next
-        delay = until - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
+            return self._next
+
+    def wait(self, nbytes: int) -> None:
+        _sleep_until(self.reserve(nbytes))
+
+
+def _sleep_until(deadline: float) -> None:
+    delay = deadline - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
 
 
 def _check_link(latency_ms: float, bandwidth: float | None) -> None:
@@ -56,84 +75,214 @@ def _check_link(latency_ms: float, bandwidth: float | None) -> None:
         raise _spec_error(f"bandwidth {bandwidth} must be a positive number of bytes/s, or None for no cap")
 
 
+class RequestCounter:
+    """Counts the HTTP/1.x requests in a byte stream fed in pieces of any size. It keeps a request's head
+    until its end, and skips its body by count (``Content-Length``, or chunk by chunk), never storing it;
+    a stream that is not HTTP stops the count (``broken``)."""
 
-def _headers(buf: bytes) -> tuple[int, dict[bytes, bytes]] | None:
-    """(length of the header block, lower-case header names -> values) of the request starting ``buf``."""
-    end = buf.find(b"\r\n\r\n")
-    if end < 0:
-        return None
-    fields = {}
-    for line in buf[:end].split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        fields[name.strip().lower()] = value.strip()
-    return end + 4, fields
+    def __init__(self) -> None:
+        self.requests = 0
+        self.broken = False
+        self._buf = b""  # the head, a chunk-size line or the trailers being read
+        self._state = "head"  # head | body | size | data | trailers
+        self._skip = 0  # body or chunk bytes still to pass
+
+    def feed(self, data: bytes) -> None:
+        view, pos = memoryview(data), 0
+        while pos < len(view) and not self.broken:
+            if self._state in ("body", "data"):
+                step = min(self._skip, len(view) - pos)
+                pos, self._skip = pos + step, self._skip - step
+                if not self._skip:
+                    self._state = "head" if self._state == "body" else "size"
+                continue
+            end_mark = b"\r\n" if self._state == "size" else b"\r\n\r\n"
+            old = len(self._buf)
+            self._buf += bytes(view[pos:pos + _MAX_HEAD + 1 - old])
+            found = self._buf.find(end_mark, max(0, old - len(end_mark) + 1))
+            if found < 0:
+                pos += len(self._buf) - old
+                self.broken = len(self._buf) > _MAX_HEAD
+                continue
+            block, pos = self._buf[:found], pos + found + len(end_mark) - old
+            self._buf = b""
+            self._end_of(block)
+
+    def _end_of(self, block: bytes) -> None:
+        """A head, a chunk-size line or the trailers ended (``block``: without their end mark)."""
+        if self._state == "trailers":
+            self._state = "head"
+        elif self._state == "size":
+            try:
+                size = int(block.split(b";")[0], 16)
+            except ValueError:
+                self.broken = True
+                return
+            self._state, self._skip = ("data", size + 2) if size else ("trailers", 0)
+            if not size:
+                self._buf = b"\r\n"  # trailers end with an empty line: none at all is "\r\n" right away
+        elif block.strip():
+            self.requests += 1
+            fields = {}
+            for line in block.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                fields[name.strip().lower()] = value.strip()
+            if b"chunked" in fields.get(b"transfer-encoding", b"").lower():
+                self._state = "size"
+                return
+            try:
+                self._skip = int(fields.get(b"content-length", b"0"))
+            except ValueError:
+                self.broken = True
+                return
+            self._state = "body" if self._skip else "head"
 
 
-def _chunked_length(buf: bytes, pos: int) -> int | None:
-    """End of a chunked body starting at ``pos`` (its last chunk and trailers included), or None."""
-    while True:
-        line_end = buf.find(b"\r\n", pos)
-        if line_end < 0:
-            return None
+class _Direction:
+    """One way of one connection. A reader thread reads eagerly (the link, not the kernel's socket buffer,
+    holds what is in flight, so a long delay does not stall a transfer on the TCP window) and stamps each chunk
+    with the time it reaches the far end: its arrival (the kernel's receive timestamp of its last segment), its
+    slot on the link's pacer, the one-way delay, never before ``not_before``. A sender thread hands each chunk
+    over at that time. It ends with a half-close of the far end, as TCP forwards a FIN."""
+
+    def __init__(self, conn: _Connection, src: socket.socket, dst: socket.socket, delay_s: float,
+                 pacer: BandwidthPacer | None, not_before: float, counter: RequestCounter | None) -> None:
+        self.conn, self.src, self.dst, self.delay_s = conn, src, dst, delay_s
+        self.pacer, self.not_before, self.counter = pacer, not_before, counter
+        self._chunks: queue.SimpleQueue[tuple[float, bytes | None]] = queue.SimpleQueue()
+        self._held = 0  # bytes read and not yet sent
+        self._room = threading.Condition()
+
+    def start(self, name: str) -> None:
+        threading.Thread(target=self._read, name=f"{name}-read", daemon=True).start()
+        threading.Thread(target=self._send, name=f"{name}-send", daemon=True).start()
+
+    def _read(self) -> None:
         try:
-            size = int(buf[pos:line_end].split(b";")[0], 16)
-        except ValueError:
-            return len(buf)  # not HTTP chunking: forward what there is
-        if size == 0:
-            trailers_end = buf.find(b"\r\n\r\n", line_end)
-            return None if trailers_end < 0 else trailers_end + 4
-        pos = line_end + 2 + size + 2
-        if len(buf) < pos:
-            return None
+            self.src.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+            while True:
+                data, ancillary, _, _ = self.src.recvmsg(_CHUNK, _TIMESTAMP_SPACE)
+                if not data:
+                    break
+                arrived = _arrival(ancillary)
+                if self.counter is not None:
+                    self.counter.feed(data)
+                left = self.pacer.reserve(len(data), arrived) if self.pacer else arrived
+                with self._room:
+                    while self._held >= _MAX_HELD and not self.conn.aborted:
+                        self._room.wait()
+                    self._held += len(data)
+                self._chunks.put((max(left, self.not_before) + self.delay_s, data))
+        except OSError:
+            pass
+        finally:
+            self._chunks.put((0.0, None))
+
+    def _send(self) -> None:
+        try:
+            while (item := self._chunks.get())[1] is not None:
+                due, data = item
+                delay = due - time.time()
+                if delay > 0:
+                    time.sleep(delay)
+                self.dst.sendall(data)
+                with self._room:
+                    self._held -= len(data)
+                    self._room.notify()
+            with contextlib.suppress(OSError):
+                self.dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            self.conn.abort()
+        finally:
+            self.conn.finished()
+
+    def wake(self) -> None:
+        with self._room:
+            self._room.notify_all()
 
 
-def http_request_length(buf: bytes) -> int | None:
-    """Length of the first complete HTTP/1.x request in ``buf`` (headers and body: Content-Length or
-    chunked), or None."""
-    head = _headers(buf)
-    if head is None:
-        return None
-    length, fields = head
-    if b"chunked" in fields.get(b"transfer-encoding", b"").lower():
-        return _chunked_length(buf, length)
-    with contextlib.suppress(ValueError):
-        length += int(fields.get(b"content-length", b"0"))
-    return length if len(buf) >= length else None
+#: Linux's SO_TIMESTAMPNS (x86, ARM, most others; Python 3.11 has no name for it); its message has the same type
+_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+_TIMESTAMP_SPACE = socket.CMSG_SPACE(16)
 
 
-def expects_continue(buf: bytes) -> int | None:
-    """Length of the header block when the request starting ``buf`` holds its body back until the server's
-    ``100 Continue`` (``Expect: 100-continue``), else None."""
-    head = _headers(buf)
-    return head[0] if head and head[1].get(b"expect", b"").lower() == b"100-continue" else None
+def _arrival(ancillary: list) -> float:
+    """The kernel's receive time (``SO_TIMESTAMPNS``, the wall clock) of a read, or now where it gave none."""
+    for level, kind, value in ancillary:
+        if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(value) >= 16:
+            seconds, nanoseconds = struct.unpack("qq", value[:16])
+            return seconds + nanoseconds * 1e-9
+    return time.time()
+
+
+class _Connection:
+    """A client's connection and the proxy's connection upstream: two :class:`_Direction`; both sockets close
+    when both ways have ended, or at once when one fails."""
+
+    def __init__(self, proxy: DelayProxy, client: socket.socket, server: socket.socket, accepted: float) -> None:
+        self.proxy, self.socks, self.aborted = proxy, (client, server), False
+        self._lock = threading.Lock()
+        self._running = 2
+        one_way = proxy.latency_s / 2
+        connected = accepted + proxy.latency_s  # the connect's round trip: nothing leaves the client before
+        self.ways = (_Direction(self, client, server, one_way, proxy.up, connected, proxy.new_counter()),
+                     _Direction(self, server, client, one_way, proxy.down, 0.0, None))
+
+    def start(self, name: str) -> None:
+        self.ways[0].start(f"{name}-up")
+        self.ways[1].start(f"{name}-down")
+
+    def abort(self) -> None:
+        self.aborted = True
+        for s in self.socks:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+        for way in self.ways:
+            way.wake()
+
+    def finished(self) -> None:
+        with self._lock:
+            self._running -= 1
+            last = self._running == 0
+        if last:
+            self.proxy._forget(self)
+            for s in self.socks:
+                s.close()
 
 
 class DelayProxy:
-    """A TCP proxy on 127.0.0.1 in front of a server: the link model of the module docstring.
-
-    Each accepted connection is charged one round trip (the connect) before its first request
-    goes upstream; each HTTP request is charged one round trip, counted from the arrival of its
-    last byte (a request split over several segments is charged once; requests that arrive
-    together leave together). A request that waits for ``100 Continue`` before sending its body
-    (curl's uploads) sends its headers after a round trip of their own, as over a real link.
-    Responses are paced to ``bandwidth`` bytes/s.
-    ``charged_connections`` and ``charged_requests`` count what was charged.
-    """
+    """A TCP proxy on 127.0.0.1 in front of a server: the link of the module docstring (``latency_ms`` one round
+    trip, ``bandwidth`` bytes/s each way). ``charged_connections`` counts the connections it accepted (each
+    paid its connect), ``charged_requests`` the HTTP requests that went through (each paid its round trip)."""
 
     def __init__(self, upstream: tuple[str, int], *, latency_ms: float = 0.0, bandwidth: float | None = None) -> None:
         _check_link(latency_ms, bandwidth)
         self.upstream = upstream
         self.latency_s = latency_ms / 1000.0
-        self.pacer = BandwidthPacer(bandwidth) if bandwidth else None
+        self.up = BandwidthPacer(bandwidth) if bandwidth else None
+        self.down = BandwidthPacer(bandwidth) if bandwidth else None
         self.charged_connections = 0
-        self.charged_requests = 0
+        self._counters: set[RequestCounter] = set()  # open connections'; closed ones are summed
+        self._closed_requests = 0
         self._listener = socket.create_server((HOST, 0), backlog=1024)
         self.port = self._listener.getsockname()[1]
-        self._socks: set[socket.socket] = set()
+        self._conns: set[_Connection] = set()
         self._lock = threading.Lock()
         self._closed = False
         self._thread = threading.Thread(target=self._accept_loop, name=f"iobench-proxy-{self.port}", daemon=True)
         self._thread.start()
+
+    def new_counter(self) -> RequestCounter:
+        """A new connection's request counter (:attr:`charged_requests` sums them)."""
+        counter = RequestCounter()
+        with self._lock:
+            self._counters.add(counter)
+        return counter
+
+    @property
+    def charged_requests(self) -> int:
+        with self._lock:
+            return self._closed_requests + sum(c.requests for c in self._counters)
 
     def _accept_loop(self) -> None:
         while True:
@@ -141,7 +290,7 @@ class DelayProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
-            accepted = time.monotonic()
+            accepted = time.time()  # the clock of the kernel's receive timestamps
             try:
                 server = socket.create_connection(self.upstream)
             except OSError:
@@ -149,77 +298,33 @@ class DelayProxy:
                 continue
             for s in (client, server):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = _Connection(self, client, server, accepted)
             with self._lock:
                 if self._closed:
                     client.close()
                     server.close()
                     return
-                self._socks.update((client, server))
+                self._conns.add(conn)
                 self.charged_connections += 1
-            threading.Thread(target=self._forward_requests, args=(client, server, accepted), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client, self.pacer), daemon=True).start()
+            conn.start(f"iobench-proxy-{self.port}-{self.charged_connections}")
 
-    @staticmethod
-    def _wait_until(deadline: float) -> None:
-        delay = deadline - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-
-    def _forward_requests(self, src: socket.socket, dst: socket.socket, accepted: float) -> None:
-        """Client to server, one HTTP request at a time, each after its round trip."""
-        connected = accepted + self.latency_s
-        buf = b""
-        sent = 0  # bytes of the request at the head of buf already forwarded (headers awaiting 100 Continue)
-        try:
-            while data := src.recv(_PACE_CHUNK):
-                arrived = time.monotonic()
-                buf += data
-                while (n := http_request_length(buf)) is not None:
-                    request, buf = buf[sent:n], buf[n:]
-                    sent = 0
-                    self._wait_until(max(arrived, connected) + self.latency_s)
-                    with self._lock:
-                        self.charged_requests += 1
-                    dst.sendall(request)
-                if not sent and (head := expects_continue(buf)):
-                    self._wait_until(max(arrived, connected) + self.latency_s)
-                    dst.sendall(buf[:head])
-                    sent = head
-        except OSError:
-            pass
-        finally:
-            self._close_pair(src, dst)
-
-    def _pump(self, src: socket.socket, dst: socket.socket, pacer: BandwidthPacer | None) -> None:
-        try:
-            while data := src.recv(_PACE_CHUNK):
-                if pacer:
-                    pacer.wait(len(data))
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            self._close_pair(src, dst)
-
-    def _close_pair(self, src: socket.socket, dst: socket.socket) -> None:
-        for s in (src, dst):
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
+    def _forget(self, conn: _Connection) -> None:
+        counter = conn.ways[0].counter
         with self._lock:
-            for s in (src, dst):
-                self._socks.discard(s)
-        src.close()
+            self._conns.discard(conn)
+            if counter in self._counters:
+                self._counters.discard(counter)
+                self._closed_requests += counter.requests
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            socks = list(self._socks)
+            conns = list(self._conns)
         with contextlib.suppress(OSError):
             self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
-        for s in socks:
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
+        for conn in conns:
+            conn.abort()
         self._thread.join(timeout=5)
 
 

@@ -11,7 +11,7 @@ process whose AWS variables the runner made for it (:func:`case_environ`; its se
 :func:`case_credentials`), so the libraries that read only the environment (acquire-zarr, TensorStore) and
 the Dask workers the case starts see that server's credentials and no other. The server's own counters
 (requests per S3 API call, bytes received and sent) come from its Prometheus v3 endpoint (public on this
-private, loopback-only server), read before and after a timed region.
+private, loopback-only server), read before and after a timed region, as is its CPU time (/proc/PID/stat).
 """
 
 from __future__ import annotations
@@ -163,6 +163,27 @@ class MinioServer:
         from .counters import _proc_read_bytes
 
         return _proc_read_bytes(self._proc.pid) if self._proc is not None else None
+
+    def cpu_s(self) -> float | None:
+        """CPU seconds (user + system, all its threads) the server process has used so far (/proc/PID/stat); read
+        it before and after a timed region, never inside. None where unreadable."""
+        from .counters import _proc_cpu_s
+
+        if self._proc is None:
+            return None
+        try:
+            return _proc_cpu_s(self._proc.pid)
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def cores(self) -> int | None:
+        """The cores the server may run on (its CPU affinity; Go's GOMAXPROCS defaults to this many)."""
+        if self._proc is None:
+            return None
+        try:
+            return len(os.sched_getaffinity(self._proc.pid))
+        except OSError:
+            return None
 
     def __enter__(self) -> MinioServer:
         t0 = time.perf_counter()

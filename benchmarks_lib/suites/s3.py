@@ -16,8 +16,10 @@ through S3 by the same library, compared with the data); the array read again by
 with the data: whole, or in the quick profile after the first measured round a sample of its chunks
 (``verified_scope``). Every cache of the machine is dropped before the first cold read only (see
 :mod:`.eviction`). The server's own counters give requests per S3 call (PUT, multipart parts, GET, HEAD,
-LIST) and bytes in and out for each timed region; the multipart part size each library chose is stated
-where it used multipart.
+LIST) and bytes in and out for each timed region, and its CPU seconds (/proc/PID/stat, read outside the
+region) with the cores it may use; the multipart part size each library chose is stated where it used
+multipart, and each row states the client's S3 request concurrency and the setting it comes from
+(``Adapter.s3_concurrency``).
 """
 
 from __future__ import annotations
@@ -126,6 +128,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                                "layout": "sharded" if dims.shards else "unsharded", "nbytes": dataset.nbytes,
                                "store": "s3", "fsync_included": False, "latency_ms": p.get("latency_ms", 0)}
     columns["codec"] = str(spec.codec)
+    concurrency = cls().s3_concurrency()
+    columns["client_concurrency"], columns["client_concurrency_setting"] = concurrency or (None, None)
     if reason := cls().is_incompatible(spec, "write"):
         return skip_rows(reason, columns)
     verifier = _verifier(backend)
@@ -207,18 +211,23 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
 
 def _snapshot(server: Any, link: LinkProcess | None) -> tuple | None:
-    """The server's counters and the link's charged round trips now (None for a user's endpoint)."""
-    return (server.counts(), link.charged() if link else None) if server else None
+    """The server's counters, the link's charged round trips and the server's CPU seconds now (None for a user's
+    endpoint); the CPU time is read last, so the metrics request is outside the region it brackets."""
+    return (server.counts(), link.charged() if link else None, server.cpu_s()) if server else None
 
 
 def _traffic(server: Any, link: LinkProcess | None, before: tuple | None) -> dict:
-    """What the server (and the link) saw since ``before``: S3 requests and bytes, the link's connections."""
+    """What the server (and the link) saw since ``before``: S3 requests and bytes, the link's connections, the
+    server's CPU seconds and the cores it may use."""
     if before is None:
         return {}
-    counts, charged = _snapshot(server, link)
+    cpu = server.cpu_s()  # first: the metrics request below is not the timed region's
+    counts, charged, _ = _snapshot(server, link)
     row = (counts - before[0]).as_row()
     if charged:
         row["link_connections"] = charged["connections"] - before[1]["connections"]
+    if cpu is not None and before[2] is not None:
+        row |= {"server_cpu_s": cpu - before[2], "server_cores": server.cores()}
     return row
 
 
