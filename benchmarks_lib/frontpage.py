@@ -83,9 +83,15 @@ def _text(value: object) -> str:
 def _case_columns(a: pd.DataFrame, b: pd.DataFrame, q: Question) -> list[str]:
     """The columns that name a group of equals for ``q``: the suites' case keys and the question's own keys,
     those either run records, without the contenders."""
-    from .chapters.compare import case_keys
+    from .chapters.compare import declared_keys
+    from .specs import SpecError
 
-    cols = dict.fromkeys([*case_keys(a, b), *q.keys])
+    suites = sorted({str(s) for df in (a, b) if "suite" in df for s in df["suite"].dropna().unique()})
+    try:
+        keys, _ = declared_keys(suites)
+    except SpecError:  # a suite iobench does not know: its cases cannot be told apart
+        return []
+    cols = dict.fromkeys([*keys, *q.keys])
     return [c for c in cols if c not in ("backend", *q.contenders, *q.exclude)
             and any(c in df and df[c].notna().any() for df in (a, b))]
 
