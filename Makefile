@@ -59,8 +59,11 @@ book: setup
 # the test files spread over the cores (pytest-xdist; a file's tests in one worker, so its fixtures are built once),
 # the files with slow tests first (tests/conftest.py). Not --dist loadgroup: with pytest 9.2 it no longer groups
 # (pytest-xdist issue 1386)
+# Then the tests that measure the machine itself (marked quiet: the A/A compare, the link's calibration) run alone,
+# one at a time, so that what they measure is the method and not the other tests' load.
 test: setup
-	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
+	@rc=0; $(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder -m "not quiet" || rc=$$?; \
+	$(BIN)/python -m pytest -q -p no:xdist -m quiet || rc=$$?; exit $$rc
 
 lab: install
 	$(BIN)/jupyter lab --notebook-dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )

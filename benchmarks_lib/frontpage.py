@@ -5,7 +5,7 @@ same cases: the same suite case (every case key the runs record: bytes, codec, d
 state ... and the question's own keys) and the same contenders. ``comparison`` keeps, per question of a chapter
 (``QUESTIONS``), the groups of equals that both runs measured, restricted to the contenders both measured, and
 gives per group each run's leader (the best median), its interval and n, and what limits the claim: too few
-iterations to rank, not separable from the next best (``stats.two_sample`` against the leader), or a point above
+iterations to rank, not separable from the leader (``chapters.ranking``, the chapters' one rule), or a point above
 that run's own ceiling. What only one run measured is named in one line. Every string from a run is escaped.
 """
 
@@ -20,7 +20,8 @@ import pandas as pd
 from .chapters.common import ceiling_gbps, ceiling_reference, ok_rows
 from .chapters.markup import md, md_code
 from .chapters.style import CEILING_LABELS
-from .stats import format_ci, median_ci, two_sample
+from .chapters.ranking import rank_samples
+from .stats import format_ci, two_sample
 
 
 @dataclass(frozen=True)
@@ -175,19 +176,13 @@ class Side:
 def _side(rows: pd.DataFrame, q: Question, ceiling: dict[str, float], own: str) -> Side:
     """The leader of ``rows`` (one group of equals, the shared contenders) and what limits the claim."""
     values = {who: part[q.value].astype("float64").to_numpy() for who, part in rows.groupby("_who", sort=True)}
-    medians = {who: float(np.median(v)) for who, v in values.items()}
-    leader = (max if q.higher else min)(medians, key=medians.get)
-    median, lo, hi, n = median_ci(values[leader])
-    caveats = []
-    others = [w for w in values if w != leader]
-    if len(values) == 1:
-        caveats.append("one contender")
-    elif min(len(v) for v in values.values()) < 5:
-        caveats.append(f"too few iterations to rank (n={min(len(v) for v in values.values())})")
-    else:
-        ties = [w for w in others if two_sample(values[leader], values[w], q.higher).separable is False]
-        if ties:
-            caveats.append(f"no separable winner: not separable from {len(ties)} of {len(others)}")
+    ranking = rank_samples(values, q.higher)  # the chapters' one rule: every contender against the leader
+    best = ranking.leader
+    leader, median, lo, hi, n = best.name, best.median, best.lo, best.hi, best.n
+    caveats = {"alone": ["one contender"], "winner": [],
+               "too few": [f"too few iterations to rank (n={ranking.too_few_n})"],
+               "no separable winner": [f"no separable winner: not separable from {len(ranking.tied)} of "
+                                       f"{len(ranking.others)}"]}[ranking.status]
     lead = rows[rows["_who"] == leader]
     if q.value == "gbps" and len(lead):
         first = lead.iloc[0]

@@ -250,6 +250,7 @@ class _Sink(__import__("http.server").server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.quiet
 def test_a_link_costs_one_round_trip_per_request_and_one_per_new_connection():
     """Calibration of the emulated link: a 16 MiB PUT and GET through a 10 ms link cost what they cost straight
     to the server plus one round trip (plus one more, the connect, on a new connection), within 20%; against the

@@ -85,7 +85,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4, 8], "alignments": list(ALIGNMENTS),
         "dataset": "microscopy", "dims": "z:256:8:32,y:1024:256:512,x:512:256:512", "codec": "blosc-lz4:5:shuffle",
         "fsync": True, "seed": 0, "cluster": "local", "targets": ["file", "s3://iobench/parallel"], "endpoint": None,
-        "iterations": 3, "warmups": 1,
+        "iterations": 5, "warmups": 1,
     },
     "seed": {
         "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4, 8, 16], "alignments": list(ALIGNMENTS),

@@ -94,7 +94,7 @@ PROFILES = {
     "standard": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 2, 4], "fsync": True,
-        "append_frames": 1024, "append_step": 64, "append_repeats": 2,
+        "append_frames": 512, "append_step": 64, "append_repeats": 5,
         "read_dims": "z:256:64,y:512:64,x:512:64", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["em_like", "labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32, 64],
         "seed": 0, "iterations": 5, "warmups": 1, "pool_mib": 512,
