@@ -69,13 +69,13 @@ def parse_assignments(items: list[str] | None, flag: str) -> dict:
 
 
 def cmd_backends(args: argparse.Namespace) -> int:
-    from .adapters import KINDS, REGISTRY, adapter_class, backend_status
+    from .adapters import KINDS, adapter_class, backend_status, registered
 
     table = Table(title="Backends: array writers, mesh writers, codecs, remote readers")
     for col in ("kind", "backend", "available", "version", "format", "codecs", "threads", "why not / install"):
         table.add_column(col)
     for kind in KINDS:
-        for name in REGISTRY[kind]:
+        for name in registered(kind):
             names = [name]
             with contextlib.suppress(ImportError):
                 names += [f"{name}:{o}" for o in adapter_class(name, kind).options]

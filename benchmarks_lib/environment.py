@@ -10,12 +10,16 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-# Distributions whose versions every run records (missing ones are recorded as absent).
-TRACKED_PACKAGES = (
-    "numpy", "zarr", "zarrs", "tensorstore", "acquire-zarr", "ome-writers", "wkw", "h5py",
-    "hdf5plugin", "numcodecs", "zvtk", "pyvista", "vtk", "uproot", "root", "fsspec",
-    "obstore", "aiohttp", "pyarrow", "pandas", "dask", "distributed",
-)
+#: distributions whose versions every run records besides the measured libraries
+CORE_PACKAGES = ("numpy", "pyarrow", "pandas", "dask", "distributed")
+
+
+def tracked_packages() -> list[str]:
+    """The distributions whose versions every run records (missing ones as absent): the core ones, then those
+    each registered adapter declares (``distribution``, ``extra_distributions``), a plug-in's included."""
+    from .adapters import declared_distributions
+
+    return list(dict.fromkeys((*CORE_PACKAGES, *declared_distributions())))
 
 
 def usable_cores() -> int:
@@ -100,7 +104,7 @@ def root_release() -> str | None:
 
 def collect_versions() -> dict:
     out = {}
-    for name in TRACKED_PACKAGES:
+    for name in tracked_packages():
         try:
             out[f"version_{name.replace('-', '_')}"] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -15,13 +15,48 @@ def workdir(tmp_path, monkeypatch):
     return tmp_path
 
 
+#: the test-only array adapters in tests/plugins (name -> module:Class)
+TEST_ADAPTERS = {"crashing": "crashing_adapter:CrashingAdapter", "slow": "crashing_adapter:SlowAdapter",
+                 "background": "background_adapter:BackgroundAdapter"}
+
+
+def install_distribution(site: Path, name: str, version: str, entry_points: dict[str, dict[str, str]]) -> Path:
+    """An installed distribution made by hand in ``site``, as pip leaves one: its metadata and its entry points
+    (group -> name -> ``module:Class``), and no files of its own. Returns ``site``."""
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()) + "\n"
+        for group, entries in entry_points.items()))
+    return site
+
+
+def declare_adapters(site: Path, adapters: dict[str, str]) -> Path:
+    """A distribution in ``site`` that declares ``adapters`` (name -> ``module:Class``) as array adapters, as a
+    third party's package does. Returns ``site``."""
+    return install_distribution(site, "iobench-test-adapters", "0", {"iobench.adapters": adapters})
+
+
+def python_path(*paths: str | Path) -> str:
+    """``paths`` before this process's PYTHONPATH: a child's PYTHONPATH."""
+    return os.pathsep.join(filter(None, [*map(str, paths), os.environ.get("PYTHONPATH")]))
+
+
 @pytest.fixture
-def plugin_env(monkeypatch):
-    """Make the test-only adapters in tests/plugins importable by worker processes."""
+def plugin_env(monkeypatch, tmp_path_factory):
+    """The test-only adapters in tests/plugins (``TEST_ADAPTERS``), declared by a distribution of their own on
+    sys.path and PYTHONPATH: this process and its workers find them, as they would a third party's."""
+    from benchmarks_lib.adapters import forget_discovered
+
     plugins = str(Path(__file__).parent / "plugins")
+    site = declare_adapters(tmp_path_factory.mktemp("site"), TEST_ADAPTERS)
     monkeypatch.syspath_prepend(plugins)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [plugins, os.environ.get("PYTHONPATH")])))
-    return plugins
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", python_path(plugins, site))
+    forget_discovered()
+    yield plugins
+    forget_discovered()
 
 
 def pytest_collection_modifyitems(config, items):

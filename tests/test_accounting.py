@@ -166,8 +166,7 @@ def test_a_writer_measures_the_same_after_another_allocation_history(tmp_path):
     assert max(a, b) / min(a, b) < 2.0, (a, b)
 
 
-def test_a_case_that_times_out_takes_its_worker_down_and_the_next_gets_a_fresh_one(workdir, plugin_env, monkeypatch):
-    monkeypatch.setenv("IOBENCH_PLUGINS", "slow=crashing_adapter:SlowAdapter")
+def test_a_case_that_times_out_takes_its_worker_down_and_the_next_gets_a_fresh_one(workdir, plugin_env):
     params = {"tests": ["write"], "dims": "t:2,y:32:16,x:48", "multipliers": list(range(1, 11)), "iterations": 2,
               "warmups": 0, "backends": ["slow", "raw"]}
     result = run_suite("writers", params, profile="quick", results_dir=workdir / "results", run_id="timeout",

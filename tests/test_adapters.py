@@ -15,7 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks_lib.adapters import REGISTRY, adapter_class, backend_status, expand_backends, make_adapter
+from benchmarks_lib.adapters import (
+    KINDS,
+    adapter_class,
+    backend_status,
+    expand_backends,
+    make_adapter,
+    registered,
+)
 from benchmarks_lib.adapters.base import Adapter, IndependentRead
 from benchmarks_lib.datasets import Dataset, checksum_array, checksum_blocks
 from benchmarks_lib.measure.disk import disk_usage
@@ -236,7 +243,7 @@ def test_zarrs_uses_the_rust_pipeline_then_restores_config(tmp_path: Path) -> No
 
 
 # -- every kind: the declared data, mesh writers and in-memory codecs -------------------------
-KIND_NAMES = [(kind, name) for kind in REGISTRY for name in REGISTRY[kind]]
+KIND_NAMES = [(kind, name) for kind in KINDS for name in registered(kind)]
 
 
 @pytest.mark.parametrize(("kind", "name"), KIND_NAMES)
@@ -259,7 +266,7 @@ def test_a_missing_library_is_a_reason_with_the_install_hint(monkeypatch) -> Non
         assert not status.available and adapter_class(name, kind).install_hint in status.reason
 
 
-@pytest.mark.parametrize("name", list(REGISTRY["mesh"]))
+@pytest.mark.parametrize("name", list(registered("mesh")))
 def test_mesh_writers_round_trip_exactly(name: str, tmp_path: Path) -> None:
     if reason := backend_status(name, "mesh").reason:
         pytest.skip(reason)
@@ -283,7 +290,7 @@ def test_mesh_writers_round_trip_exactly(name: str, tmp_path: Path) -> None:
         assert "threads" in make_adapter(name, threads=2, kind="mesh").is_incompatible(cls.compressors[0], None)
 
 
-@pytest.mark.parametrize("name", list(REGISTRY["codec"]))
+@pytest.mark.parametrize("name", list(registered("codec")))
 def test_codecs_round_trip_every_family_they_offer(name: str) -> None:
     if reason := backend_status(name, "codec").reason:
         pytest.skip(reason)

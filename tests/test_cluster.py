@@ -87,7 +87,6 @@ def test_a_scheduler_without_workers_is_refused_before_anything_is_created(workd
 
 
 def test_cases_run_as_dask_tasks_and_a_lost_worker_is_an_error_row(workdir, plugin_env, monkeypatch):
-    monkeypatch.setenv("IOBENCH_PLUGINS", "slow=crashing_adapter:SlowAdapter")
     private_tmp = workdir / "tmp"  # the cluster's and the workers' files go in the run's scratch, not here
     private_tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(private_tmp))

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import declare_adapters, python_path
 from test_hostile import tree_digest
 
 from benchmarks_lib.environment import machine_name
@@ -173,9 +174,10 @@ class LeakyAdapter(RawAdapter):
 
 def test_a_secret_in_a_librarys_error_is_redacted_in_the_record(tmp_path):
     """A library's error message that quotes credentials becomes an error row without them."""
-    (tmp_path / "leaky_adapter.py").write_text(LEAKY)
-    env = {"IOBENCH_PLUGINS": "leaky=leaky_adapter:LeakyAdapter",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "leaky_adapter.py").write_text(LEAKY)
+    env = {"PYTHONPATH": python_path(declare_adapters(plugins, {"leaky": "leaky_adapter:LeakyAdapter"}))}
     tiny = [a if a != "raw" else "leaky" for a in TINY]
     proc = iobench(tmp_path, *tiny, "--run-id", "leak", "--results-dir", "results", "--scratch-dir", "scratch",
                    env=env)

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import declare_adapters, python_path
 
 from benchmarks_lib.environment import machine_name
 
@@ -499,8 +500,8 @@ def test_a_failure_shows_the_exception_line_not_the_tail_of_its_message(home: Pa
     plugins = home / "plugins"
     plugins.mkdir()
     (plugins / "xml_error_adapter.py").write_text(XML_ADAPTER)
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")])),
-           "IOBENCH_PLUGINS": "xmlerror=xml_error_adapter:XmlErrorAdapter"}
+    declare_adapters(plugins, {"xmlerror": "xml_error_adapter:XmlErrorAdapter"})
+    env = {"PYTHONPATH": python_path(plugins)}
     args = [*TINY[:-1], "xmlerror", "--run-id", "xml"]
     run = iobench(["run", "writers", *args], home, env=env)
     assert run.returncode == 1, run.stderr[-2000:]  # the case failed, the run finished

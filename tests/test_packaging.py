@@ -37,3 +37,19 @@ def test_console_script_and_readme_commands():
     first_block = "\n".join(readme[:6])
     assert "make book" in first_block and "make test" in first_block
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_installed_adapters_are_the_ones_pyproject_declares():
+    """The adapters are found through the installed package's entry points: one group per kind, each as
+    pyproject.toml declares it (a stale install, from before a line was added, would miss a writer)."""
+    from importlib.metadata import entry_points
+
+    from benchmarks_lib.adapters import DISTRIBUTION
+    from benchmarks_lib.adapters.library import ENTRY_POINT_GROUPS
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {group: entries for group, entries in project["entry-points"].items() if group.startswith("iobench.")}
+    assert project["name"] == DISTRIBUTION and set(declared) == set(ENTRY_POINT_GROUPS.values())
+    for group, entries in declared.items():
+        installed = {ep.name: ep.value for ep in entry_points(group=group) if ep.dist and ep.dist.name == DISTRIBUTION}
+        assert installed == entries, f"{group}: the installed metadata is stale; reinstall (pip install -e .)"

@@ -217,9 +217,9 @@ def test_a_wrong_type_names_the_value_and_what_is_allowed(params: dict):
 
 
 def test_backends_are_the_adapters_that_declare_a_threads_setting():
-    from benchmarks_lib.adapters import REGISTRY, adapter_class
+    from benchmarks_lib.adapters import adapter_class, registered
 
-    declared = {name for kind in ("mesh", "array", "codec") for name in REGISTRY[kind]
+    declared = {name for kind in ("mesh", "array", "codec") for name in registered(kind)
                 if (cls := adapter_class(name, kind)).threads_setting is not None and not cls.ignores_threads}
     assert set(BACKENDS) == declared == {"zvtk", "tensorstore", "zarr-python", "zarrs", "blosc", "acquire-zarr"}
 

@@ -98,7 +98,6 @@ def test_a_background_writer_is_on_the_clock_between_calls(plugin_env, tmp_path,
 
 @pytest.mark.parametrize("fsync", [False, True])
 def test_recorded_totals_cover_background_work_and_state_the_fsync(workdir, plugin_env, monkeypatch, fsync):
-    monkeypatch.setenv("IOBENCH_PLUGINS", "background=background_adapter:BackgroundAdapter")
     log = workdir / "busy.jsonl"
     monkeypatch.setenv("IOBENCH_BACKGROUND_LOG", str(log))
     params = {"backends": ["background"], "tests": ["write", "append"], "dims": "t:4,y:32:16,x:48",

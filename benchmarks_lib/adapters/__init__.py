@@ -1,64 +1,79 @@
-"""The registry of adapters: plain data, lazily imported, one namespace per kind.
+"""The registry of adapters: discovered through entry points, lazily imported, one namespace per kind.
 
-Each entry maps a name to ``module:Class``. Kinds (``library.KINDS``): ``array`` (writers and
-readers of array formats), ``mesh`` (mesh writers), ``codec`` (in-memory codecs), ``remote``
-(readers over HTTP). Availability, versions and install hints come from the class's declared
-data (``Library``) through :mod:`benchmarks_lib.availability`, so listing never imports a
-measured library. Names with an option (``ome-writers:tensorstore``) pass the part after the
-colon to the adapter as ``option``. Suites pick their participants with :func:`participants`.
+Each kind (``library.KINDS``: ``array`` writers and readers of array formats, ``mesh`` writers, ``codec``
+in-memory codecs, ``remote`` readers over HTTP) is an entry-point group (``library.ENTRY_POINT_GROUPS``) whose
+entries map a name to ``module:Class``: the built-ins are declared in this package's ``pyproject.toml``, a
+third party's writer in its own package's, and nothing here lists them. Availability, versions, install
+hints, the verifier and the recorded versions come from the class's declared data (``Library``) through
+:mod:`benchmarks_lib.availability`, so listing imports the adapter modules, never a measured library.
+Names with an option (``ome-writers:tensorstore``) pass the part after the colon to the adapter as
+``option``. Suites pick their participants with :func:`participants`.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 
 from ..availability import distribution_version
 from ..specs import SpecError
 from .base import Adapter
-from .library import KINDS, Library
+from .library import ENTRY_POINT_GROUPS, KINDS, Library
 
-_A = "benchmarks_lib.adapters."
-# Ordered within a kind: the raw baseline first, then the writers.
-REGISTRY: dict[str, dict[str, str]] = {
-    "array": {
-        "raw": _A + "raw:RawAdapter",
-        "zarr-python": _A + "zarr_python:ZarrPythonAdapter",
-        "zarrs": _A + "zarrs:ZarrsAdapter",
-        "tensorstore": _A + "tensorstore:TensorstoreAdapter",
-        "acquire-zarr": _A + "acquire_zarr:AcquireZarrAdapter",
-        "ome-writers": _A + "ome_writers:OmeWritersAdapter",
-        "wkw": _A + "wkw:WkwAdapter",
-        "h5py": _A + "h5py:H5pyAdapter",
-    },
-    "mesh": {
-        "zvtk": _A + "zvtk:ZvtkWriter",
-        "vtu": _A + "vtu:VtuWriter",
-    },
-    "codec": {
-        "numcodecs": _A + "numcodecs:NumcodecsCodec",
-        "blosc": _A + "numcodecs:BloscCodec",
-    },
-    # readers of the cache/prefetch chapter (adapters/remote.py): TTree, then Zarr over HTTP
-    "remote": {
-        "root": _A + "root:RootReader",
-        "uproot": _A + "uproot:UprootReader",
-        "zarr-fsspec": _A + "zarr_fsspec:ZarrFsspecReader",
-        "zarr-obstore": _A + "zarr_obstore:ZarrObstoreReader",
-        "tensorstore": _A + "tensorstore_http:TensorstoreHttpReader",
-    },
-}
+#: the distribution whose entry points are the built-ins (listed before any plug-in)
+DISTRIBUTION = "iobench-book"
 
 
-def _register_plugins() -> None:
-    """Extra array adapters from ``IOBENCH_PLUGINS="name=module:Class,..."`` (e.g. your own writer)."""
-    for item in filter(None, os.environ.get("IOBENCH_PLUGINS", "").split(",")):
-        name, _, target = item.partition("=")
-        if not name or ":" not in target:
-            raise SpecError(f"IOBENCH_PLUGINS entry {item!r} is not name=module:Class")
-        REGISTRY["array"].setdefault(name.strip(), target.strip())
+def _load(target: str) -> type[Library]:
+    """The class named by ``module:Class`` (its module imported: never the measured library); ImportError when
+    that fails (a third party's module may be broken: it is then listed with the reason, never fatal)."""
+    module, _, attr = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except ImportError:
+        raise
+    except Exception as exc:
+        raise ImportError(f"{target}: {type(exc).__name__}: {exc}") from exc
+
+
+def _listing_key(name: str, target: str, builtin: bool) -> tuple:
+    """Built-ins first, then by the declared ``order`` and the name; an entry that fails to import last."""
+    try:
+        order = _load(target).order
+    except ImportError:  # a third party's broken module: listed, and ``backend_status`` says why
+        return (not builtin, 1, 0, name)
+    return (not builtin, 0, order, name)
+
+
+@functools.cache
+def _discovered(kind: str) -> dict[str, str]:
+    """name -> ``module:Class`` of ``kind``, in listing order. A name is the built-in's where a plug-in takes it
+    too, else the first distribution's on sys.path."""
+    if kind not in ENTRY_POINT_GROUPS:
+        raise SpecError(f"adapter kind {kind!r} is unknown; allowed: {', '.join(KINDS)}")
+    found: dict[str, tuple[str, bool]] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUPS[kind]):
+        builtin = ep.dist is not None and ep.dist.name == DISTRIBUTION
+        if ep.name not in found or (builtin and not found[ep.name][1]):
+            found[ep.name] = (ep.value, builtin)
+    if not found:
+        raise SpecError(f"no {kind} adapters are registered (entry-point group {ENTRY_POINT_GROUPS[kind]!r}): "
+                        "install this package (pip install -e .) so that its entry points are found")
+    keys = {name: _listing_key(name, target, builtin) for name, (target, builtin) in found.items()}
+    return {name: found[name][0] for name in sorted(found, key=keys.__getitem__)}
+
+
+def registered(kind: str = "array") -> tuple[str, ...]:
+    """Every registered name of ``kind``, in listing order (the raw baseline first, then the writers)."""
+    return tuple(_discovered(kind))
+
+
+def forget_discovered() -> None:
+    """Discover the entry points again on next use (after a distribution was added to sys.path)."""
+    _discovered.cache_clear()
 
 
 @dataclass(frozen=True)
@@ -77,20 +92,12 @@ def _split(name: str) -> tuple[str, str | None]:
     return base, option or None
 
 
-def _entries(kind: str) -> dict[str, str]:
-    if kind not in REGISTRY:
-        raise SpecError(f"adapter kind {kind!r} is unknown; allowed: {', '.join(KINDS)}")
-    _register_plugins()
-    return REGISTRY[kind]
-
-
 def adapter_class(name: str, kind: str = "array") -> type[Library]:
-    entries = _entries(kind)
+    entries = _discovered(kind)
     base, _ = _split(name)
     if base not in entries:
         raise SpecError(f"backend {name!r} is unknown; allowed: {', '.join(entries)}, all")
-    module, _, cls = entries[base].partition(":")
-    return getattr(importlib.import_module(module), cls)
+    return _load(entries[base])
 
 
 #: capabilities shown by ``iobench backends`` (those a class declares)
@@ -112,27 +119,73 @@ def backend_status(name: str, kind: str = "array") -> BackendStatus:
     return BackendStatus(name, reason is None, version, reason, cls.install_hint, caps)
 
 
+def _checked(name: str, kind: str) -> str:
+    """``name``, registered and with an offered option (SpecError otherwise); a plug-in whose module fails to
+    import passes (its skip row says why)."""
+    try:
+        cls = adapter_class(name, kind)
+    except ImportError:
+        return name
+    _, option = _split(name)
+    if option is not None and option not in cls.options:
+        allowed = ", ".join(f"{name.partition(':')[0]}:{o}" for o in cls.options) or "none"
+        raise SpecError(f"backend option {name!r} is unknown; allowed: {allowed}")
+    return name
+
+
+def _expand_all(name: str, kind: str) -> list[str]:
+    try:
+        return adapter_class(name, kind).expand_all()
+    except ImportError:
+        return [name]
+
+
 def expand_backends(names: list[str] | tuple[str, ...], kind: str = "array") -> list[str]:
     """Validate backend names; ``all`` means every registered one (skips become rows)."""
     out: list[str] = []
     for name in names or ["all"]:
-        if name == "all":
-            for base in _entries(kind):
-                out.extend(n for n in adapter_class(base, kind).expand_all() if n not in out)
+        expanded = ([n for base in registered(kind) for n in _expand_all(base, kind)] if name == "all"
+                    else [_checked(name, kind)])
+        out.extend(n for n in expanded if n not in out)
+    return out
+
+
+def _importable(kind: str) -> dict[str, type[Library]]:
+    """The registered classes of ``kind`` whose modules import (a broken plug-in takes part in nothing)."""
+    out = {}
+    for name in registered(kind):
+        try:
+            out[name] = adapter_class(name, kind)
+        except ImportError:
             continue
-        cls = adapter_class(name, kind)  # raises SpecError for unknown names
-        _, option = _split(name)
-        if option is not None and option not in cls.options:
-            allowed = ", ".join(f"{name.partition(':')[0]}:{o}" for o in cls.options) or "none"
-            raise SpecError(f"backend option {name!r} is unknown; allowed: {allowed}")
-        if name not in out:
-            out.append(name)
     return out
 
 
 def participants(kind: str, accepts: Callable[[type[Library]], bool] = lambda cls: True) -> list[str]:
     """Registered names of ``kind`` whose declared capabilities ``accepts`` (no library is imported)."""
-    return [name for name in _entries(kind) if accepts(adapter_class(name, kind))]
+    return [name for name, cls in _importable(kind).items() if accepts(cls)]
+
+
+def _shares_code(a: type, b: type) -> bool:
+    """``a`` and ``b`` share an adapter class (one derives from the other, or both from one: zarrs and a plug-in
+    built on zarr-python's adapter run zarr-python's code)."""
+    return bool(set(a.__mro__) & set(b.__mro__) - set(Adapter.__mro__))
+
+
+def readers_of(writer: Adapter, store: str = "file") -> list[str]:
+    """The array adapters that may verify what ``writer`` wrote to ``store``, in listing order: those that read its
+    ``format`` from that store and are another library (no adapter class in common with it). The one rule every
+    suite verifies by (:func:`benchmarks_lib.suites.verification.verifier`)."""
+    return participants("array", lambda cls: cls.reads_format(writer.format) and store in cls.stores
+                        and not _shares_code(cls, type(writer)))
+
+
+def declared_distributions() -> list[str]:
+    """The distributions every registered adapter declares (``distribution``, ``extra_distributions``), once each
+    in listing order: the versions a run records."""
+    names = (d for kind in KINDS for cls in _importable(kind).values()
+             for d in (cls.distribution, *cls.extra_distributions))
+    return list(dict.fromkeys(names))
 
 
 def make_adapter(name: str, threads: int | None = None, kind: str = "array") -> Library:
@@ -140,5 +193,5 @@ def make_adapter(name: str, threads: int | None = None, kind: str = "array") -> 
     return adapter_class(name, kind)(threads=threads, option=option)
 
 
-__all__ = ["KINDS", "REGISTRY", "Adapter", "BackendStatus", "Library", "adapter_class", "backend_status",
-           "expand_backends", "make_adapter", "participants"]
+__all__ = ["KINDS", "Adapter", "BackendStatus", "Library", "adapter_class", "backend_status", "declared_distributions",
+           "expand_backends", "forget_discovered", "make_adapter", "participants", "readers_of", "registered"]

@@ -21,6 +21,7 @@ _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 
 class AcquireZarrAdapter(Adapter):
     name = "acquire-zarr"
+    order = 40
     module = "acquire_zarr"
     distribution = "acquire-zarr"
     install_hint = "pip install 'iobench-book[acquire-zarr]'"

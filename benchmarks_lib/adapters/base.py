@@ -15,7 +15,8 @@ resizing API use it, the default writes at a running offset.
 Reading: ``open_reader(path, spec)`` then ``read(index)`` for a full read (block by block)
 or a cutout; ``close_reader()``. ``output_files(path)`` lists what to evict and measure.
 
-Verifying: a write is read back by a different library where one reads the format. Where none
+Verifying: a write is read back by a different library where one reads the format (its ``format``
+or one of its ``reads``; :func:`benchmarks_lib.adapters.readers_of`). Where none
 does (HDF5, wkw, raw), ``independent_read(path, spec)`` decodes the files without the writer's
 library (plain file I/O and the codec library) and returns an :class:`IndependentRead`, or
 says why it cannot; the default says there is no such reader.
@@ -56,6 +57,9 @@ class Adapter(Library, ABC):
 
     #: on-disk format, used to pick a *different* library to verify with
     format: ClassVar[str]
+    #: formats it also reads, besides its own (zarr-python reads Zarr v2 and the array inside an OME-Zarr group):
+    #: a writer of any of them may be verified with it
+    reads: ClassVar[tuple[str, ...]] = ()
     #: codec families it can write ("none", "lz4", "zstd", "gzip", "blosc")
     codecs: ClassVar[frozenset[str]] = frozenset({"none"})
     #: blosc compressors it can write, when "blosc" is in codecs
@@ -79,6 +83,11 @@ class Adapter(Library, ABC):
         self.spec: ArraySpec | None = None
         self.path: Path | None = None
         self._next = 0
+
+    @classmethod
+    def reads_format(cls, format: str) -> bool:
+        """It reads stores of ``format`` (with ``open_reader``)."""
+        return cls.supports_read and (format == cls.format or format in cls.reads)
 
     @property
     def label(self) -> str:

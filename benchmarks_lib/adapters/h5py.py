@@ -35,8 +35,10 @@ def hdf5_filter(codec: CodecSpec) -> dict:
 
 class H5pyAdapter(Adapter):
     name = "h5py"
+    order = 70
     module = "h5py"
     distribution = "h5py"
+    extra_distributions = ("hdf5plugin",)
     install_hint = "pip install 'iobench-book[h5py]'  (h5py + hdf5plugin)"
     format = "hdf5"
     codecs = frozenset({"none", "lz4", "zstd", "gzip", "blosc"})

@@ -2,7 +2,9 @@
 reader): its name, the library and modules it needs, how to install them, its variants.
 
 These are class variables (data), so the registry, the CLI and the book can show them without
-importing the measured library; an adapter imports its library inside its methods.
+importing the measured library; an adapter imports its library inside its methods. An adapter is found
+through the entry-point group of its kind (``ENTRY_POINT_GROUPS``): the built-ins are declared in this
+package's ``pyproject.toml``, a third party's writer in its own package's.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from typing import ClassVar
 
 from ..availability import missing_modules, not_installed
 
-#: kinds of adapters, each a namespace of the registry
-KINDS = ("array", "mesh", "codec", "remote")
+#: the entry-point group of each kind of adapter (``name = "module:Class"``), each a namespace of names
+ENTRY_POINT_GROUPS = {"array": "iobench.adapters", "mesh": "iobench.adapters.mesh",
+                      "codec": "iobench.adapters.codec", "remote": "iobench.adapters.remote"}
+#: kinds of adapters
+KINDS = tuple(ENTRY_POINT_GROUPS)
 
 
 class Library:
@@ -25,6 +30,8 @@ class Library:
     extra_modules: ClassVar[tuple[str, ...]] = ()
     #: distribution whose version is recorded
     distribution: ClassVar[str]
+    #: further distributions it runs through, whose versions every run records too (a codec plugin, a client)
+    extra_distributions: ClassVar[tuple[str, ...]] = ()
     #: how to install it
     install_hint: ClassVar[str]
     #: where the threads knob lives, or None when the library has no such setting
@@ -34,6 +41,9 @@ class Library:
     #: variants selectable as ``name:option`` (e.g. tensorstore:zarr2)
     options: ClassVar[tuple[str, ...]] = ()
     notes: ClassVar[str] = ""
+    #: where it is listed within its kind, lower first (and preferred first as a verifier); the built-ins come
+    #: before any plug-in, the raw baseline first
+    order: ClassVar[int] = 100
 
     @classmethod
     def missing_reason(cls, option: str | None = None) -> str | None:
@@ -55,4 +65,4 @@ class Library:
         return [cls.name]
 
 
-__all__ = ["KINDS", "Library"]
+__all__ = ["ENTRY_POINT_GROUPS", "KINDS", "Library"]

@@ -16,6 +16,7 @@ from .codec_base import ChunkCodec, Codec
 
 class NumcodecsCodec(Codec):
     name = "numcodecs"
+    order = 10
     module = "numcodecs"
     distribution = "numcodecs"
     install_hint = "pip install 'iobench-book[zarr]'  (numcodecs)"
@@ -46,6 +47,7 @@ class NumcodecsCodec(Codec):
 
 class BloscCodec(NumcodecsCodec):
     name = "blosc"
+    order = 20
     codecs = frozenset({"blosc"})
     threads_setting = "numcodecs.blosc.set_nthreads"
     notes = "numcodecs Blosc, in memory, with blosc's own threads inside each chunk"

@@ -26,6 +26,7 @@ BACKENDS = {"tensorstore": ("tensorstore",), "acquire-zarr": ("acquire_zarr",),
 
 class OmeWritersAdapter(Adapter):
     name = "ome-writers"
+    order = 50
     module = "ome_writers"
     distribution = "ome-writers"
     install_hint = "pip install 'iobench-book[ome-writers]'  (plus the backend library)"

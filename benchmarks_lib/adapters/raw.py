@@ -13,6 +13,7 @@ from .base import Adapter, IndependentRead
 
 class RawAdapter(Adapter):
     name = "raw"
+    order = 0
     module = "numpy"
     distribution = "numpy"
     install_hint = "pip install numpy"

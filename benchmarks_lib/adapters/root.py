@@ -21,6 +21,7 @@ from .remote import RemoteReader, is_url, timed_read
 
 class RootReader(RemoteReader):
     name = "root"
+    order = 10
     module = "ROOT"
     distribution = "root"
     install_hint = "pip install --pre root  (or the package extra: pip install 'iobench-book[root]')"

@@ -53,10 +53,12 @@ def zarr2_compressor(codec: CodecSpec) -> dict | None:
 
 class TensorstoreAdapter(Adapter):
     name = "tensorstore"
+    order = 30
     module = "tensorstore"
     distribution = "tensorstore"
     install_hint = "pip install 'iobench-book[tensorstore]'"
     format = "zarr3"
+    reads = ("ome-zarr",)
     options = ("zarr3", "zarr2")
     codecs = frozenset({"none", "zstd", "gzip", "blosc"})
     supports_sharding = True

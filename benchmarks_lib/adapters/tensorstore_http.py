@@ -8,6 +8,7 @@ from .zarr_http import CLIENT_CACHE_BYTES, SelectionReader, ZarrHttpReader
 
 class TensorstoreHttpReader(ZarrHttpReader):
     name = "tensorstore"
+    order = 50
     module = "tensorstore"
     distribution = "tensorstore"
     install_hint = "pip install tensorstore"

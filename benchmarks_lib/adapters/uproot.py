@@ -21,6 +21,7 @@ SOURCES = {
 
 class UprootReader(RemoteReader):
     name = "uproot"
+    order = 20
     module = "uproot"
     distribution = "uproot"
     install_hint = "pip install uproot  (or the package extra: pip install 'iobench-book[root]')"

@@ -14,9 +14,11 @@ from .mesh_base import MeshWriter
 
 class VtuWriter(MeshWriter):
     name = "vtu"
+    order = 20
     module = "pyvista"
     extra_modules = ("vtk",)
     distribution = "pyvista"
+    extra_distributions = ("vtk",)
     install_hint = "pip install 'iobench-book[zvtk]'  (pyvista, vtk)"
     extension = ".vtu"
     #: VTK XML compressors offered by pyvista's ``DataSet.save`` ("none" writes uncompressed)

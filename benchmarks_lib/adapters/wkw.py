@@ -30,6 +30,7 @@ class WkwAdapter(Adapter):
     """
 
     name = "wkw"
+    order = 60
     module = "wkw"
     distribution = "wkw"
     install_hint = "pip install 'iobench-book[wkw]'"

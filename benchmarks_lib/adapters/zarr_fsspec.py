@@ -10,7 +10,9 @@ from .zarr_http import ZarrPythonHttpReader
 
 class ZarrFsspecReader(ZarrPythonHttpReader):
     name = "zarr-fsspec"
+    order = 30
     extra_modules = ("fsspec", "aiohttp")
+    extra_distributions = ("fsspec", "aiohttp")
     install_hint = "pip install 'zarr>=3' fsspec aiohttp"
     s3_modules = ("s3fs",)
     warm_up_modules = ("fsspec.implementations.http",)

@@ -10,7 +10,9 @@ from .zarr_http import CLIENT_CACHE_BYTES, ZarrPythonHttpReader
 
 class ZarrObstoreReader(ZarrPythonHttpReader):
     name = "zarr-obstore"
+    order = 40
     extra_modules = ("obstore",)
+    extra_distributions = ("obstore",)
     install_hint = "pip install 'zarr>=3' obstore"
     warm_up_modules = ("obstore.store", "zarr.experimental.cache_store")
     notes = "zarr.storage.ObjectStore(obstore HTTPStore or S3Store); cache: zarr.experimental CacheStore (256 MiB)"

@@ -44,10 +44,13 @@ def zarr_store(path: Path | S3Target, read_only: bool = False):
 
 class ZarrPythonAdapter(Adapter):
     name = "zarr-python"
+    order = 10
     module = "zarr"
     distribution = "zarr"
+    extra_distributions = ("numcodecs",)
     install_hint = "pip install 'iobench-book[zarr]'  (zarr>=3)"
     format = "zarr3"
+    reads = ("zarr2", "ome-zarr")
     codecs = frozenset({"none", "lz4", "zstd", "gzip", "blosc"})
     supports_sharding = True
     writes_regions = True

@@ -14,6 +14,7 @@ from .zarr_python import ZarrPythonAdapter
 
 class ZarrsAdapter(ZarrPythonAdapter):
     name = "zarrs"
+    order = 20
     module = "zarrs"
     distribution = "zarrs"
     install_hint = "pip install 'iobench-book[zarrs]'  (zarrs, with zarr>=3)"

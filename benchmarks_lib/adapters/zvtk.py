@@ -11,6 +11,7 @@ from .mesh_base import MeshWriter
 
 class ZvtkWriter(MeshWriter):
     name = "zvtk"
+    order = 10
     module = "zvtk"
     distribution = "zvtk"
     install_hint = "pip install 'iobench-book[zvtk]'"

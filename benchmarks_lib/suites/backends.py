@@ -17,8 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..adapters import adapter_class, backend_status, make_adapter, participants
-from ..adapters.base import Adapter
+from ..adapters import adapter_class, backend_status, make_adapter, participants, readers_of
 from ..adapters.codec_base import ChunkCodec
 from ..adapters.library import Library
 from ..adapters.mesh_base import MeshWriter
@@ -29,6 +28,7 @@ from ..specs import ArraySpec, SpecError
 from . import CaseContext
 from .common import remove_output
 from .roundtrip import ArrayData, RoundTrip, measure_round_trips, skip_rows
+from .verification import verifier
 
 #: the kinds these suites measure, in the order their backends are listed
 MEASURED_KINDS = ("mesh", "array", "codec")
@@ -136,17 +136,6 @@ def same_array(got: Any, want: np.ndarray) -> bool:
     return got.dtype == want.dtype and got.shape == want.shape and bool(np.array_equal(got, want))
 
 
-def format_readers(writer: Adapter) -> list[str]:
-    """Registered array adapters that read what ``writer`` writes (its format), in registry order."""
-    return [name for name in participants("array", lambda cls: cls.supports_read and cls.format == writer.format)
-            if name != writer.name]
-
-
-def verifying_reader(writer: Adapter) -> str | None:
-    """For a write-only writer: the first installed library that reads its format, or None."""
-    return next((name for name in format_readers(writer) if backend_status(name).available), None)
-
-
 def array_point_reason(who: SuiteBackend, spec: ArraySpec, threads: int) -> str | None:
     """Why ``who`` cannot measure ``spec`` with ``threads`` here (not installed, not offered), or None."""
     if reason := who.unavailable_reason():
@@ -156,10 +145,10 @@ def array_point_reason(who: SuiteBackend, spec: ArraySpec, threads: int) -> str 
         return adapter.is_incompatible(spec.codec)
     if reason := adapter.is_incompatible(spec, "write"):
         return reason
-    if not adapter.supports_read and verifying_reader(adapter) is None:
-        readers = format_readers(adapter)
-        return (f"{who.name} cannot read, and no library that reads {adapter.format} is installed to verify it; "
-                f"install one of: {', '.join(readers) or 'none registered'}")
+    if not adapter.supports_read and verifier(adapter, spec) is None:
+        readers = readers_of(adapter)
+        return (f"{who.name} cannot read, and no library that reads {adapter.format} ({spec.codec}) is installed to "
+                f"verify it; install one of: {', '.join(readers) or 'none registered'}")
     return None
 
 
@@ -168,7 +157,7 @@ def adapter_round_trip(backend: str, spec: ArraySpec, data: np.ndarray, checksum
     """An array writer through its adapter: create + write + finalize, then open + full read.
 
     A write-only writer (acquire-zarr) has only its write timed; another library reads it back
-    to verify (:func:`verifying_reader`).
+    to verify (:func:`.verification.verifier`).
     """
     full = tuple(slice(0, n) for n in spec.shape)
 
@@ -197,7 +186,7 @@ def adapter_round_trip(backend: str, spec: ArraySpec, data: np.ndarray, checksum
     rt = RoundTrip(write=write, read=read, verify=verify, files=files, path=path,
                    stored_bytes=lambda: disk_usage(path).logical_bytes, writer_fsyncs=bool(writer.fsyncs))
     if not writer.supports_read:
-        reader = verifying_reader(writer)
+        reader = verifier(writer, spec)
         if reader is None:
             raise Unavailable(f"{backend} cannot read, and no library that reads {writer.format} is installed")
         rt.read, rt.timed_read = adapter_round_trip(reader, spec, data, checksum, path, threads=None).read, False
@@ -247,9 +236,7 @@ __all__ = [
     "backend_names",
     "case_warmups",
     "codec_round_trip",
-    "format_readers",
     "measure_mesh",
     "mesh_round_trip",
     "suite_backend",
-    "verifying_reader",
 ]

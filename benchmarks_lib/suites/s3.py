@@ -43,7 +43,7 @@ from .backends import backend_names
 from .common import RUN_KEYS, preferred_spec, with_defaults
 from .eviction import StoreEvictions
 from .roundtrip import ceiling_bytes, skip_rows
-from .verification import sample_regions, verify_scope
+from .verification import sample_regions, verifier, verify_scope
 
 NAME = "s3"
 BACKENDS = backend_names(lambda cls: "s3" in getattr(cls, "stores", ()), kinds=("array",))
@@ -101,16 +101,6 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     return [Case(NAME, name, {**common, "latency_ms": latency}) for latency in latencies for name in names]
 
 
-def _verifier(backend: str) -> str | None:
-    """Another library that reads Zarr from S3 (not this adapter's subclass or base)."""
-    cls = adapter_class(backend, "array")
-    for name in BACKENDS:
-        other = adapter_class(name, "array")
-        if other.supports_read and not issubclass(other, cls) and not issubclass(cls, other):
-            return name
-    return None
-
-
 def _object_bytes(target: S3Target) -> tuple[int, int]:
     """(objects, bytes) under the prefix."""
     sizes = [size for _, size in list_objects(target)]
@@ -132,8 +122,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     columns["client_concurrency"], columns["client_concurrency_setting"] = concurrency or (None, None)
     if reason := cls().is_incompatible(spec, "write"):
         return skip_rows(reason, columns)
-    verifier = _verifier(backend)
-    columns["verified_by"] = verifier
+    verified_by = verifier(cls(), spec, "s3")  # another library that reads this from S3
+    columns["verified_by"] = verified_by
     values = dataset.region(tuple(slice(None) for _ in dims.shape))  # before any clock
     rows: list[dict] = []
     with ExitStack() as stack:
@@ -201,8 +191,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                              "verified": ok, "objects": objects, "bytes_on_disk": stored}
             if it >= 0:  # a warm-up round is not verified (nor recorded)
                 scope = verify_scope(ctx.profile, it)
-                verified = _verify(verifier, direct, spec, values, scope) if verifier else None
-                row.update(verified=verified, verified_scope=scope if verifier else None)
+                verified = _verify(verified_by, direct, spec, values, scope) if verified_by else None
+                row.update(verified=verified, verified_scope=scope if verified_by else None)
                 rows.append(row)
                 if read_row:
                     rows.append(read_row)
@@ -237,9 +227,9 @@ def _part_bytes(traffic: dict, stored: int) -> float | None:
     return stored / parts if parts else None
 
 
-def _verify(verifier: str, target: S3Target, spec: ArraySpec, values: np.ndarray, scope: str = "full") -> bool:
+def _verify(reader_name: str, target: S3Target, spec: ArraySpec, values: np.ndarray, scope: str = "full") -> bool:
     """The array read back by another library: whole, or (``scope`` ``sampled``) a few of its chunks."""
-    reader = adapter_class(verifier, "array")()
+    reader = adapter_class(reader_name, "array")()
     reader.open_reader(target, spec)
     regions = sample_regions(spec) if scope == "sampled" else [tuple(slice(None) for _ in spec.shape)]
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..adapters import backend_status, make_adapter
+from ..adapters import backend_status, make_adapter, readers_of
 from ..adapters.base import Adapter, IndependentRead
 from ..datasets import checksum_blocks
 from ..measure.ledger import phase
@@ -21,24 +21,12 @@ from .blocks import BlockSource, block_indices
 FULL_VERIFY_PROFILES = ("standard", "seed")
 SAMPLE_CHUNKS = 4
 
-#: readers used to verify a format, in order of preference (a different library first)
-VERIFIERS = {
-    "zarr3": ("zarr-python", "tensorstore"),
-    "zarr2": ("zarr-python", "tensorstore"),
-    "ome-zarr": ("zarr-python", "tensorstore"),
-    "hdf5": ("h5py",),
-    "wkw": ("wkw",),
-    "raw": ("raw",),
-}
-
-
-def verifier(writer: Adapter, spec: ArraySpec) -> str | None:
-    """A different library that is installed and can read this codec, or None when there is none."""
-    for name in VERIFIERS.get(writer.format, ()):
-        if name != writer.name and backend_status(name).available and \
-                make_adapter(name).is_incompatible(spec, "read") is None:
-            return name
-    return None
+def verifier(writer: Adapter, spec: ArraySpec, store: str = "file") -> str | None:
+    """The library that verifies what ``writer`` wrote with ``spec`` to ``store``: the first of
+    :func:`~benchmarks_lib.adapters.readers_of` (another library that reads its format, as each adapter declares)
+    that is installed and reads this codec and layout; None when there is none. Every suite chooses here."""
+    return next((name for name in readers_of(writer, store) if backend_status(name).available
+                 and make_adapter(name).is_incompatible(spec, "read") is None), None)
 
 
 def read_checksum(reader: Adapter, spec: ArraySpec, step: int) -> str:
