@@ -188,8 +188,10 @@ def _client(spec: str, local_directory: Path) -> tuple[Any, Callable[[], None]]:
     from .environment import usable_cores
 
     workers = int(spec.partition(":")[2] or usable_cores())
-    # a lost worker fails its task at once (no silent re-run of a half-measured case elsewhere)
-    cluster = start_local_cluster(workers, local_directory, {"distributed.scheduler.allowed-failures": 0})
+    # a lost worker fails its task at once (no silent re-run of a half-measured case elsewhere); a worker holds one
+    # task at a time (saturation 1.0: nothing queued on it), so a lost worker fails no case it had not started
+    cluster = start_local_cluster(workers, local_directory, {"distributed.scheduler.allowed-failures": 0,
+                                                             "distributed.scheduler.worker-saturation": 1.0})
     client = Client(cluster)
     return client, lambda: (client.close(), cluster.close())
 
