@@ -133,12 +133,12 @@ def progress_reporter():
 
 def print_run(df, suite_name: str, title: str) -> None:
     """The ceiling, the suite's own summary table and the failed cases of a run."""
-    from .chapters.common import ceiling_table, failures
+    from .chapters.common import ceiling_table, failures, suite_summary
     from .suites import get_suite
 
     suite = get_suite(suite_name)
     console.print(_table(ceiling_table(df), "Ceiling (same run)"))
-    console.print(_table(suite.summary_table(df), title, index=suite.summary is not None))
+    console.print(_table(suite_summary(suite, df), title, index=suite.summary is not None))
     bad = failures(df)
     if not bad.empty:
         console.print(_table(bad, "Failed cases (their error rows are recorded)", title_style="red"))

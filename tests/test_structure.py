@@ -1,0 +1,154 @@
+"""The package's spine: no import cycles between its modules, and no module importing one of a higher layer.
+
+Every ``import`` of ``benchmarks_lib`` is read with ``ast`` (those inside functions too, relative and absolute), so
+a cycle hidden in a function-local import fails here as surely as one at the top of a module. A package's
+``__init__`` may import its own submodules (it is the package); a submodule importing its package's ``__init__``
+back is a cycle like any other.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "benchmarks_lib"
+SOURCE = Path(__file__).resolve().parent.parent / PACKAGE
+
+#: bottom to top: a module may import modules of its own layer or of a lower one, never of a higher one.
+#: A name ending in "." is a package prefix (every module under it); the longest matching name wins.
+LAYERS: list[tuple[str, list[str]]] = [
+    ("foundations", ["specs", "paths", "untrusted", "redact", "signals", "terminal", "availability", "stats",
+                     "executor", "address", "scratch", "preflight"]),
+    ("measure", ["measure."]),
+    ("data", ["datasets", "meshes", "storage", "records", "environment", "crosscheck"]),
+    ("adapters", ["adapters."]),
+    ("inputs and servers", ["inputs.", "servers."]),
+    ("suites", ["suites."]),
+    ("running", ["worker", "workers", "runner", "cluster", "ceiling"]),
+    ("chapters", ["chapters."]),
+    ("pages", ["frontpage", "pages", "vendor", "sphinx_offline"]),
+    ("book", ["book"]),
+    ("command line", ["cli", "__main__", ""]),
+]
+
+
+def module_name(path: Path) -> str:
+    """``servers/__init__.py`` -> ``servers``; ``cli.py`` -> ``cli``; the package's own ``__init__.py`` -> ``""``."""
+    parts = list(path.relative_to(SOURCE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(SOURCE.rglob("*.py"))}
+
+
+def _resolve(name: str, imported: list[str]) -> set[str]:
+    """The modules that ``from <name> import <imported>`` (or ``import <name>``) reaches: the names that are
+    submodules, else the module ``name`` itself."""
+    known = modules()
+    targets = {f"{name}.{item}".strip(".") for item in imported if f"{name}.{item}".strip(".") in known}
+    if len(targets) < len(imported) or not imported:
+        while name not in known:  # `import benchmarks_lib.a.b.c` where c is an attribute
+            name = name.rpartition(".")[0]
+        targets.add(name)
+    return targets
+
+
+def imports_of(name: str) -> set[str]:
+    """The modules of the package that module ``name`` imports, anywhere in its source."""
+    path = modules()[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == PACKAGE or alias.name.startswith(PACKAGE + "."):
+                    found |= _resolve(alias.name.removeprefix(PACKAGE).lstrip("."), [])
+        elif isinstance(node, ast.ImportFrom):
+            items = [alias.name for alias in node.names]
+            if node.level:
+                base = package.split(".") if package else []
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            elif node.module and (node.module == PACKAGE or node.module.startswith(PACKAGE + ".")):
+                target = node.module.removeprefix(PACKAGE).lstrip(".")
+            else:
+                continue
+            found |= _resolve(target, items)
+    found.discard(name)
+    return found
+
+
+@cache
+def graph() -> dict[str, frozenset[str]]:
+    return {name: frozenset(imports_of(name)) for name in modules()}
+
+
+def find_cycle(edges: dict[str, frozenset[str]]) -> list[str] | None:
+    """One import cycle as ``[a, b, ..., a]``, or None (an iterative depth-first search)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    for start in sorted(edges):
+        if start in state:
+            continue
+        path, stack = [start], [iter(sorted(edges[start]))]
+        state[start] = 1
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(step) == 1:
+                return [*path[path.index(step):], step]
+            elif step not in state:
+                state[step] = 1
+                path.append(step)
+                stack.append(iter(sorted(edges[step])))
+    return None
+
+
+def layer_of(name: str) -> int:
+    """The index in LAYERS of the longest entry naming ``name`` (a module, or a package prefix ending in ".")."""
+    best, index = -1, None
+    for position, (_, entries) in enumerate(LAYERS):
+        for entry in entries:
+            prefix = entry.rstrip(".")
+            matches = name == prefix or (entry.endswith(".") and name.startswith(entry))
+            if matches and len(prefix) > best:
+                best, index = len(prefix), position
+    assert index is not None, f"module {name or PACKAGE!r} is in no layer: add it to LAYERS in {Path(__file__).name}"
+    return index
+
+
+def test_every_module_is_read():
+    assert {"cli", "runner", "servers", "servers.link", "adapters.base", ""} <= set(modules())
+    assert "measure.probe" in graph()["measure"]  # a package __init__ importing its submodule is seen
+    assert "runner" in imports_of("cli")
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a"})}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": frozenset({"b"}), "b": frozenset()}) is None
+
+
+def test_no_import_cycles():
+    cycle = find_cycle(graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_every_module_has_a_layer():
+    for name in modules():
+        layer_of(name)
+
+
+def test_no_module_imports_upward():
+    upward = [
+        f"{name} ({LAYERS[layer_of(name)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+        for name, targets in sorted(graph().items())
+        for target in sorted(targets)
+        if layer_of(target) > layer_of(name)
+    ]
+    assert not upward, "imports running up the layers:\n" + "\n".join(upward)
