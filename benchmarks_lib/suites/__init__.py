@@ -90,7 +90,7 @@ class Suite:
     #: case -> worker processes it starts at once on this machine (Dask workers); more than a few per core need --yes
     local_processes: Callable[[Case], int] | None = None
     #: case -> True when it reads or writes a user's own S3 endpoint: its process keeps the user's AWS environment
-    #: (every other case's process has none of it: see ``runner.worker_environ``)
+    #: (every other case's process has none of it: see ``executor.worker_environ``)
     user_s3: Callable[[Case], bool] = lambda case: False
     #: True when its cases of one backend may run one after another in one worker process (the runner orders
     #: them so): its libraries keep no state between cases that matters (``workers``); False: a fresh one each
