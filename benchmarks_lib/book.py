@@ -8,39 +8,20 @@ Executed copies go to ``book/executed/`` (ignored by git); the HTML to ``_build/
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import json
 import os
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from .records import read_run_json
+from .notebooks import chapter_notebooks, executed_run_id, notebook_parameters, notebook_suite
+from .paths import REFERENCE, RESULTS_DIR, ROOT
+from .records import newest_runs, read_run_json
 from .specs import SpecError, parse_profile, parse_seconds
+from .sphinx_offline import STATIC_WIDGETS
 from .terminal import visible
-
-ROOT = Path(__file__).resolve().parent.parent
-EXECUTED = "book/executed/"
-#: the committed reference run (``standard`` profile): the published book's numbers, shown beside the reader's
-REFERENCE = ROOT / "reference"
-
-
-def chapter_notebooks(root: Path = ROOT) -> tuple[str, ...]:
-    """The chapters that are executed notebooks, in the order of ``_toc.yml`` (the one list of chapters)."""
-    import yaml
-
-    if not (root / "_toc.yml").exists():  # an installed package without the book's sources
-        return ()
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    files = [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", []) if "file" in c]
-    return tuple(f[len(EXECUTED):] for f in files
-                 if f.startswith(EXECUTED) and (root / "notebooks" / f"{f[len(EXECUTED):]}.ipynb").exists())
-
-
-NOTEBOOKS = chapter_notebooks()
 
 
 def project_root(root: str | Path | None = None) -> Path:
@@ -57,50 +38,6 @@ BOOK_PARAMETERS = ("PROFILE", "RESULTS_DIR", "RUN_ID")
 
 class BookError(RuntimeError):
     """A notebook failed to execute or the book failed to build (one line; the log says more)."""
-
-
-def _tagged_source(path: Path, tag: str) -> str:
-    """The source of a notebook's first cell tagged ``tag`` ('' when there is none)."""
-    nb = json.loads(path.read_text())
-    for cell in nb.get("cells", []):
-        if tag in cell.get("metadata", {}).get("tags", []):
-            return "".join(cell["source"])
-    return ""
-
-
-def _assignments(path: Path, tag: str) -> dict[str, ast.expr]:
-    """Name -> value expression of the assignments in a notebook's cell tagged ``tag`` (read, never executed)."""
-    tree = ast.parse(_tagged_source(path, tag))
-    return {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-            for t in node.targets if isinstance(t, ast.Name)}
-
-
-def notebook_suite(path: Path) -> str | None:
-    """The suite a chapter notebook measures: the name in its one ``run_or_load("<suite>", ...)`` call; None for a
-    chapter that measures nothing and reads the recorded runs instead (``compare``)."""
-    nb = json.loads(path.read_text())
-    code = "\n".join("".join(c["source"]) for c in nb.get("cells", []) if c.get("cell_type") == "code")
-    names = set(re.findall(r"run_or_load\(\s*[\"']([\w-]+)[\"']", code))
-    if not names and "run_or_load(" not in code:
-        return None
-    if len(names) != 1:
-        raise SpecError(f"notebook {path.name} must call run_or_load exactly once with a suite name; found {names}")
-    return names.pop()
-
-
-def newest_runs(results_dir: Path, unfinished: dict[str, Path] | None = None) -> dict[str, Path]:
-    """Suite -> its newest finished run under ``results_dir`` (none when the directory does not exist). A run
-    still in progress or interrupted (no ``finished_at``) is passed over; ``unfinished`` gets the newest of each."""
-    from .records import read_run_json, run_dirs, run_is_finished
-
-    suites: dict[str, Path] = {}
-    for run_dir in reversed(run_dirs(results_dir)):  # oldest first: the newest of a suite wins
-        meta = read_run_json(run_dir / "run.json")
-        if run_is_finished(meta):
-            suites[meta["suite"]] = run_dir
-        elif unfinished is not None:
-            unfinished[meta["suite"]] = run_dir
-    return suites
 
 
 def recorded_runs(results_dir: Path, names: list[str], root: Path) -> dict[str, Path]:
@@ -121,23 +58,6 @@ def recorded_runs(results_dir: Path, names: list[str], root: Path) -> dict[str, 
                             f"{', '.join(sorted(s for s in suites if s)) or 'none'}")
         out[name] = suites[suite]
     return out
-
-
-def notebook_parameters(path: Path) -> list[str]:
-    """The names assigned in a notebook's cell tagged ``parameters``."""
-    return list(_assignments(path, "parameters"))
-
-
-def executed_run_id(path: Path) -> str | None:
-    """The run an executed notebook shows: the ``RUN_ID`` papermill injected, or the run directory's name when
-    it was drawn from a recorded run (``LOAD_RUN``, as ``--from`` injects it); None when neither is a literal."""
-    injected = _assignments(path, "injected-parameters") if path.exists() else {}
-    for key in ("RUN_ID", "LOAD_RUN"):
-        with contextlib.suppress(ValueError, TypeError):
-            value = ast.literal_eval(injected[key]) if key in injected else None
-            if isinstance(value, str) and value:
-                return value if key == "RUN_ID" else Path(value).name
-    return None
 
 
 def split_parameters(parameters: dict, names: list[str], root: Path) -> dict[str, dict]:
@@ -284,11 +204,6 @@ def hide_injected_parameters(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-#: set (to "1") in the environment of the Jupyter Book build when the widget scripts cannot be had: the
-#: book's Sphinx extension then loads none, and the explorer page shows its static figure
-STATIC_WIDGETS = "IOBENCH_STATIC_WIDGETS"
-
-
 def widget_scripts(root: Path) -> str | None:
     """Fetch (once; then cached) the explorer's pinned widget scripts before anything runs: None when they are
     there, else one line saying what is missing and how to fetch it."""
@@ -306,7 +221,7 @@ def widget_scripts(root: Path) -> str | None:
 def build_book(
     *,
     profile: str = "quick",
-    results_dir: str | Path = "results",
+    results_dir: str | Path = RESULTS_DIR,
     execute: bool = True,
     notebooks: list[str] | None = None,
     parameters: dict | None = None,
@@ -330,10 +245,11 @@ def build_book(
     if timeout is not None:
         timeout = parse_seconds(timeout, "--timeout", minimum=1)
     root = project_root(root)
-    names = notebooks or list(NOTEBOOKS)
-    unknown = [n for n in names if n not in NOTEBOOKS]
+    chapters = chapter_notebooks(root)
+    names = notebooks or list(chapters)
+    unknown = [n for n in names if n not in chapters]
     if unknown:
-        raise SpecError(f"notebook {unknown[0]!r} is unknown; allowed: {', '.join(NOTEBOOKS)}")
+        raise SpecError(f"notebook {unknown[0]!r} is unknown; allowed: {', '.join(chapters)}")
     per_notebook = split_parameters(parameters or {}, names, root)
     recorded: dict[str, Path] = {}
     if from_runs is not None:
@@ -359,8 +275,8 @@ def build_book(
     results = Path(results_dir)
     if not results.is_absolute():
         results = Path.cwd() / results
-    suites = {n: notebook_suite(root / "notebooks" / f"{n}.ipynb") for n in NOTEBOOKS}
-    for name in sorted(NOTEBOOKS, key=lambda n: suites[n] is None):  # the runs first, then the chapters reading them
+    suites = {n: notebook_suite(root / "notebooks" / f"{n}.ipynb") for n in chapters}
+    for name in sorted(chapters, key=lambda n: suites[n] is None):  # the runs first, then the chapters reading them
         target = out_dir / f"{name}.ipynb"
         common = {"results_dir": results, "out_dir": out_dir, "root": root, "env": kernel_env}
         if execute and name in names and suites[name] is None:
@@ -381,13 +297,13 @@ def build_book(
             target.write_text((root / "notebooks" / f"{name}.ipynb").read_text())
         elif run_id := executed_run_id(target):  # built earlier: its machine figures still belong here
             run_ids[name] = run_id
-    from .pages import write_answers_page, write_machine_page, write_parameters_page  # pages read this module
+    from .pages import write_answers_page, write_machine_page, write_parameters_page
 
     write_machine_page(results, out_dir, list(run_ids.values()))
     reference = root / REFERENCE.name
-    write_answers_page(root, results, out_dir, run_ids, NOTEBOOKS,
+    write_answers_page(root, results, out_dir, run_ids, chapters,
                        reference=reference if reference.resolve() != results.resolve() else None)
-    write_parameters_page(root, NOTEBOOKS, out_dir)
+    write_parameters_page(root, chapters, out_dir)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "-W", "-n", "--keep-going"]
     jb_env = {**os.environ, **({STATIC_WIDGETS: "1"} if widgets is not None else {})}
     jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=jb_env)

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .paths import RESULTS_DIR
 from .redact import redact
 from .signals import Terminated, sigterm_as_interrupt
 from .specs import PROFILES, SpecError
@@ -133,12 +134,12 @@ def progress_reporter():
 
 def print_run(df, suite_name: str, title: str) -> None:
     """The ceiling, the suite's own summary table and the failed cases of a run."""
-    from .chapters.common import ceiling_table, failures
+    from .chapters.common import ceiling_table, failures, suite_summary
     from .suites import get_suite
 
     suite = get_suite(suite_name)
     console.print(_table(ceiling_table(df), "Ceiling (same run)"))
-    console.print(_table(suite.summary_table(df), title, index=suite.summary is not None))
+    console.print(_table(suite_summary(suite, df), title, index=suite.summary is not None))
     bad = failures(df)
     if not bad.empty:
         console.print(_table(bad, "Failed cases (their error rows are recorded)", title_style="red"))
@@ -233,11 +234,10 @@ def cmd_book(args: argparse.Namespace) -> int:
 
 
 def cmd_ceiling(args: argparse.Namespace) -> int:
-    import os
-
     from .availability import find_program, not_installed
     from .ceiling import FioError, run_fio
     from .chapters.common import ceiling_table
+    from .paths import resolve_scratch_root
     from .runner import run_suite
     from .scratch import claim_scratch, remove_tree
     from .specs import parse_size
@@ -250,8 +250,7 @@ def cmd_ceiling(args: argparse.Namespace) -> int:
     ours = ceiling_table(result.df).set_index("operation")["GB/s median"]
     console.print(_table(ceiling_table(result.df), "Ceiling"))
     if args.fio:
-        root = args.scratch_dir or os.environ.get("IOBENCH_SCRATCH", ".iobench-scratch")
-        scratch = claim_scratch(root, f"fio-{result.meta['run_id']}")
+        scratch = claim_scratch(resolve_scratch_root(args.scratch_dir), f"fio-{result.meta['run_id']}")
         try:
             fio = run_fio(scratch, nbytes)
         except FioError as exc:
@@ -287,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="go ahead with a run larger than its profile's disk budget or the free memory")
 
     def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--results-dir", default="results", help="where runs are stored (default: results/)")
+        sp.add_argument("--results-dir", default=RESULTS_DIR, help="where runs are stored (default: results/)")
         sp.add_argument("--profile", default="quick", choices=PROFILES, help="size profile (default: quick)")
 
     sp = sub.add_parser("backends", help="every writer/format: available?, version, or why not")
@@ -314,18 +313,18 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_run)
     sp = sub.add_parser("show", help="summarise a recorded run")
     sp.add_argument("run")
-    sp.add_argument("--results-dir", default="results")
+    sp.add_argument("--results-dir", default=RESULTS_DIR)
     sp.set_defaults(func=cmd_show)
     sp = sub.add_parser("compare", help="two runs side by side: time ratio per case with its 95%% CI, verdicts")
     sp.add_argument("run_a", help="the baseline run (id, machine/id or directory)")
     sp.add_argument("run_b", help="the run compared with it")
     sp.add_argument("--threshold", default="0.1",
                     help="change a verdict needs: the whole 95%% CI of B/A beyond 1 +- this (default 0.1)")
-    sp.add_argument("--results-dir", default="results")
+    sp.add_argument("--results-dir", default=RESULTS_DIR)
     sp.set_defaults(func=cmd_compare)
     sp = sub.add_parser("export", help="a run's records as CSV")
     sp.add_argument("run")
-    sp.add_argument("--results-dir", default="results")
+    sp.add_argument("--results-dir", default=RESULTS_DIR)
     sp.add_argument("-o", "--output", help="CSV file to write (default: records.csv in the run directory)")
     sp.add_argument("--force", action="store_true", help="replace the output file if it exists")
     sp.set_defaults(func=cmd_export)
@@ -333,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "one compressed parquet file")
     sp.add_argument("run")
     sp.add_argument("dest", help="the results directory to copy it into (never written over)")
-    sp.add_argument("--results-dir", default="results")
+    sp.add_argument("--results-dir", default=RESULTS_DIR)
     sp.set_defaults(func=cmd_pack)
     sp = sub.add_parser("book", help="execute the notebooks (papermill) and build the HTML book")
     common(sp)
@@ -353,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-b", "--backend", action="append", help="ome-writers backend (repeatable)")
     sp.add_argument("-d", "--dims", help="default: t:20:1,y:1024:256,x:1024:256 (its documented case)")
     sp.add_argument("--iterations", default=10)
-    sp.add_argument("--results-dir", default="results")
+    sp.add_argument("--results-dir", default=RESULTS_DIR)
     sp.set_defaults(func=cmd_crosscheck)
     sp = sub.add_parser("ceiling", help="measure the machine's ceiling (optionally beside fio)")
     common(sp)

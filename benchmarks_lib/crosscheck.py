@@ -18,6 +18,7 @@ import pandas as pd
 
 from .datasets import Dataset
 from .measure import fresh
+from .paths import RESULTS_DIR
 from .runner import run_suite
 from .scratch import make_temp_scratch, remove_tree
 from .specs import parse_dims
@@ -60,7 +61,7 @@ def time_like_ome_writers(backend: str, dims: str, warmups: int, iterations: int
 
 
 def ome_writers_crosscheck(backends: list[str], *, dims: str = DOCUMENTED_DIMS, warmups: int = 1,
-                           iterations: int = 10, results_dir: str | Path = "results") -> pd.DataFrame:
+                           iterations: int = 10, results_dir: str | Path = RESULTS_DIR) -> pd.DataFrame:
     """Per backend: GB/s through our runner and as ome-writers times it, and their difference."""
     nbytes = Dataset("microscopy", parse_dims(dims).shape).nbytes
     rows = []

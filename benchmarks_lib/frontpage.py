@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .chapters.common import ceiling_gbps, ceiling_reference, ok_rows
+from .chapters.ceilings import ceiling_gbps, ceiling_reference, ok_rows
 from .chapters.markup import md, md_code
 from .chapters.style import CEILING_LABELS
 from .chapters.ranking import rank_samples

@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .book import NOTEBOOKS, ROOT, _tagged_source, newest_runs, notebook_suite
 from .chapters.common import ceiling_table
 from .chapters.markup import md, md_code
 from .frontpage import comparison, lost_data, sharding
-from .records import load_run
-from .workers import harness_lines
+from .notebooks import chapter_notebooks, notebook_suite, tagged_source
+from .paths import ROOT
+from .records import load_run, newest_runs
+from .workers import SHOWN_PHASES, phase_totals
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def parameter_docs(path: Path) -> list[NotebookParameter]:
     A parameter's meaning is its own trailing comment, else the block of comment lines heading its group
     (the assignments directly below one comment, up to a blank line or the next comment).
     """
-    source = _tagged_source(path, "parameters")
+    source = tagged_source(path, "parameters")
     lines = source.splitlines()
     comments = {tok.start[0]: tok.string.lstrip("#").strip()
                 for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT}
@@ -176,6 +177,23 @@ def write_parameters_page(root: Path, names: list[str] | tuple[str, ...], out_di
     return page
 
 
+def harness_lines(runs: list[tuple[str, str, object]]) -> list[str]:
+    """The machine page's section on where the runs' time went: per run (suite, run id, records), the cases'
+    wall time, the share inside timed regions and the seconds of each other phase (Markdown, text escaped)."""
+    rows = [(suite, run_id, totals) for suite, run_id, df in runs if (totals := phase_totals(df)) and totals["case"]]
+    if not rows:
+        return []
+    lines = ["", "## Where the time went", "",
+             "The share of each run's case time spent inside timed regions (the measurements themselves), and "
+             "the seconds of everything around them (see the methodology, *The process a case runs in*).", "",
+             "| suite | run | case time (s) | timed share | " + " | ".join(f"{n} (s)" for n, _ in SHOWN_PHASES) + " |",
+             "|---|---|---|---|" + "---|" * len(SHOWN_PHASES)]
+    for suite, run_id, t in rows:
+        lines.append(f"| {md(suite)} | {md_code(run_id)} | {t['case']:.1f} | {t['timed'] / t['case']:.0%} | "
+                     + " | ".join(f"{t.get(name, 0.0):.1f}" for name, _ in SHOWN_PHASES) + " |")
+    return lines
+
+
 def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> Path:
     """A page describing the machine, from the environment recorded by the runs."""
     from .records import find_run
@@ -257,19 +275,20 @@ def _more_answers(suite: str | None, mine: tuple | None, ref: tuple | None) -> l
 
 
 def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
-                       names: tuple[str, ...] | list[str] = NOTEBOOKS, reference: Path | None = None) -> Path:
-    """The front page: per chapter (``names``), its answer (``answer(df)`` of the chapter module named after the
-    run's suite) computed from the run the chapter shows, and a link to the chapter; without a run, how to get one.
-    With a ``reference`` results directory (the committed ``reference/`` run), each answer is followed by a table
-    setting this machine beside the reference's newest run of the chapter's suite on the cases both measured
-    (:func:`.frontpage.comparison`); the writers and parallel chapters add what sharding buys and which library
-    lost data (:func:`.frontpage.sharding`, :func:`.frontpage.lost_data`)."""
+                       names: tuple[str, ...] | list[str] | None = None, reference: Path | None = None) -> Path:
+    """The front page: per chapter (``names``; None: every chapter of ``_toc.yml``), its answer (``answer(df)`` of
+    the chapter module named after the run's suite) computed from the run the chapter shows, and a link to the
+    chapter; without a run, how to get one. With a ``reference`` results directory (the committed ``reference/``
+    run), each answer is followed by a table setting this machine beside the reference's newest run of the chapter's
+    suite on the cases both measured (:func:`.frontpage.comparison`); the writers and parallel chapters add what
+    sharding buys and which library lost data (:func:`.frontpage.sharding`, :func:`.frontpage.lost_data`)."""
     from .records import find_run
 
     runs = {}
     for name, run_id in run_ids.items():
         with contextlib.suppress(FileNotFoundError):
             runs[name] = load_run(find_run(results_dir, run_id))
+    names = chapter_notebooks(root) if names is None else names
     suites = {name: notebook_suite(root / "notebooks" / f"{name}.ipynb") for name in names}
     ref_dirs = newest_runs(reference) if reference is not None else {}
     ref_runs = {name: load_run(ref_dirs[suite]) for name, suite in suites.items() if suite in ref_dirs}

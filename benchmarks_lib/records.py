@@ -354,3 +354,16 @@ def export_csv(run_dir: str | Path, out: str | Path | None = None, *, overwrite:
     except OSError as exc:
         raise SpecError(f"export target {str(target)!r} cannot be written: {exc.strerror}") from None
     return target
+
+
+def newest_runs(results_dir: Path, unfinished: dict[str, Path] | None = None) -> dict[str, Path]:
+    """Suite -> its newest finished run under ``results_dir`` (none when the directory does not exist). A run
+    still in progress or interrupted (no ``finished_at``) is passed over; ``unfinished`` gets the newest of each."""
+    suites: dict[str, Path] = {}
+    for run_dir in reversed(run_dirs(results_dir)):  # oldest first: the newest of a suite wins
+        meta = read_run_json(run_dir / "run.json")
+        if run_is_finished(meta):
+            suites[meta["suite"]] = run_dir
+        elif unfinished is not None:
+            unfinished[meta["suite"]] = run_dir
+    return suites

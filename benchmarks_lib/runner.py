@@ -18,11 +18,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +30,11 @@ from pathlib import Path
 import pandas as pd
 
 from .ceiling import ceiling_case
+from .dask_scheduler import parse_cluster
 from .environment import collect_environment, machine_name
-from .measure import load
+from .executor import CaseFinished, Executor, SerialExecutor
 from .measure.allocator import allocator_state
-from .measure.ledger import case_columns, peak_rss, reset_peak_rss
+from .paths import RESULTS_DIR, SCRATCH_ENV, checkout_dirs, resolve_scratch_root
 from .preflight import check_processes, check_space, check_time, check_writable_dir, estimate_seconds, format_seconds
 from .records import (
     SCHEMA_VERSION,
@@ -45,12 +46,12 @@ from .records import (
     write_atomic_parquet,
     write_json_atomic,
 )
-from .scratch import check_scratch_available, claim_run, create_marked_dir, is_within, remove_tree
+from .scratch import check_scratch_available, claim_run, is_within, remove_tree
 from .specs import SpecError, parse_count, parse_profile, parse_run_id
 from .suites import Case, get_suite
 from .suites.common import with_defaults
 from .worker import error_row, finish_rows
-from .workers import CaseWorkers, Timeline, run_fresh, timed_share_line
+from .workers import CaseWorkers, Timeline, timed_share_line
 
 DEFAULT_CEILING_BYTES = {"quick": 64 * 2**20, "standard": 512 * 2**20, "seed": 2 * 2**30}
 RUN_COLUMNS_FROM_ENV = ("machine", "git_commit", "cpu_model", "cpu_count", "ram_bytes", "fs_type", "kernel", "python")
@@ -121,53 +122,12 @@ def print_progress(done: int, total: int, message: str, finished: bool) -> None:
         print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
 
 
-def worker_environ(case: Case) -> dict[str, str] | None:
-    """A case's process environment: the user's for a case of the user's own S3 endpoint (None: inherited); for
-    any other, the user's without any AWS variable, plus credentials of its own for a MinIO it may start."""
-    if get_suite(case.suite).user_s3(case):
-        return None
-    from .servers.minio import case_environ as bundled_environ
-
-    return bundled_environ()
-
-
-def run_one_case(case: Case, job_base: dict, scratch: Path, timeout_s: float, workers: CaseWorkers | None = None,
-                 next_case: Case | None = None) -> tuple[list[dict] | None, int, str]:
-    """One case in a worker process (a fresh one, or ``workers``' current one when the case may reuse it), its
-    scratch a marked directory inside ``scratch`` (removed after): the rows it wrote (None when it wrote none),
-    each with the case's accounting columns (``measure.ledger``), its exit status and the tail of its stderr."""
-    t_begin = time.perf_counter_ns()
-    reset_peak_rss()
-    rows_path = scratch / "rows.json"
-    remove_tree(rows_path, scratch)  # nothing left from a case that was interrupted
-    case_scratch = create_marked_dir(scratch / "case")
-    job = {**job_base, "case": case.to_json(), "scratch": str(case_scratch), "rows": str(rows_path)}
-    try:
-        if workers is None:
-            rc, stderr = run_fresh(worker_environ(case), job, scratch / "job.json", timeout_s)
-        else:
-            rc, stderr = workers.run(case, job, scratch / "job.json", timeout_s, next_case)
-    finally:
-        remove_tree(case_scratch, scratch)
-        if workers is not None:
-            workers.after_case(next_case)
-    rows, accounting = _worker_rows(rows_path)
-    if workers is not None:
-        workers.note(case, accounting)
-    if rows is not None:
-        columns = {**case_columns(accounting, t_begin, time.perf_counter_ns()), "runner_peak_rss_bytes": peak_rss(),
-                   "worker_peak_rss_bytes": (accounting or {}).get("worker_peak_rss_bytes"),
-                   "worker_reused": bool(workers and workers.reused)}
-        rows = [{**row, **columns} for row in rows]
-    return rows, rc, stderr
-
-
 def run_suite(
     suite_name: str,
     params: dict | None = None,
     *,
     profile: str = "quick",
-    results_dir: str | Path = "results",
+    results_dir: str | Path = RESULTS_DIR,
     run_id: str | None = None,
     scratch_dir: str | Path | None = None,
     ceiling: bool = True,
@@ -181,8 +141,6 @@ def run_suite(
     ``cluster`` (``local``, or a Dask scheduler address ``tcp://host:port``) runs the cases as Dask tasks,
     at most one per worker at a time (:mod:`.cluster`); None (the default) runs them here, one after another."""
     if cluster is not None:
-        from .cluster import parse_cluster
-
         cluster = parse_cluster(cluster)
     merged, cases, need = plan(suite_name, params, profile, ceiling)
     if cluster is not None:
@@ -191,7 +149,7 @@ def run_suite(
         check_cluster(cluster)  # a scheduler that is not one, or unreachable: exit 2 before anything is created
     iterations, warmups = merged["iterations"], merged["warmups"]
     run_id = parse_run_id(run_id if run_id is not None else default_run_id(suite_name, profile))
-    scratch_root = Path(scratch_dir or os.environ.get("IOBENCH_SCRATCH", ".iobench-scratch"))
+    scratch_root = resolve_scratch_root(scratch_dir)
     if assume_yes is None:
         assume_yes = os.environ.get("IOBENCH_YES") == "1"
 
@@ -283,41 +241,26 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
     finished = [done]
     timeline = Timeline()
 
-    def record(case: Case, rows: list[dict] | None, rc: int, stderr: str, seconds: float,
-               extra: dict | None = None) -> None:
+    def record(ran: CaseFinished) -> None:
         """Write one finished case's record (an error row when its worker wrote none)."""
+        case, rows = ran.case, ran.rows
         if rows is None:  # the worker wrote no rows of its own (crashed, killed, timed out, its host lost)
-            reason = f"worker exited with status {rc}" + (" (killed by signal)" if rc < 0 else "")
-            rows = finish_rows([error_row(case, f"{reason}\n{stderr}")], case, run_columns)
+            reason = f"worker exited with status {ran.rc}" + (" (killed by signal)" if ran.rc < 0 else "")
+            rows = finish_rows([error_row(case, f"{reason}\n{ran.stderr}")], case, run_columns)
         out = records / f"{case.case_id}.parquet"
-        write_atomic_parquet(to_frame([{**row, **(extra or {})} for row in rows]), out)
+        write_atomic_parquet(to_frame([{**row, **ran.extra} for row in rows]), out)
         finished[0] += 1
         if progress:
             progress(finished[0], len(cases),
-                     f"{get_suite(case.suite).describe(case)}: {_case_status(out)} ({seconds:.1f} s)", True)
+                     f"{get_suite(case.suite).describe(case)}: {_case_status(out)} ({ran.seconds:.1f} s)", True)
 
-    if cluster is not None:
-        from .cluster import run_on_cluster
-
-        run_on_cluster(cluster, todo, job_base, str(scratch_root.absolute()), run_id, limit_of, record)
-    else:
-        todo = CaseWorkers.order(todo)
-        workers = CaseWorkers(scratch, timeline, worker_environ)
-        try:
-            for i, case in enumerate(todo):
-                if progress:
-                    progress(finished[0], len(cases), get_suite(case.suite).describe(case), False)
-                t0, before = time.perf_counter(), load.snapshot(workers.pids())  # the machine's load around it
-                rows, rc, stderr = run_one_case(case, job_base, scratch, limit_of(case), workers,
-                                                todo[i + 1] if i + 1 < len(todo) else None)
-                with timeline.runner_work("record"):
-                    record(case, rows, rc, stderr, time.perf_counter() - t0,
-                           load.case_columns(before, load.snapshot(workers.pids())))
-        except BaseException:
-            workers.abort()
-            raise
-        finally:
-            workers.close()
+    executor = _executor(cluster, scratch, scratch_root, run_id, timeline)
+    with contextlib.closing(executor.run(todo, job_base, {c.case_id: limit_of(c) for c in todo})) as events:
+        for event in events:
+            if isinstance(event, CaseFinished):
+                record(event)
+            elif progress:
+                progress(finished[0], len(cases), get_suite(event.case.suite).describe(event.case), False)
     df, meta = load_run(run_dir)
     meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_json_atomic(meta, meta_path)
@@ -326,14 +269,13 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
     return RunResult(run_dir, df, meta, timeline)
 
 
-def _worker_rows(path: Path) -> tuple[list[dict] | None, dict | None]:
-    """The rows a worker wrote and its accounting (and the file removed), or (None, None) when it wrote none."""
-    try:
-        payload = json.loads(path.read_text())
-    except FileNotFoundError:
-        return None, None
-    remove_tree(path, path.parent)
-    return payload["rows"], payload.get("accounting")
+def _executor(cluster: str | None, scratch: Path, scratch_root: Path, run_id: str, timeline: Timeline) -> Executor:
+    """The cases here, one after another (``cluster`` None), or as tasks on a Dask cluster (:mod:`.cluster`)."""
+    if cluster is None:
+        return SerialExecutor(scratch, timeline)
+    from .cluster import DaskExecutor
+
+    return DaskExecutor(cluster, scratch_root, run_id)
 
 
 def _case_status(path: Path) -> str:
@@ -343,16 +285,6 @@ def _case_status(path: Path) -> str:
     if (statuses == "skip").all():
         return "skipped"
     return "ok"
-
-
-def checkout_dirs() -> tuple[Path, Path]:
-    """Where a notebook's runs go when it names none: ``results/`` and ``.iobench-scratch/`` of the
-    source checkout holding this package (wherever the notebook runs from: JupyterLab starts it in
-    ``notebooks/``), or of the working directory for an installed package."""
-    from .book import ROOT  # the checkout the book is built from
-
-    base = ROOT if (ROOT / "_config.yml").exists() else Path.cwd()
-    return base / "results", base / ".iobench-scratch"
 
 
 def run_or_load(
@@ -367,11 +299,11 @@ def run_or_load(
     """The one call a notebook makes: measure now, or load an earlier run (``load``).
 
     ``results_dir`` None means the checkout's ``results/`` (and, unless ``scratch_dir`` or
-    ``$IOBENCH_SCRATCH`` says otherwise, its ``.iobench-scratch/``): see :func:`checkout_dirs`.
+    ``$IOBENCH_SCRATCH`` says otherwise, its ``.iobench-scratch/``): see :func:`benchmarks_lib.paths.checkout_dirs`.
     """
     if results_dir is None:
         results_dir, scratch = checkout_dirs()
-        if kwargs.get("scratch_dir") is None and "IOBENCH_SCRATCH" not in os.environ:
+        if kwargs.get("scratch_dir") is None and SCRATCH_ENV not in os.environ:
             kwargs["scratch_dir"] = scratch
     if load:
         run_dir = find_run(results_dir, str(load))

@@ -12,6 +12,10 @@ so that no string can close the element (myst-nb escapes only the exact ``</scri
 
 from __future__ import annotations
 
+#: set (to "1") in the environment of the Jupyter Book build when the widget scripts cannot be had: this extension
+#: then loads none, and the explorer page shows its static figure
+STATIC_WIDGETS = "IOBENCH_STATIC_WIDGETS"
+
 
 def _key(js) -> tuple:
     attributes = getattr(js, "attributes", {}) or {}
@@ -53,7 +57,6 @@ def local_widget_scripts(app, config) -> None:
 
     from sphinx.errors import ExtensionError
 
-    from .book import STATIC_WIDGETS
     from .vendor import VENDOR_ROOT, VendorError, install
 
     if os.environ.get(STATIC_WIDGETS) == "1":  # `iobench book` found no widget scripts and said so

@@ -3,7 +3,7 @@
 A worker (``benchmarks_lib.worker:main`` without a job) reads a job file's path a line on stdin and answers
 with the case's exit status a line on its own channel (its stdout; what a library prints goes to its stderr,
 kept in a file in the run's scratch). Each is spawned with the stated allocator configuration
-(``measure.allocator.MALLOC_ENV``) and the case's environment (``runner.worker_environ``).
+(``measure.allocator.MALLOC_ENV``) and the case's environment (``executor.worker_environ``).
 
 Reuse: a suite that declares ``reuse_worker`` has its cases of one backend run one after another in one
 worker (the runner orders them so); any other case, a case after an error (its library may be left in a
@@ -245,22 +245,3 @@ def timed_share_line(df) -> str | None:
     parts = ", ".join(f"{name} {totals[name]:.1f} s" for name, _ in SHOWN_PHASES if name in totals)
     return (f"timed share ({suites}): {totals['timed'] / totals['case']:.0%} of {totals['case']:.1f} s in cases "
             f"inside timed regions ({totals['timed']:.1f} s); {parts}")
-
-
-def harness_lines(runs: list[tuple[str, str, object]]) -> list[str]:
-    """The machine page's section on where the runs' time went: per run (suite, run id, records), the cases'
-    wall time, the share inside timed regions and the seconds of each other phase (Markdown, text escaped)."""
-    from .chapters.markup import md, md_code
-
-    rows = [(suite, run_id, totals) for suite, run_id, df in runs if (totals := phase_totals(df)) and totals["case"]]
-    if not rows:
-        return []
-    lines = ["", "## Where the time went", "",
-             "The share of each run's case time spent inside timed regions (the measurements themselves), and "
-             "the seconds of everything around them (see the methodology, *The process a case runs in*).", "",
-             "| suite | run | case time (s) | timed share | " + " | ".join(f"{n} (s)" for n, _ in SHOWN_PHASES) + " |",
-             "|---|---|---|---|" + "---|" * len(SHOWN_PHASES)]
-    for suite, run_id, t in rows:
-        lines.append(f"| {md(suite)} | {md_code(run_id)} | {t['case']:.1f} | {t['timed'] / t['case']:.0%} | "
-                     + " | ".join(f"{t.get(name, 0.0):.1f}" for name, _ in SHOWN_PHASES) + " |")
-    return lines

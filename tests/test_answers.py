@@ -7,12 +7,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchmarks_lib.book import NOTEBOOKS, ROOT, notebook_suite
 from benchmarks_lib.chapters import cache, compression, parallel, s3, threads, writers
+from benchmarks_lib.notebooks import chapter_notebooks, notebook_suite
 from benchmarks_lib.pages import write_answers_page
+from benchmarks_lib.paths import ROOT
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 
 MB = 10**6
+NOTEBOOKS = chapter_notebooks()
 FAST = [1.0, 1.01, 0.99, 1.02, 0.98]
 SLOW = [2.0, 2.01, 1.99, 2.02, 1.98]
 NOISY = [0.6, 3.0, 1.5, 2.5, 1.0]

@@ -145,8 +145,8 @@ def test_without_widgets_the_explorer_draws_its_first_selection_as_static_figure
 
 def test_the_explorer_names_each_directory_once(tmp_path):
     """``book --from reference/`` hands the explorer reference/ twice (its results and the default other runs)."""
-    from benchmarks_lib.book import REFERENCE
     from benchmarks_lib.chapters import explore
+    from benchmarks_lib.paths import REFERENCE
 
     assert explore.results_dirs(REFERENCE) == [REFERENCE]
     assert explore.results_dirs(tmp_path, [str(REFERENCE), str(REFERENCE / ".." / REFERENCE.name)]) == [tmp_path,

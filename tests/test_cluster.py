@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks_lib.cli import main
-from benchmarks_lib.cluster import WORKER_SCRATCH, parse_cluster, start_local_cluster
+from benchmarks_lib.cluster import WORKER_SCRATCH
+from benchmarks_lib.dask_scheduler import parse_cluster, start_local_cluster
 from benchmarks_lib.runner import run_suite
 from benchmarks_lib.servers import free_port
 from benchmarks_lib.specs import SpecError

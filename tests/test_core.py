@@ -185,7 +185,7 @@ def test_records_carry_environment(workdir):
 
 
 def test_a_notebook_without_a_results_dir_writes_to_the_checkouts_results_wherever_it_runs(monkeypatch, tmp_path):
-    from benchmarks_lib.runner import checkout_dirs
+    from benchmarks_lib.paths import checkout_dirs
 
     root = Path(__file__).resolve().parent.parent
     monkeypatch.chdir(tmp_path)  # JupyterLab starts a notebook in notebooks/, papermill wherever it is asked

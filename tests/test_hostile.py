@@ -474,7 +474,8 @@ def test_show_says_when_a_run_is_incomplete(home: Path):
 
 
 def test_book_from_passes_over_an_incomplete_run_for_an_older_finished_one(tmp_path: Path):
-    from benchmarks_lib.book import ROOT, recorded_runs
+    from benchmarks_lib.book import recorded_runs
+    from benchmarks_lib.paths import ROOT
 
     finished = make_run(tmp_path, "finished")
     make_run(tmp_path, "running", meta={"suite": "writers", "profile": "quick", "params": {}, "environment": {},

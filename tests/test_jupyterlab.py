@@ -4,9 +4,8 @@ import json
 import shutil
 
 import pytest
-from test_notebooks import MEASURING, ROOT, suite_of
+from test_notebooks import MEASURING, NOTEBOOKS, ROOT, suite_of
 
-from benchmarks_lib.book import NOTEBOOKS
 from benchmarks_lib.suites import get_suite
 
 #: an IPython startup file in the kernel's own IPYTHONDIR (where a user's profile keeps one): every suite's "quick"

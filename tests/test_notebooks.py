@@ -10,11 +10,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks_lib.book import NOTEBOOKS, build_book, notebook_parameters, notebook_suite
+from benchmarks_lib.book import build_book
+from benchmarks_lib.notebooks import chapter_notebooks, notebook_parameters, notebook_suite
 from benchmarks_lib.pages import parameter_docs
 from benchmarks_lib.suites import get_suite
 
 ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = chapter_notebooks()
 
 
 def suite_of(notebook: str) -> str | None:
@@ -219,7 +221,7 @@ def test_book_from_a_directory_without_runs_is_refused_before_anything_runs(tmp_
 
 
 def test_every_suite_parameter_is_a_documented_notebook_parameter():
-    from benchmarks_lib.book import BOOK_PARAMETERS, notebook_parameters
+    from benchmarks_lib.book import BOOK_PARAMETERS
 
     for name in NOTEBOOKS:
         if suite_of(name) is None:  # reads recorded runs: it takes no profile and names no run of its own

@@ -215,15 +215,15 @@ def test_every_chapter_text_from_poisoned_runs_is_escaped(poisoned):
 def test_pages_from_poisoned_runs_are_escaped(poisoned, tmp_path):
     from types import SimpleNamespace
 
-    from benchmarks_lib.book import NOTEBOOKS, newest_runs, notebook_suite
+    from benchmarks_lib.notebooks import chapter_notebooks, notebook_suite
     from benchmarks_lib.pages import parameters_table, write_answers_page, write_machine_page
-    from benchmarks_lib.records import load_run
+    from benchmarks_lib.records import load_run, newest_runs
 
-    suites = {n: notebook_suite(ROOT / "notebooks" / f"{n}.ipynb") for n in NOTEBOOKS}
+    suites = {n: notebook_suite(ROOT / "notebooks" / f"{n}.ipynb") for n in chapter_notebooks()}
     newest = newest_runs(poisoned)
     run_ids = {n: newest[s].name for n, s in suites.items() if s in newest}
     machine = write_machine_page(poisoned, tmp_path, list(run_ids.values())).read_text()
-    answers = write_answers_page(ROOT, poisoned, tmp_path, run_ids, NOTEBOOKS, reference=poisoned).read_text()
+    answers = write_answers_page(ROOT, poisoned, tmp_path, run_ids, chapter_notebooks(), reference=poisoned).read_text()
     for name, text in (("machine", machine), ("answers", answers)):
         html = _render(text, page=True)
         assert not _unsafe(html), (name, _unsafe(html))

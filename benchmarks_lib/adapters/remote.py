@@ -74,7 +74,7 @@ class RemoteReader(Library):
     @classmethod
     def write_sample(cls, path: Path, entries: int, branches: int, auto_flush: int,
                      seed: int) -> tuple[list[float], list[float]]:
-        """Write the TTree sample file (:mod:`benchmarks_lib.inputs.root_sample` describes it); returns
+        """Write the TTree sample file (:mod:`benchmarks_lib.input_formats` describes it); returns
         the per-branch sums of the values written and of their magnitudes."""
         raise NotImplementedError(f"{cls.name} does not write sample files")
 

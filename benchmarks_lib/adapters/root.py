@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..inputs.root_sample import TREE_NAME
+from ..input_formats import TREE_NAME
 from .remote import RemoteReader, is_url, timed_read
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from ..inputs.root_sample import ARRAY_LENGTH, ELEMENT_TYPES, TREE_NAME, entry_bytes
+from ..input_formats import ARRAY_LENGTH, ELEMENT_TYPES, TREE_NAME, entry_bytes
 from ..specs import SpecError
 from .remote import RemoteReader, is_url, timed_read
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..inputs.zarr_store import ZARR_DATASET, zarr_selections
+from ..input_formats import ZARR_DATASET, zarr_selections
 from ..specs import DimsSpec, parse_dims
 from .remote import RemoteReader, timed_read
 

@@ -8,19 +8,16 @@ but noise or caching, and ``above_ceiling``/``problems`` say so. No plotting her
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pandas as pd
 
+from ..ceiling import describe_ceiling
 from ..stats import summarize
-from .flags import (
-    SHORT_S,
-    above_ceiling,
-    ceiling_and_load_problems,
-    ceiling_mark,
-    describe_ceiling,
-    parallel_ceiling_op,
-    short_points,
-)
+from ..suites import Suite
+from .ceilings import ok_rows, with_ceiling_fraction
+from .flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
 from .markup import markdown_table, md, md_code
 from .ranking import (
     EQUALS,
@@ -38,51 +35,6 @@ from .ranking import (
 MB = 1e6
 #: operations of the compression and thread suites -> the side they count for (encode/decode: in memory)
 SIDE = {"write": "write", "encode": "write", "read": "read", "decode": "read"}
-WRITE_OPS = ("total", "write", "append_total", "append_step")
-COLD_READ_OPS = ("read_cold", "read_region_cold")
-
-
-def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df["status"] == "ok"]
-
-
-def ceiling_gbps(df: pd.DataFrame) -> dict[str, float]:
-    """Median GB/s of each ceiling operation in these rows (empty when none were measured)."""
-    rows = ok_rows(df)
-    rows = rows[rows["backend"] == "ceiling"]
-    return {str(k): float(v) for k, v in rows.groupby("operation")["gbps"].median().items()}
-
-
-def ceiling_reference(operation: str, fsync_included: bool | None, cache_state: str | None = None) -> str | None:
-    """The ceiling operation a row's GB/s is divided by: same fsync policy, same cache state."""
-    if operation in WRITE_OPS:
-        return "write_fsync" if fsync_included else "write_nofsync"
-    if operation in COLD_READ_OPS or (operation.startswith("read") and cache_state in ("cold", "cold_unverified")):
-        return "read_cold"
-    if operation == "read_warm" or (operation.startswith("read") and cache_state == "warm"):
-        return "memcpy"
-    return None
-
-
-def with_ceiling_fraction(df: pd.DataFrame) -> pd.DataFrame:
-    """Add ``ceiling_op`` and ``pct_of_ceiling`` (GB/s as % of the same run's ceiling)."""
-    out = df.copy()
-    refs: dict[str, dict[str, float]] = {}
-    for run_id, part in df.groupby("run_id", dropna=False):
-        refs[str(run_id)] = ceiling_gbps(part)
-    ops, pcts, parallel = [], [], []
-    for run_id, op, fsync, cache, gbps in zip(out["run_id"], out["operation"], out["fsync_included"],
-                                              out["cache_state"], out["gbps"], strict=True):
-        ref = ceiling_reference(str(op), None if pd.isna(fsync) else bool(fsync), None if pd.isna(cache) else cache)
-        value = refs.get(str(run_id), {}).get(ref) if ref else None
-        ops.append(ref)
-        pcts.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)
-        value = refs.get(str(run_id), {}).get(parallel_ceiling_op(ref)) if ref else None  # the parallel ceiling
-        parallel.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)
-    out["ceiling_op"] = ops
-    out["pct_of_ceiling"] = pcts  # of the single-stream ceiling
-    out["pct_of_parallel_ceiling"] = parallel
-    return out
 
 
 def ceiling_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -249,6 +201,14 @@ def generic_summary(df: pd.DataFrame) -> pd.DataFrame:
     extra = pd.DataFrame({"GB/s (median)": g["gbps"].median(), "% ceiling (median)": g["pct_of_ceiling"].median()})
     out = points.merge(extra.reset_index(), on=keys, how="left")
     return out.rename(columns={"median": "median s", "ci_lo": "95% CI lo s", "ci_hi": "95% CI hi s"})
+
+
+def suite_summary(suite: Suite, df: pd.DataFrame) -> pd.DataFrame:
+    """A suite's own summary table of a run's records (its ``summary``, ``"module:function"``), or the generic one."""
+    if suite.summary is None:
+        return generic_summary(df)
+    module, _, function = suite.summary.partition(":")
+    return getattr(importlib.import_module(module), function)(df)
 
 
 def write_ceiling_op(df: pd.DataFrame) -> str:

@@ -190,7 +190,7 @@ def resolve_runs(runs: object = None, results_dir: str | Path | None = None) -> 
     """The run directories to compare: ``runs`` (two or more ids or directories, a list or a comma-separated
     string) or, when None, the two newest runs of one suite under ``results_dir`` (older first), or none."""
     if results_dir is None:
-        from ..runner import checkout_dirs
+        from ..paths import checkout_dirs
 
         results_dir = checkout_dirs()[0]
     if runs is not None:

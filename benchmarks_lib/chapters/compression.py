@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from . import tables
+from .ceilings import ceiling_gbps
 from .common import (
     MB,
     SIDE,
-    ceiling_gbps,
     digits3,
     error_warning,
     no_answer,

@@ -68,8 +68,7 @@ def results_dirs(results_dir: str | Path | None = None, other_dirs: object = Non
     """Where the explorer looks: ``results_dir`` (None: the checkout's ``results/``) and ``other_dirs`` (a
     list, or a comma-separated string as ``papermill -p`` passes it; None: the committed ``reference/``).
     Other directories must exist and hold runs; this machine's results directory may still be empty."""
-    from ..book import REFERENCE
-    from ..runner import checkout_dirs
+    from ..paths import REFERENCE, checkout_dirs
 
     first = Path(results_dir).expanduser() if results_dir is not None else checkout_dirs()[0]
     if other_dirs is None:

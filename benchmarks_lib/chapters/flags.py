@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..ceiling import PARALLEL_SUFFIX, describe_ceiling
+from ..ceiling import describe_ceiling
 from ..measure.load import OTHER_CPU_LIMIT_PCT, STEAL_LIMIT_PCT, under_load
+from .ceilings import ok_rows, parallel_ceiling_op, with_ceiling_fraction
 
 #: a throughput above this % of the same run's ceiling is noise or caching, never a real result
 CEILING_LIMIT_PCT = 100.0
@@ -32,12 +33,6 @@ LATENCIES = ("append_frame", "append_step", "read_region_cold", "read_region_war
 # may not)
 #: the phases inside the writers suite's timed ``total`` (the total is what is judged)
 WRITER_PHASES = ("create", "write", "finalize")
-
-
-def parallel_ceiling_op(operation: str | None) -> str | None:
-    """The parallel twin of a single-stream ceiling operation (``write_fsync`` -> ``write_fsync_parallel``);
-    None for memcpy and the warm read, which have none."""
-    return f"{operation}{PARALLEL_SUFFIX}" if operation in ("write_fsync", "write_nofsync", "read_cold") else None
 
 
 def judged_by_parallel(rows: pd.DataFrame) -> pd.Series:
@@ -115,8 +110,6 @@ def _points(rows: pd.DataFrame):
 
 def _ceiling_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The whole operations of the backends (ok rows) with their ceiling fractions."""
-    from .common import ok_rows, with_ceiling_fraction  # common ranks with these flags: imported at call time
-
     rows = whole_operations(with_ceiling_fraction(ok_rows(df)))
     return rows[rows["backend"] != "ceiling"]
 

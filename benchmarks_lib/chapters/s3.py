@@ -16,8 +16,8 @@ import pandas as pd
 
 from ..stats import format_point, summarize, two_sample
 from . import tables
+from .ceilings import ceiling_gbps
 from .common import (
-    ceiling_gbps,
     error_warning,
     no_answer,
     ok_rows,

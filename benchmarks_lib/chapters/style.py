@@ -227,7 +227,7 @@ def draw_ceilings(ax, ceiling: dict[str, float], ops: tuple[str, ...], *, unit: 
     """Dashed lines at this machine's ceilings, the one way every figure draws them: each single-stream
     ceiling in ``ops`` and, dotted, its parallel twin where the run measured one.
 
-    ``ceiling`` is GB/s per ceiling operation (``common.ceiling_gbps``); ``unit`` is the axis's
+    ``ceiling`` is GB/s per ceiling operation (``ceilings.ceiling_gbps``); ``unit`` is the axis's
     unit (``GB/s`` or ``MB/s``). With ``percent_of`` (a ceiling operation) a right-hand axis shows
     % of that ceiling.
     """

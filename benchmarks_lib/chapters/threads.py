@@ -16,10 +16,10 @@ import pandas as pd
 from ..stats import summarize
 from . import tables
 from .amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
+from .ceilings import ceiling_gbps
 from .common import (
     MB,
     SIDE,
-    ceiling_gbps,
     digits3,
     error_warning,
     no_answer,

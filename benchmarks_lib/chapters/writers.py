@@ -13,8 +13,8 @@ import pandas as pd
 
 from ..stats import format_values
 from . import tables
+from .ceilings import ceiling_gbps
 from .common import (
-    ceiling_gbps,
     first_line,
     layout_note,
     ok_rows,

@@ -17,15 +17,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..input_formats import ARRAY_LENGTH, ELEMENT_TYPES, TREE_NAME, entry_bytes
 from ..measure import fresh
 from ..records import write_atomic
 from ..specs import SpecError
 from . import check_free
 
-TREE_NAME = "T"
-ARRAY_LENGTH = 100
-#: (ROOT leaf type code, numpy dtype) cycling over branches: float, double, int, short
-ELEMENT_TYPES = (("F", "float32"), ("D", "float64"), ("I", "int32"), ("S", "int16"))
 #: ROOT's default TTree auto-flush: a cluster every ~30 MB of compressed data
 ROOT_DEFAULT_AUTO_FLUSH = -30_000_000
 #: remote adapters that write the sample (``RemoteReader.write_sample``)
@@ -48,12 +45,6 @@ class SampleFile:
     #: per-branch sums of the values written (and of their magnitudes): what a full read must reproduce
     branch_sums: list[float]
     branch_abs_sums: list[float]
-
-
-def entry_bytes(entries: int, branches: int) -> int:
-    """Uncompressed bytes of ``entries`` entries of all branches (what a full read unpacks)."""
-    sizes = [4, 8, 4, 2]
-    return entries * ARRAY_LENGTH * sum(sizes[b % 4] for b in range(branches))
 
 
 def sample_bytes_bound(entries: int, branches: int) -> int:

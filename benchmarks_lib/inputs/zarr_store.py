@@ -16,11 +16,11 @@ import os
 import zlib
 from pathlib import Path
 
+from ..input_formats import ZARR_DATASET, zarr_selections
 from ..records import write_atomic
 from ..specs import SpecError, parse_dims
 from . import check_free
 
-ZARR_DATASET = "microscopy"
 ZARR_LAYOUTS = ("unsharded", "sharded")
 #: the array adapter whose library writes the store
 WRITER = "zarr-python"
@@ -111,22 +111,6 @@ def ensure_zarr_store(directory: str | Path, dims: str, layout: str, dataset: st
 def zarr_store_info(store: str | Path) -> dict:
     """What :func:`ensure_zarr_store` recorded: dims, layout, dataset, shape, array and stored bytes, CRC-32."""
     return json.loads((Path(store) / ".complete").read_text())
-
-
-def zarr_selections(shape: tuple[int, ...], chunks: tuple[int, ...], workload: str, cutout: tuple[int, ...],
-                    count: int) -> list[tuple[slice, ...]]:
-    """``whole``: the full array. ``cutouts``: a pan of ``count`` boxes starting half a chunk in,
-    each shifted by half the cutout along the last axis (wrapping), so neighbours overlap."""
-    if workload == "whole":
-        return [tuple(slice(0, n) for n in shape)]
-    out = []
-    starts = [min(c // 2, n - s) for c, n, s in zip(chunks, shape, cutout, strict=True)]
-    span = shape[-1] - cutout[-1]
-    for i in range(count):
-        pos = list(starts)
-        pos[-1] = (starts[-1] + i * max(1, cutout[-1] // 2)) % (span + 1) if span > 0 else 0
-        out.append(tuple(slice(a, a + s) for a, s in zip(pos, cutout, strict=True)))
-    return out
 
 
 def expected_crc32s(store: Path, workload: str, cutout: list[int], cutouts: int) -> list[int]:

@@ -5,18 +5,17 @@ Two servers share one interface (:class:`HTTPServerLike`: a context manager with
 (:mod:`.builtin`, in its own process; range answers in :mod:`.ranges`) and ``nginx``
 (:mod:`.nginx`). Both count requests, ranges, bytes, CPU time and disk reads (:mod:`.counters`),
 emulate latency and bandwidth the same way (:mod:`.link`), refuse paths outside their root and
-bind 127.0.0.1 only. Import the classes from their modules; this package's ``__init__`` holds
-only the shared interface, so the server process stays light.
+bind 127.0.0.1 only (:mod:`.loopback`: the address, ports, stopping a server process, which the
+server modules import). Import the classes from their modules; this package's ``__init__`` holds only
+the shared interface, so the server process stays light.
 """
 
 from __future__ import annotations
 
-import errno
-import socket
-import subprocess
-import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from .loopback import HOST, ServerUnavailable, free_port, port_is_open, spec_error, stop_process
 
 if TYPE_CHECKING:
     from .builtin import ServerProcess
@@ -24,40 +23,6 @@ if TYPE_CHECKING:
     from .nginx import NginxServer
 
 SERVER_KINDS = ("builtin", "nginx")
-HOST = "127.0.0.1"
-
-
-def _spec_error(message: str) -> Exception:
-    """:class:`benchmarks_lib.specs.SpecError`, imported when needed: the server process stays free of numpy."""
-    from ..specs import SpecError
-
-    return SpecError(message)
-
-
-class ServerUnavailable(RuntimeError):
-    """The requested server program is not installed; the message says how to get it."""
-
-
-def stop_process(proc: subprocess.Popen | None) -> None:
-    """Stop a server process: SIGTERM, 10 s to exit, then SIGKILL; its stderr pipe closed."""
-    if proc is None:
-        return
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    if proc.stderr:
-        proc.stderr.close()
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free now (for a server started next)."""
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 class HTTPServerLike(Protocol):
@@ -95,19 +60,8 @@ def serve(root: str | Path, kind: str = "builtin", *, latency_ms: float = 0.0,
         from .nginx import NginxServer
 
         return NginxServer(root, latency_ms=latency_ms, bandwidth=bandwidth)
-    raise _spec_error(f"server kind {kind!r} is unknown; allowed: {', '.join(SERVER_KINDS)}")
+    raise spec_error(f"server kind {kind!r} is unknown; allowed: {', '.join(SERVER_KINDS)}")
 
 
-def port_is_open(url_or_port: str | int) -> bool:
-    """True when something accepts TCP connections on this 127.0.0.1 port (or URL's port)."""
-    port = url_or_port if isinstance(url_or_port, int) else urllib.parse.urlsplit(url_or_port).port
-    try:
-        with socket.create_connection((HOST, port), timeout=0.5):
-            return True
-    except OSError as exc:
-        if exc.errno not in (errno.ECONNREFUSED, None) and not isinstance(exc, TimeoutError):
-            raise
-        return False
-
-
-__all__ = ["HOST", "SERVER_KINDS", "HTTPServerLike", "ServerUnavailable", "port_is_open", "serve"]
+__all__ = ["HOST", "SERVER_KINDS", "HTTPServerLike", "ServerUnavailable", "free_port", "port_is_open", "serve",
+           "stop_process"]

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 
-from . import HOST, _spec_error
+from .loopback import HOST, spec_error
 
 _PACE_CHUNK = 64 << 10
 #: what one direction of one connection reads at a time
@@ -45,7 +45,7 @@ class BandwidthPacer:
 
     def __init__(self, rate: float) -> None:
         if rate <= 0:
-            raise _spec_error(f"bandwidth {rate} must be positive (bytes/s)")
+            raise spec_error(f"bandwidth {rate} must be positive (bytes/s)")
         self.rate = float(rate)
         self._lock = threading.Lock()
         self._next = 0.0
@@ -70,9 +70,9 @@ def _sleep_until(deadline: float) -> None:
 
 def _check_link(latency_ms: float, bandwidth: float | None) -> None:
     if latency_ms < 0:
-        raise _spec_error(f"latency_ms {latency_ms} must be >= 0")
+        raise spec_error(f"latency_ms {latency_ms} must be >= 0")
     if bandwidth is not None and bandwidth <= 0:
-        raise _spec_error(f"bandwidth {bandwidth} must be a positive number of bytes/s, or None for no cap")
+        raise spec_error(f"bandwidth {bandwidth} must be a positive number of bytes/s, or None for no cap")
 
 
 class RequestCounter:
@@ -381,7 +381,7 @@ class LinkProcess:
         return self._reply()
 
     def __exit__(self, *exc: object) -> None:
-        from . import stop_process
+        from .loopback import stop_process
 
         if self._proc is None:
             return

@@ -32,7 +32,7 @@ from ..availability import not_installed
 from ..measure.fresh import die_with_parent
 from ..scratch import create_marked_dir, make_temp_scratch, remove_tree
 from ..storage import environ_with_aws, without_aws
-from . import HOST, ServerUnavailable, free_port, stop_process
+from .loopback import HOST, ServerUnavailable, free_port, stop_process
 
 #: the MinIO module version ``make minio`` builds (``go install github.com/minio/minio@VERSION``)
 MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"

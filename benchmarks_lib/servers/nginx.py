@@ -26,9 +26,9 @@ from pathlib import Path
 from ..availability import find_program, not_installed
 from ..measure.fresh import die_with_parent
 from ..scratch import ScratchError, create_marked_dir, make_temp_scratch, owning_scratch, remove_tree
-from . import HOST, ServerUnavailable, free_port, stop_process
 from .counters import ServerCounters, _proc_cpu_s, _proc_read_bytes, _process_tree, _Tally
 from .link import LinkProcess
+from .loopback import HOST, ServerUnavailable, free_port, stop_process
 from .ranges import ServedRoot, confine, parse_range_header
 
 NGINX_INSTALL_HINT = "apt-get install nginx-light (Debian), or use server kind 'builtin'"

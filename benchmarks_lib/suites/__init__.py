@@ -82,28 +82,19 @@ class Suite:
     case_keys: tuple[str, ...] = ()
     #: columns that number the parts of one iteration (frames, steps): compared as one value per iteration
     iteration_parts: tuple[str, ...] = ()
-    #: "module:function" (records -> the table ``iobench run``/``show`` print), imported only when a table
-    #: is printed, so a measuring worker never loads the chapter (pandas, matplotlib); None = the generic table
+    #: "module:function" (records -> the table ``iobench run``/``show`` print; ``chapters.common.suite_summary``),
+    #: imported only when a table is printed, so a measuring worker never loads the chapter; None = the generic one
     summary: str | None = None
     #: tiny parameters (over the quick profile) with which the tests run the chapter end to end in seconds
     smoke: dict[str, Any] = field(default_factory=dict)
     #: case -> worker processes it starts at once on this machine (Dask workers); more than a few per core need --yes
     local_processes: Callable[[Case], int] | None = None
     #: case -> True when it reads or writes a user's own S3 endpoint: its process keeps the user's AWS environment
-    #: (every other case's process has none of it: see ``runner.worker_environ``)
+    #: (every other case's process has none of it: see ``executor.worker_environ``)
     user_s3: Callable[[Case], bool] = lambda case: False
     #: True when its cases of one backend may run one after another in one worker process (the runner orders
     #: them so): its libraries keep no state between cases that matters (``workers``); False: a fresh one each
     reuse_worker: bool = False
-
-    def summary_table(self, df: Any) -> Any:
-        """The suite's own summary table of a run's records (or the generic per-operation one)."""
-        if self.summary is None:
-            from ..chapters.common import generic_summary
-
-            return generic_summary(df)
-        module, _, function = self.summary.partition(":")
-        return getattr(importlib.import_module(module), function)(df)
 
     def describe(self, case: Case) -> str:
         """A case in one line: its backend and the parameters in ``label_keys``."""

@@ -124,7 +124,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"targets {p['targets']!r} with cluster {common['cluster']!r} needs an endpoint: a scheduler's "
                         "workers cannot reach the MinIO this machine starts on 127.0.0.1")
     if common["cluster"] != "local":
-        from ..cluster import probe_scheduler
+        from ..dask_scheduler import probe_scheduler
 
         probe_scheduler(common["cluster"])  # last: a wrong address is refused before anything is created
     return [Case(NAME, name, {**common, "alignment": a, **({} if t == "file" else {"target": t, "endpoint": e})})
@@ -150,7 +150,7 @@ def _targets(p: dict) -> dict[str, str | None]:
 def _workers_from(value: object) -> str:
     """``local`` (a LocalCluster of single-threaded workers started by the case) or a Dask scheduler address
     whose workers write (they must reach the store path: a shared filesystem, given as the scratch directory)."""
-    from ..cluster import parse_cluster
+    from ..dask_scheduler import parse_cluster
 
     return parse_cluster(value, local_workers=False)
 
@@ -238,7 +238,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         from distributed import Client, wait
     except ImportError:
         return skip_rows("Dask is not installed: pip install 'iobench-book[cluster]'", columns, ("write",))
-    from ..cluster import connect_client, start_local_cluster
+    from ..dask_scheduler import connect_client, start_local_cluster
 
     if s3:  # S3 has no fsync: a write ends when every object is acknowledged
         columns.update(store="s3", fsync_included=False, sync_method=None)

@@ -1,0 +1,40 @@
+"""Where things are: the source checkout holding this package, its committed reference run, and where runs and
+their scratch data go when nobody says. The runner, the chapters and the book read them here (the runner never
+imports the book)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: the source checkout this package is imported from (for an installed package: the site-packages directory)
+ROOT = Path(__file__).resolve().parent.parent
+#: the committed reference run (``standard`` profile): the published book's numbers, shown beside the reader's
+REFERENCE = ROOT / "reference"
+#: where runs go and where their scratch data live, relative to the working directory, unless told otherwise
+RESULTS_DIR = "results"
+SCRATCH_DIR = ".iobench-scratch"
+#: the environment variable naming the scratch directory (``--scratch-dir`` and ``scratch_dir`` win over it)
+SCRATCH_ENV = "IOBENCH_SCRATCH"
+
+
+def is_checkout(root: Path = ROOT) -> bool:
+    """True for a source checkout with the book's sources (``_config.yml``), not an installed package."""
+    return (root / "_config.yml").exists()
+
+
+def resolve_scratch_root(given: str | Path | None = None) -> Path:
+    """The scratch directory: ``given``, else ``$IOBENCH_SCRATCH``, else ``.iobench-scratch`` here."""
+    return Path(given or os.environ.get(SCRATCH_ENV, SCRATCH_DIR))
+
+
+def checkout_dirs() -> tuple[Path, Path]:
+    """Where a notebook's runs go when it names none: ``results/`` and ``.iobench-scratch/`` of the
+    source checkout holding this package (wherever the notebook runs from: JupyterLab starts it in
+    ``notebooks/``), or of the working directory for an installed package."""
+    base = ROOT if is_checkout() else Path.cwd()
+    return base / RESULTS_DIR, base / SCRATCH_DIR
+
+
+__all__ = ["REFERENCE", "RESULTS_DIR", "ROOT", "SCRATCH_DIR", "SCRATCH_ENV", "checkout_dirs", "is_checkout",
+           "resolve_scratch_root"]
