@@ -7,19 +7,12 @@ import os
 import platform
 import socket
 import subprocess
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
 #: distributions whose versions every run records besides the measured libraries
 CORE_PACKAGES = ("numpy", "pyarrow", "pandas", "dask", "distributed")
-
-
-def tracked_packages() -> list[str]:
-    """The distributions whose versions every run records (missing ones as absent): the core ones, then those
-    each registered adapter declares (``distribution``, ``extra_distributions``), a plug-in's included."""
-    from .adapters import declared_distributions
-
-    return list(dict.fromkeys((*CORE_PACKAGES, *declared_distributions())))
 
 
 def usable_cores() -> int:
@@ -102,9 +95,10 @@ def root_release() -> str | None:
     return None
 
 
-def collect_versions() -> dict:
+def collect_versions(packages: Iterable[str] = CORE_PACKAGES) -> dict:
+    """``version_<name>`` of each distribution in ``packages`` (None where it is not installed)."""
     out = {}
-    for name in tracked_packages():
+    for name in packages:
         try:
             out[f"version_{name.replace('-', '_')}"] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -119,10 +113,13 @@ def machine_name() -> str:
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname()) or "machine"
 
 
-def collect_environment(scratch: str | Path) -> dict:
+def collect_environment(scratch: str | Path, packages: Iterable[str] = CORE_PACKAGES) -> dict:
+    """The machine, its CPU, memory, system, git commit, the filesystem of ``scratch`` and the versions of
+    ``packages`` (the runner passes ``adapters.tracked_packages()``: this module knows no adapter)."""
     env = {"machine": machine_name(),
            "collected_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
-    for collect in (collect_cpu, collect_memory, collect_system, collect_git, collect_versions):
+    for collect in (collect_cpu, collect_memory, collect_system, collect_git):
         env.update(collect())
+    env.update(collect_versions(packages))
     env.update(collect_filesystem(scratch))
     return env

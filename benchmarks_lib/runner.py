@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .adapters import tracked_packages
 from .ceiling import ceiling_case
 from .dask_scheduler import parse_cluster
 from .environment import collect_environment, machine_name
@@ -215,7 +216,7 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
     meta_path = run_dir / "run.json"
     meta = _existing_meta(meta_path, request, run_id)  # read again under the lock: another run may have finished
     if meta is None:
-        env = collect_environment(scratch_root)
+        env = collect_environment(scratch_root, tracked_packages())
         meta = {**request, "schema_version": SCHEMA_VERSION, "run_id": run_id, "environment": env,
                 "started_at": env["collected_at"], "cases": [c.case_id for c in cases],
                 "worker_process": {"allocator": allocator_state(), "reuse": CaseWorkers.policy(request["suite"])}}

@@ -134,8 +134,9 @@ def test_ceiling_fio_at_a_size_below_fios_block(workdir, capsys):
 
 def test_the_machine_records_roots_own_release():
     pytest.importorskip("ROOT")
+    from benchmarks_lib.adapters import tracked_packages
     from benchmarks_lib.environment import collect_versions
 
-    versions = collect_versions()
+    versions = collect_versions(tracked_packages())
     assert versions["version_root"].startswith("6.") and versions["version_root_pip"] != versions["version_root"]
     assert "version_blosc2" not in versions  # not a dependency: no empty row on the machine page

@@ -59,8 +59,7 @@ def test_iobench_backends_lists_the_toy_after_the_built_ins(toy_env):
 def test_the_suites_take_the_toy_from_what_it_declares_and_listing_imports_no_library(toy_env):
     code = f"""
 import json, sys
-from benchmarks_lib.adapters import KINDS, backend_status, make_adapter, readers_of, registered
-from benchmarks_lib.environment import tracked_packages
+from benchmarks_lib.adapters import KINDS, backend_status, make_adapter, readers_of, registered, tracked_packages
 from benchmarks_lib.suites import get_suite
 
 listed = {{kind: [backend_status(n, kind).name for n in registered(kind)] for kind in KINDS}}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 
 from ..availability import distribution_version
+from ..environment import CORE_PACKAGES
 from ..specs import SpecError
 from .base import Adapter
 from .library import ENTRY_POINT_GROUPS, KINDS, Library
@@ -186,6 +187,12 @@ def declared_distributions() -> list[str]:
     names = (d for kind in KINDS for cls in _importable(kind).values()
              for d in (cls.distribution, *cls.extra_distributions))
     return list(dict.fromkeys(names))
+
+
+def tracked_packages() -> list[str]:
+    """The distributions whose versions every run records (missing ones as absent): the core ones, then those
+    each registered adapter declares (``distribution``, ``extra_distributions``), a plug-in's included."""
+    return list(dict.fromkeys((*CORE_PACKAGES, *declared_distributions())))
 
 
 def make_adapter(name: str, threads: int | None = None, kind: str = "array") -> Library:
