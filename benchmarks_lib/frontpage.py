@@ -19,8 +19,8 @@ import pandas as pd
 
 from .chapters.common import ceiling_gbps, ceiling_reference, ok_rows
 from .chapters.markup import md, md_code
-from .chapters.style import CEILING_LABELS
 from .chapters.ranking import rank_samples
+from .chapters.style import CEILING_LABELS
 from .stats import format_ci, two_sample
 
 

@@ -47,8 +47,9 @@ import numpy as np
 
 from ..adapters import adapter_class
 from ..datasets import DATASETS, Dataset
+from ..durability import durability_columns
 from ..environment import usable_cores
-from ..measure import SYNC_METHOD, sync_store, timed
+from ..measure import sync_store, timed
 from ..specs import (
     ArraySpec,
     SpecError,
@@ -229,8 +230,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     reader = verifier(cls(), spec, "s3" if s3 else "file") or backend  # another library where one reads it here
     columns = {"dataset": p["dataset"], "dtype": dataset.dtype, "codec": p["codec"], "alignment": p["alignment"],
                "layout": "sharded" if spec.dims.shards else "unsharded", "shape": list(spec.shape),
-               "chunks": list(spec.dims.chunks), "cores": usable_cores(), "fsync_included": p["fsync"],
-               "sync_method": SYNC_METHOD if p["fsync"] else None, "verified_by": reader,
+               "chunks": list(spec.dims.chunks), "cores": usable_cores(),
+               **durability_columns(p["fsync"] and not s3, cls.fsyncs and not s3), "verified_by": reader,
                "nbytes": spec.nbytes, "region_step": step, "stripe": stripe}
     if reason := cls().is_incompatible(spec, "write"):
         return skip_rows(reason, columns, ("write",))
@@ -240,10 +241,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         return skip_rows("Dask is not installed: pip install 'iobench-book[cluster]'", columns, ("write",))
     from ..cluster import connect_client, start_local_cluster
 
-    if s3:  # S3 has no fsync: a write ends when every object is acknowledged
-        columns.update(store="s3", fsync_included=False, sync_method=None)
-    else:
-        columns["store"] = "file"
+    columns["store"] = "s3" if s3 else "file"  # S3 has no fsync: a write ends when every object is acknowledged
     rows: list[dict] = []
     path: Path | S3Target = ctx.scratch / "parallel.zarr"
     values = dataset.region(tuple(slice(None) for _ in spec.shape))  # once, before any clock

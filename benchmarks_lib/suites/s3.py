@@ -34,6 +34,7 @@ import numpy as np
 
 from ..adapters import adapter_class
 from ..datasets import DATASETS, Dataset
+from ..durability import durability_columns
 from ..measure import cold_read_state, timed
 from ..servers.link import LinkProcess
 from ..specs import ArraySpec, SpecError, parse_choice, parse_codecs, parse_dims, parse_items, parse_names, parse_number
@@ -116,7 +117,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     columns: dict[str, Any] = {"dataset": p["dataset"], "dtype": dataset.dtype, "shape": list(dims.shape),
                                "chunks": list(dims.chunks), "shards": list(dims.shards or []),
                                "layout": "sharded" if dims.shards else "unsharded", "nbytes": dataset.nbytes,
-                               "store": "s3", "fsync_included": False, "latency_ms": p.get("latency_ms", 0)}
+                               "store": "s3", "latency_ms": p.get("latency_ms", 0),
+                               **durability_columns(False, False)}  # S3 has no fsync (its reads say so too)
     columns["codec"] = str(spec.codec)
     concurrency = cls().s3_concurrency()
     columns["client_concurrency"], columns["client_concurrency_setting"] = concurrency or (None, None)
