@@ -39,6 +39,7 @@ from ..specs import (
     parse_ints,
     parse_names,
     parse_seconds,
+    parse_threads,
 )
 from . import Case, CaseContext, Suite
 from .backends import (
@@ -132,14 +133,9 @@ PROFILES: dict[str, dict] = {
 
 
 # -- parameters and cases -----------------------------------------------------------------
-def parse_threads(value: Any, what: str = "threads") -> int:
-    """One thread count (>= 1); None means every usable core."""
-    if value is None:
-        return usable_cores()
-    if isinstance(value, bool) or not isinstance(value, int | str) or (
-            isinstance(value, str) and not value.strip().isdigit()):
-        raise SpecError(f"{what} {value!r} must be one integer, 1..4096 (or null for every core)")
-    return parse_count(value, what, minimum=1, maximum=4096)
+def _thread_count(value: Any) -> int:
+    """One thread count (``specs.parse_threads``); None: every usable core."""
+    return usable_cores() if value is None else parse_threads(value, one=True)[0]
 
 
 def _batches(items: list, size: int) -> list[list]:
@@ -162,7 +158,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
     if dims.shards:
         raise SpecError(f"dims {p['dims']!r} is sharded; this suite compares codecs on plain chunks")
-    common = {"threads": parse_threads(p["threads"]), "time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
+    common = {"threads": _thread_count(p["threads"]), "time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
               "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}
     generate = parse_generate_bytes(p["generate_bytes"])
