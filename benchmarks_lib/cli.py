@@ -266,10 +266,10 @@ def cmd_ceiling(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from .crosscheck import DOCUMENTED_DIMS, ome_writers_crosscheck
+    from .crosscheck import DOCUMENTED_DIMS, crosscheck_backends, ome_writers_crosscheck
     from .specs import parse_count, parse_dims, parse_names
 
-    allowed = ("tensorstore", "acquire-zarr", "zarrs-python", "zarr-python")
+    allowed = crosscheck_backends()
     backends = parse_names(args.backend or list(allowed), "ome-writers backend", allowed)
     dims = str(parse_dims(args.dims or DOCUMENTED_DIMS))
     iterations = parse_count(args.iterations, "iterations", maximum=1000)
