@@ -51,11 +51,10 @@ from .backends import (
     measure_mesh,
     suite_backend,
 )
-from .common import remove_output, with_defaults
+from .common import remove_output, sized_by, with_defaults
 from .roundtrip import (
     ArrayData,
     array_data,
-    ceiling_bytes,
     measure_round_trips,
     parse_generate_bytes,
     skip_rows,
@@ -89,7 +88,8 @@ def codec_grid(*, zstd: Iterable[int] = (), gzip: Iterable[int] = (), lz4: bool 
     return out
 
 
-_ALL_BLOSC = {"blosc_cnames": ("lz4", "zstd", "blosclz"), "blosc_shuffles": ("shuffle", "bitshuffle", "noshuffle")}
+#: the Blosc compressors the sweeps cover (of ``specs.BLOSC_CNAMES``: lz4hc and zlib left out), with every shuffle
+_BLOSC_SWEEP = {"blosc_cnames": ("lz4", "zstd", "blosclz"), "blosc_shuffles": ("shuffle", "bitshuffle", "noshuffle")}
 _CORE_ARRAYS = ("zarr-python", "tensorstore", "numcodecs")
 #: standard: the codecs people choose between (LZ4, Zstd at its fast, default and strong levels, gzip, and
 #: Blosc with each shuffle), each on every dataset, so that the chapter's trade-off is measured at 64-256
@@ -125,7 +125,7 @@ PROFILES: dict[str, dict] = {
         "levels": list(range(-22, 23)), "vtu_compressors": ["none", "lz4", "zlib", "lzma"],
         "array_backends": list(_CORE_ARRAYS), "datasets": list(DATASETS),
         "dims": "z:128:64,y:1024:256,x:1024:256",
-        "codecs": codec_grid(lz4=True, zstd=range(1, 23), gzip=range(1, 10), blosc_levels=range(1, 10), **_ALL_BLOSC),
+        "codecs": codec_grid(lz4=True, zstd=range(1, 23), gzip=range(1, 10), blosc_levels=range(1, 10), **_BLOSC_SWEEP),
         "threads": 8, "fsync": False, "generate_bytes": None, "time_cap_s": 20.0, "points_per_case": 4,
         "iterations": 5, "warmups": 0,
     },
@@ -246,8 +246,7 @@ SUITE = Suite(
     run_case=run_case,
     profiles=PROFILES,
     # vtu without compression is base64 text (~1.4x the data); keep room for two outputs
-    scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
-    ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
+    **sized_by(case_nbytes),
     label_keys=("dataset", "codec", "level", "threads"),
     case_keys=("dataset", "codec", "level", "threads", "nbytes"),
     time_budget_s={"quick": 40, "standard": 577},

@@ -64,8 +64,8 @@ from ..specs import (
 from ..storage import S3Target, delete_prefix, parse_s3
 from . import Case, CaseContext, Suite
 from .backends import backend_names
-from .common import RUN_KEYS, remove_output, with_defaults
-from .roundtrip import ceiling_bytes, skip_rows
+from .common import RUN_KEYS, remove_output, sized_by, with_defaults
+from .roundtrip import skip_rows
 from .verification import SAMPLE_CHUNKS, verifier, verify_scope
 
 NAME = "parallel"
@@ -316,8 +316,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     return rows
 
 
-def scratch_bytes(cases: list[Case]) -> int:
-    return 2 * max((array_spec({**c.params, "alignment": "chunk"})[0].nbytes for c in cases), default=0)
+def case_nbytes(case: Case) -> int:
+    return array_spec({**case.params, "alignment": "chunk"})[0].nbytes
 
 
 SUITE = Suite(
@@ -327,9 +327,7 @@ SUITE = Suite(
     run_case=run_case,
     profiles=PROFILES,
     time_budget_s={"quick": 45, "standard": 775},
-    scratch_bytes=scratch_bytes,
-    ceiling_bytes=lambda cases: ceiling_bytes(array_spec({**c.params, "alignment": "chunk"})[0].nbytes
-                                              for c in cases),
+    **sized_by(case_nbytes, copies=2),
     label_keys=("alignment",),
     case_keys=("dataset", "codec", "nbytes", "alignment", "workers", "store", "layout", "region_step", "stripe",
                "fsync_included"),

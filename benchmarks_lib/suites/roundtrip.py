@@ -210,16 +210,10 @@ def array_data(dataset: Dataset, chunks: tuple[int, ...], generate_bytes: int | 
     return ArrayData(values, checksum_array(values), tiled, split_chunks(values, chunks) if split else [])
 
 
-def ceiling_bytes(sizes: Iterable[int]) -> int:
-    """Bytes the run's ceiling case moves: the largest case's data, at least 64 MiB, at most 2 GiB."""
-    return min(max([64 * 2**20, *sizes]), 2 * 2**30)
-
-
 __all__ = [
     "ArrayData",
     "RoundTrip",
     "array_data",
-    "ceiling_bytes",
     "measure_round_trips",
     "parse_generate_bytes",
     "skip_rows",

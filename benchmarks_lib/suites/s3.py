@@ -41,9 +41,9 @@ from ..specs import ArraySpec, SpecError, parse_choice, parse_codecs, parse_dims
 from ..storage import S3Target, delete_prefix, list_objects, parse_s3
 from . import Case, CaseContext, Suite
 from .backends import backend_names
-from .common import RUN_KEYS, preferred_spec, with_defaults
+from .common import RUN_KEYS, preferred_spec, sized_by, with_defaults
 from .eviction import StoreEvictions
-from .roundtrip import ceiling_bytes, skip_rows
+from .roundtrip import skip_rows
 from .verification import sample_regions, verifier, verify_scope
 
 NAME = "s3"
@@ -255,8 +255,7 @@ SUITE = Suite(
     case_keys=("dataset", "codec", "nbytes", "latency_ms"),
     time_budget_s={"quick": 45, "standard": 180},
     user_s3=lambda case: case.params["endpoint"] is not None,
-    scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
-    ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
+    **sized_by(case_nbytes),
     summary="benchmarks_lib.chapters.s3:summary",
     smoke={"dims": "z:8:4:8,y:64:32:64,x:64:32:64", "iterations": 1, "warmups": 0},
 )

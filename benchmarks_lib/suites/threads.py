@@ -47,8 +47,8 @@ from ..specs import (
 )
 from . import Case, CaseContext, Suite
 from .backends import array_point_reason, array_round_trip, backend_names, measure_mesh, suite_backend
-from .common import remove_output, with_defaults
-from .roundtrip import array_data, ceiling_bytes, measure_round_trips, parse_generate_bytes, skip_rows
+from .common import remove_output, sized_by, with_defaults
+from .roundtrip import array_data, measure_round_trips, parse_generate_bytes, skip_rows
 
 
 def scales_with_threads(cls: type) -> bool:
@@ -171,8 +171,7 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
-    scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
-    ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
+    **sized_by(case_nbytes),
     label_keys=("dataset", "codec", "level", "threads"),
     case_keys=("dataset", "codec", "level", "threads", "nbytes"),
     time_budget_s={"quick": 30, "standard": 194},
