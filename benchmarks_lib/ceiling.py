@@ -233,7 +233,8 @@ def build_ceiling_cases(params: dict, profile: str) -> list[Case]:
 
 SUITE = Suite(
     name="ceiling",
-    title="Machine ceiling: raw sequential write/read and memcpy",
+    title="Machine ceiling",
+    measures="raw sequential write/read and memcpy",
     build_cases=build_ceiling_cases,
     run_case=run_ceiling,
     profiles={"quick": {"nbytes": "64MiB"}, "standard": {"nbytes": "1GiB"}, "seed": {"nbytes": "4GiB"}},

@@ -98,7 +98,7 @@ def cmd_suites(args: argparse.Namespace) -> int:
 
     for name in SUITES:
         suite = get_suite(name)
-        console.print(f"[bold]{name}[/]: {suite.title}")
+        console.print(f"[bold]{name}[/]: {suite.title}" + (f" ({suite.measures})" if suite.measures else ""))
         budget = suite.time_budget_s.get(args.profile)
         took = "" if not budget else f"about {budget:.0f} s" if budget < 120 else f"about {budget / 60:.1f} min"
         console.print(f"    ({args.profile}: {took} on 2 cores, " if budget else f"    ({args.profile}: ", end="")

@@ -241,7 +241,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
 SUITE = Suite(
     name="compression",
-    title="Compression-level sweep: zvtk levels, VTK XML, Zarr codecs (write/read speed vs ratio)",
+    title="Compression levels and codecs",
+    measures="zvtk levels, VTK XML, Zarr codecs: write/read speed vs ratio",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,

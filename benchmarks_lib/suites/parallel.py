@@ -322,7 +322,8 @@ def case_nbytes(case: Case) -> int:
 
 SUITE = Suite(
     name=NAME,
-    title="Parallel writes: W Dask workers write disjoint regions of one Zarr array",
+    title="Parallel writes: many workers, one array",
+    measures="W Dask workers write disjoint regions of one Zarr array",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,

@@ -248,7 +248,8 @@ def case_nbytes(case: Case) -> int:
 
 SUITE = Suite(
     name=NAME,
-    title="Object storage: Zarr writers and readers through S3 (a real MinIO on 127.0.0.1, or your endpoint)",
+    title="Object storage: Zarr through S3",
+    measures="Zarr writers and readers through S3 (a real MinIO on 127.0.0.1, or your endpoint)",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,

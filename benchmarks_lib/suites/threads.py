@@ -167,7 +167,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
 SUITE = Suite(
     name="threads",
-    title="Thread scaling: write and cold-read time vs threads (zvtk, Zarr writers, Blosc)",
+    title="Thread scaling",
+    measures="write and cold-read time vs threads (zvtk, Zarr writers, Blosc)",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,

@@ -371,7 +371,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
 SUITE = Suite(
     name="writers",
-    title="Writer comparison: write, append, read, cutouts, sharding",
+    title="Writer comparison",
+    measures="write, append, read, cutouts, sharding",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
