@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..adapters import adapter_class
+from ..adapters.obstore_s3 import delete_prefix
 from ..datasets import DATASETS, Dataset
 from ..durability import durability_columns
 from ..environment import usable_cores
@@ -61,7 +62,7 @@ from ..specs import (
     parse_items,
     parse_names,
 )
-from ..storage import S3Target, delete_prefix, parse_s3
+from ..storage import S3Target, parse_s3
 from . import Case, CaseContext, Suite
 from .backends import backend_names
 from .common import RUN_KEYS, remove_output, sized_by, with_defaults

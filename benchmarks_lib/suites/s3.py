@@ -33,12 +33,13 @@ from typing import Any
 import numpy as np
 
 from ..adapters import adapter_class
+from ..adapters.obstore_s3 import delete_prefix, list_objects
 from ..datasets import DATASETS, Dataset
 from ..durability import durability_columns
 from ..measure import cold_read_state, timed
 from ..servers.link import LinkProcess
 from ..specs import ArraySpec, SpecError, parse_choice, parse_codecs, parse_dims, parse_items, parse_names, parse_number
-from ..storage import S3Target, delete_prefix, list_objects, parse_s3
+from ..storage import S3Target, parse_s3
 from . import Case, CaseContext, Suite
 from .backends import backend_names
 from .common import RUN_KEYS, preferred_spec, sized_by, with_defaults
