@@ -228,11 +228,12 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     stripe = max(1, spec.dims.chunks[0] // 2) if p["alignment"] == "unaligned" else None
     cls = adapter_class(backend, "array")
     s3 = "target" in p
+    own_fsyncs = bool(cls().fsyncs) and not s3  # S3 has no fsync: a write ends when every object is acknowledged
     reader = verifier(cls(), spec, "s3" if s3 else "file") or backend  # another library where one reads it here
     columns = {"dataset": p["dataset"], "dtype": dataset.dtype, "codec": p["codec"], "alignment": p["alignment"],
                "layout": "sharded" if spec.dims.shards else "unsharded", "shape": list(spec.shape),
                "chunks": list(spec.dims.chunks), "cores": usable_cores(),
-               **durability_columns(p["fsync"] and not s3, cls.fsyncs and not s3), "verified_by": reader,
+               **durability_columns(p["fsync"] and not s3, own_fsyncs), "verified_by": reader,
                "nbytes": spec.nbytes, "region_step": step, "stripe": stripe}
     if reason := cls().is_incompatible(spec, "write"):
         return skip_rows(reason, columns, ("write",))
@@ -242,7 +243,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         return skip_rows("Dask is not installed: pip install 'iobench-book[cluster]'", columns, ("write",))
     from ..cluster import connect_client, start_local_cluster
 
-    columns["store"] = "s3" if s3 else "file"  # S3 has no fsync: a write ends when every object is acknowledged
+    columns["store"] = "s3" if s3 else "file"
     rows: list[dict] = []
     path: Path | S3Target = ctx.scratch / "parallel.zarr"
     values = dataset.region(tuple(slice(None) for _ in spec.shape))  # once, before any clock
