@@ -29,8 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from .availability import find_program, not_installed
+from .durability import durability_columns
 from .environment import usable_cores
-from .measure import SYNC_METHOD, cold_read_state, disk_usage, evict_page_cache, measure, sync_store
+from .measure import cold_read_state, disk_usage, evict_page_cache, measure, sync_store
 from .scratch import create_marked_dir, remove_tree
 from .specs import parse_size
 from .suites import Case, CaseContext, Suite
@@ -205,8 +206,7 @@ def run_ceiling(case: Case, ctx: CaseContext) -> list[dict]:
             remove_output(p)
 
     buf = write_buffer(nbytes)
-    no_sync = {"fsync_included": False, "writer_fsyncs": False, "sync_method": "none"}
-    with_sync = {"fsync_included": True, "writer_fsyncs": False, "sync_method": SYNC_METHOD}
+    no_sync, with_sync = durability_columns(False, False), durability_columns(True, False)
     for i in range(ctx.warmups + ctx.iterations):
         record("write_nofsync", i, write(fsync=False), **no_sync)
         record("write_fsync", i, write(fsync=True), **with_sync)
@@ -233,7 +233,8 @@ def build_ceiling_cases(params: dict, profile: str) -> list[Case]:
 
 SUITE = Suite(
     name="ceiling",
-    title="Machine ceiling: raw sequential write/read and memcpy",
+    title="Machine ceiling",
+    measures="raw sequential write/read and memcpy",
     build_cases=build_ceiling_cases,
     run_case=run_ceiling,
     profiles={"quick": {"nbytes": "64MiB"}, "standard": {"nbytes": "1GiB"}, "seed": {"nbytes": "4GiB"}},

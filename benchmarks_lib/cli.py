@@ -99,7 +99,7 @@ def cmd_suites(args: argparse.Namespace) -> int:
 
     for name in SUITES:
         suite = get_suite(name)
-        console.print(f"[bold]{name}[/]: {suite.title}")
+        console.print(f"[bold]{name}[/]: {suite.title}" + (f" ({suite.measures})" if suite.measures else ""))
         budget = suite.time_budget_s.get(args.profile)
         took = "" if not budget else f"about {budget:.0f} s" if budget < 120 else f"about {budget / 60:.1f} min"
         console.print(f"    ({args.profile}: {took} on 2 cores, " if budget else f"    ({args.profile}: ", end="")
@@ -265,10 +265,10 @@ def cmd_ceiling(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from .crosscheck import DOCUMENTED_DIMS, ome_writers_crosscheck
+    from .crosscheck import DOCUMENTED_DIMS, crosscheck_backends, ome_writers_crosscheck
     from .specs import parse_count, parse_dims, parse_names
 
-    allowed = ("tensorstore", "acquire-zarr", "zarrs-python", "zarr-python")
+    allowed = crosscheck_backends()
     backends = parse_names(args.backend or list(allowed), "ome-writers backend", allowed)
     dims = str(parse_dims(args.dims or DOCUMENTED_DIMS))
     iterations = parse_count(args.iterations, "iterations", maximum=1000)

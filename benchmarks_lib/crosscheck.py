@@ -16,13 +16,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .adapters import adapter_class, make_adapter
 from .datasets import Dataset
 from .measure import fresh
 from .paths import RESULTS_DIR
 from .runner import run_suite
 from .scratch import make_temp_scratch, remove_tree
-from .specs import parse_dims
+from .specs import ArraySpec, parse_dims
 
+OME_WRITERS = "ome-writers"
 #: the case in ome-writers' performance docs: (20, 1024, 1024) uint16, chunks (1, 256, 256), no compression
 DOCUMENTED_DIMS = "t:20:1,y:1024:256,x:1024:256"
 
@@ -33,25 +35,23 @@ def time_like_ome_writers(backend: str, dims: str, warmups: int, iterations: int
     The one place outside ``measure.timed`` that reads a clock, on purpose: this is a replica
     of ome-writers' own timing (``time.perf_counter`` around the append loop and close), the
     reference our runner's figure is compared against. Our side is timed by the writers suite.
-    Each iteration writes into a new empty directory, so ``overwrite=True`` deletes nothing.
+    The stream is the ome-writers adapter's, set up off the clock as ``create_stream`` is there, so
+    both sides write with the same settings and only the timing differs. Each iteration writes into
+    a new empty directory, so ``overwrite=True`` deletes nothing.
     """
-    import ome_writers as ow
-
-    spec = parse_dims(dims)
-    frames = list(Dataset("microscopy", spec.shape).region(tuple(slice(0, n) for n in spec.shape)))
-    dimensions = [ow.Dimension(name=d.name, count=d.size, chunk_size=d.chunk) for d in spec.dims]
+    dims_spec = parse_dims(dims)
+    dataset = Dataset("microscopy", dims_spec.shape)
+    frames = dataset.region(tuple(slice(0, n) for n in dims_spec.shape))
+    spec = ArraySpec(dims_spec, str(dataset.dtype))
     out = []
     for i in range(warmups + iterations):
         tmp = make_temp_scratch("iobench-ow-")
         try:
-            settings = ow.AcquisitionSettings(root_path=str(tmp / "bench.ome.zarr"), dimensions=dimensions,
-                                              dtype="uint16", compression=None,
-                                              format=ow.OmeZarrFormat(backend=backend), overwrite=True)
-            stream = ow.create_stream(settings)
+            writer = make_adapter(f"{OME_WRITERS}:{backend}")
+            writer.create(tmp / "bench.ome.zarr", spec)
             t1 = time.perf_counter()  # tools/benchmark.py's clock (see the docstring), not measure.timed
-            for frame in frames:
-                stream.append(frame)
-            stream.close()
+            writer.write(0, frames)  # one stream.append per frame
+            writer.finalize()  # stream.close()
             t3 = time.perf_counter()
         finally:
             remove_tree(tmp, tmp)
@@ -60,13 +60,18 @@ def time_like_ome_writers(backend: str, dims: str, warmups: int, iterations: int
     return out
 
 
+def crosscheck_backends() -> tuple[str, ...]:
+    """The ome-writers backends (its adapter's options) the cross-check can run."""
+    return tuple(adapter_class(OME_WRITERS).options)
+
+
 def ome_writers_crosscheck(backends: list[str], *, dims: str = DOCUMENTED_DIMS, warmups: int = 1,
                            iterations: int = 10, results_dir: str | Path = RESULTS_DIR) -> pd.DataFrame:
     """Per backend: GB/s through our runner and as ome-writers times it, and their difference."""
     nbytes = Dataset("microscopy", parse_dims(dims).shape).nbytes
     rows = []
     for backend in backends:
-        name = f"ome-writers:{backend}"
+        name = f"{OME_WRITERS}:{backend}"
         result = run_suite("writers", {"backends": [name], "tests": ["write"], "dims": dims, "multipliers": [1],
                                        "dataset": "microscopy", "codec": "none", "fsync": False,
                                        "iterations": iterations, "warmups": warmups},

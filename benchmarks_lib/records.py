@@ -4,6 +4,9 @@ Schema history (bump ``SCHEMA_VERSION`` on any change of meaning):
   1 - first version.
   2 - ``cpu_s`` (process CPU time of the timed region); write/append times are one wall-clock
       region from the first call to the end of finalize.
+  3 - one vocabulary of durability columns for every suite (``durability``): ``sync_method`` is
+      ``syncfs+writer``/``writer`` where the writer fsyncs too, and ``none`` (not missing) on S3;
+      rows of older runs are read in it (``durability.read_old_spellings``).
 
 A run lives in ``<results>/<machine>/<run-id>/``: ``run.json`` holds the environment and the
 run's parameters once; ``records/<case-id>.parquet`` holds the rows of one finished case
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
+from .durability import read_old_spellings
 from .measure.ledger import CASE_COLUMNS
 from .specs import SpecError
 from .untrusted import (
@@ -39,7 +43,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Typed columns every row has (suite-specific scalar columns may be added beside them).
 COLUMNS: dict[str, str] = {
@@ -282,7 +286,7 @@ def load_run(run_dir: str | Path) -> tuple[pd.DataFrame, dict]:
     budget = ReadBudget()  # the run's limits, over all its files
     frames = [read_records(f, budget=budget) for f in listed_files(run_dir / "records", ".parquet",
                                                                       "records directory")]
-    df = with_schema_columns(pd.concat(frames, ignore_index=True)) if frames else to_frame([])
+    df = with_schema_columns(read_old_spellings(pd.concat(frames, ignore_index=True))) if frames else to_frame([])
     return df, meta
 
 

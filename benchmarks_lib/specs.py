@@ -301,6 +301,17 @@ def parse_ints(value: object, what: str, *, minimum: int, maximum: int) -> list[
     return list(parse_int_list(items, what, minimum=minimum, maximum=maximum))
 
 
+MAX_THREADS = 4096  # the most threads a setting may ask for (more than the cores: oversubscription)
+
+
+def parse_threads(value: object, what: str = "threads", *, one: bool = False) -> list[int]:
+    """Thread counts, each 1..``MAX_THREADS``, sorted without duplicates (``parse_ints``); ``one``: one integer."""
+    counts = sorted(set(parse_ints(value, what, minimum=1, maximum=MAX_THREADS)))
+    if one and (len(counts) != 1 or isinstance(value, list | tuple)):
+        raise SpecError(f"{what} {value!r} must be one integer, 1..{MAX_THREADS}")
+    return counts
+
+
 def parse_codecs(value: object, what: str = "codecs") -> list[str]:
     """Codec strings (``parse_codec`` syntax): a list, or one string of comma-separated codecs."""
     items = [] if value is None else parse_items(value, what, '["zstd:3", "lz4"]')

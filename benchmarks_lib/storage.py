@@ -24,23 +24,14 @@ _ENDPOINT = re.compile(r"^https?://[A-Za-z0-9_.\-\[\]:]+(:\d{1,5})?/?$")
 
 
 @dataclass(frozen=True)
-class StaticCredentials:
-    """obstore's credential provider for given keys (and no session token, whatever the environment holds)."""
-
-    access_key_id: str
-    secret_access_key: str = field(repr=False)
-
-    def __call__(self) -> dict:
-        return {"access_key_id": self.access_key_id, "secret_access_key": self.secret_access_key, "token": None,
-                "expires_at": None}
-
-
-@dataclass(frozen=True)
 class S3Target:
     """``s3://bucket/prefix`` at ``endpoint`` (None: AWS) in ``region``; a store lives under the prefix.
 
-    ``credentials`` (obstore's keywords: ``access_key_id``, ``secret_access_key``) are given to the obstore and
-    s3fs clients it makes instead of the AWS environment's; they are never shown (no repr) nor compared."""
+    ``credentials`` (``access_key_id``, ``secret_access_key``) are given to the clients an adapter makes for it
+    instead of the AWS environment's; they are never shown (no repr) nor compared. Each client's own
+    configuration for a target is built in ``adapters/`` by the adapter that owns the client (obstore's store in
+    ``adapters.obstore_s3``, the tensorstore adapter's ``kvstore``, the zarr-fsspec reader's ``s3_options``): this
+    module only says where data lives."""
 
     bucket: str
     prefix: str = ""
@@ -56,54 +47,10 @@ class S3Target:
         """The location ``name`` under this prefix."""
         return replace(self, prefix=f"{self.prefix.rstrip('/')}/{name}".lstrip("/"))
 
-    def kvstore(self) -> dict:
-        """TensorStore's ``s3`` kvstore spec (credentials from the environment: TensorStore takes none in a spec)."""
-        spec = {"driver": "s3", "bucket": self.bucket, "path": self.prefix.rstrip("/") + "/",
-                "aws_region": self.region}
-        return spec | ({"endpoint": self.endpoint} if self.endpoint else {})
-
-    def fsspec_options(self) -> dict:
-        """``s3fs.S3FileSystem`` keyword arguments for this location (its credentials, else the environment's)."""
-        names = {"access_key_id": "key", "secret_access_key": "secret", "token": "token"}
-        options: dict = {names[k]: v for k, v in (self.credentials or credentials()).items()}
-        options["client_kwargs"] = {"region_name": self.region} | (
-            {"endpoint_url": self.endpoint} if self.endpoint else {})
-        return options
-
-    def obstore(self):
-        """An ``obstore`` S3Store at this location (its credentials, else the environment's)."""
-        from obstore.store import S3Store
-
-        if self.credentials:  # a provider: obstore would add a session token from the environment to given keys
-            options: dict = {"region": self.region, "credential_provider": StaticCredentials(**self.credentials)}
-        else:
-            options = {"region": self.region, **credentials()}
-        if self.endpoint:
-            options |= {"endpoint": self.endpoint, "client_options": {"allow_http": self.endpoint.startswith("http:")}}
-        return S3Store(self.bucket, prefix=self.prefix.rstrip("/") or None, **options)
-
-
-def list_objects(target: S3Target) -> list[tuple[str, int]]:
-    """(path under the prefix, size) of every object under ``target``'s prefix."""
-    import obstore
-
-    return [(meta["path"], meta["size"]) for batch in obstore.list(target.obstore()) for meta in batch]
-
-
-def delete_prefix(target: S3Target) -> None:
-    """Delete every object under ``target``'s prefix: only ever a prefix the caller made (a new uuid)."""
-    import obstore
-
-    if not target.prefix:
-        raise ValueError(f"refusing to delete a whole bucket ({target.url}): only a prefix this tool made")
-    store = target.obstore()
-    paths = [path for path, _ in list_objects(target)]
-    for i in range(0, len(paths), 500):
-        obstore.delete(store, paths[i:i + 500])
-
 
 def credentials() -> dict[str, str]:
-    """obstore's credential keywords from the standard AWS variables (those that are set)."""
+    """The credentials of the standard AWS variables (those that are set), named as ``S3Target.credentials``
+    names them (and ``token``)."""
     names = {"AWS_ACCESS_KEY_ID": "access_key_id", "AWS_SECRET_ACCESS_KEY": "secret_access_key",
              "AWS_SESSION_TOKEN": "token"}
     return {key: os.environ[var] for var, key in names.items() if os.environ.get(var)}
@@ -150,5 +97,4 @@ def parse_s3(value: object, endpoint: object = None, region: object = "us-east-1
     return S3Target(match.group(1), prefix, endpoint.rstrip("/") if isinstance(endpoint, str) else None, region)
 
 
-__all__ = ["S3Target", "credentials", "delete_prefix", "environ_with_aws", "from_environment", "is_s3", "list_objects",
-           "parse_s3", "without_aws"]
+__all__ = ["S3Target", "credentials", "environ_with_aws", "from_environment", "is_s3", "parse_s3", "without_aws"]

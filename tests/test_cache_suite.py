@@ -531,13 +531,14 @@ def test_zarr_reads_from_your_own_s3_endpoint_touch_only_their_prefix(tmp_path, 
     caches are not ours), and afterwards the bucket holds the user's own object and nothing of ours."""
     import obstore
 
+    from benchmarks_lib.adapters.obstore_s3 import s3_store
     from benchmarks_lib.storage import parse_s3
 
     with MinioServer(bucket="mine") as server:
         for key, value in server.env.items():
             monkeypatch.setenv(key, value)
         monkeypatch.delenv("AWS_ENDPOINT_URL")
-        bucket = parse_s3("s3://mine", server.endpoint).obstore()
+        bucket = s3_store(parse_s3("s3://mine", server.endpoint))
         obstore.put(bucket, "x/keep.txt", b"the user's")
         params = {**S3, "readers": ["zarr"], "zarr_clients": ["tensorstore"], "zarr_cache": [False],
                   "s3_endpoint": server.endpoint, "s3_target": "s3://mine/x"}

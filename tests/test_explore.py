@@ -49,7 +49,8 @@ def test_runs_are_found_per_directory_and_a_corrupt_run_is_skipped_not_deleted(t
     assert sorted(r.path.name for r in runs) == ["mine", "ref"]
     assert any("big" in r.label and "[reference/]" in r.label for r in runs)
     assert (bad / "run.json").exists()
-    assert "2 recorded runs (2 writers)" in explore.found_text([tmp_path / "results", tmp_path / "reference"])
+    found = explore.found_text([tmp_path / "results", tmp_path / "reference"])
+    assert "2 recorded runs (Writer comparison: 2)" in found
     assert "No recorded run" in explore.found_text([tmp_path / "gone"])
 
 

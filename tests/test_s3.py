@@ -40,6 +40,27 @@ def test_bad_parameters_are_refused_naming_the_value(bad):
     assert_refused_naming_the_value(build_cases, {}, bad)
 
 
+@pytest.mark.parametrize(("method", "path", "body"), [("PUT", "/bucket", b""), ("PUT", "/b/k%20ey/x~+.bin", b"123"),
+                                                     ("GET", "/b/a", b"")])
+def test_our_sigv4_signs_as_botocore_does(method: str, path: str, body: bytes):
+    """The bucket-creating PUT is signed with the standard library (``servers.sigv4``): the same headers as AWS's
+    own signer for the same request and time."""
+    import datetime as dt
+
+    botocore_auth = pytest.importorskip("botocore.auth")
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    from benchmarks_lib.servers.sigv4 import signed_headers
+
+    url = f"http://127.0.0.1:9000{path}"
+    request = AWSRequest(method=method, url=url, data=body)
+    botocore_auth.S3SigV4Auth(Credentials("AKID", "SECRET/KEY"), "s3", "us-east-1").add_auth(request)
+    theirs = dict(request.headers.items())
+    when = dt.datetime.strptime(theirs["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+    assert signed_headers(method, url, body, "AKID", "SECRET/KEY", now=when) == theirs
+
+
 @needs_minio
 def test_minio_starts_counts_and_stops():
     with MinioServer(bucket="probe") as server:
@@ -47,9 +68,11 @@ def test_minio_starts_counts_and_stops():
         before = server.counts()
         import obstore
 
+        from benchmarks_lib.adapters.obstore_s3 import s3_store
+
         target = replace(parse_s3("s3://probe/x", server.endpoint), credentials=server.store_credentials())
         assert server.store_credentials()["secret_access_key"] not in repr(target)
-        store = target.obstore()
+        store = s3_store(target)
         obstore.put(store, "a", b"0123456789")
         assert bytes(obstore.get(store, "a").bytes()) == b"0123456789"
         after = server.counts() - before
@@ -169,14 +192,10 @@ def test_the_users_aws_environment_does_not_reach_the_bundled_minio(tmp_path):
 
 def _signed(method: str, url: str, body: bytes, credentials: dict[str, str]) -> dict[str, str]:
     """SigV4 headers for one request to MinIO at ``url`` (the Host it is sent to: the link's or the server's)."""
-    from botocore.auth import S3SigV4Auth
-    from botocore.awsrequest import AWSRequest
-    from botocore.credentials import Credentials
+    from benchmarks_lib.servers.sigv4 import signed_headers
 
-    request = AWSRequest(method=method, url=url, data=body)
-    S3SigV4Auth(Credentials(credentials["AWS_ACCESS_KEY_ID"], credentials["AWS_SECRET_ACCESS_KEY"]), "s3",
-                "us-east-1").add_auth(request)
-    return dict(request.headers.items()) | {"Content-Length": str(len(body))}
+    return signed_headers(method, url, body, credentials["AWS_ACCESS_KEY_ID"], credentials["AWS_SECRET_ACCESS_KEY"]) \
+        | {"Content-Length": str(len(body))}
 
 
 def _request_s(port: int, method: str, path: str, body: bytes, credentials: dict | None, conn=None) -> float:

@@ -80,6 +80,18 @@ def test_flags_and_numbers():
             parse_number(value, "latency", minimum=0, maximum=10)
 
 
+def test_thread_counts_one_rule_for_every_suite():
+    """The threads suite's list and the compression suite's one count: one parser, one bound."""
+    from benchmarks_lib.specs import MAX_THREADS, parse_threads
+
+    assert parse_threads("4,1,4") == parse_threads([1, 4]) == [1, 4] and parse_threads(8, one=True) == [8]
+    assert parse_threads(str(MAX_THREADS), one=True) == [MAX_THREADS]
+    for value, one in ((0, False), (MAX_THREADS + 1, False), ("two", False), (True, False), ([2], True),
+                       ("1,2", True)):
+        with pytest.raises(SpecError, match=r"^threads (value )?\S+ "):
+            parse_threads(value, one=one)
+
+
 def test_list_parameters_accept_what_papermill_passes():
     """``papermill -p NAME VALUE`` passes a list as text: comma-separated or JSON; both read the same."""
     from benchmarks_lib.specs import parse_codecs, parse_int_list, parse_items, parse_names

@@ -14,12 +14,12 @@ import numpy as np
 
 from ..specs import ArraySpec
 from ..storage import S3Target
-from .base import Adapter
+from .base import FrameStream
 
 _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 
 
-class AcquireZarrAdapter(Adapter):
+class AcquireZarrAdapter(FrameStream):
     name = "acquire-zarr"
     order = 40
     module = "acquire_zarr"
@@ -82,19 +82,8 @@ class AcquireZarrAdapter(Adapter):
         hardware = os.cpu_count() or 1
         return min(self.threads or hardware, hardware), "StreamSettings.max_threads, S3 connections = hardware threads"
 
-    def write(self, offset: int, block: np.ndarray) -> None:
-        if offset != self._next:
-            raise ValueError(f"acquire-zarr only appends in order: next offset is {self._next}, got {offset}")
+    def push(self, block: np.ndarray) -> None:
         self.stream.append(np.ascontiguousarray(block))
-        self._next += block.shape[0]
-
-    def append(self, block: np.ndarray) -> None:
-        self.write(self._next, block)
-
-    def finalize(self) -> None:
-        if getattr(self, "stream", None) is not None:
-            self.stream.close()
-            self.stream = None
 
     def open_reader(self, path: Path, spec: ArraySpec) -> None:
         raise NotImplementedError("acquire-zarr cannot read; read its output with zarr-python or tensorstore")

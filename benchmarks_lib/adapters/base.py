@@ -31,12 +31,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..measure.disk import list_files
-from ..specs import ArraySpec
+from ..specs import BLOSC_CNAMES, ArraySpec
 from .library import Library
 
 OPERATIONS = ("write", "append", "read", "read_region")
@@ -62,8 +62,8 @@ class Adapter(Library, ABC):
     reads: ClassVar[tuple[str, ...]] = ()
     #: codec families it can write ("none", "lz4", "zstd", "gzip", "blosc")
     codecs: ClassVar[frozenset[str]] = frozenset({"none"})
-    #: blosc compressors it can write, when "blosc" is in codecs
-    blosc_cnames: ClassVar[frozenset[str]] = frozenset({"lz4", "lz4hc", "zstd", "zlib", "blosclz"})
+    #: blosc compressors it can write, when "blosc" is in codecs (default: every one ``specs`` knows)
+    blosc_cnames: ClassVar[frozenset[str]] = frozenset(BLOSC_CNAMES)
     applies_codec: ClassVar[bool] = True
     supports_sharding: ClassVar[bool] = False
     requires_sharding: ClassVar[bool] = False
@@ -165,3 +165,28 @@ class Adapter(Library, ABC):
         raised when the blocks are read, so a corrupt store fails verification.
         """
         return f"no reader independent of {self.name} is known for the {self.format} format"
+
+
+class FrameStream(Adapter):
+    """A writer that only streams, in order (acquire-zarr, ome-writers): ``create`` opens ``self.stream``,
+    ``write(offset, block)`` is accepted at the next offset only, ``finalize`` closes the stream (safe twice)."""
+
+    stream: Any = None
+
+    @abstractmethod
+    def push(self, block: np.ndarray) -> None:
+        """Hand ``block`` (whole frames along axis 0) to the open stream."""
+
+    def write(self, offset: int, block: np.ndarray) -> None:
+        if offset != self._next:
+            raise ValueError(f"{self.name} only appends in order: next offset is {self._next}, got {offset}")
+        self.push(block)
+        self._next += block.shape[0]
+
+    def append(self, block: np.ndarray) -> None:
+        self.write(self._next, block)
+
+    def finalize(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None

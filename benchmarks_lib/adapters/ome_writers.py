@@ -16,7 +16,7 @@ import numpy as np
 
 from ..availability import missing_modules
 from ..specs import ArraySpec
-from .base import Adapter
+from .base import FrameStream
 from .zarr_python import ZarrPythonAdapter
 
 #: ome-writers' OME-Zarr backends, in its ``auto`` order, with the modules each needs.
@@ -24,7 +24,7 @@ BACKENDS = {"tensorstore": ("tensorstore",), "acquire-zarr": ("acquire_zarr",),
             "zarrs-python": ("zarr", "zarrs"), "zarr-python": ("zarr",)}
 
 
-class OmeWritersAdapter(Adapter):
+class OmeWritersAdapter(FrameStream):
     name = "ome-writers"
     order = 50
     module = "ome_writers"
@@ -108,20 +108,9 @@ class OmeWritersAdapter(Adapter):
             raise ValueError(f"ome-writers would write to {settings.output_path}, not {path}")
         self.stream = ow.create_stream(settings)
 
-    def write(self, offset: int, block: np.ndarray) -> None:
-        if offset != self._next:
-            raise ValueError(f"ome-writers only appends in order: next offset is {self._next}, got {offset}")
+    def push(self, block: np.ndarray) -> None:
         for frame in block.reshape(-1, *block.shape[-2:]):
             self.stream.append(frame)
-        self._next += block.shape[0]
-
-    def append(self, block: np.ndarray) -> None:
-        self.write(self._next, block)
-
-    def finalize(self) -> None:
-        if getattr(self, "stream", None) is not None:
-            self.stream.close()
-            self.stream = None
 
     def array_path(self, path: Path) -> Path:
         """Where the image array lives inside the OME group (what a Zarr verifier must open)."""

@@ -97,9 +97,18 @@ class TensorstoreAdapter(Adapter):
                 "chunk_key_encoding": {"name": "default"}, "codecs": zarr3_codecs(spec),
                 "dimension_names": list(spec.dims.names)}
 
+    @staticmethod
+    def kvstore(location: Path | S3Target) -> dict:
+        """TensorStore's kvstore spec of a local path (``file``) or an S3 location (``s3``; credentials come from
+        the environment: TensorStore takes none in a spec)."""
+        if not isinstance(location, S3Target):
+            return {"driver": "file", "path": str(location)}
+        spec = {"driver": "s3", "bucket": location.bucket, "path": location.prefix.rstrip("/") + "/",
+                "aws_region": location.region}
+        return spec | ({"endpoint": location.endpoint} if location.endpoint else {})
+
     def _spec(self, path: Path | S3Target) -> dict:
-        kvstore = path.kvstore() if isinstance(path, S3Target) else {"driver": "file", "path": str(path)}
-        return {"driver": "zarr" if self.format == "zarr2" else "zarr3", "kvstore": kvstore}
+        return {"driver": "zarr" if self.format == "zarr2" else "zarr3", "kvstore": self.kvstore(path)}
 
     def create(self, path: Path, spec: ArraySpec, *, append: bool = False) -> None:
         import tensorstore as ts

@@ -30,12 +30,14 @@ class TensorstoreHttpReader(ZarrHttpReader):
         import tensorstore as ts
 
         from ..storage import from_environment, is_s3
+        from .tensorstore import TensorstoreAdapter
 
         context = {"cache_pool": {"total_bytes_limit": CLIENT_CACHE_BYTES if client_cache else 0},
                    "data_copy_concurrency": {"limit": concurrency},
                    "http_request_concurrency": {"limit": concurrency},
                    "s3_request_concurrency": {"limit": concurrency}}
-        kvstore = from_environment(url).kvstore() if is_s3(url) else {"driver": "http", "base_url": url}
+        http = {"driver": "http", "base_url": url}
+        kvstore = TensorstoreAdapter.kvstore(from_environment(url)) if is_s3(url) else http
         store = ts.open({"driver": "zarr3", "kvstore": kvstore, "context": context,
                          "recheck_cached_data": not client_cache}, read=True).result()
         return lambda sel: store[sel].read().result()

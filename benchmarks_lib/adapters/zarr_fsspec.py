@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..storage import S3Target, credentials, from_environment, is_s3
 from .zarr_http import ZarrPythonHttpReader
 
 
@@ -18,11 +19,18 @@ class ZarrFsspecReader(ZarrPythonHttpReader):
     warm_up_modules = ("fsspec.implementations.http",)
     notes = "zarr.storage.FsspecStore; cache: fsspec block cache per key (1 MiB blocks)"
 
+    @staticmethod
+    def s3_options(target: S3Target) -> dict:
+        """``s3fs.S3FileSystem`` keyword arguments for ``target`` (its credentials, else the environment's)."""
+        names = {"access_key_id": "key", "secret_access_key": "secret", "token": "token"}
+        options: dict = {names[k]: v for k, v in (target.credentials or credentials()).items()}
+        options["client_kwargs"] = {"region_name": target.region} | (
+            {"endpoint_url": target.endpoint} if target.endpoint else {})
+        return options
+
     @classmethod
     def store(cls, url: str, client_cache: bool) -> Any:
-        from ..storage import from_environment, is_s3
-
-        options = from_environment(url).fsspec_options() if is_s3(url) else {}
+        options = cls.s3_options(from_environment(url)) if is_s3(url) else {}
         if client_cache:
             from .zarr_fsspec_store import BlockCachedStore
 

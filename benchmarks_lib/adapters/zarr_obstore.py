@@ -23,8 +23,9 @@ class ZarrObstoreReader(ZarrPythonHttpReader):
         from obstore.store import HTTPStore
 
         from ..storage import from_environment, is_s3
+        from .obstore_s3 import s3_store
 
-        objects = from_environment(url).obstore() if is_s3(url) else HTTPStore.from_url(
+        objects = s3_store(from_environment(url)) if is_s3(url) else HTTPStore.from_url(
             url, client_options={"allow_http": True})
         store = zarr.storage.ObjectStore(objects, read_only=True)
         if client_cache:

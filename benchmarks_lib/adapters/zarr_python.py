@@ -38,7 +38,9 @@ def zarr_store(path: Path | S3Target, read_only: bool = False):
     if isinstance(path, S3Target):
         from zarr.storage import ObjectStore
 
-        return ObjectStore(path.obstore(), read_only=read_only)
+        from .obstore_s3 import s3_store
+
+        return ObjectStore(s3_store(path), read_only=read_only)
     return str(path)
 
 

@@ -11,7 +11,9 @@ of each run's own ceiling. ``explorer()`` wraps this in ipywidgets controls (imp
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -20,21 +22,25 @@ import pandas as pd
 from ..records import load_run, read_run_json, run_dirs
 from ..specs import SpecError, parse_bool, parse_items
 from ..stats import summarize
+from ..suites import SUITES, get_suite
 from .common import ok_rows, with_ceiling_fraction
 from .flags import LATENCIES, WRITER_PHASES
 from .markup import html_text, md, md_code, short
 from .style import WHISKERS, empty_figure, plt, subplots
 
-#: suite -> the chapter's title in the book
-CHAPTERS = {"writers": "Writers", "compression": "Compression", "threads": "Thread scaling",
-            "cache": "Cache and prefetch", "parallel": "Parallel writes",
-            "s3": "Object storage"}
 OVERVIEW = "Overview: a metric per backend, runs side by side"
 #: metric label -> (column, scale applied to it, higher is better)
 METRICS = {"throughput (GB/s)": ("gbps", 1.0, True), "time (s)": ("elapsed_s", 1.0, False),
            "peak RSS (MB)": ("peak_rss_bytes", 1e-6, False)}
 SCALES = ("absolute", "% of ceiling")
 ALL = "(all)"
+
+
+@cache
+def chapters() -> dict[str, str]:
+    """Suite -> its chapter's title (``Suite.title`` up to a colon), for every suite that has a chapter module."""
+    return {name: get_suite(name).title.partition(":")[0] for name in SUITES
+            if importlib.util.find_spec(f"{__package__}.{name}") is not None}
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,7 @@ def found_text(dirs: list[Path]) -> str:
     if not runs:
         return ("No recorded run was found in " + ", ".join(md_code(d) for d in dirs) + ". Measure this machine "
                 "with `make book` (or `iobench run writers`), or add a directory of runs below.")
-    counts = ", ".join(f"{sum(r.suite == s for r in runs)} {md(CHAPTERS.get(s, s).lower())}"
+    counts = ", ".join(f"{md(chapters().get(s, s))}: {sum(r.suite == s for r in runs)}"
                        for s in dict.fromkeys(r.suite for r in runs))
     return f"{len(runs)} recorded runs ({counts}) in " + ", ".join(md_code(d) for d in dirs) + "."
 
@@ -247,8 +253,8 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
 
     widgets = parse_bool(widgets, "WIDGETS")
 
-    if chapter not in CHAPTERS:
-        raise SpecError(f"chapter {chapter!r} is unknown; allowed: {', '.join(CHAPTERS)}")
+    if chapter not in chapters():
+        raise SpecError(f"chapter {chapter!r} is unknown; allowed: {', '.join(chapters())}")
     if figure not in figure_names(chapter):
         raise SpecError(f"figure {figure!r} is unknown for {chapter}; allowed: {', '.join(figure_names(chapter))}")
     if metric not in METRICS or scale not in SCALES:
@@ -265,7 +271,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
     dirs = list(dirs)
     state = {"runs": find_runs(dirs), "quiet": False}
     layout = {"width": "95%"}
-    chapter_w = w.Dropdown(options=[(t, s) for s, t in CHAPTERS.items()], value=chapter, description="chapter")
+    chapter_w = w.Dropdown(options=[(t, s) for s, t in chapters().items()], value=chapter, description="chapter")
     runs_w = w.SelectMultiple(description="runs", rows=5, layout=layout)
     figure_w = w.Dropdown(description="figure", layout=layout)
     backends_w = w.SelectMultiple(description="backends", rows=6, layout={"width": "45%"})

@@ -6,10 +6,9 @@ from .disk import DiskUsage, disk_usage, list_files
 from .iocounters import IOCounters, read_io_counters
 from .probe import Measurement, measure, timed
 from .sampler import ResourceSampler
-from .sync import SYNC_METHOD, sync_store
+from .sync import sync_store
 
 __all__ = [
-    "SYNC_METHOD",
     "DiskUsage",
     "EvictionReport",
     "IOCounters",

@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-SYNC_METHOD = "syncfs"
 
 
 def sync_store(path: str | Path) -> None:

@@ -33,6 +33,7 @@ from ..measure.fresh import die_with_parent
 from ..scratch import create_marked_dir, make_temp_scratch, remove_tree
 from ..storage import environ_with_aws, without_aws
 from .loopback import HOST, ServerUnavailable, free_port, stop_process
+from .sigv4 import signed_headers
 
 #: the MinIO module version ``make minio`` builds (``go install github.com/minio/minio@VERSION``)
 MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"
@@ -222,22 +223,14 @@ class MinioServer:
         raise RuntimeError(f"minio was not ready on {self.endpoint} within {timeout_s} s")
 
     def _make_bucket(self, timeout_s: float = 60.0) -> None:
-        """The run's bucket: one PUT signed by botocore's signer with this server's credentials (obstore, the
-        clients' store, cannot create buckets; a botocore session would read the user's AWS profile and files),
-        again while the server answers 503 (ready, but still initialising)."""
-        try:
-            from botocore.auth import S3SigV4Auth
-            from botocore.awsrequest import AWSRequest
-            from botocore.credentials import Credentials
-        except ImportError:
-            raise ServerUnavailable(not_installed("botocore (to create the bucket)",
-                                                  "pip install 'iobench-book[s3]'")) from None
-        credentials = Credentials(self._credentials["AWS_ACCESS_KEY_ID"], self._credentials["AWS_SECRET_ACCESS_KEY"])
+        """The run's bucket: one PUT signed with this server's credentials (:mod:`.sigv4`: obstore, the clients'
+        store, cannot create buckets), again while the server answers 503 (ready, but still initialising)."""
         deadline = time.monotonic() + timeout_s
+        url = f"{self.endpoint}/{self.bucket}"
         while True:
-            signed = AWSRequest(method="PUT", url=f"{self.endpoint}/{self.bucket}", data=b"")
-            S3SigV4Auth(credentials, "s3", REGION).add_auth(signed)
-            request = urllib.request.Request(signed.url, data=b"", method="PUT", headers=dict(signed.headers.items()))
+            headers = signed_headers("PUT", url, b"", self._credentials["AWS_ACCESS_KEY_ID"],
+                                     self._credentials["AWS_SECRET_ACCESS_KEY"], region=REGION)
+            request = urllib.request.Request(url, data=b"", method="PUT", headers=headers)
             try:
                 with urllib.request.urlopen(request, timeout=30):
                     return
@@ -247,7 +240,7 @@ class MinioServer:
             time.sleep(0.2)
 
     def store_credentials(self) -> dict[str, str]:
-        """This server's credentials as obstore's keywords (``storage.S3Target.credentials``; never record them)."""
+        """This server's credentials as ``storage.S3Target.credentials`` names them (never record them)."""
         return {"access_key_id": self._credentials["AWS_ACCESS_KEY_ID"],
                 "secret_access_key": self._credentials["AWS_SECRET_ACCESS_KEY"]}
 

@@ -2,13 +2,13 @@
 behind the emulated link of :mod:`.link`; the same interface as the HTTP servers (``url_for``, ``reset``,
 ``counters``), so the cache/prefetch chapter reads a Zarr store over S3 as it reads one over HTTP.
 
-The copy is made off the clock with obstore and removed at the end (only the prefix this site made). The
-clients of the measured read run in processes started with :meth:`S3Site.reader_environ`: for the bundled
-server, exactly its AWS variables (``AWS_ENDPOINT_URL`` naming the link in front of it) and nothing of the
-user's; for a user's endpoint, the user's environment with ``AWS_ENDPOINT_URL`` set to it. This process's
-own environment is never written. With the bundled MinIO the counters are the server's
-own (requests per S3 call, bytes sent, its CPU time and disk reads, so a cold read can be proven); a user's
-endpoint tells nothing, and its page cache is not ours to evict.
+The copy is made off the clock with obstore (``adapters.obstore_s3``) and removed at the end (only the prefix this
+site made). The clients of the measured read run in processes started with :meth:`S3Site.reader_environ`: for the
+bundled server, exactly its AWS variables (``AWS_ENDPOINT_URL`` naming the link in front of it) and nothing of the
+user's; for a user's endpoint, the user's environment with ``AWS_ENDPOINT_URL`` set to it. This process's own
+environment is never written. With the bundled MinIO the counters are the server's own (requests per S3 call,
+bytes sent, its CPU time and disk reads, so a cold read can be proven); a user's endpoint tells nothing, and its
+page cache is not ours to evict.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import uuid
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..storage import S3Target, delete_prefix, environ_with_aws, parse_s3
+from ..adapters.obstore_s3 import delete_prefix, upload_tree
+from ..storage import S3Target, environ_with_aws, parse_s3
 from .counters import ServerCounters, _proc_cpu_s
 from .link import LinkProcess
 from .minio import MinioServer, S3Counts
@@ -91,19 +92,12 @@ class S3Site:
             self.prefix = S3Target(self._target.bucket, self._target.prefix, endpoint, self._target.region,
                                    credentials).child(f"site-{uuid.uuid4().hex[:8]}")
             self._stack.callback(self._delete)
-            self._upload()
+            upload_tree(self.root, self.prefix)
         except BaseException:
             self.__exit__()
             raise
         return self
 
-    def _upload(self) -> None:
-        import obstore
-
-        assert self.prefix is not None
-        store = self.prefix.obstore()
-        for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
-            obstore.put(store, path.relative_to(self.root).as_posix(), path.read_bytes())
 
     def _delete(self) -> None:
         """Every object under this site's own prefix (a uuid it made)."""

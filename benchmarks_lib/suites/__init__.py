@@ -60,11 +60,15 @@ class CaseContext:
 @dataclass(frozen=True)
 class Suite:
     name: str
+    #: the chapter's title, the one place it is written: the chapter notebook's heading says it (a test holds them
+    #: equal), ``iobench suites`` and the explorer show it (the explorer the part before a colon)
     title: str
     #: (params, profile) -> cases; raises SpecError on bad params, before any work
     build_cases: Callable[[dict, str], list[Case]]
     #: (case, ctx) -> rows; runs in a worker subprocess
     run_case: Callable[[Case, CaseContext], list[dict]]
+    #: what it measures, in a line (``iobench suites`` prints it after the title)
+    measures: str = ""
     #: default parameters per profile
     profiles: dict[str, dict] = field(default_factory=dict)
     #: bytes of scratch space a case needs at most, for the free-disk check

@@ -264,7 +264,8 @@ def scratch_bytes(cases: list[Case]) -> int:
 
 SUITE = Suite(
     name=NAME,
-    title="ROOT-style cache and prefetch: TTree and Zarr reads, local, over HTTP and through S3",
+    title="Cache and prefetch: TTree and Zarr reads, local, over HTTP and through S3",
+    measures="ROOT-style TTreeCache and prefetch, uproot, Zarr clients: reads local, over HTTP and through S3",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,

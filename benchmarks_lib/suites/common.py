@@ -1,7 +1,8 @@
-"""Small helpers every suite shares: parameter defaults, backend availability, output removal."""
+"""Small helpers every suite shares: parameter defaults, backend availability, output removal, the disk a run needs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..adapters import backend_status
@@ -9,6 +10,7 @@ from ..measure import sync_store
 from ..measure.ledger import phase
 from ..scratch import remove_tree
 from ..specs import ArraySpec, DimsSpec, SpecError, parse_codec
+from . import Case
 
 RUN_KEYS = ("iterations", "warmups")
 
@@ -53,3 +55,15 @@ def preferred_spec(dims: DimsSpec, dtype: str, codecs: str | list[str], adapter=
         if adapter.is_incompatible(spec, operation) is None:
             return spec
     return next((s for s in specs if "codec" not in (adapter.is_incompatible(s, operation) or "")), specs[0])
+
+
+def ceiling_bytes(sizes: Iterable[int]) -> int:
+    """Bytes the run's ceiling case moves: the largest case's data, at least 64 MiB, at most 2 GiB."""
+    return min(max([64 * 2**20, *sizes]), 2 * 2**30)
+
+
+def sized_by(case_nbytes: Callable[[Case], int], copies: int = 3) -> dict[str, Callable[[list[Case]], int]]:
+    """A suite's ``scratch_bytes`` (``copies`` of its largest case's data at once) and ``ceiling_bytes`` (the
+    ceiling on the largest case's data), from the bytes of one case: ``Suite(..., **sized_by(case_nbytes))``."""
+    return {"scratch_bytes": lambda cases: copies * max((case_nbytes(c) for c in cases), default=0),
+            "ceiling_bytes": lambda cases: ceiling_bytes(case_nbytes(c) for c in cases)}

@@ -39,6 +39,7 @@ from ..specs import (
     parse_ints,
     parse_names,
     parse_seconds,
+    parse_threads,
 )
 from . import Case, CaseContext, Suite
 from .backends import (
@@ -50,11 +51,10 @@ from .backends import (
     measure_mesh,
     suite_backend,
 )
-from .common import remove_output, with_defaults
+from .common import remove_output, sized_by, with_defaults
 from .roundtrip import (
     ArrayData,
     array_data,
-    ceiling_bytes,
     measure_round_trips,
     parse_generate_bytes,
     skip_rows,
@@ -88,7 +88,8 @@ def codec_grid(*, zstd: Iterable[int] = (), gzip: Iterable[int] = (), lz4: bool 
     return out
 
 
-_ALL_BLOSC = {"blosc_cnames": ("lz4", "zstd", "blosclz"), "blosc_shuffles": ("shuffle", "bitshuffle", "noshuffle")}
+#: the Blosc compressors the sweeps cover (of ``specs.BLOSC_CNAMES``: lz4hc and zlib left out), with every shuffle
+_BLOSC_SWEEP = {"blosc_cnames": ("lz4", "zstd", "blosclz"), "blosc_shuffles": ("shuffle", "bitshuffle", "noshuffle")}
 _CORE_ARRAYS = ("zarr-python", "tensorstore", "numcodecs")
 #: standard: the codecs people choose between (LZ4, Zstd at its fast, default and strong levels, gzip, and
 #: Blosc with each shuffle), each on every dataset, so that the chapter's trade-off is measured at 64-256
@@ -124,7 +125,7 @@ PROFILES: dict[str, dict] = {
         "levels": list(range(-22, 23)), "vtu_compressors": ["none", "lz4", "zlib", "lzma"],
         "array_backends": list(_CORE_ARRAYS), "datasets": list(DATASETS),
         "dims": "z:128:64,y:1024:256,x:1024:256",
-        "codecs": codec_grid(lz4=True, zstd=range(1, 23), gzip=range(1, 10), blosc_levels=range(1, 10), **_ALL_BLOSC),
+        "codecs": codec_grid(lz4=True, zstd=range(1, 23), gzip=range(1, 10), blosc_levels=range(1, 10), **_BLOSC_SWEEP),
         "threads": 8, "fsync": False, "generate_bytes": None, "time_cap_s": 20.0, "points_per_case": 4,
         "iterations": 5, "warmups": 0,
     },
@@ -132,14 +133,9 @@ PROFILES: dict[str, dict] = {
 
 
 # -- parameters and cases -----------------------------------------------------------------
-def parse_threads(value: Any, what: str = "threads") -> int:
-    """One thread count (>= 1); None means every usable core."""
-    if value is None:
-        return usable_cores()
-    if isinstance(value, bool) or not isinstance(value, int | str) or (
-            isinstance(value, str) and not value.strip().isdigit()):
-        raise SpecError(f"{what} {value!r} must be one integer, 1..4096 (or null for every core)")
-    return parse_count(value, what, minimum=1, maximum=4096)
+def _thread_count(value: Any) -> int:
+    """One thread count (``specs.parse_threads``); None: every usable core."""
+    return usable_cores() if value is None else parse_threads(value, one=True)[0]
 
 
 def _batches(items: list, size: int) -> list[list]:
@@ -162,7 +158,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
     if dims.shards:
         raise SpecError(f"dims {p['dims']!r} is sharded; this suite compares codecs on plain chunks")
-    common = {"threads": parse_threads(p["threads"]), "time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
+    common = {"threads": _thread_count(p["threads"]), "time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
               "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}
     generate = parse_generate_bytes(p["generate_bytes"])
@@ -245,13 +241,13 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
 SUITE = Suite(
     name="compression",
-    title="Compression-level sweep: zvtk levels, VTK XML, Zarr codecs (write/read speed vs ratio)",
+    title="Compression levels and codecs",
+    measures="zvtk levels, VTK XML, Zarr codecs: write/read speed vs ratio",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
     # vtu without compression is base64 text (~1.4x the data); keep room for two outputs
-    scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
-    ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
+    **sized_by(case_nbytes),
     label_keys=("dataset", "codec", "level", "threads"),
     case_keys=("dataset", "codec", "level", "threads", "nbytes"),
     time_budget_s={"quick": 40, "standard": 577},

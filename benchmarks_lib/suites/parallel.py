@@ -46,9 +46,11 @@ from typing import Any
 import numpy as np
 
 from ..adapters import adapter_class
+from ..adapters.obstore_s3 import delete_prefix
 from ..datasets import DATASETS, Dataset
+from ..durability import durability_columns
 from ..environment import usable_cores
-from ..measure import SYNC_METHOD, sync_store, timed
+from ..measure import sync_store, timed
 from ..specs import (
     ArraySpec,
     SpecError,
@@ -60,11 +62,11 @@ from ..specs import (
     parse_items,
     parse_names,
 )
-from ..storage import S3Target, delete_prefix, parse_s3
+from ..storage import S3Target, parse_s3
 from . import Case, CaseContext, Suite
 from .backends import backend_names
-from .common import RUN_KEYS, remove_output, with_defaults
-from .roundtrip import ceiling_bytes, skip_rows
+from .common import RUN_KEYS, remove_output, sized_by, with_defaults
+from .roundtrip import skip_rows
 from .verification import SAMPLE_CHUNKS, verifier, verify_scope
 
 NAME = "parallel"
@@ -226,11 +228,12 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     stripe = max(1, spec.dims.chunks[0] // 2) if p["alignment"] == "unaligned" else None
     cls = adapter_class(backend, "array")
     s3 = "target" in p
+    own_fsyncs = bool(cls().fsyncs) and not s3  # S3 has no fsync: a write ends when every object is acknowledged
     reader = verifier(cls(), spec, "s3" if s3 else "file") or backend  # another library where one reads it here
     columns = {"dataset": p["dataset"], "dtype": dataset.dtype, "codec": p["codec"], "alignment": p["alignment"],
                "layout": "sharded" if spec.dims.shards else "unsharded", "shape": list(spec.shape),
-               "chunks": list(spec.dims.chunks), "cores": usable_cores(), "fsync_included": p["fsync"],
-               "sync_method": SYNC_METHOD if p["fsync"] else None, "verified_by": reader,
+               "chunks": list(spec.dims.chunks), "cores": usable_cores(),
+               **durability_columns(p["fsync"] and not s3, own_fsyncs), "verified_by": reader,
                "nbytes": spec.nbytes, "region_step": step, "stripe": stripe}
     if reason := cls().is_incompatible(spec, "write"):
         return skip_rows(reason, columns, ("write",))
@@ -240,10 +243,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         return skip_rows("Dask is not installed: pip install 'iobench-book[cluster]'", columns, ("write",))
     from ..dask_scheduler import connect_client, start_local_cluster
 
-    if s3:  # S3 has no fsync: a write ends when every object is acknowledged
-        columns.update(store="s3", fsync_included=False, sync_method=None)
-    else:
-        columns["store"] = "file"
+    columns["store"] = "s3" if s3 else "file"
     rows: list[dict] = []
     path: Path | S3Target = ctx.scratch / "parallel.zarr"
     values = dataset.region(tuple(slice(None) for _ in spec.shape))  # once, before any clock
@@ -318,20 +318,19 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     return rows
 
 
-def scratch_bytes(cases: list[Case]) -> int:
-    return 2 * max((array_spec({**c.params, "alignment": "chunk"})[0].nbytes for c in cases), default=0)
+def case_nbytes(case: Case) -> int:
+    return array_spec({**case.params, "alignment": "chunk"})[0].nbytes
 
 
 SUITE = Suite(
     name=NAME,
-    title="Parallel writes: W Dask workers write disjoint regions of one Zarr array",
+    title="Parallel writes: many workers, one array",
+    measures="W Dask workers write disjoint regions of one Zarr array",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
     time_budget_s={"quick": 45, "standard": 775},
-    scratch_bytes=scratch_bytes,
-    ceiling_bytes=lambda cases: ceiling_bytes(array_spec({**c.params, "alignment": "chunk"})[0].nbytes
-                                              for c in cases),
+    **sized_by(case_nbytes, copies=2),
     label_keys=("alignment",),
     case_keys=("dataset", "codec", "nbytes", "alignment", "workers", "store", "layout", "region_step", "stripe",
                "fsync_included"),

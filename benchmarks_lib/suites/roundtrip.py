@@ -10,9 +10,8 @@ only when the eviction and the read's disk bytes prove it, else ``cold_unverifie
 was read back against the data written, whole, every round (untimed). In-memory codecs encode and
 decode instead, with no files.
 
-Every write row states what its time includes: ``fsync_included``, ``writer_fsyncs`` (the
-library fsyncs its own files, whatever the policy), ``sync_method`` and ``fsync_comparable``
-(False when the writer's own fsyncs make its time unlike the others').
+Every write row states what its time includes in the columns of :mod:`~benchmarks_lib.durability`
+(``sync_method``, ``writer_fsyncs``, ``fsync_comparable``, ``fsync_included``).
 """
 
 from __future__ import annotations
@@ -26,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from ..datasets import Dataset, checksum_array
+from ..durability import durability_columns
 from ..environment import usable_cores
 from ..measure import (
-    SYNC_METHOD,
     Measurement,
     cold_read_state,
     disk_usage,
@@ -79,10 +78,7 @@ class RoundTrip:
 
 def sync_columns(rt: RoundTrip, fsync: bool) -> dict:
     """What a write row's time includes: our syncfs (policy), the writer's own fsyncs, or neither."""
-    ours = fsync and rt.path is not None
-    method = "+".join(m for m, on in ((SYNC_METHOD, ours), ("writer", rt.writer_fsyncs)) if on) or "none"
-    return {"fsync_included": ours or rt.writer_fsyncs, "writer_fsyncs": rt.writer_fsyncs, "sync_method": method,
-            "fsync_comparable": not rt.writer_fsyncs}
+    return durability_columns(fsync and rt.path is not None, rt.writer_fsyncs)  # in memory: no files to flush
 
 
 def timed_write(rt: RoundTrip, *, fsync: bool, sample: bool = True) -> Measurement:
@@ -214,16 +210,10 @@ def array_data(dataset: Dataset, chunks: tuple[int, ...], generate_bytes: int | 
     return ArrayData(values, checksum_array(values), tiled, split_chunks(values, chunks) if split else [])
 
 
-def ceiling_bytes(sizes: Iterable[int]) -> int:
-    """Bytes the run's ceiling case moves: the largest case's data, at least 64 MiB, at most 2 GiB."""
-    return min(max([64 * 2**20, *sizes]), 2 * 2**30)
-
-
 __all__ = [
     "ArrayData",
     "RoundTrip",
     "array_data",
-    "ceiling_bytes",
     "measure_round_trips",
     "parse_generate_bytes",
     "skip_rows",

@@ -33,16 +33,18 @@ from typing import Any
 import numpy as np
 
 from ..adapters import adapter_class
+from ..adapters.obstore_s3 import delete_prefix, list_objects
 from ..datasets import DATASETS, Dataset
+from ..durability import durability_columns
 from ..measure import cold_read_state, timed
 from ..servers.link import LinkProcess
 from ..specs import ArraySpec, SpecError, parse_choice, parse_codecs, parse_dims, parse_items, parse_names, parse_number
-from ..storage import S3Target, delete_prefix, list_objects, parse_s3
+from ..storage import S3Target, parse_s3
 from . import Case, CaseContext, Suite
 from .backends import backend_names
-from .common import RUN_KEYS, preferred_spec, with_defaults
+from .common import RUN_KEYS, preferred_spec, sized_by, with_defaults
 from .eviction import StoreEvictions
-from .roundtrip import ceiling_bytes, skip_rows
+from .roundtrip import skip_rows
 from .verification import sample_regions, verifier, verify_scope
 
 NAME = "s3"
@@ -116,7 +118,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     columns: dict[str, Any] = {"dataset": p["dataset"], "dtype": dataset.dtype, "shape": list(dims.shape),
                                "chunks": list(dims.chunks), "shards": list(dims.shards or []),
                                "layout": "sharded" if dims.shards else "unsharded", "nbytes": dataset.nbytes,
-                               "store": "s3", "fsync_included": False, "latency_ms": p.get("latency_ms", 0)}
+                               "store": "s3", "latency_ms": p.get("latency_ms", 0),
+                               **durability_columns(False, False)}  # S3 has no fsync (its reads say so too)
     columns["codec"] = str(spec.codec)
     concurrency = cls().s3_concurrency()
     columns["client_concurrency"], columns["client_concurrency_setting"] = concurrency or (None, None)
@@ -246,15 +249,15 @@ def case_nbytes(case: Case) -> int:
 
 SUITE = Suite(
     name=NAME,
-    title="Object storage: Zarr writers and readers through S3 (a real MinIO on 127.0.0.1, or your endpoint)",
+    title="Object storage: Zarr through S3",
+    measures="Zarr writers and readers through S3 (a real MinIO on 127.0.0.1, or your endpoint)",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
     case_keys=("dataset", "codec", "nbytes", "latency_ms"),
     time_budget_s={"quick": 45, "standard": 180},
     user_s3=lambda case: case.params["endpoint"] is not None,
-    scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
-    ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
+    **sized_by(case_nbytes),
     summary="benchmarks_lib.chapters.s3:summary",
     smoke={"dims": "z:8:4:8,y:64:32:64,x:64:32:64", "iterations": 1, "warmups": 0},
 )

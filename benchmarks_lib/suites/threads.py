@@ -43,11 +43,12 @@ from ..specs import (
     parse_ints,
     parse_names,
     parse_seconds,
+    parse_threads,
 )
 from . import Case, CaseContext, Suite
 from .backends import array_point_reason, array_round_trip, backend_names, measure_mesh, suite_backend
-from .common import remove_output, with_defaults
-from .roundtrip import array_data, ceiling_bytes, measure_round_trips, parse_generate_bytes, skip_rows
+from .common import remove_output, sized_by, with_defaults
+from .roundtrip import array_data, measure_round_trips, parse_generate_bytes, skip_rows
 
 
 def scales_with_threads(cls: type) -> bool:
@@ -56,7 +57,6 @@ def scales_with_threads(cls: type) -> bool:
 
 
 BACKENDS = backend_names(scales_with_threads)
-MAX_THREADS = 4096
 
 #: quick: three backends that write files (zarr-python is in the compression chapter's standard run; blosc in
 #: memory decodes a quick-sized array in a few ms; acquire-zarr fsyncs every file itself, so its times are not
@@ -90,10 +90,8 @@ def default_threads(cores: int | None = None) -> list[int]:
 
 
 def parse_threads_list(value: Any) -> list[int]:
-    """Thread counts, each >= 1 (values above the core count are allowed: oversubscription)."""
-    if value is None:
-        return default_threads()
-    return sorted(set(parse_ints(value, "threads", minimum=1, maximum=MAX_THREADS)))
+    """Thread counts (``specs.parse_threads``); None: 1..the usable cores."""
+    return default_threads() if value is None else parse_threads(value)
 
 
 def mesh_point(cls: type, level: int) -> tuple[str, int | None]:
@@ -169,12 +167,12 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
 SUITE = Suite(
     name="threads",
-    title="Thread scaling: write and cold-read time vs threads (zvtk, Zarr writers, Blosc)",
+    title="Thread scaling",
+    measures="write and cold-read time vs threads (zvtk, Zarr writers, Blosc)",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
-    scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
-    ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
+    **sized_by(case_nbytes),
     label_keys=("dataset", "codec", "level", "threads"),
     case_keys=("dataset", "codec", "level", "threads", "nbytes"),
     time_budget_s={"quick": 30, "standard": 194},

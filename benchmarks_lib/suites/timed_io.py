@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ..adapters.base import Adapter
+from ..durability import InTime, durability_columns
 from ..measure import (
-    SYNC_METHOD,
     Measurement,
     cold_read_state,
     evict_page_cache,
@@ -55,39 +55,36 @@ def latency_columns(prefix: str, latencies: list[float]) -> dict:
             f"{prefix}_p99_s": float(np.percentile(lat, 99)), f"{prefix}_max_s": float(lat.max())}
 
 
-def sync_policy_columns(fsync: bool, writer_fsyncs: bool) -> dict:
-    """The flush policy of a write row: our syncfs (when ``fsync``) and whether the writer fsyncs itself."""
-    return {"sync_method": SYNC_METHOD if fsync else "none", "writer_fsyncs": writer_fsyncs}
-
-
 def phase_rows(phases: dict, iteration: int, nbytes: int, fsync: bool, extra: dict,
                writer_fsyncs: bool = False) -> list[dict]:
     """Rows ``create``, ``write`` + ``finalize`` (the two consecutive parts of the one region),
     ``fsync`` (syncfs, when asked) and ``total`` = create + region (+ fsync).
 
     ``fsync_included`` is true iff the row's time contains a flush: our syncfs, or the
-    writer's own fsyncs (which happen while it writes and closes).
+    writer's own fsyncs (which happen while it writes and closes); see :mod:`~benchmarks_lib.durability`.
     """
     create, region, sync = phases["create"], phases["region"], phases["sync"]
     fin = phases["finalize_s"]
-    common = {"iteration": iteration, "nbytes": nbytes, **sync_policy_columns(fsync, writer_fsyncs), **extra}
+    common = {"iteration": iteration, "nbytes": nbytes, **extra}
     calls = latency_columns("write_call", phases["calls"])
+
+    def flushes(in_time: InTime) -> dict:
+        return durability_columns(fsync, writer_fsyncs, in_time)
+
     rows = [
-        {"operation": "create", "elapsed_s": create.elapsed_s, "cpu_s": create.cpu_s, "fsync_included": False,
-         **common},
-        {"operation": "write", "elapsed_s": region.elapsed_s - fin, "fsync_included": writer_fsyncs, **calls,
-         **common},
-        {"operation": "finalize", "elapsed_s": fin, "fsync_included": writer_fsyncs, **common},
+        {"operation": "create", "elapsed_s": create.elapsed_s, "cpu_s": create.cpu_s, **flushes("none"), **common},
+        {"operation": "write", "elapsed_s": region.elapsed_s - fin, **calls, **flushes("writer"), **common},
+        {"operation": "finalize", "elapsed_s": fin, **flushes("writer"), **common},
     ]
     if sync is not None:
-        rows.append({"operation": "fsync", "elapsed_s": sync.elapsed_s, "cpu_s": sync.cpu_s, "fsync_included": True,
+        rows.append({"operation": "fsync", "elapsed_s": sync.elapsed_s, "cpu_s": sync.cpu_s, **flushes("syncfs"),
                      **common})
     total = create.elapsed_s + region.elapsed_s + (sync.elapsed_s if sync else 0.0)
     cpu = create.cpu_s + region.cpu_s + (sync.cpu_s if sync else 0.0)
     rows.append({**region.as_row(), "operation": "total", "elapsed_s": total, "cpu_s": cpu,
                  "write_region_s": region.elapsed_s,
                  "total_includes": "create+write+finalize" + ("+syncfs" if sync is not None else ""),
-                 "fsync_included": sync is not None or writer_fsyncs, **calls, **common})
+                 **calls, **flushes("all"), **common})
     return rows
 
 

@@ -38,6 +38,7 @@ import numpy as np
 from ..adapters import backend_status, expand_backends, make_adapter
 from ..adapters.base import Adapter
 from ..datasets import DATASETS, Dataset
+from ..durability import durability_columns
 from ..inputs import inputs_dir
 from ..measure import disk_usage
 from ..specs import (
@@ -62,7 +63,6 @@ from .timed_io import (
     append_store,
     latency_columns,
     phase_rows,
-    sync_policy_columns,
     timed_read,
     write_store,
 )
@@ -249,18 +249,19 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
         adapter = make_adapter(case.backend)
         timing = append_store(adapter, path, spec, source, p["fsync"])
         region, fin, sync_s = timing["region"], timing["finalize_s"], timing["sync_s"]
-        common = {"iteration": rep, **sync_policy_columns(p["fsync"], adapter.fsyncs), **extra}
+        common = {"iteration": rep, **extra}
+        part = durability_columns(p["fsync"], adapter.fsyncs, "writer")  # our syncfs ends the region, after these
         for n, elapsed in enumerate(timing["frames"]):
             rows.append({"operation": "append_frame", "frame": n, "elapsed_s": elapsed, "nbytes": frame_bytes,
-                         "fsync_included": adapter.fsyncs, **common})
+                         **part, **common})
         for k, (elapsed, nbytes) in enumerate(timing["steps"]):
             rows.append({"operation": "append_step", "step": k, "elapsed_s": elapsed, "nbytes": nbytes,
-                         "fsync_included": adapter.fsyncs, **common})
+                         **part, **common})
         total_row = {**region.as_row(), "operation": "append_total", "nbytes": dataset.nbytes,
                      "create_s": timing["create_s"], "finalize_s": fin, "sync_s": sync_s,
                      "total_includes": "append+finalize" + ("+syncfs" if p["fsync"] else ""),
                      **latency_columns("frame", timing["frames"]), "fps": frames / region.elapsed_s,
-                     "fsync_included": p["fsync"] or adapter.fsyncs, **common}
+                     **durability_columns(p["fsync"], adapter.fsyncs), **common}
         total_row.update(_disk_columns(path))
         check = verify(path, spec, adapter, source.checksum, step, source=source,
                        scope=verify_scope(ctx.profile, rep))
@@ -370,7 +371,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
 SUITE = Suite(
     name="writers",
-    title="Writer comparison: write, append, read, cutouts, sharding",
+    title="Writer comparison",
+    measures="write, append, read, cutouts, sharding",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
