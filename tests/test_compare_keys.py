@@ -12,11 +12,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks_lib.chapters.compare import Comparison, compare_runs, declared_keys, key_problems, per_iteration
+from benchmarks_lib.chapters.compare import (
+    Comparison,
+    compare_runs,
+    declared_keys,
+    key_problems,
+    per_iteration,
+    verdict,
+)
 from benchmarks_lib.cli import main
 from benchmarks_lib.measure.load import OTHER_CPU_LIMIT_PCT
 from benchmarks_lib.records import load_run
-from benchmarks_lib.stats import MIN_RANK_N
+from benchmarks_lib.stats import MIN_RANK_N, two_sample
 from benchmarks_lib.suites import SUITES, get_suite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,8 +124,9 @@ def test_a_shift_of_every_case_is_named_as_drift(tmp_path: Path):
 
 
 def test_identical_cases_are_flagged_at_the_tests_level():
-    """Simulated A/A (seeded): 1000 cases, 6 iterations a side from one lognormal; at a threshold near 0 the
-    verdict is the Mann-Whitney test's (level 5%), at the default 10% it flags fewer."""
+    """Simulated A/A (seeded): 1000 cases, 6 iterations a side from one lognormal; at a threshold near 0 each
+    case's own verdict is the Mann-Whitney test's (level 5%); judged against the run's drift and the cases' stray
+    around it (what ``compare_runs`` does with 10 cases or more) and at the default 10%, fewer still."""
     rng = np.random.default_rng(7)
     n_cases, n = 1000, 6
     def run(run_id: str) -> pd.DataFrame:
@@ -127,9 +135,31 @@ def test_identical_cases_are_flagged_at_the_tests_level():
                              "codec": np.repeat([f"zstd:{c}" for c in range(n_cases)], n),
                              "iteration": np.tile(np.arange(n), n_cases), "elapsed_s": t.ravel(), "run_id": run_id})
     a, b = run("a"), run("b")
+    va, vb = (per_iteration(df, ["codec"]).groupby("case")["elapsed_s"] for df in (a, b))
+    alone = np.mean([verdict(two_sample(x.to_numpy(), y.to_numpy()), 1e-9) in ("slower", "faster")
+                     for (_, x), (_, y) in zip(va, vb, strict=True)])
     sharp = compare_runs(a, b, threshold=1e-9)["verdict"].isin(["slower", "faster"]).mean()
     default = compare_runs(a, b)["verdict"].isin(["slower", "faster"]).mean()
-    assert 0.01 < sharp <= 0.06 and default <= sharp
+    assert 0.01 < alone <= 0.06 and default <= sharp <= alone
+
+
+def test_a_case_that_changed_more_than_the_run_is_flagged_beside_the_drift():
+    """Twenty cases, B 1.3x slower as a whole with 2% stray, one of them 3x: that one is "slower", the others
+    "moved with the run", and the drift line says by how much the run moved."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for run_id, factor in (("a", 1.0), ("b", 1.3)):
+        for c in range(20):
+            t = rng.lognormal(np.log(0.01 * (3 if run_id == "b" and c == 0 else 1) * factor), 0.02, size=MIN_RANK_N)
+            rows += [{"status": "ok", "suite": "compression", "backend": "numcodecs", "operation": "encode",
+                      "codec": f"zstd:{c}", "iteration": i, "elapsed_s": v, "run_id": run_id} for i, v in enumerate(t)]
+    df = pd.DataFrame(rows)
+    table = compare_runs(df[df["run_id"] == "a"], df[df["run_id"] == "b"])
+    assert table.loc[0, "verdict"] == "slower" and table.loc[0, "case"] == "codec=zstd:0"
+    assert (table["verdict"].iloc[1:] == "moved with the run").all()
+    comparison = Comparison("a", "b", "compression", table, pd.DataFrame(columns=["key", "A", "B"]), 0.1)
+    assert "the median B/A of the 20 cases in both runs is 1.3" in comparison.counts()
+    assert list(comparison.flagged()["case"]) == ["codec=zstd:0"]
 
 
 # -- A/A: two runs of one commit --------------------------------------------------------------------------------
@@ -165,25 +195,34 @@ def others_cpu_pct(seconds: float = 1.0) -> float:
 
 @pytest.mark.quiet
 def test_an_a_a_run_flags_at_most_5_percent_of_its_cases(tmp_path: Path, capsys):
-    """Two quick runs of one commit, alone on the machine (``make test`` runs the quiet tests after the others):
-    what is measured is then the method, not the neighbours' load; where other processes do take the CPU the
-    runs measure them, and the test skips saying so."""
+    """Four quick runs of one commit, alone on the machine (``make test`` runs the quiet tests after the others),
+    compared pairwise (six pairs of 56 cases): at most 5% of the cases are flagged slower or faster.
+
+    One pair is too few to hold a 5% rate (at a true 3%, 3 or more of 56 happens one time in five): the six do.
+    A first, discarded run goes before them: the first run after the machine idled (a 1.5 s pause before it
+    reproduces it) measured 7-9 of 56 cases 15-30% slower than the next two. A whole run that the host slows
+    (once here 1.31x) is what ``iobench compare`` judges each case against (the run's drift). Where other
+    processes take the CPU, the runs measure them: the test skips."""
     if (busy := others_cpu_pct()) > OTHER_CPU_LIMIT_PCT:
         pytest.skip(f"other processes use {busy:.0f}% of the CPU: run it alone (pytest -m quiet)")
-    results, scratch = tmp_path / "results", tmp_path / "scratch"
-    for run_id in ("a", "b"):
+    results, scratch, ids = tmp_path / "results", tmp_path / "scratch", ("a", "b", "c", "d")
+    aa_run(tmp_path / "warm-up", scratch, "warm-up")  # discarded: see the docstring
+    for run_id in ids:
         aa_run(results, scratch, run_id)
-    runs = [load_run(results / "vm" / run_id)[0] for run_id in ("a", "b")]
+    runs = [load_run(results / "vm" / run_id)[0] for run_id in ids]
     if (busy := max(float(df["other_cpu_pct"].median()) for df in runs)) > OTHER_CPU_LIMIT_PCT:
         pytest.skip(f"other processes used {busy:.0f}% of the CPU during the runs: run it alone (pytest -m quiet)")
-    comparison = Comparison.load(results / "vm" / "a", results / "vm" / "b")
-    table = comparison.table
-    for run_id in ("a", "b"):
-        df, _ = load_run(results / "vm" / run_id)
+    for df in runs:
         assert key_problems(df, *run_keys(df)) == []
-    judged = table[(table["n A"] >= MIN_RANK_N) & (table["n B"] >= MIN_RANK_N)]
-    assert len(judged) == len(table) >= 20 and not table["verdict"].str.startswith("only in").any()
-    flagged = int(table["verdict"].isin(["slower", "faster"]).sum())
-    assert flagged <= 0.05 * len(table), comparison.counts()
+    pairs = [(x, y) for i, x in enumerate(ids) for y in ids[i + 1:]]
+    comparisons = [Comparison.load(results / "vm" / x, results / "vm" / y) for x, y in pairs]
+    for comparison in comparisons:
+        table = comparison.table
+        judged = table[(table["n A"] >= MIN_RANK_N) & (table["n B"] >= MIN_RANK_N)]
+        assert len(judged) == len(table) >= 20 and not table["verdict"].str.startswith("only in").any()
+    flagged = sum(int(c.table["verdict"].isin(["slower", "faster"]).sum()) for c in comparisons)
+    cases = sum(len(c.table) for c in comparisons)
+    print(f"A/A: {flagged} of {cases} cases flagged over {len(comparisons)} pairs")
+    assert flagged <= 0.05 * cases, [c.counts() for c in comparisons]
     assert main(["compare", "a", "b", "--results-dir", str(results)]) == 0
-    assert f"{len(table)} case(s)" in capsys.readouterr().out
+    assert f"{len(comparisons[0].table)} case(s)" in capsys.readouterr().out
