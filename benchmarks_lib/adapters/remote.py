@@ -31,6 +31,9 @@ from ..availability import Unavailable
 from ..measure import fresh
 from .library import Library
 
+#: the key under which the fresh process hands its timed region's interval (ns, CLOCK_MONOTONIC) to the case
+TIMED_SPAN = "_timed_span_ns"
+
 
 def is_url(location: str | os.PathLike) -> bool:
     return str(location).startswith(("http://", "https://"))
@@ -40,12 +43,15 @@ def timed_read(read: Callable[[], dict]) -> dict:
     """``read()`` as one timed region (:func:`benchmarks_lib.measure.measure`): its row, the RSS of the
     fresh process before and after, and the dict ``read()`` returns."""
     from ..measure import measure
+    from ..measure.ledger import LEDGER
     from ..measure.sampler import current_rss_and_threads
 
     baseline, _ = current_rss_and_threads()
     result = measure(read)
     after, _ = current_rss_and_threads()
-    return {**result.as_row(), "rss_baseline_bytes": baseline, "rss_after_bytes": after, **result.value}
+    span = list(LEDGER.intervals[-1]) if LEDGER.intervals else None  # CLOCK_MONOTONIC: the parent's clock too
+    return {**result.as_row(), "rss_baseline_bytes": baseline, "rss_after_bytes": after, **result.value,
+            TIMED_SPAN: span}
 
 
 class RemoteReader(Library):
@@ -68,8 +74,14 @@ class RemoteReader(Library):
              **settings: object) -> dict:
         """One measured read of ``location`` (a path, an http(s) or s3 URL) in a fresh process whose environment
         is ``environ`` (default: this process's; for S3, the AWS variables of the server it reads): its metrics."""
-        return fresh.call(cls.measure_target, {"location": str(location), **settings}, timeout_s=timeout_s,
-                          base_env=environ)
+        from ..measure.ledger import LEDGER
+
+        metrics = fresh.call(cls.measure_target, {"location": str(location), **settings}, timeout_s=timeout_s,
+                             base_env=environ)
+        span = metrics.pop(TIMED_SPAN, None) if isinstance(metrics, dict) else None
+        if isinstance(span, list) and len(span) == 2:  # the fresh process's timed region is the case's
+            LEDGER.add_timed(int(span[0]), int(span[1]))
+        return metrics
 
     @classmethod
     def write_sample(cls, path: Path, entries: int, branches: int, auto_flush: int,
