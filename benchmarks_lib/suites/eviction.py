@@ -13,10 +13,10 @@ is the full one again. The ``drop_caches`` column of each row says whether every
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..measure import EvictionReport, evict_page_cache, list_files, resident_bytes
+from ..measure.cache import advise_dontneed
 from ..measure.ledger import phase
 
 
@@ -24,15 +24,7 @@ def advise_out(paths: list[Path] | Path) -> EvictionReport:
     """``POSIX_FADV_DONTNEED`` on every file of ``paths`` (clean pages only: nothing is flushed), and what is left
     resident after it."""
     files = [f for p in ([paths] if isinstance(paths, str | Path) else paths) for f in list_files(p)]
-    total = 0
-    for f in files:
-        fd = os.open(f, os.O_RDONLY)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            total += os.fstat(fd).st_size
-        finally:
-            os.close(fd)
-    return EvictionReport(len(files), total, resident_bytes(files), False)
+    return EvictionReport(len(files), advise_dontneed(files), resident_bytes(files), False)
 
 
 class StoreEvictions:
