@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("foundations", ["specs", "paths", "untrusted", "redact", "signals", "terminal", "availability", "stats",
                      "environment", "scratch", "dask_scheduler"]),
     ("measure", ["measure."]),
-    ("data", ["datasets", "meshes", "storage", "records", "input_formats"]),
+    ("data", ["datasets", "meshes", "storage", "records", "input_formats", "user_arrays", "user_data"]),
     ("adapters", ["adapters."]),
     ("inputs and servers", ["inputs.", "servers."]),
     ("suites", ["suites.", "ceiling"]),

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..adapters import adapter_class
-from ..datasets import DATASETS, Dataset
+from ..datasets import DATASETS
 from ..environment import usable_cores
 from ..meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from ..specs import (
@@ -40,6 +40,7 @@ from ..specs import (
     parse_names,
     parse_seconds,
 )
+from ..user_data import dataset_dtype, parse_datasets, sources_param
 from . import Case, CaseContext, Suite
 from .backends import (
     SuiteBackend,
@@ -51,6 +52,7 @@ from .backends import (
     suite_backend,
 )
 from .common import remove_output, with_defaults
+from .own_data import case_dataset, refuse_unwritable
 from .roundtrip import (
     ArrayData,
     array_data,
@@ -153,7 +155,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     array_backends = parse_names(p["array_backends"], "array_backends", ARRAY_BACKENDS, empty_ok=True)
     levels = parse_ints(p["levels"], "levels", minimum=ZSTD_LEVELS[0], maximum=ZSTD_LEVELS[1])
     compressors = parse_names(p["vtu_compressors"], "vtu_compressors", VTU_COMPRESSORS)
-    datasets = parse_names(p["datasets"], "datasets", DATASETS)
+    choices = parse_datasets(p["datasets"])
     codecs = parse_codecs(p["codecs"])
     if array_backends and not codecs:
         raise SpecError("codecs is empty; give at least one, e.g. zstd:3, gzip:6, lz4, blosc-lz4:5:shuffle")
@@ -162,6 +164,11 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
     if dims.shards:
         raise SpecError(f"dims {p['dims']!r} is sharded; this suite compares codecs on plain chunks")
+    points_dims = {}  # a person's own data: its crop of the dims (synthetic data: the dims)
+    for label, spec in choices:
+        points_dims[label] = str(spec.fit(dims) if spec else dims)
+        if array_backends:
+            refuse_unwritable(spec, array_backends, len(dims.dims))
     common = {"threads": parse_threads(p["threads"]), "time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
               "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}
@@ -175,11 +182,14 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         else:  # its compressors, each at the default level
             cases += [Case("compression", backend, {**mesh, "compressors": batch})
                       for batch in _batches(compressors, size)]
-    points = [[d, c] for d in datasets for c in codecs]
+    arrays = {**common, "generate_bytes": generate}
+    if sources := sources_param([spec for _, spec in choices]):
+        arrays["sources"] = sources
     for backend in array_backends:
-        cases += [Case("compression", backend, {**common, "dims": str(dims), "generate_bytes": generate,
-                                                 "points": batch})
-                  for batch in _batches(points, size)]
+        for shape in dict.fromkeys(points_dims.values()):  # one batch of points per shape: the case's dims
+            points = [[d, c] for d, _ in choices if points_dims[d] == shape for c in codecs]
+            cases += [Case("compression", backend, {**arrays, "dims": shape, "points": batch})
+                      for batch in _batches(points, size)]
     if not cases:
         raise SpecError("nothing to measure: mesh_backends and array_backends are both empty")
     return cases
@@ -190,7 +200,8 @@ def case_nbytes(case: Case) -> int:
     if case.params.get("dataset") == MESH_DATASET:
         return mesh_nbytes_estimate(case.params["mesh_n"])
     shape = parse_dims(case.params["dims"]).shape
-    return max(math.prod(shape) * np.dtype(DATASETS[d][0]).itemsize for d, _ in case.params["points"])
+    sources = case.params.get("sources")
+    return max(math.prod(shape) * np.dtype(dataset_dtype(d, sources)).itemsize for d, _ in case.params["points"])
 
 
 # -- running ------------------------------------------------------------------------------
@@ -212,9 +223,9 @@ def _run_arrays(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
     rows: list[dict] = []
     try:
         for name, codec_text in p["points"]:
-            dataset = Dataset(name, dims.shape, seed=p["seed"])
+            dataset, data = case_dataset(p, name, dims.shape)
             codec = parse_codec(codec_text)
-            columns = {"dataset": name, "dtype": dataset.dtype, "codec": str(codec), "codec_family": codec.family,
+            columns = {**data, "codec": str(codec), "codec_family": codec.family,
                        "level": codec.level, "cname": codec.cname, "shuffle": codec.shuffle, "threads": threads,
                        "shape": list(dims.shape), "chunks": list(dims.chunks)}
             spec = ArraySpec(dims, dataset.dtype, codec)

@@ -46,14 +46,13 @@ from typing import Any
 import numpy as np
 
 from ..adapters import adapter_class
-from ..datasets import DATASETS, Dataset
+from ..datasets import Dataset
 from ..environment import usable_cores
 from ..measure import SYNC_METHOD, sync_store, timed
 from ..specs import (
     ArraySpec,
     SpecError,
     parse_bool,
-    parse_choice,
     parse_codec,
     parse_dims,
     parse_ints,
@@ -61,9 +60,11 @@ from ..specs import (
     parse_names,
 )
 from ..storage import S3Target, delete_prefix, parse_s3
+from ..user_data import FileDataset, dataset_columns, make_dataset, parse_dataset, sources_param
 from . import Case, CaseContext, Suite
 from .backends import backend_names
 from .common import RUN_KEYS, remove_output, with_defaults
+from .own_data import refuse_unwritable
 from .roundtrip import ceiling_bytes, skip_rows
 from .verification import SAMPLE_CHUNKS, verifier, verify_scope
 
@@ -103,8 +104,11 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     names = parse_names(p["backends"], "backends", BACKENDS)
     workers = sorted(set(parse_ints(p["workers"], "workers", minimum=1, maximum=MAX_WORKERS)))
     alignments = parse_names(p["alignments"], "alignments", ALIGNMENTS)
-    dataset = parse_choice(p["dataset"], "dataset", DATASETS)
+    dataset, source = parse_dataset(p["dataset"])
     dims = parse_dims(p["dims"])
+    if source is not None:  # a person's own data: the crop the dims measure
+        dims = source.fit(dims)
+        refuse_unwritable(source, names, len(dims.dims))
     if not dims.shards:
         raise SpecError(f"dims {p['dims']!r} needs a shard size on the first axis (name:size:chunk:shard), "
                         "e.g. z:64:8:32,y:1024:256:512,x:1024:256:512")
@@ -119,6 +123,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"codec {p['codec']!r} must be one codec string, e.g. blosc-lz4:5:shuffle")
     common = {"workers": workers, "dataset": dataset, "dims": str(dims), "codec": str(parse_codec(p["codec"])),
               "fsync": parse_bool(p["fsync"], "fsync"), "seed": p["seed"], "cluster": _workers_from(p["cluster"])}
+    if source is not None:
+        common["sources"] = sources_param([source])
     stores = _targets(p)
     if common["cluster"] != "local" and any(t != "file" for t in stores) and p["endpoint"] is None:
         raise SpecError(f"targets {p['targets']!r} with cluster {common['cluster']!r} needs an endpoint: a scheduler's "
@@ -169,12 +175,12 @@ def assignments(length: int, workers: int, step: int, stripe: int | None = None)
     return [stripes[i::workers] for i in range(workers)]
 
 
-def array_spec(params: dict) -> tuple[ArraySpec, Dataset]:
-    """The case's array (sharded for the ``shard`` alignment only) and its dataset."""
+def array_spec(params: dict) -> tuple[ArraySpec, Dataset | FileDataset]:
+    """The case's array (sharded for the ``shard`` alignment only) and its dataset (nothing read yet)."""
     dims = parse_dims(params["dims"])
     if params["alignment"] != "shard":
         dims = parse_dims(",".join(f"{d.name}:{d.size}:{d.chunk}" for d in dims.dims))
-    dataset = Dataset(params["dataset"], dims.shape, seed=params["seed"])
+    dataset = make_dataset(params["dataset"], dims.shape, params["seed"], params.get("sources"))
     return ArraySpec(dims, dataset.dtype, parse_codec(params["codec"])), dataset
 
 
@@ -227,7 +233,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     cls = adapter_class(backend, "array")
     s3 = "target" in p
     reader = verifier(cls(), spec, "s3" if s3 else "file") or backend  # another library where one reads it here
-    columns = {"dataset": p["dataset"], "dtype": dataset.dtype, "codec": p["codec"], "alignment": p["alignment"],
+    columns = {"dataset": p["dataset"], "dtype": dataset.dtype, **dataset_columns(dataset), "codec": p["codec"],
+               "alignment": p["alignment"],
                "layout": "sharded" if spec.dims.shards else "unsharded", "shape": list(spec.shape),
                "chunks": list(spec.dims.chunks), "cores": usable_cores(), "fsync_included": p["fsync"],
                "sync_method": SYNC_METHOD if p["fsync"] else None, "verified_by": reader,
