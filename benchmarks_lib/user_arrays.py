@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .availability import missing_modules, not_installed
 from .specs import SpecError
 
 #: what a file's first bytes say it is (HDF5's signature may also sit at 512, 1024, ... bytes: see ``_sniff``)
@@ -26,6 +27,10 @@ MAGIC = {b"\x93NUMPY": "npy", b"\x89HDF\r\n\x1a\n": "hdf5", b"II*\x00": "tiff", 
          b"II+\x00": "tiff", b"MM\x00+": "tiff"}
 FORMATS = ("zarr", "hdf5", "tiff", "npy", "vti")
 ZARR_MARKERS = ("zarr.json", ".zarray", ".zgroup")
+#: the library that reads each format, and how to install it
+READERS = {"zarr": ("zarr", "pip install 'iobench-book[zarr]'"), "hdf5": ("h5py", "pip install 'iobench-book[h5py]'"),
+           "tiff": ("tifffile", "pip install 'iobench-book[tiff]'"), "npy": ("numpy", "pip install numpy"),
+           "vti": ("pyvista", "pip install 'iobench-book[zvtk]'")}
 #: how many names a message about a missing inner path lists at most
 LISTED = 8
 
@@ -102,6 +107,9 @@ def open_source(path: str | Path, inner: str | None = None) -> SourceArray:
     """The array at ``path`` (and ``inner`` inside it), opened read-only."""
     path = Path(path)
     kind = detect_format(path)
+    module, hint = READERS[kind]
+    if missing_modules([module]):
+        raise SpecError(f"dataset {str(path)!r} is {kind}: reading it needs " + not_installed(module, hint))
     return {"zarr": ZarrSource, "hdf5": Hdf5Source, "tiff": TiffSource, "npy": NpySource,
             "vti": VtiSource}[kind](path, inner)
 

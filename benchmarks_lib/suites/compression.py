@@ -52,7 +52,7 @@ from .backends import (
     suite_backend,
 )
 from .common import remove_output, with_defaults
-from .own_data import case_dataset, refuse_unwritable
+from .own_data import case_dataset, fit_crops
 from .roundtrip import (
     ArrayData,
     array_data,
@@ -166,9 +166,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"dims {p['dims']!r} is sharded; this suite compares codecs on plain chunks")
     points_dims = {}  # a person's own data: its crop of the dims (synthetic data: the dims)
     for label, spec in choices:
-        points_dims[label] = str(spec.fit(dims) if spec else dims)
-        if array_backends:
-            refuse_unwritable(spec, array_backends, len(dims.dims))
+        points_dims[label] = str(fit_crops(spec, array_backends, dims=(dims, True))[0] if spec else dims)
     common = {"threads": parse_threads(p["threads"]), "time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
               "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}

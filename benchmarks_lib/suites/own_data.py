@@ -38,6 +38,16 @@ def refuse_unwritable(spec: FileSpec | None, backends: Iterable[str], ndim: int)
                         f"{'; '.join(refusals)}; leave them out of backends")
 
 
+def fit_crops(spec: FileSpec, backends: Iterable[str], **dims: tuple[DimsSpec, bool]) -> tuple[DimsSpec, ...]:
+    """Each of ``dims`` (its parameter's name -> (dims, measured here)) fitted to the file where it is measured
+    (:meth:`FileSpec.fit`: the crop it measures), the others as they are; then the writers named that cannot write
+    the file at the rank measured are refused (:func:`refuse_unwritable`)."""
+    out = tuple(spec.fit(given, name) if used else given for name, (given, used) in dims.items())
+    for ndim in {len(d.dims) for d, (_, used) in zip(out, dims.values(), strict=True) if used}:
+        refuse_unwritable(spec, backends, ndim)
+    return out
+
+
 def refuse_small(spec: FileSpec | None, volume: int) -> None:
     """The writers' sharding test measures a cube of ``volume`` per side: a file must hold one (3-D, that large)."""
     if spec is not None:
@@ -55,4 +65,4 @@ def case_dataset(params: dict, name: str, shape: tuple[int, ...]) -> tuple[Datas
     return dataset, {"dataset": dataset.name, "dtype": dataset.dtype, **dataset_columns(dataset)}
 
 
-__all__ = ["case_dataset", "refuse_small", "refuse_unwritable"]
+__all__ = ["case_dataset", "fit_crops", "refuse_small", "refuse_unwritable"]

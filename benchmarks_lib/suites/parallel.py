@@ -64,7 +64,7 @@ from ..user_data import FileDataset, dataset_columns, make_dataset, parse_datase
 from . import Case, CaseContext, Suite
 from .backends import backend_names
 from .common import RUN_KEYS, remove_output, with_defaults
-from .own_data import refuse_unwritable
+from .own_data import fit_crops
 from .roundtrip import ceiling_bytes, skip_rows
 from .verification import SAMPLE_CHUNKS, verifier, verify_scope
 
@@ -107,8 +107,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     dataset, source = parse_dataset(p["dataset"])
     dims = parse_dims(p["dims"])
     if source is not None:  # a person's own data: the crop the dims measure
-        dims = source.fit(dims)
-        refuse_unwritable(source, names, len(dims.dims))
+        (dims,) = fit_crops(source, names, dims=(dims, True))
     if not dims.shards:
         raise SpecError(f"dims {p['dims']!r} needs a shard size on the first axis (name:size:chunk:shard), "
                         "e.g. z:64:8:32,y:1024:256:512,x:1024:256:512")

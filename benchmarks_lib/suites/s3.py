@@ -42,7 +42,7 @@ from . import Case, CaseContext, Suite
 from .backends import backend_names
 from .common import RUN_KEYS, preferred_spec, with_defaults
 from .eviction import StoreEvictions
-from .own_data import case_dataset, refuse_unwritable
+from .own_data import case_dataset, fit_crops
 from .roundtrip import ceiling_bytes, skip_rows
 from .verification import sample_regions, verifier, verify_scope
 
@@ -88,8 +88,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
     dataset, source = parse_dataset(p["dataset"])
     if source is not None:  # a person's own data: the crop the dims measure
-        dims = source.fit(dims)
-        refuse_unwritable(source, names, len(dims.dims))
+        (dims,) = fit_crops(source, names, dims=(dims, True))
     codecs = [str(c) for c in parse_codecs(p["codec"], "codec")]
     if not codecs:
         raise SpecError("codec is empty; give at least one, e.g. blosc-lz4:5:shuffle")

@@ -46,7 +46,7 @@ from ..user_data import dataset_dtype, parse_dataset, sources_param
 from . import Case, CaseContext, Suite
 from .backends import array_point_reason, array_round_trip, backend_names, measure_mesh, suite_backend
 from .common import remove_output, with_defaults
-from .own_data import case_dataset, refuse_unwritable
+from .own_data import case_dataset, fit_crops
 from .roundtrip import array_data, ceiling_bytes, measure_round_trips, parse_generate_bytes, skip_rows
 
 
@@ -117,8 +117,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if len(dims.dims) < 2:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
     if source is not None:  # a person's own data: the crop the dims measure
-        dims = source.fit(dims)
-        refuse_unwritable(source, names, len(dims.dims))
+        (dims,) = fit_crops(source, names, dims=(dims, True))
     if not isinstance(p["codec"], str):
         raise SpecError(f"codec {p['codec']!r} must be one codec string, e.g. blosc-zstd:3:shuffle")
     codec = str(parse_codec(p["codec"]))

@@ -58,7 +58,7 @@ from .blocks import BlockSource, block_step
 from .common import preferred_spec, remove_output, unavailable_reason, with_defaults
 from .cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
 from .eviction import StoreEvictions
-from .own_data import case_dataset, refuse_small, refuse_unwritable
+from .own_data import case_dataset, fit_crops, refuse_small, refuse_unwritable
 from .timed_io import (
     append_store,
     latency_columns,
@@ -118,7 +118,6 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     tests = parse_names(params["tests"], "tests", TESTS)
     dataset, source = parse_dataset(params["dataset"])
     shard_choices = parse_datasets(params["shard_datasets"], "shard_datasets")
-    shard_datasets = [label for label, _ in shard_choices]
     codecs = parse_codecs(params["codec"], "codec")
     if not codecs:
         raise SpecError("codec is empty; give at least one, e.g. blosc-lz4:5:shuffle, lz4, zstd:3")
@@ -141,9 +140,9 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     seed = parse_count(params["seed"], "seed", minimum=0, maximum=2**32 - 1)
     named = parse_names(params["backends"], "backends")
     backends = expand_backends(named)
-    if source is not None and set(tests) - {"sharding"}:  # a person's own data: the crop the dims measure
-        dims, read_dims = source.fit(dims, "dims"), source.fit(read_dims, "read_dims")
-        refuse_unwritable(source, named, len(dims.dims))
+    if source is not None:  # a person's own data: the crops the dims measure, in the tests that measure them
+        dims, read_dims = fit_crops(source, named, dims=(dims, bool({"write", "append"} & set(tests))),
+                                    read_dims=(read_dims, "read" in tests))
     if "sharding" in tests:
         for _, spec in shard_choices:
             refuse_small(spec, n["shard_volume"])
@@ -164,7 +163,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
                 p.update(dataset=dataset, dims=str(read_dims), cutout=n["cutout"],
                          cutout_positions=n["cutout_positions"])
             else:
-                p.update(datasets=shard_datasets, shard_volume=n["shard_volume"], shard=n["shard"],
+                p.update(datasets=[name for name, _ in shard_choices], shard_volume=n["shard_volume"], shard=n["shard"],
                          inner_chunks=list(inner), cutout=n["cutout"], cutout_positions=n["cutout_positions"])
             cases.append(Case("writers", backend, p))
     return cases
