@@ -223,3 +223,42 @@ def test_compression_on_a_real_segmentation_from_pyvista(workdir):
     assert list(rows["source_shape"].iloc[0]) == [136, 470, 500] and list(rows["crop_shape"].iloc[0]) == [8, 64, 64]
     assert (rows["compression_ratio"] > 1).all() and set(df["dataset"]) == {"labels", "file:frog_tissues.vti"}
     assert _state(frog) == before
+
+
+@pytest.mark.parametrize("suite, extra", [
+    ("threads", {"backends": ["tensorstore", "blosc"]}),
+    ("parallel", {"dims": "z:8:2:4,y:64:32:64,x:64:32:64"}),  # shards of 64 in y shrink to the source's 40
+])
+def test_threads_and_parallel_measure_a_persons_file(workdir, suite, extra):
+    from benchmarks_lib.suites import get_suite
+
+    if suite == "parallel":
+        pytest.importorskip("distributed")
+    d = workdir / "data"
+    d.mkdir()
+    np.save(d / "stack.npy", STACK)
+    before = _state(d / "stack.npy")
+    params = {**get_suite(suite).smoke, **extra, "dataset": f"file:{d / 'stack.npy'}"}
+    df = run_suite(suite, params, results_dir=workdir / "results", run_id=suite, ceiling=False, progress=None,
+                   assume_yes=True).df
+    assert (df["status"] == "ok").all() and df["verified"].all(), df[["backend", "reason"]]
+    assert set(df["dataset"]) == {"file:stack.npy"} and df["source_digest"].notna().all()
+    assert _state(d / "stack.npy") == before
+
+
+def test_the_s3_suite_plans_a_persons_file(tmp_path):
+    from benchmarks_lib.suites.s3 import build_cases
+
+    np.save(tmp_path / "stack.npy", STACK)
+    cases = build_cases({"dataset": f"file:{tmp_path / 'stack.npy'}", "dims": "z:4:2:4,y:64:32:64,x:64:32:64"},
+                        "quick")
+    assert {c.params["dims"] for c in cases} == {"z:4:2:4,y:40:32:32,x:48:32:32"}
+    assert {c.params["dataset"] for c in cases} == {"file:stack.npy"}
+    assert all(c.params["sources"]["file:stack.npy"]["path"] == str(tmp_path / "stack.npy") for c in cases)
+
+
+def test_a_shrunk_axis_keeps_its_shard_a_whole_number_of_chunks():
+    dims = parse_dims("z:64:8:32,y:1024:256:512")
+    assert str(dims.with_size(1, 600)) == "z:64:8:32,y:600:256:512"
+    assert str(dims.with_size(1, 300)) == "z:64:8:32,y:300:256:256"
+    assert str(dims.with_size(1, 100)) == "z:64:8:32,y:100:100:100"
