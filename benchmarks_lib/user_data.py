@@ -31,6 +31,7 @@ import numpy as np
 
 from .datasets import DATASETS, Dataset, RegionBlocks, checksum_blocks, default_step
 from .measure.ledger import phase
+from .meshes import MESH_SUFFIXES, load_mesh, mesh_nbytes
 from .specs import DTYPES, DimsSpec, SpecError, parse_items
 from .user_arrays import open_source
 
@@ -167,8 +168,54 @@ def parse_file_dataset(text: str) -> FileSpec:
     return FileSpec(str(path), inner, origin, record, fmt, inner_read, tuple(int(n) for n in shape), dtype.str)
 
 
-def parse_dataset(value: object, what: str = "dataset") -> tuple[str, FileSpec | None]:
-    """A suite's ``dataset``: (its name, None) for a synthetic one, (its label, spec) for a file."""
+@dataclass(frozen=True)
+class MeshSpec:
+    """A person's mesh file (the compression suite's ``datasets``: a suffix of ``meshes.MESH_SUFFIXES``), read
+    once to check it; JSON-able like :class:`FileSpec`."""
+
+    path: str
+    record_path: bool
+    points: int
+    cells: int
+    nbytes: int
+
+    @property
+    def source(self) -> str:
+        return self.path if self.record_path else Path(self.path).name
+
+    @property
+    def label(self) -> str:
+        return f"file:{self.source}"
+
+    def to_param(self) -> dict:
+        return asdict(self)
+
+
+def parse_mesh_file(text: str) -> MeshSpec:
+    """A ``file:`` mesh: it exists and pyvista reads a mesh with points from it (read whole, once, to know)."""
+    record, path, inner, origin = _split(text)
+    if inner or origin:
+        raise SpecError(f"dataset {text!r} is a mesh file: it takes no inner path or crop origin")
+    if not path.is_file():
+        raise SpecError(f"dataset file {str(path)!r} does not exist")
+    mesh = load_mesh(path)
+    return MeshSpec(str(path), record, int(mesh.n_points), int(mesh.n_cells), mesh_nbytes(mesh))
+
+
+def is_mesh_file(value: object) -> bool:
+    """A ``file:`` dataset whose file name says mesh (``meshes.MESH_SUFFIXES``)."""
+    return is_file_dataset(value) and Path(_split(value)[1]).suffix.lower() in MESH_SUFFIXES
+
+
+def parse_dataset(value: object, what: str = "dataset", *,
+                  meshes: bool = False) -> tuple[str, FileSpec | MeshSpec | None]:
+    """A suite's ``dataset``: (its name, None) for a synthetic one, (its label, spec) for a file; a mesh file
+    (a :class:`MeshSpec`) where ``meshes`` (the compression suite), else refused."""
+    if is_mesh_file(value):
+        if not meshes:
+            raise SpecError(f"{what} {value!r} is a mesh; only the compression suite's datasets measure a mesh file")
+        spec = parse_mesh_file(value)
+        return spec.label, spec
     if is_file_dataset(value):
         spec = parse_file_dataset(value)
         return spec.label, spec
@@ -177,13 +224,15 @@ def parse_dataset(value: object, what: str = "dataset") -> tuple[str, FileSpec |
     return value, None
 
 
-def parse_datasets(value: object, what: str = "datasets") -> list[tuple[str, FileSpec | None]]:
+def parse_datasets(value: object, what: str = "datasets", *,
+                   meshes: bool = False) -> list[tuple[str, FileSpec | MeshSpec | None]]:
     """A list of datasets (a list, or one comma-separated string), each as :func:`parse_dataset`; duplicates
     dropped."""
     items = [] if value is None else parse_items(value, what, '["labels", "file:/data/stack.zarr"]')
     if not items:
         raise SpecError(f"{what} is empty; allowed: {ALLOWED}")
-    return list({label: (label, spec) for label, spec in (parse_dataset(v, f"{what} item") for v in items)}.values())
+    parsed = (parse_dataset(v, f"{what} item", meshes=meshes) for v in items)
+    return list({label: (label, spec) for label, spec in parsed}.values())
 
 
 def sources_param(specs: list[FileSpec | None]) -> dict:
@@ -328,6 +377,6 @@ def dataset_columns(dataset: Dataset | FileDataset) -> dict:
     return dataset.columns() if isinstance(dataset, FileDataset) else {}
 
 
-__all__ = ["ALLOWED", "SCHEMES", "FileDataset", "FileSpec", "dataset_columns", "dataset_dtype", "is_file_dataset",
-           "make_dataset", "parse_dataset", "parse_datasets", "parse_file_dataset", "public_label", "public_params",
-           "sources_param"]
+__all__ = ["ALLOWED", "SCHEMES", "FileDataset", "FileSpec", "MeshSpec", "dataset_columns", "dataset_dtype",
+           "is_file_dataset", "is_mesh_file", "make_dataset", "parse_dataset", "parse_datasets", "parse_file_dataset",
+           "parse_mesh_file", "public_label", "public_params", "sources_param"]

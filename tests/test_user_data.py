@@ -262,3 +262,30 @@ def test_a_shrunk_axis_keeps_its_shard_a_whole_number_of_chunks():
     assert str(dims.with_size(1, 600)) == "z:64:8:32,y:600:256:512"
     assert str(dims.with_size(1, 300)) == "z:64:8:32,y:300:256:256"
     assert str(dims.with_size(1, 100)) == "z:64:8:32,y:100:100:100"
+
+
+def test_compression_measures_a_persons_mesh_file(workdir):
+    """A mesh from a file pyvista reads (a .ply surface, cast to an unstructured grid) beside the tetrahedral mesh,
+    through both mesh writers, verified exactly; the file left untouched."""
+    examples = pytest.importorskip("pyvista.examples")
+    ant = Path(examples.__file__).parent / "ant.ply"
+    before = _state(ant)
+    params = {"array_backends": [], "datasets": [f"file:{ant}"], "mesh_n": 8, "levels": [3],
+              "vtu_compressors": ["zlib"], "time_cap_s": 0.2}
+    df = run_suite("compression", params, results_dir=workdir / "results", run_id="ant", ceiling=False,
+                   progress=None, assume_yes=True).df
+    rows = df[df["dataset"] == "file:ant.ply"]
+    assert set(rows["backend"]) == {"zvtk", "vtu"} and (rows["status"] == "ok").all() and rows["verified"].all()
+    assert set(rows["source"]) == {"ant.ply"} and rows["source_digest"].notna().all() and rows["mesh_n"].isna().all()
+    assert set(df["dataset"]) == {"tet_mesh", "file:ant.ply"}
+    assert _state(ant) == before
+
+
+def test_a_mesh_is_refused_where_arrays_are_measured_and_when_unreadable(sources, capsys):
+    (sources / "broken.vtu").write_text("<VTKFile type='UnstructuredGrid'>nonsense")
+    assert _run_cli("writers", "--dataset", "file:data/broken.vtu") == 2
+    assert "only the compression suite's datasets measure a mesh file" in capsys.readouterr().err
+    assert _run_cli("compression", "--dataset", "file:data/broken.vtu") == 2
+    err = capsys.readouterr().err
+    assert "cannot be read by pyvista" in err and err.count("\n") == 1
+    assert not (sources.parent / "results").exists() and not (sources.parent / "scratch").exists()

@@ -17,6 +17,7 @@ Backends come from the registry (:mod:`.backends`), by declared capabilities:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -40,7 +41,7 @@ from ..specs import (
     parse_names,
     parse_seconds,
 )
-from ..user_data import dataset_dtype, parse_datasets, sources_param
+from ..user_data import MeshSpec, dataset_dtype, parse_datasets, sources_param
 from . import Case, CaseContext, Suite
 from .backends import (
     SuiteBackend,
@@ -155,7 +156,9 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     array_backends = parse_names(p["array_backends"], "array_backends", ARRAY_BACKENDS, empty_ok=True)
     levels = parse_ints(p["levels"], "levels", minimum=ZSTD_LEVELS[0], maximum=ZSTD_LEVELS[1])
     compressors = parse_names(p["vtu_compressors"], "vtu_compressors", VTU_COMPRESSORS)
-    choices = parse_datasets(p["datasets"])
+    parsed = parse_datasets(p["datasets"], meshes=True)  # a person's mesh files go to the mesh writers
+    mesh_files = [spec for _, spec in parsed if isinstance(spec, MeshSpec)]
+    choices = [(label, spec) for label, spec in parsed if not isinstance(spec, MeshSpec)]
     codecs = parse_codecs(p["codecs"])
     if array_backends and not codecs:
         raise SpecError("codecs is empty; give at least one, e.g. zstd:3, gzip:6, lz4, blosc-lz4:5:shuffle")
@@ -172,9 +175,10 @@ def build_cases(params: dict, profile: str) -> list[Case]:
               "fsync": parse_bool(p["fsync"], "fsync")}
     generate = parse_generate_bytes(p["generate_bytes"])
     size = parse_count(p["points_per_case"], "points_per_case")
-    mesh = {"dataset": MESH_DATASET, "mesh_n": parse_mesh_n(p["mesh_n"]), **common}
+    tet = {"dataset": MESH_DATASET, "mesh_n": parse_mesh_n(p["mesh_n"]), **common}
+    meshes = [tet, *({**common, "dataset": m.label, "mesh_file": m.to_param()} for m in mesh_files)]
     cases = []
-    for backend in mesh_backends:
+    for backend, mesh in itertools.product(mesh_backends, meshes):
         if adapter_class(backend, "mesh").level_range is not None:  # a level sweep of its one compressor
             cases += [Case("compression", backend, {**mesh, "levels": batch}) for batch in _batches(levels, size)]
         else:  # its compressors, each at the default level
@@ -195,6 +199,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
 
 def case_nbytes(case: Case) -> int:
     """Uncompressed bytes of the largest data one case holds."""
+    if "mesh_file" in case.params:
+        return case.params["mesh_file"]["nbytes"]
     if case.params.get("dataset") == MESH_DATASET:
         return mesh_nbytes_estimate(case.params["mesh_n"])
     shape = parse_dims(case.params["dims"]).shape
@@ -209,7 +215,7 @@ def _run_mesh(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
         points = [(who.cls.compressors[0], level) for level in p["levels"]]
     else:  # its compressors, each at the default level
         points = [(compressor, None) for compressor in p["compressors"]]
-    return measure_mesh(who, p, ctx, {"dataset": MESH_DATASET}, points)
+    return measure_mesh(who, p, ctx, {"dataset": p["dataset"]}, points)
 
 
 def _run_arrays(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
