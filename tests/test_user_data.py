@@ -120,6 +120,16 @@ def test_a_stated_origin_and_rows_beyond_the_source(tmp_path):
     assert np.array_equal(whole, np.concatenate([crop, crop, crop[:4]]))
 
 
+def test_a_big_endian_file_gives_native_values_and_the_same_digest(tmp_path):
+    np.save(tmp_path / "big.npy", STACK.astype(">u2"))
+    spec = parse_file_dataset(f"file:{tmp_path / 'big.npy'}")
+    data = FileDataset(spec, STACK.shape)
+    assert spec.dtype == "uint16" and data.columns()["source_dtype"] == "uint16"
+    got = data.region(tuple(slice(None) for _ in STACK.shape))
+    assert got.dtype == np.dtype("uint16") and np.array_equal(got, STACK)
+    assert data.digest() == checksum_array(STACK)
+
+
 def test_leading_axes_of_length_one_are_dropped_to_the_dims_rank(tmp_path):
     spec = parse_file_dataset(f"file:{tmp_path / _write_ome_zarr(tmp_path)}")  # (1, 10, 40, 48): its level 0
     assert spec.source_shape == (1, *STACK.shape) and spec.inner_read == "0"
