@@ -147,10 +147,13 @@ def print_run(df, suite_name: str, title: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_suite
+    from .suites import get_suite
 
     params = parse_assignments(args.param, "--param")
     shortcuts = {"dims": args.dims, "backends": args.backend, "codec": args.codec, "dataset": args.dataset,
                  "tests": args.test, "iterations": args.iterations, "warmups": args.warmups}
+    if args.dataset is not None and "datasets" in get_suite(args.suite).profiles["quick"]:  # compression's list
+        shortcuts["datasets"], shortcuts["dataset"] = [args.dataset], None
     for key, value in shortcuts.items():
         if value is None:
             continue
@@ -300,7 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-d", "--dims", help="name:size[:chunk[:shard]],... e.g. t:64,y:1080:540,x:1920")
     sp.add_argument("-b", "--backend", action="append", help="a backend (repeatable); 'all' for every one")
     sp.add_argument("--codec", help="none, lz4, zstd[:L], gzip[:L], blosc-<cname>[:clevel[:shuffle]]")
-    sp.add_argument("--dataset", help="em_like, labels, microscopy, random")
+    sp.add_argument("--dataset", help="em_like, labels, microscopy, random, or your own array file:PATH[:INNER]"
+                                      "[@ORIGIN] (Zarr, HDF5 file.h5:/path, TIFF, .npy, .vti; dims: the crop)")
     sp.add_argument("--test", action="append", help="writers: write, append, read, sharding (repeatable)")
     sp.add_argument("--iterations", type=str, help="measured iterations per point")
     sp.add_argument("--warmups", type=str, help="discarded warm-up iterations per point")

@@ -40,8 +40,38 @@ def _plane_seed(seed: int, name: str, lead: tuple[int, ...]) -> np.random.Genera
     return np.random.default_rng([seed, key, *lead])
 
 
+class RegionBlocks:
+    """What any dataset derives from its ``shape``, ``dtype`` and ``region``: blocks along the first axis, the
+    checksum, the stated compressibility (:class:`Dataset`; a person's own file, ``user_data.FileDataset``)."""
+
+    shape: tuple[int, ...]
+    dtype: str | None
+
+    def region(self, index: tuple[slice, ...]) -> np.ndarray:
+        raise NotImplementedError
+
+    def blocks(self, step: int) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(offset, block)`` along the first axis, ``step`` entries at a time."""
+        if step < 1:
+            raise SpecError(f"step {step} must be >= 1")
+        full = tuple(slice(0, n) for n in self.shape[1:])
+        for start in range(0, self.shape[0], step):
+            stop = min(start + step, self.shape[0])
+            yield start, self.region((slice(start, stop), *full))
+
+    def checksum(self, step: int | None = None) -> str:
+        """The checksum (dtype, shape and bytes) of the whole array, computed block by block."""
+        return checksum_blocks(block for _, block in self.blocks(step or default_step(self.shape, self.dtype)))
+
+    def compressibility(self) -> float:
+        """zlib-1 ratio of the first plane: the stated compressibility of this data."""
+        plane = self.region((*(slice(0, 1) for _ in self.shape[:-2]), slice(None), slice(None)))
+        raw = np.ascontiguousarray(plane).tobytes()
+        return len(raw) / max(1, len(zlib.compress(raw, 1)))
+
+
 @dataclass(frozen=True)
-class Dataset:
+class Dataset(RegionBlocks):
     """A synthetic N-D array (N >= 2) defined by its name, shape, dtype and seed."""
 
     name: str
@@ -132,25 +162,6 @@ class Dataset:
             pos = tuple(i - sl.start for i, sl in zip(lead, index, strict=False))
             out[pos] = self._plane(lead, index[-2], index[-1])
         return out
-
-    def blocks(self, step: int) -> Iterator[tuple[int, np.ndarray]]:
-        """Yield ``(offset, block)`` along the first axis, ``step`` entries at a time."""
-        if step < 1:
-            raise SpecError(f"step {step} must be >= 1")
-        full = tuple(slice(0, n) for n in self.shape[1:])
-        for start in range(0, self.shape[0], step):
-            stop = min(start + step, self.shape[0])
-            yield start, self.region((slice(start, stop), *full))
-
-    def checksum(self, step: int | None = None) -> str:
-        """The checksum (dtype, shape and bytes) of the whole array, computed block by block."""
-        return checksum_blocks(block for _, block in self.blocks(step or default_step(self.shape, self.dtype)))
-
-    def compressibility(self) -> float:
-        """zlib-1 ratio of the first plane: the stated compressibility of this data."""
-        plane = self.region((*(slice(0, 1) for _ in self.shape[:-2]), slice(None), slice(None)))
-        raw = np.ascontiguousarray(plane).tobytes()
-        return len(raw) / max(1, len(zlib.compress(raw, 1)))
 
 
 def checksum_header(dtype, shape: tuple[int, ...]) -> bytes:

@@ -9,7 +9,10 @@ about 531 MB, the "500 MB" mesh of zvtk's compression benchmark. The writers tha
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +54,51 @@ def parse_mesh_n(value: Any) -> int:
     if n < 2 or n > 2000:
         raise SpecError(f"mesh_n {n} is out of range; allowed 2..2000 (127 is ~531 MB, 342 is ~10 GB)")
     return n
+
+
+#: suffixes of the mesh files the compression suite measures beside the tetrahedral mesh (``file:PATH`` in its
+#: ``datasets``), read with pyvista; a ``.vti`` image is an array (``user_arrays``)
+MESH_SUFFIXES = (".vtu", ".vtk", ".vtp", ".vts", ".vtr", ".ply", ".stl", ".obj")
+
+
+def load_mesh(path: str | Path) -> pv.UnstructuredGrid:
+    """A person's mesh file as the mesh writers take it: read with pyvista (which never writes it) and cast to an
+    unstructured grid, without the ``vtkOriginalCellIds`` array a cast may add."""
+    import pyvista as pv
+    from vtkmodules.vtkCommonCore import vtkLogger
+
+    # VTK prints its errors itself and pyvista logs them again: the one line below says what went wrong
+    cutoff, logged = vtkLogger.GetCurrentVerbosityCutoff(), logging.root.manager.disable
+    vtkLogger.SetStderrVerbosity(vtkLogger.VERBOSITY_OFF)
+    logging.disable(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings(), pv.VtkErrorCatcher(raise_errors=True, send_to_logging=False):
+            warnings.simplefilter("ignore")
+            mesh = pv.read(path)
+    except Exception as exc:  # pyvista and VTK raise many kinds for a file they cannot read
+        lines = [line for line in str(exc).strip().splitlines() if not line.startswith("ERROR: In ")]
+        raise SpecError(f"mesh file {str(path)!r} cannot be read by pyvista: {(lines or [type(exc).__name__])[0]}"
+                        ) from None
+    finally:
+        vtkLogger.SetStderrVerbosity(cutoff)
+        logging.disable(logged)
+    if not isinstance(mesh, pv.DataSet) or mesh.n_points == 0:
+        raise SpecError(f"mesh file {str(path)!r} cannot be read by pyvista as a mesh: it read an empty "
+                        f"{type(mesh).__name__}")
+    grid = mesh.cast_to_unstructured_grid()
+    if "vtkOriginalCellIds" in grid.cell_data and "vtkOriginalCellIds" not in mesh.cell_data:
+        grid.cell_data.remove("vtkOriginalCellIds")
+    return grid
+
+
+def mesh_digest(mesh: pv.UnstructuredGrid) -> str:
+    """A checksum of every array that defines the mesh (names, dtypes, shapes and bytes)."""
+    h = hashlib.blake2b(digest_size=16)
+    for name, array in sorted(mesh_arrays(mesh).items()):
+        array = np.ascontiguousarray(array)
+        h.update(f"{name}|{array.dtype.str}|{array.shape}".encode())
+        h.update(array.data)
+    return h.hexdigest()
 
 
 def build_tet_mesh(n: int, seed: int = 42) -> pv.UnstructuredGrid:
@@ -173,9 +221,12 @@ def render_mesh_png(out: str | Path, *, n: int = 16, seed: int = 42, window_size
 
 __all__ = [
     "MESH_DATASET",
+    "MESH_SUFFIXES",
     "Rendering",
     "build_tet_mesh",
+    "load_mesh",
     "mesh_arrays",
+    "mesh_digest",
     "mesh_mismatch",
     "mesh_nbytes",
     "mesh_nbytes_estimate",

@@ -51,6 +51,7 @@ from .scratch import check_scratch_available, claim_run, is_within, remove_tree
 from .specs import SpecError, parse_count, parse_profile, parse_run_id
 from .suites import Case, get_suite
 from .suites.common import with_defaults
+from .user_data import public_params
 from .worker import error_row, finish_rows
 from .workers import CaseWorkers, Timeline, timed_share_line
 
@@ -167,7 +168,8 @@ def run_suite(
         raise SpecError(f"scratch directory {str(scratch_root)!r} and results directory {str(results_dir)!r} "
                         "overlap; scratch is emptied after every case, so keep them apart")
     meta_path = run_dir / "run.json"
-    request = {"suite": suite_name, "profile": profile, "params": merged}
+    # a person's own file is recorded by its name, never its directory (``user_data.public_label``)
+    request = {"suite": suite_name, "profile": profile, "params": public_params(merged)}
     meta = _existing_meta(meta_path, request, run_id)
     records = run_dir / "records"
     todo = [c for c in cases if not record_is_complete(records / f"{c.case_id}.parquet")]

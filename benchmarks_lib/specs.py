@@ -72,10 +72,13 @@ class DimsSpec:
         return tuple(d.shard if d.shard is not None else d.chunk for d in self.dims)
 
     def with_size(self, axis: int, size: int) -> DimsSpec:
-        """A copy with one dimension resized (chunk and shard clipped to the new size)."""
+        """A copy with one dimension resized (chunk and shard clipped to the new size, the shard still a whole
+        number of chunks)."""
         dims = list(self.dims)
         d = dims[axis]
-        dims[axis] = Dim(d.name, size, min(d.chunk, size), None if d.shard is None else min(d.shard, size))
+        chunk = min(d.chunk, size)
+        shard = None if d.shard is None else max(chunk, min(d.shard, size) // chunk * chunk)
+        dims[axis] = Dim(d.name, size, chunk, shard)
         return DimsSpec(tuple(dims))
 
     def __str__(self) -> str:

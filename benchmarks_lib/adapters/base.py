@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..measure.disk import list_files
-from ..specs import BLOSC_CNAMES, ArraySpec
+from ..specs import BLOSC_CNAMES, DTYPES, ArraySpec
 from .library import Library
 
 OPERATIONS = ("write", "append", "read", "read_region")
@@ -76,6 +76,10 @@ class Adapter(Library, ABC):
     native_order: ClassVar[str] = "C"
     #: True when the writer fsyncs its files itself (so its write time always includes fsync)
     fsyncs: ClassVar[bool] = False
+    #: the array ranks (fewest, most dimensions) and the dtypes it writes: a person's own data outside them is
+    #: refused before a run (``refuses_data``)
+    ranks: ClassVar[tuple[int, int]] = (1, 32)
+    dtypes: ClassVar[frozenset[str]] = frozenset(DTYPES)
 
     def __init__(self, threads: int | None = None, option: str | None = None) -> None:
         self.threads = threads
@@ -88,6 +92,18 @@ class Adapter(Library, ABC):
     def reads_format(cls, format: str) -> bool:
         """It reads stores of ``format`` (with ``open_reader``)."""
         return cls.supports_read and (format == cls.format or format in cls.reads)
+
+    @classmethod
+    def refuses_data(cls, dtype: str, ndim: int) -> str | None:
+        """Why it cannot write an array of ``dtype`` with ``ndim`` dimensions (its declared ``ranks`` and
+        ``dtypes``), or None."""
+        low, high = cls.ranks
+        if not low <= ndim <= high:
+            ranks = f"{low}-D" if low == high else f"{low}-D to {high}-D"
+            return f"{cls.name} writes {ranks} arrays, not {ndim}-D"
+        if dtype not in cls.dtypes:
+            return f"{cls.name} does not write {dtype}; it writes {', '.join(sorted(cls.dtypes))}"
+        return None
 
     @property
     def label(self) -> str:

@@ -38,6 +38,7 @@ class WkwAdapter(Adapter):
     codecs = frozenset({"none", "lz4"})
     supports_sharding = True
     native_order = "F"
+    ranks = (3, 3)
     notes = "chunk = block, shard = file; LZ4 writes must cover whole files; 3-D only; no threads setting"
 
     def _layout(self, spec: ArraySpec) -> tuple[int, int] | str:

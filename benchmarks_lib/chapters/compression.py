@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..meshes import MESH_DATASET
 from . import tables
 from .ceilings import ceiling_gbps
 from .common import (
@@ -89,9 +90,10 @@ def header(result) -> str:
 
 # -- seed 002's two figures -----------------------------------------------------------------
 def zvtk_levels(df: pd.DataFrame) -> pd.DataFrame:
-    """zvtk points ordered by level."""
+    """zvtk points on the tetrahedral mesh, ordered by level (a person's mesh file is in the tables only)."""
     points = summarize_points(df)
-    return points[points["backend"] == "zvtk"].sort_values("level").reset_index(drop=True)
+    return points[(points["backend"] == "zvtk") & (points["dataset"] == MESH_DATASET)].sort_values(
+        "level").reset_index(drop=True)
 
 
 def zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
@@ -132,7 +134,7 @@ def zvtk_throughput(df: pd.DataFrame) -> plt.Figure:
     ax.plot(z["level"], z["read_mbps"], marker="o", label="read (cold)")
     draw_ceilings(ax, ceiling_gbps(df), ("read_cold", write_ceiling_op(df)), unit="MB/s")
     vtu = summarize_points(df)
-    vtu = vtu[vtu["backend"] == "vtu"]
+    vtu = vtu[(vtu["backend"] == "vtu") & (vtu["dataset"] == MESH_DATASET)]
     for _, row in vtu.iterrows():
         ax.scatter([z["level"].max() + 1.5], [row["write_mbps"]], marker="x", color="tab:blue")
         ax.annotate(f"vtu {row['codec']}", (z["level"].max() + 1.5, row["write_mbps"]), fontsize=SMALL,
@@ -293,7 +295,7 @@ def conclusion(df: pd.DataFrame) -> str:
     """A short markdown conclusion computed from the run: zvtk's best levels, vtu, the Pareto picks."""
     points = summarize_points(df)
     lines: list[str] = []
-    z = points[points["backend"] == "zvtk"].dropna(subset=["write_mbps"])
+    z = zvtk_levels(df).dropna(subset=["write_mbps"])
     if not z.empty:
         fastest = z.loc[z["write_mbps"].idxmax()]
         densest = z.loc[z["compression_ratio"].idxmax()]
@@ -308,7 +310,7 @@ def conclusion(df: pd.DataFrame) -> str:
                      f"(ratio {knee['compression_ratio']:.2f}, {knee['write_mbps']:.0f} MB/s). Cold reads span "
                      f"{z['read_mbps'].min():.0f}-{z['read_mbps'].max():.0f} MB/s across levels.")
         default = z[z["level"] == 3]
-        vtu = points[points["backend"] == "vtu"].dropna(subset=["write_mbps"])
+        vtu = points[(points["backend"] == "vtu") & (points["dataset"] == MESH_DATASET)].dropna(subset=["write_mbps"])
         if not default.empty and not vtu.empty:
             d = default.iloc[0]
             v = vtu.loc[vtu["compression_ratio"].idxmax()]

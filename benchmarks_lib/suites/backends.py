@@ -23,7 +23,7 @@ from ..adapters.library import Library
 from ..adapters.mesh_base import MeshWriter
 from ..availability import Unavailable
 from ..measure import disk_usage
-from ..meshes import build_tet_mesh, mesh_mismatch, mesh_nbytes
+from ..meshes import build_tet_mesh, load_mesh, mesh_digest, mesh_mismatch, mesh_nbytes
 from ..specs import ArraySpec, SpecError
 from . import CaseContext
 from .common import remove_output
@@ -103,15 +103,20 @@ def case_warmups(ctx: CaseContext, rows: list[dict]) -> int:
 
 def measure_mesh(who: SuiteBackend, params: dict, ctx: CaseContext, columns: dict,
                  points: list[tuple[str, int | None]]) -> list[dict]:
-    """Build the mesh once (seeded), then measure each (compressor, level) point of a mesh writer."""
+    """Build the mesh once (seeded; or read a person's ``mesh_file``), then measure each (compressor, level) point
+    of a mesh writer."""
     if reason := who.unavailable_reason():
         return skip_rows(reason, columns)
     threads = params["threads"] if who.cls.threads_setting else None
     writer: MeshWriter = who.adapter(threads)
-    mesh = build_tet_mesh(params["mesh_n"], params["seed"])
+    if source := params.get("mesh_file"):  # a person's mesh file (read-only, before any clock), else the tet mesh
+        mesh = load_mesh(source["path"])
+        what = {"source": Path(source["path"]).name if not source["record_path"] else source["path"],
+                "source_format": Path(source["path"]).suffix.lstrip("."), "source_digest": mesh_digest(mesh)}
+    else:
+        mesh, what = build_tet_mesh(params["mesh_n"], params["seed"]), {"mesh_n": params["mesh_n"]}
     nbytes = mesh_nbytes(mesh)
-    base = {**columns, "dtype": "mixed", "mesh_n": params["mesh_n"], "mesh_points": mesh.n_points,
-            "mesh_cells": mesh.n_cells}
+    base = {**columns, "dtype": "mixed", **what, "mesh_points": mesh.n_points, "mesh_cells": mesh.n_cells}
     path = ctx.scratch / f"mesh{writer.extension}"
     rows: list[dict] = []
     for compressor, level in points:

@@ -55,7 +55,8 @@ class BlockSource:
 
     @property
     def tiled(self) -> bool:
-        return len(self._prepared_pool()) * self.step < self.dataset.shape[0]
+        """The array repeats a part of itself: the pool, or a file's crop shorter than the array (``user_data``)."""
+        return len(self._prepared_pool()) * self.step < self.dataset.shape[0] or getattr(self.dataset, "tiled", False)
 
     def _prepared_pool(self) -> list[np.ndarray]:
         if self._pool is None:

@@ -17,6 +17,7 @@ Backends come from the registry (:mod:`.backends`), by declared capabilities:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..adapters import adapter_class
-from ..datasets import DATASETS, Dataset
+from ..datasets import DATASETS
 from ..environment import usable_cores
 from ..meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from ..specs import (
@@ -41,6 +42,7 @@ from ..specs import (
     parse_seconds,
     parse_threads,
 )
+from ..user_data import MeshSpec, dataset_dtype, parse_datasets, sources_param
 from . import Case, CaseContext, Suite
 from .backends import (
     SuiteBackend,
@@ -52,6 +54,7 @@ from .backends import (
     suite_backend,
 )
 from .common import remove_output, sized_by, with_defaults
+from .own_data import case_dataset, fit_crops
 from .roundtrip import (
     ArrayData,
     array_data,
@@ -149,7 +152,9 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     array_backends = parse_names(p["array_backends"], "array_backends", ARRAY_BACKENDS, empty_ok=True)
     levels = parse_ints(p["levels"], "levels", minimum=ZSTD_LEVELS[0], maximum=ZSTD_LEVELS[1])
     compressors = parse_names(p["vtu_compressors"], "vtu_compressors", VTU_COMPRESSORS)
-    datasets = parse_names(p["datasets"], "datasets", DATASETS)
+    parsed = parse_datasets(p["datasets"], meshes=True)  # a person's mesh files go to the mesh writers
+    mesh_files = [spec for _, spec in parsed if isinstance(spec, MeshSpec)]
+    choices = [(label, spec) for label, spec in parsed if not isinstance(spec, MeshSpec)]
     codecs = parse_codecs(p["codecs"])
     if array_backends and not codecs:
         raise SpecError("codecs is empty; give at least one, e.g. zstd:3, gzip:6, lz4, blosc-lz4:5:shuffle")
@@ -158,24 +163,31 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
     if dims.shards:
         raise SpecError(f"dims {p['dims']!r} is sharded; this suite compares codecs on plain chunks")
+    points_dims = {}  # a person's own data: its crop of the dims (synthetic data: the dims)
+    for label, spec in choices:
+        points_dims[label] = str(fit_crops(spec, array_backends, dims=(dims, True))[0] if spec else dims)
     common = {"threads": _thread_count(p["threads"]), "time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
               "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}
     generate = parse_generate_bytes(p["generate_bytes"])
     size = parse_count(p["points_per_case"], "points_per_case")
-    mesh = {"dataset": MESH_DATASET, "mesh_n": parse_mesh_n(p["mesh_n"]), **common}
+    tet = {"dataset": MESH_DATASET, "mesh_n": parse_mesh_n(p["mesh_n"]), **common}
+    meshes = [tet, *({**common, "dataset": m.label, "mesh_file": m.to_param()} for m in mesh_files)]
     cases = []
-    for backend in mesh_backends:
+    for backend, mesh in itertools.product(mesh_backends, meshes):
         if adapter_class(backend, "mesh").level_range is not None:  # a level sweep of its one compressor
             cases += [Case("compression", backend, {**mesh, "levels": batch}) for batch in _batches(levels, size)]
         else:  # its compressors, each at the default level
             cases += [Case("compression", backend, {**mesh, "compressors": batch})
                       for batch in _batches(compressors, size)]
-    points = [[d, c] for d in datasets for c in codecs]
+    arrays = {**common, "generate_bytes": generate}
+    if sources := sources_param([spec for _, spec in choices]):
+        arrays["sources"] = sources
     for backend in array_backends:
-        cases += [Case("compression", backend, {**common, "dims": str(dims), "generate_bytes": generate,
-                                                 "points": batch})
-                  for batch in _batches(points, size)]
+        for shape in dict.fromkeys(points_dims.values()):  # one batch of points per shape: the case's dims
+            points = [[d, c] for d, _ in choices if points_dims[d] == shape for c in codecs]
+            cases += [Case("compression", backend, {**arrays, "dims": shape, "points": batch})
+                      for batch in _batches(points, size)]
     if not cases:
         raise SpecError("nothing to measure: mesh_backends and array_backends are both empty")
     return cases
@@ -183,10 +195,13 @@ def build_cases(params: dict, profile: str) -> list[Case]:
 
 def case_nbytes(case: Case) -> int:
     """Uncompressed bytes of the largest data one case holds."""
+    if "mesh_file" in case.params:
+        return case.params["mesh_file"]["nbytes"]
     if case.params.get("dataset") == MESH_DATASET:
         return mesh_nbytes_estimate(case.params["mesh_n"])
     shape = parse_dims(case.params["dims"]).shape
-    return max(math.prod(shape) * np.dtype(DATASETS[d][0]).itemsize for d, _ in case.params["points"])
+    sources = case.params.get("sources")
+    return max(math.prod(shape) * np.dtype(dataset_dtype(d, sources)).itemsize for d, _ in case.params["points"])
 
 
 # -- running ------------------------------------------------------------------------------
@@ -196,7 +211,7 @@ def _run_mesh(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
         points = [(who.cls.compressors[0], level) for level in p["levels"]]
     else:  # its compressors, each at the default level
         points = [(compressor, None) for compressor in p["compressors"]]
-    return measure_mesh(who, p, ctx, {"dataset": MESH_DATASET}, points)
+    return measure_mesh(who, p, ctx, {"dataset": p["dataset"]}, points)
 
 
 def _run_arrays(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
@@ -208,9 +223,9 @@ def _run_arrays(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
     rows: list[dict] = []
     try:
         for name, codec_text in p["points"]:
-            dataset = Dataset(name, dims.shape, seed=p["seed"])
+            dataset, data = case_dataset(p, name, dims.shape)
             codec = parse_codec(codec_text)
-            columns = {"dataset": name, "dtype": dataset.dtype, "codec": str(codec), "codec_family": codec.family,
+            columns = {**data, "codec": str(codec), "codec_family": codec.family,
                        "level": codec.level, "cname": codec.cname, "shuffle": codec.shuffle, "threads": threads,
                        "shape": list(dims.shape), "chunks": list(dims.chunks)}
             spec = ArraySpec(dims, dataset.dtype, codec)

@@ -47,7 +47,7 @@ import numpy as np
 
 from ..adapters import adapter_class
 from ..adapters.obstore_s3 import delete_prefix
-from ..datasets import DATASETS, Dataset
+from ..datasets import Dataset
 from ..durability import durability_columns
 from ..environment import usable_cores
 from ..measure import sync_store, timed
@@ -55,7 +55,6 @@ from ..specs import (
     ArraySpec,
     SpecError,
     parse_bool,
-    parse_choice,
     parse_codec,
     parse_dims,
     parse_ints,
@@ -63,9 +62,11 @@ from ..specs import (
     parse_names,
 )
 from ..storage import S3Target, parse_s3
+from ..user_data import FileDataset, dataset_columns, make_dataset, parse_dataset, sources_param
 from . import Case, CaseContext, Suite
 from .backends import backend_names
 from .common import RUN_KEYS, remove_output, sized_by, with_defaults
+from .own_data import fit_crops
 from .roundtrip import skip_rows
 from .verification import SAMPLE_CHUNKS, verifier, verify_scope
 
@@ -105,8 +106,10 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     names = parse_names(p["backends"], "backends", BACKENDS)
     workers = sorted(set(parse_ints(p["workers"], "workers", minimum=1, maximum=MAX_WORKERS)))
     alignments = parse_names(p["alignments"], "alignments", ALIGNMENTS)
-    dataset = parse_choice(p["dataset"], "dataset", DATASETS)
+    dataset, source = parse_dataset(p["dataset"])
     dims = parse_dims(p["dims"])
+    if source is not None:  # a person's own data: the crop the dims measure
+        (dims,) = fit_crops(source, names, dims=(dims, True))
     if not dims.shards:
         raise SpecError(f"dims {p['dims']!r} needs a shard size on the first axis (name:size:chunk:shard), "
                         "e.g. z:64:8:32,y:1024:256:512,x:1024:256:512")
@@ -121,6 +124,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"codec {p['codec']!r} must be one codec string, e.g. blosc-lz4:5:shuffle")
     common = {"workers": workers, "dataset": dataset, "dims": str(dims), "codec": str(parse_codec(p["codec"])),
               "fsync": parse_bool(p["fsync"], "fsync"), "seed": p["seed"], "cluster": _workers_from(p["cluster"])}
+    if source is not None:
+        common["sources"] = sources_param([source])
     stores = _targets(p)
     if common["cluster"] != "local" and any(t != "file" for t in stores) and p["endpoint"] is None:
         raise SpecError(f"targets {p['targets']!r} with cluster {common['cluster']!r} needs an endpoint: a scheduler's "
@@ -171,12 +176,12 @@ def assignments(length: int, workers: int, step: int, stripe: int | None = None)
     return [stripes[i::workers] for i in range(workers)]
 
 
-def array_spec(params: dict) -> tuple[ArraySpec, Dataset]:
-    """The case's array (sharded for the ``shard`` alignment only) and its dataset."""
+def array_spec(params: dict) -> tuple[ArraySpec, Dataset | FileDataset]:
+    """The case's array (sharded for the ``shard`` alignment only) and its dataset (nothing read yet)."""
     dims = parse_dims(params["dims"])
     if params["alignment"] != "shard":
         dims = parse_dims(",".join(f"{d.name}:{d.size}:{d.chunk}" for d in dims.dims))
-    dataset = Dataset(params["dataset"], dims.shape, seed=params["seed"])
+    dataset = make_dataset(params["dataset"], dims.shape, params["seed"], params.get("sources"))
     return ArraySpec(dims, dataset.dtype, parse_codec(params["codec"])), dataset
 
 
@@ -230,7 +235,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     s3 = "target" in p
     own_fsyncs = bool(cls().fsyncs) and not s3  # S3 has no fsync: a write ends when every object is acknowledged
     reader = verifier(cls(), spec, "s3" if s3 else "file") or backend  # another library where one reads it here
-    columns = {"dataset": p["dataset"], "dtype": dataset.dtype, "codec": p["codec"], "alignment": p["alignment"],
+    columns = {"dataset": p["dataset"], "dtype": dataset.dtype, **dataset_columns(dataset), "codec": p["codec"],
+               "alignment": p["alignment"],
                "layout": "sharded" if spec.dims.shards else "unsharded", "shape": list(spec.shape),
                "chunks": list(spec.dims.chunks), "cores": usable_cores(),
                **durability_columns(p["fsync"] and not s3, own_fsyncs), "verified_by": reader,

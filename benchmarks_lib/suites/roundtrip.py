@@ -165,8 +165,8 @@ def suite_data(dataset: Dataset, chunks: tuple[int, ...], generate_bytes: int | 
     if generate_bytes is not None and dataset.nbytes > generate_bytes:
         step = chunks[0]
         lead = max(step, generate_bytes // (dataset.nbytes // dataset.shape[0]) // step * step)
-    if lead >= dataset.shape[0]:
-        return dataset.region(full), False
+    if lead >= dataset.shape[0]:  # a file's crop shorter than the array repeats itself (``user_data``)
+        return dataset.region(full), getattr(dataset, "tiled", False)
     pool = dataset.region((slice(0, lead), *full[1:]))
     reps = -(-dataset.shape[0] // lead)
     return np.ascontiguousarray(np.concatenate([pool] * reps, axis=0)[: dataset.shape[0]]), True

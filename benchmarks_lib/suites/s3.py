@@ -34,16 +34,17 @@ import numpy as np
 
 from ..adapters import adapter_class
 from ..adapters.obstore_s3 import delete_prefix, list_objects
-from ..datasets import DATASETS, Dataset
 from ..durability import durability_columns
 from ..measure import cold_read_state, timed
 from ..servers.link import LinkProcess
-from ..specs import ArraySpec, SpecError, parse_choice, parse_codecs, parse_dims, parse_items, parse_names, parse_number
+from ..specs import ArraySpec, SpecError, parse_codecs, parse_dims, parse_items, parse_names, parse_number
 from ..storage import S3Target, parse_s3
+from ..user_data import dataset_dtype, parse_dataset, sources_param
 from . import Case, CaseContext, Suite
 from .backends import backend_names
 from .common import RUN_KEYS, preferred_spec, sized_by, with_defaults
 from .eviction import StoreEvictions
+from .own_data import case_dataset, fit_crops
 from .roundtrip import skip_rows
 from .verification import sample_regions, verifier, verify_scope
 
@@ -87,6 +88,9 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     dims = parse_dims(p["dims"])
     if len(dims.dims) < 2:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
+    dataset, source = parse_dataset(p["dataset"])
+    if source is not None:  # a person's own data: the crop the dims measure
+        (dims,) = fit_crops(source, names, dims=(dims, True))
     codecs = [str(c) for c in parse_codecs(p["codec"], "codec")]
     if not codecs:
         raise SpecError("codec is empty; give at least one, e.g. blosc-lz4:5:shuffle")
@@ -97,9 +101,10 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if target.endpoint and latencies != [0]:
         raise SpecError(f"latencies_ms {latencies} needs the bundled MinIO: a link is emulated only in front of a "
                         "server on 127.0.0.1; with endpoint set, use [0] (its network is the real one)")
-    common = {"endpoint": target.endpoint, "target": target.url, "dataset": parse_choice(p["dataset"], "dataset",
-                                                                                      DATASETS),
-              "dims": str(dims), "codecs": codecs, "seed": p["seed"]}
+    common = {"endpoint": target.endpoint, "target": target.url, "dataset": dataset, "dims": str(dims),
+              "codecs": codecs, "seed": p["seed"]}
+    if source is not None:
+        common["sources"] = sources_param([source])
     return [Case(NAME, name, {**common, "latency_ms": latency}) for latency in latencies for name in names]
 
 
@@ -113,9 +118,9 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     p, backend = case.params, case.backend
     cls = adapter_class(backend, "array")
     dims = parse_dims(p["dims"])
-    dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
+    dataset, data = case_dataset(p, p["dataset"], dims.shape)
     spec = preferred_spec(dims, dataset.dtype, p["codecs"], cls())
-    columns: dict[str, Any] = {"dataset": p["dataset"], "dtype": dataset.dtype, "shape": list(dims.shape),
+    columns: dict[str, Any] = {**data, "shape": list(dims.shape),
                                "chunks": list(dims.chunks), "shards": list(dims.shards or []),
                                "layout": "sharded" if dims.shards else "unsharded", "nbytes": dataset.nbytes,
                                "store": "s3", "latency_ms": p.get("latency_ms", 0),
@@ -244,7 +249,7 @@ def _verify(reader_name: str, target: S3Target, spec: ArraySpec, values: np.ndar
 
 def case_nbytes(case: Case) -> int:
     dims = parse_dims(case.params["dims"])
-    return math.prod(dims.shape) * np.dtype(DATASETS[case.params["dataset"]][0]).itemsize
+    return math.prod(dims.shape) * np.dtype(dataset_dtype(case.params["dataset"], case.params.get("sources"))).itemsize
 
 
 SUITE = Suite(

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import DATASETS, Dataset
 from ..environment import usable_cores
 from ..meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from ..specs import (
@@ -36,7 +35,6 @@ from ..specs import (
     ArraySpec,
     SpecError,
     parse_bool,
-    parse_choice,
     parse_codec,
     parse_count,
     parse_dims,
@@ -45,9 +43,11 @@ from ..specs import (
     parse_seconds,
     parse_threads,
 )
+from ..user_data import dataset_dtype, parse_dataset, sources_param
 from . import Case, CaseContext, Suite
 from .backends import array_point_reason, array_round_trip, backend_names, measure_mesh, suite_backend
 from .common import remove_output, sized_by, with_defaults
+from .own_data import case_dataset, fit_crops
 from .roundtrip import array_data, measure_round_trips, parse_generate_bytes, skip_rows
 
 
@@ -110,10 +110,12 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if not levels or len(levels) != 1:
         raise SpecError(f"level {p['level']!r} must be one integer ({low}..{high}), not a list")
     level = levels[0]
-    dataset = parse_choice(p["dataset"], "dataset", DATASETS)
+    dataset, source = parse_dataset(p["dataset"])
     dims = parse_dims(p["dims"])
     if len(dims.dims) < 2:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
+    if source is not None:  # a person's own data: the crop the dims measure
+        (dims,) = fit_crops(source, names, dims=(dims, True))
     if not isinstance(p["codec"], str):
         raise SpecError(f"codec {p['codec']!r} must be one codec string, e.g. blosc-zstd:3:shuffle")
     codec = str(parse_codec(p["codec"]))
@@ -123,6 +125,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     mesh = {"dataset": MESH_DATASET, "mesh_n": parse_mesh_n(p["mesh_n"]), "level": level}
     arrays = {"dataset": dataset, "dims": str(dims), "codec": codec,
               "generate_bytes": parse_generate_bytes(p["generate_bytes"])}
+    if source is not None:
+        arrays["sources"] = sources_param([source])
     cases = []
     for name in names:
         who = suite_backend(name)
@@ -137,7 +141,7 @@ def case_nbytes(case: Case) -> int:
     if case.params["dataset"] == MESH_DATASET:
         return mesh_nbytes_estimate(case.params["mesh_n"])
     shape = parse_dims(case.params["dims"]).shape
-    return math.prod(shape) * np.dtype(DATASETS[case.params["dataset"]][0]).itemsize
+    return math.prod(shape) * np.dtype(dataset_dtype(case.params["dataset"], case.params.get("sources"))).itemsize
 
 
 def run_case(case: Case, ctx: CaseContext) -> list[dict]:
@@ -148,9 +152,9 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         return measure_mesh(who, p, ctx, columns, [mesh_point(who.cls, p["level"])])
     dims = parse_dims(p["dims"])
     codec = parse_codec(p["codec"])
-    dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
+    dataset, data = case_dataset(p, p["dataset"], dims.shape)
     spec = ArraySpec(dims, dataset.dtype, codec)
-    columns.update(dtype=dataset.dtype, codec_family=codec.family, level=codec.level, shape=list(dims.shape),
+    columns.update(**data, codec_family=codec.family, level=codec.level, shape=list(dims.shape),
                    chunks=list(dims.chunks))
     if reason := array_point_reason(who, spec, threads):
         return skip_rows(reason, columns, who.operations)

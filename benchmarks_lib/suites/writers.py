@@ -37,7 +37,7 @@ import numpy as np
 
 from ..adapters import backend_status, expand_backends, make_adapter
 from ..adapters.base import Adapter
-from ..datasets import DATASETS, Dataset
+from ..datasets import Dataset
 from ..durability import durability_columns
 from ..inputs import inputs_dir
 from ..measure import disk_usage
@@ -47,18 +47,19 @@ from ..specs import (
     DimsSpec,
     SpecError,
     parse_bool,
-    parse_choice,
     parse_codecs,
     parse_count,
     parse_dims,
     parse_int_list,
     parse_names,
 )
+from ..user_data import FileDataset, parse_dataset, parse_datasets, sources_param
 from . import Case, CaseContext, Suite
 from .blocks import BlockSource, block_step
 from .common import preferred_spec, remove_output, unavailable_reason, with_defaults
 from .cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
 from .eviction import StoreEvictions
+from .own_data import case_dataset, fit_crops, refuse_small, refuse_unwritable
 from .timed_io import (
     append_store,
     latency_columns,
@@ -115,8 +116,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     """Validate the parameters (SpecError before any work): one case per (test, backend)."""
     params = with_defaults(params, profile, PROFILES, "writers")
     tests = parse_names(params["tests"], "tests", TESTS)
-    dataset = parse_choice(params["dataset"], "dataset", DATASETS)
-    shard_datasets = parse_names(params["shard_datasets"], "shard_datasets", DATASETS)
+    dataset, source = parse_dataset(params["dataset"])
+    shard_choices = parse_datasets(params["shard_datasets"], "shard_datasets")
     codecs = parse_codecs(params["codec"], "codec")
     if not codecs:
         raise SpecError("codec is empty; give at least one, e.g. blosc-lz4:5:shuffle, lz4, zstd:3")
@@ -137,8 +138,18 @@ def build_cases(params: dict, profile: str) -> list[Case]:
             raise SpecError(f"inner chunk {c} does not divide shard {n['shard']}")
     fsync = parse_bool(params["fsync"], "fsync")
     seed = parse_count(params["seed"], "seed", minimum=0, maximum=2**32 - 1)
-    backends = expand_backends(parse_names(params["backends"], "backends"))
+    named = parse_names(params["backends"], "backends")
+    backends = expand_backends(named)
+    if source is not None:  # a person's own data: the crops the dims measure, in the tests that measure them
+        dims, read_dims = fit_crops(source, named, dims=(dims, bool({"write", "append"} & set(tests))),
+                                    read_dims=(read_dims, "read" in tests))
+    if "sharding" in tests:
+        for _, spec in shard_choices:
+            refuse_small(spec, n["shard_volume"])
+            refuse_unwritable(spec, named, 3)
     common = {"codec": codec, "seed": seed, "fsync": fsync, "pool_bytes": n["pool_mib"] * 2**20}
+    if sources := sources_param([source, *(spec for _, spec in shard_choices)]):
+        common["sources"] = sources
     cases = []
     for test in tests:
         for backend in backends:
@@ -152,7 +163,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
                 p.update(dataset=dataset, dims=str(read_dims), cutout=n["cutout"],
                          cutout_positions=n["cutout_positions"])
             else:
-                p.update(datasets=shard_datasets, shard_volume=n["shard_volume"], shard=n["shard"],
+                p.update(datasets=[name for name, _ in shard_choices], shard_volume=n["shard_volume"], shard=n["shard"],
                          inner_chunks=list(inner), cutout=n["cutout"], cutout_positions=n["cutout_positions"])
             cases.append(Case("writers", backend, p))
     return cases
@@ -192,11 +203,11 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
     rows: list[dict] = []
     for m in p["multipliers"]:
         dims = base.with_size(0, base.shape[0] * m)
-        dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
+        dataset, data = case_dataset(p, p["dataset"], dims.shape)
         adapter = make_adapter(case.backend)
         spec = preferred_spec(dims, dataset.dtype, p["codec"], adapter)
         extra = {"test": "write", "multiplier": m, "shape": list(dims.shape), "chunks": list(dims.chunks),
-                 "dataset": dataset.name, "dtype": dataset.dtype, "codec": _codec_used(adapter, spec)}
+                 **data, "codec": _codec_used(adapter, spec)}
         if reason := adapter.is_incompatible(spec, "write"):
             rows += _skip(reason, operation="total", **extra)
             continue
@@ -222,11 +233,11 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
     base = parse_dims(p["dims"])
     frames, step = p["append_frames"], p["append_step"]
     dims = DimsSpec((Dim(base.dims[0].name, frames, 1), *base.dims[1:]))
-    dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
+    dataset, data = case_dataset(p, p["dataset"], dims.shape)
     probe = make_adapter(case.backend)
     spec = preferred_spec(dims, dataset.dtype, p["codec"], probe, "append")
-    extra = {"test": "append", "shape": list(dims.shape), "chunks": list(dims.chunks), "dataset": dataset.name,
-             "dtype": dataset.dtype, "codec": _codec_used(probe, spec)}
+    extra = {"test": "append", "shape": list(dims.shape), "chunks": list(dims.chunks), **data,
+             "codec": _codec_used(probe, spec)}
     if reason := probe.is_incompatible(spec, "append"):
         return _skip(reason, operation="append_total", **extra)
     if probe.write_alignment(spec) > 1:
@@ -270,7 +281,7 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
     return rows
 
 
-def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, codec: str, extra: dict,
+def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset | FileDataset, codec: str, extra: dict,
                cutout: int, positions: int, fsync: bool, pool_bytes: int, write_iterations: int = 0) -> list[dict]:
     """Write one store (timed when ``write_iterations``), then full and cutout reads.
 
@@ -334,9 +345,8 @@ def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset, c
 def run_read(case: Case, ctx: CaseContext) -> list[dict]:
     p = case.params
     dims = parse_dims(p["dims"])
-    dataset = Dataset(p["dataset"], dims.shape, seed=p["seed"])
-    extra = {"test": "read", "shape": list(dims.shape), "chunks": list(dims.chunks), "dataset": dataset.name,
-             "dtype": dataset.dtype}
+    dataset, data = case_dataset(p, p["dataset"], dims.shape)
+    extra = {"test": "read", "shape": list(dims.shape), "chunks": list(dims.chunks), **data}
     return _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], p["cutout_positions"], p["fsync"],
                       p["pool_bytes"])
 
@@ -348,10 +358,9 @@ def run_sharding(case: Case, ctx: CaseContext) -> list[dict]:
     for name in p["datasets"]:
         for label, chunk, shard in shard_layouts(v, p["shard"], p["inner_chunks"]):
             dims = DimsSpec(tuple(Dim(n, v, chunk, shard) for n in ("z", "y", "x")))
-            dataset = Dataset(name, dims.shape, seed=p["seed"])
+            dataset, data = case_dataset(p, name, dims.shape)
             extra = {"test": "sharding", "layout": label, "inner_chunk": chunk, "shard_size": shard or 0,
-                     "sharded": shard is not None, "shape": list(dims.shape), "chunks": list(dims.chunks),
-                     "dataset": name, "dtype": dataset.dtype}
+                     "sharded": shard is not None, "shape": list(dims.shape), "chunks": list(dims.chunks), **data}
             rows += _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"],
                                p.get("cutout_positions", MIN_CUTOUT_POSITIONS), p["fsync"], p["pool_bytes"],
                                write_iterations=ctx.iterations)

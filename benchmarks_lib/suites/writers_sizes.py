@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from ..datasets import DATASETS
 from ..specs import parse_dims
+from ..user_data import dataset_dtype
 from . import Case
 from .blocks import POOL_CACHE_LIMIT
 
@@ -25,7 +25,7 @@ def _case_bytes(case: Case) -> int:
     p = case.params
     if p["test"] == "sharding":
         return p["shard_volume"] ** 3 * 4
-    shape, itemsize = parse_dims(p["dims"]).shape, np.dtype(DATASETS[p["dataset"]][0]).itemsize
+    shape, itemsize = parse_dims(p["dims"]).shape, np.dtype(dataset_dtype(p["dataset"], p.get("sources"))).itemsize
     if p["test"] == "write":
         return math.prod(shape) * max(p["multipliers"]) * itemsize
     if p["test"] == "append":
