@@ -1,8 +1,8 @@
 """Parameter models and their validation.
 
-Every user-facing value (dims, dtype, codec, sizes, profile, backend names) is parsed here,
-at the boundary, into a small immutable object. A bad value raises :class:`SpecError` with
-one line that names the value and what is allowed, before any work starts.
+Every user-facing value (dims, dtype, codec, sizes, profile, backend names) is parsed here, at the boundary,
+into a small immutable object. A bad value raises :class:`SpecError` with one line that names the value and what
+is allowed, before any work starts.
 """
 
 from __future__ import annotations
@@ -72,10 +72,8 @@ class DimsSpec:
         return tuple(d.shard if d.shard is not None else d.chunk for d in self.dims)
 
     def with_size(self, axis: int, size: int) -> DimsSpec:
-        """A copy with one dimension resized (chunk and shard clipped to the new size, the shard still a whole
-        number of chunks)."""
-        dims = list(self.dims)
-        d = dims[axis]
+        """A copy with one dimension resized (chunk and shard clipped to it, the shard whole chunks)."""
+        dims, d = list(self.dims), self.dims[axis]
         chunk = min(d.chunk, size)
         shard = None if d.shard is None else max(chunk, min(d.shard, size) // chunk * chunk)
         dims[axis] = Dim(d.name, size, chunk, shard)
@@ -125,8 +123,7 @@ def parse_dtype(text: str) -> np.dtype:
 
 @dataclass(frozen=True)
 class CodecSpec:
-    """A compression choice: ``none``, ``lz4``, ``zstd[:level]``, ``gzip[:level]``,
-    ``blosc-<cname>[:clevel[:shuffle]]``."""
+    """A compression choice: ``none``, ``lz4``, ``zstd[:level]``, ``gzip[:level]``, ``blosc-<cname>[:clevel[:shuffle]]``."""
 
     family: str
     level: int | None = None

@@ -19,8 +19,7 @@ Tests (seeds 000, 001, 003):
   latency, per-step wall time (laps of the region), sustained fps, peak-memory ratio.
 - ``read``: full read cold (page cache evicted and proven: ``cache_state`` is ``cold`` or
   ``cold_unverified``; every cache dropped once per store, then its files only: ``eviction``) and warm,
-  each one timed region; cutouts of ``cutout`` per side,
-  aligned to chunks and unaligned, at several positions.
+  each one timed region; cutouts of ``cutout`` per side, aligned to chunks and unaligned, at several positions.
 - ``sharding``: a cube with shards of ``shard`` and inner chunks ``inner_chunks`` versus
   unsharded chunks of the inner size and of the shard size: write, read, cutout, bytes, inodes.
 
