@@ -123,7 +123,7 @@ def parse_dtype(text: str) -> np.dtype:
 
 @dataclass(frozen=True)
 class CodecSpec:
-    """A compression choice: ``none``, ``lz4``, ``zstd[:level]``, ``gzip[:level]``, ``blosc-<cname>[:lvl[:shuffle]]``."""
+    """A compression choice: ``none``, ``lz4``, ``zstd[:level]``, ``gzip[:level]``, ``blosc-<cname>[:lvl[:shuf]]``."""
 
     family: str
     level: int | None = None
