@@ -57,7 +57,7 @@ def parse_mesh_n(value: Any) -> int:
 
 
 #: suffixes of the mesh files the compression suite measures beside the tetrahedral mesh (``file:PATH`` in its
-#: ``datasets``), read with pyvista; a ``.vti`` image is an array (``user_arrays``)
+#: ``datasets``), read with pyvista; a ``.vti`` image is an array (``adapters.user_arrays``)
 MESH_SUFFIXES = (".vtu", ".vtk", ".vtp", ".vts", ".vtr", ".ply", ".stl", ".obj")
 
 

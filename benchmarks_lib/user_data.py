@@ -1,7 +1,7 @@
 """Bring your own data: a ``dataset`` given as ``file:PATH[:INNER][@ORIGIN]`` measures a person's own array
 where a suite would generate a synthetic one.
 
-- ``PATH``: a Zarr store, an HDF5, TIFF/OME-TIFF, NumPy ``.npy`` or VTK ``.vti`` file (:mod:`.user_arrays`);
+- ``PATH``: a Zarr store, an HDF5, TIFF/OME-TIFF, NumPy ``.npy`` or VTK ``.vti`` file (:mod:`.adapters.user_arrays`);
   ``INNER``: the array inside it (an HDF5 path ``/group/data``, a Zarr array in a group, a TIFF series, a VTK
   array's name); an OME-Zarr image gives its full-resolution level by itself.
 - The suite's shape (its ``dims``) is the crop that is measured: where the source is larger, the crop is centred
@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from .adapters.user_arrays import open_source
 from .datasets import DATASETS, Dataset, RegionBlocks, checksum_blocks, default_step
 from .measure.ledger import phase
 from .meshes import MESH_SUFFIXES, load_mesh, mesh_nbytes
 from .specs import DTYPES, DimsSpec, SpecError, parse_items
-from .user_arrays import open_source
 
 #: ``file:`` records the file's name; ``file+path:`` its full path
 SCHEMES = ("file:", "file+path:")

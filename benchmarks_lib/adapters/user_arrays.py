@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .availability import missing_modules, not_installed
-from .specs import SpecError
+from ..availability import missing_modules, not_installed
+from ..specs import SpecError
 
 #: what a file's first bytes say it is (HDF5's signature may also sit at 512, 1024, ... bytes: see ``_sniff``)
 MAGIC = {b"\x93NUMPY": "npy", b"\x89HDF\r\n\x1a\n": "hdf5", b"II*\x00": "tiff", b"MM\x00*": "tiff",
