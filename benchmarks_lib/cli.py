@@ -95,9 +95,9 @@ def cmd_suites(args: argparse.Namespace) -> int:
     from .preflight import DISK_BUDGET
     from .runner import planned_scratch_bytes
     from .specs import format_bytes
-    from .suites import SUITES, get_suite
+    from .suites import get_suite, suite_names
 
-    for name in SUITES:
+    for name in suite_names():
         suite = get_suite(name)
         console.print(f"[bold]{name}[/]: {suite.title}")
         budget = suite.time_budget_s.get(args.profile)
@@ -133,13 +133,18 @@ def progress_reporter():
 
 
 def print_run(df, suite_name: str, title: str) -> None:
-    """The ceiling, the suite's own summary table and the failed cases of a run."""
-    from .chapters.common import ceiling_table, failures, suite_summary
-    from .suites import get_suite
+    """The ceiling, the chapter's own table of the run (``Chapter.summary``; the generic one for a suite without a
+    chapter or where the chapter's table has no row) and the failed cases of a run."""
+    import pandas as pd
 
-    suite = get_suite(suite_name)
+    from .chapters.chapter import chapter_of
+    from .chapters.common import ceiling_table, failures, generic_summary
+
+    chapter = chapter_of(suite_name)
+    table = chapter.summary(df) if chapter is not None and chapter.summary is not None else pd.DataFrame()
+    table = generic_summary(df) if table.empty else table
     console.print(_table(ceiling_table(df), "Ceiling (same run)"))
-    console.print(_table(suite_summary(suite, df), title, index=suite.summary is not None))
+    console.print(_table(table, title, index=not isinstance(table.index, pd.RangeIndex)))
     bad = failures(df)
     if not bad.empty:
         console.print(_table(bad, "Failed cases (their error rows are recorded)", title_style="red"))
@@ -278,6 +283,8 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .suites import suite_names
+
     p = OneLineParser(prog="iobench", description="Measure array/mesh I/O correctly, on this machine.")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -295,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--profile", default="quick", choices=PROFILES)
     sp.set_defaults(func=cmd_suites)
     sp = sub.add_parser("run", help="measure a suite and save its records")
-    sp.add_argument("suite", help="writers, compression, threads, cache, parallel or ceiling")
+    sp.add_argument("suite", help=f"one of: {', '.join(suite_names())} (`iobench suites` describes them)")
     common(sp)
     sp.add_argument("-d", "--dims", help="name:size[:chunk[:shard]],... e.g. t:64,y:1080:540,x:1920")
     sp.add_argument("-b", "--backend", action="append", help="a backend (repeatable); 'all' for every one")

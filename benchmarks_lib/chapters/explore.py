@@ -3,14 +3,14 @@
 Runs come from results directories: this machine's ``results/``, the committed ``reference/`` run and
 any directory copied from another machine (each holds ``<machine>/<run-id>/`` with parquet records and
 run.json). For one chapter (suite) the explorer draws either one of the chapter's standard figures
-(``FIGURES`` of its module), once per selected run, or an overview: one metric per backend and
+(the ``figures`` its ``Chapter`` declares), once per selected run, or an overview: one metric per backend and
 operation, the runs side by side, as median with its 95% bootstrap interval, absolute or as a percentage
 of each run's own ceiling. ``explorer()`` wraps this in ipywidgets controls (imported on first use).
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,15 +20,12 @@ import pandas as pd
 from ..records import load_run, read_run_json, run_dirs
 from ..specs import SpecError, parse_bool, parse_items
 from ..stats import summarize
+from .chapter import Chapter, measuring
 from .common import ok_rows, with_ceiling_fraction
 from .flags import LATENCIES, WRITER_PHASES
 from .markup import html_text, md, md_code, short
 from .style import WHISKERS, empty_figure, plt, subplots
 
-#: suite -> the chapter's title in the book
-CHAPTERS = {"writers": "Writers", "compression": "Compression", "threads": "Thread scaling",
-            "cache": "Cache and prefetch", "parallel": "Parallel writes",
-            "s3": "Object storage"}
 OVERVIEW = "Overview: a metric per backend, runs side by side"
 #: metric label -> (column, scale applied to it, higher is better)
 METRICS = {"throughput (GB/s)": ("gbps", 1.0, True), "time (s)": ("elapsed_s", 1.0, False),
@@ -96,7 +93,8 @@ def found_text(dirs: list[Path]) -> str:
     if not runs:
         return ("No recorded run was found in " + ", ".join(md_code(d) for d in dirs) + ". Measure this machine "
                 "with `make book` (or `iobench run writers`), or add a directory of runs below.")
-    counts = ", ".join(f"{sum(r.suite == s for r in runs)} {md(CHAPTERS.get(s, s).lower())}"
+    titles = {suite: chapter.title for suite, chapter in measuring().items()}
+    counts = ", ".join(f"{sum(r.suite == s for r in runs)} {md(titles.get(s, s).lower())}"
                        for s in dict.fromkeys(r.suite for r in runs))
     return f"{len(runs)} recorded runs ({counts}) in " + ", ".join(md_code(d) for d in dirs) + "."
 
@@ -207,19 +205,26 @@ def figures(runs: list[Run], figure: str = OVERVIEW, backends: list[str] | tuple
     df = short_names(select(load_rows(runs), backends, dataset))
     if figure == OVERVIEW:
         return [overview(df, metric, scale)]
-    chapter = importlib.import_module(f"{__package__}.{suites.pop()}")
-    if figure not in chapter.FIGURES:
-        raise SpecError(f"figure {figure!r} is unknown; allowed: {OVERVIEW}, {', '.join(chapter.FIGURES)}")
+    suite = suites.pop()
+    drawn = chapter_figures(suite)
+    if figure not in drawn:
+        raise SpecError(f"figure {figure!r} is unknown; allowed: {', '.join(figure_names(suite))}")
     out = []
     for run in runs:
-        fig = chapter.FIGURES[figure](df[df["run_label"] == run.label])
+        fig = drawn[figure](df[df["run_label"] == run.label])
         fig.suptitle(run.label, fontsize=10, y=1.0)
         out.append(fig)
     return out
 
 
+def chapter_figures(suite: str) -> Mapping[str, Callable[[pd.DataFrame], plt.Figure]]:
+    """The figures the chapter of ``suite`` declares, by title (none for a suite without a chapter)."""
+    chapter = measuring().get(suite)
+    return chapter.figures if chapter else {}
+
+
 def figure_names(suite: str) -> list[str]:
-    return [OVERVIEW, *importlib.import_module(f"{__package__}.{suite}").FIGURES]
+    return [OVERVIEW, *chapter_figures(suite)]
 
 
 def png_bytes(fig) -> bytes:
@@ -247,8 +252,9 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
 
     widgets = parse_bool(widgets, "WIDGETS")
 
-    if chapter not in CHAPTERS:
-        raise SpecError(f"chapter {chapter!r} is unknown; allowed: {', '.join(CHAPTERS)}")
+    chapters = measuring()
+    if chapter not in chapters:
+        raise SpecError(f"chapter {chapter!r} is unknown; allowed: {', '.join(chapters)}")
     if figure not in figure_names(chapter):
         raise SpecError(f"figure {figure!r} is unknown for {chapter}; allowed: {', '.join(figure_names(chapter))}")
     if metric not in METRICS or scale not in SCALES:
@@ -265,7 +271,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
     dirs = list(dirs)
     state = {"runs": find_runs(dirs), "quiet": False}
     layout = {"width": "95%"}
-    chapter_w = w.Dropdown(options=[(t, s) for s, t in CHAPTERS.items()], value=chapter, description="chapter")
+    chapter_w = w.Dropdown(options=[(c.title, s) for s, c in chapters.items()], value=chapter, description="chapter")
     runs_w = w.SelectMultiple(description="runs", rows=5, layout=layout)
     figure_w = w.Dropdown(description="figure", layout=layout)
     backends_w = w.SelectMultiple(description="backends", rows=6, layout={"width": "45%"})
@@ -348,3 +354,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
     controls = w.VBox([w.HBox([chapter_w, figure_w]), runs_w, w.HBox([backends_w, w.VBox([dataset_w, metric_w])]),
                        scale_w, w.HBox([add_w, add_button]), message])
     return w.VBox([controls, drawn])
+
+
+CHAPTER = Chapter("explorer", "Explorer", answer="This chapter measures nothing: it draws the recorded runs.",
+                  order=95)

@@ -255,7 +255,6 @@ SUITE = Suite(
     user_s3=lambda case: case.params["endpoint"] is not None,
     scratch_bytes=lambda cases: 3 * max((case_nbytes(c) for c in cases), default=0),
     ceiling_bytes=lambda cases: ceiling_bytes(case_nbytes(c) for c in cases),
-    summary="benchmarks_lib.chapters.s3:summary",
     smoke={"dims": "z:8:4:8,y:64:32:64,x:64:32:64", "iterations": 1, "warmups": 0},
 )
 
