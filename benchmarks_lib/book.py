@@ -48,7 +48,7 @@ class BookError(RuntimeError):
     """A notebook failed to execute or the book failed to build (one line; the log says more)."""
 
 
-def recorded_runs(results_dir: Path, names: list[str], root: Path) -> dict[str, Path]:
+def recorded_runs(results_dir: Path, names: list[str]) -> dict[str, Path]:
     """Per notebook, the newest finished run of its suite under ``results_dir`` (``iobench book --from``);
     a notebook whose suite has no finished run there is refused before anything runs."""
     unfinished: dict[str, Path] = {}
@@ -268,7 +268,7 @@ def build_book(
         results_dir = Path(from_runs)
         if not results_dir.is_dir():
             raise SpecError(f"--from {from_runs}: not a directory of recorded runs")
-        recorded = recorded_runs(results_dir, names, root) if execute else {}
+        recorded = recorded_runs(results_dir, names) if execute else {}
     else:
         check_writable_dir(Path(results_dir), "results directory")
     kernel_env = {"IOBENCH_YES": "1"} if assume_yes else {}  # read by the runner inside each notebook's kernel

@@ -172,9 +172,10 @@ def write_parameters_page(root: Path, names: list[str] | tuple[str, ...], out_di
              "default, which `iobench suites --profile quick` lists.", ""]
     for name in names:
         path = template(name, root)
-        source = path.relative_to(root) if path.is_relative_to(root) else f"{path.name}, shipped with its package"
+        source = (md_code(path.relative_to(root)) if path.is_relative_to(root)
+                  else f"{md_code(path.name)}, shipped with its package")
         lines += [f"## {_notebook_title(path)}", "",
-                  f"[The chapter](./{name}.ipynb), from {md_code(source)}.", "",
+                  f"[The chapter](./{name}.ipynb), from {source}.", "",
                   "| parameter | default | meaning |", "|---|---|---|"]
         for row in _grouped(parameter_docs(path)):
             lines.append(f"| {', '.join(f'`{p.name}`' for p in row)} | "

@@ -227,6 +227,11 @@ def figure_names(suite: str) -> list[str]:
     return [OVERVIEW, *chapter_figures(suite)]
 
 
+def chapter_menu() -> list[tuple[str, str]]:
+    """The explorer's chapters, (title, suite), in the book's order: every declared chapter that measures a suite."""
+    return [(chapter.title, suite) for suite, chapter in measuring().items()]
+
+
 def png_bytes(fig) -> bytes:
     """A figure as PNG (as the notebook shows it inline), closed afterwards."""
     import io
@@ -252,9 +257,9 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
 
     widgets = parse_bool(widgets, "WIDGETS")
 
-    chapters = measuring()
-    if chapter not in chapters:
-        raise SpecError(f"chapter {chapter!r} is unknown; allowed: {', '.join(chapters)}")
+    menu = chapter_menu()
+    if chapter not in (suite for _, suite in menu):
+        raise SpecError(f"chapter {chapter!r} is unknown; allowed: {', '.join(suite for _, suite in menu)}")
     if figure not in figure_names(chapter):
         raise SpecError(f"figure {figure!r} is unknown for {chapter}; allowed: {', '.join(figure_names(chapter))}")
     if metric not in METRICS or scale not in SCALES:
@@ -271,7 +276,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
     dirs = list(dirs)
     state = {"runs": find_runs(dirs), "quiet": False}
     layout = {"width": "95%"}
-    chapter_w = w.Dropdown(options=[(c.title, s) for s, c in chapters.items()], value=chapter, description="chapter")
+    chapter_w = w.Dropdown(options=menu, value=chapter, description="chapter")
     runs_w = w.SelectMultiple(description="runs", rows=5, layout=layout)
     figure_w = w.Dropdown(description="figure", layout=layout)
     backends_w = w.SelectMultiple(description="backends", rows=6, layout={"width": "45%"})
