@@ -58,13 +58,14 @@ class Chapter:
         return self.answer if isinstance(self.answer, str) else self.answer(df)
 
 
-def _listing_key(chapter: Chapter, builtin: bool) -> tuple:
-    return (not builtin, chapter.order, chapter.notebook)
-
-
 @functools.cache
-def _chapters() -> tuple[Chapter, ...]:
+def chapters() -> tuple[Chapter, ...]:
+    """Every declared chapter in the book's order: the built-ins first, each group by ``order``, then notebook
+    (their modules imported on first use); SpecError for one that fails to import or to declare a ``Chapter``."""
     found = declared(CHAPTERS_GROUP)
+    if not found:
+        raise SpecError(f"no chapters are registered (entry-point group {CHAPTERS_GROUP!r}): install this package "
+                        "(pip install -e .) so that its entry points are found")
     out: list[tuple[tuple, Chapter]] = []
     for name, (target, builtin) in found.items():
         try:
@@ -73,23 +74,12 @@ def _chapters() -> tuple[Chapter, ...]:
             raise SpecError(f"chapter {name!r} failed to import: {exc}") from None
         if not isinstance(chapter, Chapter) or chapter.notebook != name:
             raise SpecError(f"chapter {name!r}: {target} is not a Chapter whose notebook is {name!r}")
-        out.append((_listing_key(chapter, builtin), chapter))
+        out.append(((not builtin, chapter.order, chapter.notebook), chapter))
     suites = [c.suite for _, c in out if c.suite is not None]
     if len(set(suites)) < len(suites):
         twice = sorted({s for s in suites if suites.count(s) > 1})
         raise SpecError(f"suite {twice[0]!r} has more than one chapter; a suite has one")
     return tuple(chapter for _, chapter in sorted(out, key=lambda item: item[0]))
-
-
-def chapters() -> tuple[Chapter, ...]:
-    """Every declared chapter in the book's order: the built-ins first, each group by ``order``, then notebook
-    (their modules imported on first use)."""
-    return _chapters()
-
-
-def forget_chapters() -> None:
-    """Read the declared chapters again on next use (after a distribution was added to sys.path)."""
-    _chapters.cache_clear()
 
 
 def chapter_named(notebook: str) -> Chapter:
@@ -110,4 +100,4 @@ def measuring() -> dict[str, Chapter]:
     return {c.suite: c for c in chapters() if c.suite is not None}
 
 
-__all__ = ["Chapter", "chapter_named", "chapter_of", "chapters", "forget_chapters", "measuring"]
+__all__ = ["Chapter", "chapter_named", "chapter_of", "chapters", "measuring"]

@@ -136,9 +136,4 @@ def get_suite(name: str) -> Suite:
     return suite
 
 
-def forget_declared() -> None:
-    """Read the declared suites again on next use (after a distribution was added to sys.path)."""
-    _declared.cache_clear()
-
-
-__all__ = ["Case", "CaseContext", "Suite", "forget_declared", "get_suite", "suite_names"]
+__all__ = ["Case", "CaseContext", "Suite", "get_suite", "suite_names"]
