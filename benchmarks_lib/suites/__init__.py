@@ -110,9 +110,6 @@ class Suite:
 def _declared() -> dict[str, str]:
     """name -> ``module:SUITE`` of every declared suite: the built-ins first, then the others by name."""
     found = declared(SUITES_GROUP)
-    if not found:
-        raise SpecError(f"no suites are registered (entry-point group {SUITES_GROUP!r}): install this package "
-                        "(pip install -e .) so that its entry points are found")
     return {name: found[name][0] for name in sorted(found, key=lambda n: (not found[n][1], n))}
 
 
@@ -125,6 +122,9 @@ def get_suite(name: str) -> Suite:
     """The suite declared as ``name`` (its module imported); SpecError for a name nobody declares or a suite that
     fails to import."""
     suites = _declared()
+    if not suites:
+        raise SpecError(f"no suites are registered (entry-point group {SUITES_GROUP!r}): install this package "
+                        "(pip install -e .) so that its entry points are found")
     if name not in suites:
         raise SpecError(f"suite {name!r} is unknown; allowed: {', '.join(suites)}")
     try:
