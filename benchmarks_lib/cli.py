@@ -21,6 +21,7 @@ from .paths import RESULTS_DIR
 from .redact import redact
 from .signals import Terminated, sigterm_as_interrupt
 from .specs import PROFILES, SpecError
+from .suites import suite_names
 from .terminal import text, visible
 
 # Wide tables when the output is a file or a pipe (CI logs), the terminal's width otherwise.
@@ -95,7 +96,7 @@ def cmd_suites(args: argparse.Namespace) -> int:
     from .preflight import DISK_BUDGET
     from .runner import planned_scratch_bytes
     from .specs import format_bytes
-    from .suites import get_suite, suite_names
+    from .suites import get_suite
 
     for name in suite_names():
         suite = get_suite(name)
@@ -133,16 +134,13 @@ def progress_reporter():
 
 
 def print_run(df, suite_name: str, title: str) -> None:
-    """The ceiling, the chapter's own table of the run (``Chapter.summary``; the generic one for a suite without a
-    chapter or where the chapter's table has no row) and the failed cases of a run."""
+    """The ceiling, the chapter's own table of the run (``chapters.chapter.run_table``) and its failed cases."""
     import pandas as pd
 
-    from .chapters.chapter import chapter_of
-    from .chapters.common import ceiling_table, failures, generic_summary
+    from .chapters.chapter import run_table
+    from .chapters.common import ceiling_table, failures
 
-    chapter = chapter_of(suite_name)
-    table = chapter.summary(df) if chapter is not None and chapter.summary is not None else pd.DataFrame()
-    table = generic_summary(df) if table.empty else table
+    table = run_table(suite_name, df)
     console.print(_table(ceiling_table(df), "Ceiling (same run)"))
     console.print(_table(table, title, index=not isinstance(table.index, pd.RangeIndex)))
     bad = failures(df)
@@ -283,8 +281,6 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .suites import suite_names
-
     p = OneLineParser(prog="iobench", description="Measure array/mesh I/O correctly, on this machine.")
     sub = p.add_subparsers(dest="command", required=True)
 

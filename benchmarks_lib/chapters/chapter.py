@@ -95,9 +95,19 @@ def chapter_of(suite: str) -> Chapter | None:
     return next((c for c in chapters() if c.suite == suite), None)
 
 
+def run_table(suite: str, df: pd.DataFrame) -> pd.DataFrame:
+    """The table ``iobench run``/``show`` print for a run of ``suite``: its chapter's ``summary``, or the generic one
+    for a suite without a chapter or where the chapter's table has no row."""
+    from .common import generic_summary
+
+    chapter = chapter_of(suite)
+    table = chapter.summary(df) if chapter is not None and chapter.summary is not None else None
+    return generic_summary(df) if table is None or table.empty else table
+
+
 def measuring() -> dict[str, Chapter]:
     """suite -> its chapter, in the book's order."""
     return {c.suite: c for c in chapters() if c.suite is not None}
 
 
-__all__ = ["Chapter", "chapter_named", "chapter_of", "chapters", "measuring"]
+__all__ = ["Chapter", "chapter_named", "chapter_of", "chapters", "measuring", "run_table"]
