@@ -16,7 +16,15 @@ import sys
 import time
 from pathlib import Path
 
-from .notebooks import chapter_notebooks, executed_run_id, notebook_parameters, notebook_suite
+from .chapters.chapter import chapter_named
+from .notebooks import (
+    chapter_notebooks,
+    executed_run_id,
+    notebook_parameters,
+    table_of_contents,
+    template,
+    write_table_of_contents,
+)
 from .paths import REFERENCE, RESULTS_DIR, ROOT
 from .records import newest_runs, read_run_json
 from .specs import SpecError, parse_profile, parse_seconds
@@ -40,14 +48,14 @@ class BookError(RuntimeError):
     """A notebook failed to execute or the book failed to build (one line; the log says more)."""
 
 
-def recorded_runs(results_dir: Path, names: list[str], root: Path) -> dict[str, Path]:
+def recorded_runs(results_dir: Path, names: list[str]) -> dict[str, Path]:
     """Per notebook, the newest finished run of its suite under ``results_dir`` (``iobench book --from``);
     a notebook whose suite has no finished run there is refused before anything runs."""
     unfinished: dict[str, Path] = {}
     suites = newest_runs(results_dir, unfinished)
     out = {}
     for name in names:
-        suite = notebook_suite(root / "notebooks" / f"{name}.ipynb")
+        suite = chapter_named(name).suite
         if suite is None:  # reads the runs, measures nothing
             continue
         if suite not in suites and suite in unfinished:
@@ -66,7 +74,7 @@ def split_parameters(parameters: dict, names: list[str], root: Path) -> dict[str
     ``NAME`` goes to every selected notebook that declares it (at least one must); ``NOTEBOOK:NAME``
     to that notebook only. Keys are only ever names from the parameters cells; values stay data.
     """
-    declared = {n: notebook_parameters(root / "notebooks" / f"{n}.ipynb") for n in names}
+    declared = {n: notebook_parameters(template(n, root)) for n in names}
     out: dict[str, dict] = {n: {} for n in names}
     for key, value in parameters.items():
         notebook, _, name = key.rpartition(":")
@@ -149,16 +157,17 @@ def _hung_cell(path: Path) -> str:
     return f"cell {i} ({first[:80]!r})"
 
 
-def execute_notebook(name: str, *, profile: str | None, results_dir: Path, parameters: dict, out_dir: Path,
+def execute_notebook(source: Path, *, profile: str | None, results_dir: Path, parameters: dict, out_dir: Path,
                      root: Path, timeout: float, env: dict[str, str] | None = None) -> Path:
-    """Run one chapter with papermill; ``profile`` None for a chapter that measures nothing (no ``PROFILE``).
+    """Run one chapter's notebook (``source``, its template) with papermill in ``root``; ``profile`` None for a
+    chapter that measures nothing (no ``PROFILE``).
 
     A cell that runs longer than ``timeout`` seconds fails the book with one line naming the notebook and the
     cell; Ctrl-C raises KeyboardInterrupt naming the notebook. The kernel's own log goes to ``_build/logs/``."""
     import papermill as pm
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-    source = root / "notebooks" / f"{name}.ipynb"
+    name = source.stem
     target = out_dir / f"{name}.ipynb"
     params = {**({"PROFILE": profile} if profile else {}), "RESULTS_DIR": str(results_dir.resolve()), **parameters}
     log_path = root / "_build" / "logs" / f"{name}.kernel.log"
@@ -245,7 +254,8 @@ def build_book(
     if timeout is not None:
         timeout = parse_seconds(timeout, "--timeout", minimum=1)
     root = project_root(root)
-    chapters = chapter_notebooks(root)
+    chapters = chapter_notebooks()
+    table_of_contents(root)  # a _toc.yml without the chapters' part is refused before anything runs
     names = notebooks or list(chapters)
     unknown = [n for n in names if n not in chapters]
     if unknown:
@@ -258,7 +268,7 @@ def build_book(
         results_dir = Path(from_runs)
         if not results_dir.is_dir():
             raise SpecError(f"--from {from_runs}: not a directory of recorded runs")
-        recorded = recorded_runs(results_dir, names, root) if execute else {}
+        recorded = recorded_runs(results_dir, names) if execute else {}
     else:
         check_writable_dir(Path(results_dir), "results directory")
     kernel_env = {"IOBENCH_YES": "1"} if assume_yes else {}  # read by the runner inside each notebook's kernel
@@ -266,7 +276,7 @@ def build_book(
     if widgets is not None:
         print(f"note: {widgets}", file=sys.stderr, flush=True)
         for name in names:  # the explorer draws its saved selection as a static figure instead
-            if "WIDGETS" in notebook_parameters(root / "notebooks" / f"{name}.ipynb"):
+            if "WIDGETS" in notebook_parameters(template(name, root)):
                 per_notebook[name].setdefault("WIDGETS", False)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_ids = {}
@@ -275,26 +285,27 @@ def build_book(
     results = Path(results_dir)
     if not results.is_absolute():
         results = Path.cwd() / results
-    suites = {n: notebook_suite(root / "notebooks" / f"{n}.ipynb") for n in chapters}
+    suites = {n: chapter_named(n).suite for n in chapters}
     for name in sorted(chapters, key=lambda n: suites[n] is None):  # the runs first, then the chapters reading them
         target = out_dir / f"{name}.ipynb"
         common = {"results_dir": results, "out_dir": out_dir, "root": root, "env": kernel_env}
+        source = template(name, root)
         if execute and name in names and suites[name] is None:
-            execute_notebook(name, profile=None, parameters=per_notebook[name], timeout=timeout or TIMEOUT_MIN_S,
+            execute_notebook(source, profile=None, parameters=per_notebook[name], timeout=timeout or TIMEOUT_MIN_S,
                              **common)
         elif execute and name in recorded:
             meta = read_run_json(recorded[name] / "run.json")
             run_ids[name] = recorded[name].name  # its directory: what find_run finds, whatever run.json says
             own = {"LOAD_RUN": str(recorded[name].resolve()), **per_notebook[name]}
-            execute_notebook(name, profile=meta.get("profile", profile), parameters=own,
+            execute_notebook(source, profile=meta.get("profile", profile), parameters=own,
                              timeout=timeout or TIMEOUT_MIN_S, **common)
         elif execute and name in names:
             run_ids[name] = f"book-{profile}-{stamp}-{name}"
             own = {"RUN_ID": run_ids[name], **per_notebook[name]}
             limit = timeout or notebook_timeout(suites[name], profile)
-            execute_notebook(name, profile=profile, parameters=own, timeout=limit, **common)
+            execute_notebook(source, profile=profile, parameters=own, timeout=limit, **common)
         elif not target.exists():
-            target.write_text((root / "notebooks" / f"{name}.ipynb").read_text())
+            target.write_text(source.read_text())
         elif run_id := executed_run_id(target):  # built earlier: its machine figures still belong here
             run_ids[name] = run_id
     from .pages import write_answers_page, write_machine_page, write_parameters_page
@@ -304,7 +315,9 @@ def build_book(
     write_answers_page(root, results, out_dir, run_ids, chapters,
                        reference=reference if reference.resolve() != results.resolve() else None)
     write_parameters_page(root, chapters, out_dir)
-    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "-W", "-n", "--keep-going"]
+    toc = write_table_of_contents(root, out_dir)
+    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "--toc", str(toc), "-W", "-n",
+           "--keep-going"]
     jb_env = {**os.environ, **({STATIC_WIDGETS: "1"} if widgets is not None else {})}
     jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=jb_env)
     if jb.returncode != 0:

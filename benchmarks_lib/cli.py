@@ -21,6 +21,7 @@ from .paths import RESULTS_DIR
 from .redact import redact
 from .signals import Terminated, sigterm_as_interrupt
 from .specs import PROFILES, SpecError
+from .suites import get_suite, suite_names
 from .terminal import text, visible
 
 # Wide tables when the output is a file or a pipe (CI logs), the terminal's width otherwise.
@@ -95,9 +96,8 @@ def cmd_suites(args: argparse.Namespace) -> int:
     from .preflight import DISK_BUDGET
     from .runner import planned_scratch_bytes
     from .specs import format_bytes
-    from .suites import SUITES, get_suite
 
-    for name in SUITES:
+    for name in suite_names():
         suite = get_suite(name)
         console.print(f"[bold]{name}[/]: {suite.title}" + (f" ({suite.measures})" if suite.measures else ""))
         budget = suite.time_budget_s.get(args.profile)
@@ -133,13 +133,13 @@ def progress_reporter():
 
 
 def print_run(df, suite_name: str, title: str) -> None:
-    """The ceiling, the suite's own summary table and the failed cases of a run."""
-    from .chapters.common import ceiling_table, failures, suite_summary
-    from .suites import get_suite
+    """The ceiling, the chapter's own table of the run (``chapters.chapter.run_table``) and its failed cases."""
+    from .chapters.chapter import run_table
+    from .chapters.common import ceiling_table, failures
 
-    suite = get_suite(suite_name)
+    table = run_table(suite_name, df)
     console.print(_table(ceiling_table(df), "Ceiling (same run)"))
-    console.print(_table(suite_summary(suite, df), title, index=suite.summary is not None))
+    console.print(_table(table, title, index=type(table.index).__name__ != "RangeIndex"))
     bad = failures(df)
     if not bad.empty:
         console.print(_table(bad, "Failed cases (their error rows are recorded)", title_style="red"))
@@ -147,7 +147,6 @@ def print_run(df, suite_name: str, title: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_suite
-    from .suites import get_suite
 
     params = parse_assignments(args.param, "--param")
     shortcuts = {"dims": args.dims, "backends": args.backend, "codec": args.codec, "dataset": args.dataset,
@@ -298,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--profile", default="quick", choices=PROFILES)
     sp.set_defaults(func=cmd_suites)
     sp = sub.add_parser("run", help="measure a suite and save its records")
-    sp.add_argument("suite", help="writers, compression, threads, cache, parallel or ceiling")
+    sp.add_argument("suite", help=f"one of: {', '.join(suite_names())} (`iobench suites` describes them)")
     common(sp)
     sp.add_argument("-d", "--dims", help="name:size[:chunk[:shard]],... e.g. t:64,y:1080:540,x:1920")
     sp.add_argument("-b", "--backend", action="append", help="a backend (repeatable); 'all' for every one")

@@ -1,6 +1,7 @@
-"""The book's notebooks, read and never executed: the chapters in ``_toc.yml`` order, the source of a cell by its
-tag, the names a ``parameters`` cell assigns, the suite a chapter measures, the run an executed copy shows. The
-book build, its generated pages and the tests all read them here."""
+"""The book's notebooks, read and never executed: the declared chapters' notebooks in the book's order, where each
+template is, the table of contents they make, the source of a cell by its tag, the names a ``parameters`` cell
+assigns, the suite a notebook measures, the run an executed copy shows. The book build, its generated pages and the
+tests all read them here."""
 
 from __future__ import annotations
 
@@ -8,28 +9,50 @@ import ast
 import contextlib
 import json
 import re
-from functools import cache
 from pathlib import Path
 
-from .paths import ROOT
+from .chapters.chapter import chapter_named, chapters
 from .specs import SpecError
 
-#: where ``_toc.yml`` lists the executed chapters
+#: where the book's pages of executed chapters are (and the table of contents generated with them)
 EXECUTED = "book/executed/"
+#: the part of ``_toc.yml`` that the declared chapters fill
+CHAPTERS_CAPTION = "Chapters"
 
 
-@cache
-def chapter_notebooks(root: Path = ROOT) -> tuple[str, ...]:
-    """The chapters that are executed notebooks, in the order of ``_toc.yml`` (the one list of chapters), read
-    when first asked for (never on import)."""
+def chapter_notebooks() -> tuple[str, ...]:
+    """Every declared chapter's notebook, in the book's order (``chapters.chapter.chapters``: the one list of
+    chapters), read when first asked for (never on import)."""
+    return tuple(chapter.notebook for chapter in chapters())
+
+
+def template(name: str, root: Path) -> Path:
+    """The notebook the book executes for chapter ``name``: ``root/notebooks/<name>.ipynb``, or the one a chapter's
+    own package ships."""
+    return chapter_named(name).template(root)
+
+
+def table_of_contents(root: Path) -> dict:
+    """The book's table of contents: ``root/_toc.yml`` with every declared chapter, in the book's order, in its part
+    captioned "Chapters" (``book/executed/<notebook>``)."""
     import yaml
 
-    if not (root / "_toc.yml").exists():  # an installed package without the book's sources
-        return ()
     toc = yaml.safe_load((root / "_toc.yml").read_text())
-    files = [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", []) if "file" in c]
-    return tuple(f[len(EXECUTED):] for f in files
-                 if f.startswith(EXECUTED) and (root / "notebooks" / f"{f[len(EXECUTED):]}.ipynb").exists())
+    parts = [part for part in toc.get("parts", []) if part.get("caption") == CHAPTERS_CAPTION]
+    if len(parts) != 1:
+        raise SpecError(f"{root / '_toc.yml'} must have one part captioned {CHAPTERS_CAPTION!r} (the chapters' place); "
+                        f"it has {len(parts)}")
+    parts[0]["chapters"] = [{"file": EXECUTED + name} for name in chapter_notebooks()]
+    return toc
+
+
+def write_table_of_contents(root: Path, out_dir: Path) -> Path:
+    """The table of contents the book is built with (:func:`table_of_contents`), written into ``out_dir``."""
+    import yaml
+
+    path = out_dir / "_toc.yml"
+    path.write_text(yaml.safe_dump(table_of_contents(root), sort_keys=False))
+    return path
 
 
 def tagged_source(path: Path, tag: str) -> str:
@@ -78,5 +101,5 @@ def executed_run_id(path: Path) -> str | None:
     return None
 
 
-__all__ = ["EXECUTED", "assignments", "chapter_notebooks", "executed_run_id", "notebook_parameters", "notebook_suite",
-           "tagged_source"]
+__all__ = ["CHAPTERS_CAPTION", "EXECUTED", "assignments", "chapter_notebooks", "executed_run_id", "notebook_parameters",
+           "notebook_suite", "table_of_contents", "tagged_source", "template", "write_table_of_contents"]

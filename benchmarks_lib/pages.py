@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import importlib
 import io
 import json
 import tokenize
@@ -14,10 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
+from .chapters.chapter import chapter_named
 from .chapters.common import ceiling_table
 from .chapters.markup import md, md_code
 from .frontpage import comparison, lost_data, sharding
-from .notebooks import chapter_notebooks, notebook_suite, tagged_source
+from .notebooks import chapter_notebooks, tagged_source, template
 from .paths import ROOT
 from .records import load_run, newest_runs
 from .workers import SHOWN_PHASES, phase_totals
@@ -108,10 +110,16 @@ def _grouped(params: list[NotebookParameter]) -> list[list[NotebookParameter]]:
 
 
 def _notebook_path(notebook: str) -> Path:
-    """A chapter notebook's template: in the working directory (a checkout, or notebooks/ in JupyterLab)."""
-    for folder in (Path.cwd() / "notebooks", Path.cwd(), ROOT / "notebooks"):
-        if (folder / f"{notebook}.ipynb").exists():
-            return folder / f"{notebook}.ipynb"
+    """A chapter notebook's template: in the working directory (a checkout, or notebooks/ in JupyterLab), else where
+    its chapter is (this checkout's notebooks/, or the package that ships it)."""
+    from .specs import SpecError
+
+    for path in (Path.cwd() / "notebooks" / f"{notebook}.ipynb", Path.cwd() / f"{notebook}.ipynb"):
+        if path.exists():
+            return path
+    with contextlib.suppress(SpecError):
+        if (path := template(notebook, ROOT)).exists():
+            return path
     raise FileNotFoundError(f"notebook {notebook}.ipynb not found in notebooks/, the working directory or {ROOT}")
 
 
@@ -163,9 +171,11 @@ def write_parameters_page(root: Path, names: list[str] | tuple[str, ...], out_di
              "[Reproduce and extend](../reproduce.md)); a parameter left as `None` takes the profile's "
              "default, which `iobench suites --profile quick` lists.", ""]
     for name in names:
-        path = root / "notebooks" / f"{name}.ipynb"
+        path = template(name, root)
+        source = (md_code(path.relative_to(root)) if path.is_relative_to(root)
+                  else f"{md_code(path.name)}, shipped with its package")
         lines += [f"## {_notebook_title(path)}", "",
-                  f"[The chapter](./{name}.ipynb), from `notebooks/{name}.ipynb`.", "",
+                  f"[The chapter](./{name}.ipynb), from {source}.", "",
                   "| parameter | default | meaning |", "|---|---|---|"]
         for row in _grouped(parameter_docs(path)):
             lines.append(f"| {', '.join(f'`{p.name}`' for p in row)} | "
@@ -256,11 +266,6 @@ def _machine_line(metas: list[dict]) -> str:
             f"{md(min(_when(m) for m in metas))}")
 
 
-def _answer(run: tuple) -> str:
-    df, meta = run
-    return importlib.import_module(f"{__package__}.chapters.{meta['suite']}").answer(df)
-
-
 def _more_answers(suite: str | None, mine: tuple | None, ref: tuple | None) -> list[str]:
     """The answers the introduction promises beside the chapter's own: what sharding buys (writers), which library
     lost data in unaligned parallel writes (parallel); from this machine's run, the reference's when there is none
@@ -276,20 +281,20 @@ def _more_answers(suite: str | None, mine: tuple | None, ref: tuple | None) -> l
 
 def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
                        names: tuple[str, ...] | list[str] | None = None, reference: Path | None = None) -> Path:
-    """The front page: per chapter (``names``; None: every chapter of ``_toc.yml``), its answer (``answer(df)`` of
-    the chapter module named after the run's suite) computed from the run the chapter shows, and a link to the
-    chapter; without a run, how to get one. With a ``reference`` results directory (the committed ``reference/``
-    run), each answer is followed by a table setting this machine beside the reference's newest run of the chapter's
-    suite on the cases both measured (:func:`.frontpage.comparison`); the writers and parallel chapters add what
-    sharding buys and which library lost data (:func:`.frontpage.sharding`, :func:`.frontpage.lost_data`)."""
+    """The front page: per chapter (``names``; None: every declared chapter), its answer (its ``Chapter.answer``)
+    computed from the run the chapter shows, and a link to the chapter; without a run, how to get one. With a
+    ``reference`` results directory (the committed ``reference/`` run), each answer is followed by a table setting
+    this machine beside the reference's newest run of the chapter's suite on the cases both measured
+    (:func:`.frontpage.comparison`); the writers and parallel chapters add what sharding buys and which library lost
+    data (:func:`.frontpage.sharding`, :func:`.frontpage.lost_data`)."""
     from .records import find_run
 
     runs = {}
     for name, run_id in run_ids.items():
         with contextlib.suppress(FileNotFoundError):
             runs[name] = load_run(find_run(results_dir, run_id))
-    names = chapter_notebooks(root) if names is None else names
-    suites = {name: notebook_suite(root / "notebooks" / f"{name}.ipynb") for name in names}
+    names = chapter_notebooks() if names is None else names
+    suites = {name: chapter_named(name).suite for name in names}
     ref_dirs = newest_runs(reference) if reference is not None else {}
     ref_runs = {name: load_run(ref_dirs[suite]) for name, suite in suites.items() if suite in ref_dirs}
     lines = ["# The answers", ""]
@@ -306,15 +311,13 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
                   "fsync, cache state; the same contenders), each against its own ceiling; what only one run "
                   "measured is named, not compared. The explorer chapter draws both.", ""]
     for name in names:
-        title = _notebook_title(root / "notebooks" / f"{name}.ipynb")
-        suite = suites[name]
-        if name in runs:
-            text = _answer(runs[name])
-        elif suite is None:
-            text = ("This chapter measures nothing: it sets two recorded runs of a suite side by side, case by case."
-                    if name == "compare" else "This chapter measures nothing: it draws the recorded runs.")
+        title = _notebook_title(template(name, root))
+        chapter, suite = chapter_named(name), suites[name]
+        if name in runs or suite is None:  # a chapter that measures nothing states what it shows
+            text = chapter.answer_of(runs[name][0] if name in runs else pd.DataFrame())
         elif name in ref_runs:
-            text = f"Not measured in this build (run `make book`). **Reference machine:** {_answer(ref_runs[name])}"
+            theirs = chapter.answer_of(ref_runs[name][0])
+            text = f"Not measured in this build (run `make book`). **Reference machine:** {theirs}"
         else:
             text = "Not measured in this build: run `make book` to answer it."
         parts = [text, *_more_answers(suite, runs.get(name), ref_runs.get(name))]

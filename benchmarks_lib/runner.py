@@ -23,9 +23,10 @@ import datetime as dt
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -290,9 +291,32 @@ def _case_status(path: Path) -> str:
     return "ok"
 
 
+#: a notebook's names for the run's own settings -> ``run_or_load``'s keywords
+NOTEBOOK_SETTINGS = {"PROFILE": "profile", "RESULTS_DIR": "results_dir", "LOAD_RUN": "load", "RUN_ID": "run_id"}
+
+
+def notebook_arguments(suite_name: str, namespace: Mapping[str, Any]) -> tuple[dict, dict]:
+    """A notebook's parameters (its globals after the parameters cell and papermill's) as the suite's parameters
+    and the run's settings: each of the suite's parameters from its name in upper case, which the notebook must
+    assign; ``PROFILE``, ``RESULTS_DIR``, ``LOAD_RUN`` and ``RUN_ID`` where it assigns them. Nothing else is read."""
+    names = get_suite(suite_name).parameters
+    missing = [name.upper() for name in names if name.upper() not in namespace]
+    if missing:
+        raise SpecError(f"the notebook assigns no {missing[0]}: its parameters cell assigns every parameter of the "
+                        f"{suite_name!r} suite in upper case ({', '.join(n.upper() for n in names)})")
+    settings = {keyword: namespace[name] for name, keyword in NOTEBOOK_SETTINGS.items() if name in namespace}
+    return {name: namespace[name.upper()] for name in names}, settings
+
+
+def _is_notebook_namespace(suite_name: str, params: Mapping[str, Any]) -> bool:
+    """True when ``params`` names the suite's parameters or the run's settings in upper case (a notebook's)."""
+    upper = {*NOTEBOOK_SETTINGS, *(name.upper() for name in get_suite(suite_name).parameters)}
+    return any(key in upper for key in params)
+
+
 def run_or_load(
     suite_name: str,
-    params: dict | None = None,
+    params: Mapping[str, Any] | None = None,
     *,
     profile: str = "quick",
     results_dir: str | Path | None = None,
@@ -301,9 +325,18 @@ def run_or_load(
 ) -> RunResult:
     """The one call a notebook makes: measure now, or load an earlier run (``load``).
 
-    ``results_dir`` None means the checkout's ``results/`` (and, unless ``scratch_dir`` or
-    ``$IOBENCH_SCRATCH`` says otherwise, its ``.iobench-scratch/``): see :func:`benchmarks_lib.paths.checkout_dirs`.
+    A notebook hands over its parameters with its globals, ``run_or_load("writers", globals())``: the suite's
+    parameters and the run's settings are read from their upper-case names (:func:`notebook_arguments`), which
+    then take the place of the keywords. Otherwise ``params`` are the suite's parameters by their own names.
+    ``results_dir`` None means the checkout's ``results/`` (and, unless ``scratch_dir`` or ``$IOBENCH_SCRATCH``
+    says otherwise, its ``.iobench-scratch/``): see :func:`benchmarks_lib.paths.checkout_dirs`.
     """
+    if params is not None and _is_notebook_namespace(suite_name, params):
+        params, settings = notebook_arguments(suite_name, params)
+        profile = settings.pop("profile", profile)
+        results_dir = settings.pop("results_dir", results_dir)
+        load = settings.pop("load", load)
+        kwargs.update(settings)  # the run id
     if results_dir is None:
         results_dir, scratch = checkout_dirs()
         if kwargs.get("scratch_dir") is None and SCRATCH_ENV not in os.environ:
@@ -314,4 +347,5 @@ def run_or_load(
         if meta.get("suite") != suite_name:
             raise SpecError(f"run {load!r} is a {meta.get('suite')!r} run, not {suite_name!r}")
         return RunResult(run_dir, df, meta)
-    return run_suite(suite_name, params, profile=profile, results_dir=results_dir, **kwargs)
+    return run_suite(suite_name, None if params is None else dict(params), profile=profile, results_dir=results_dir,
+                     **kwargs)

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from benchmarks_lib.chapters import cache, compression, parallel, s3, threads, writers
-from benchmarks_lib.notebooks import chapter_notebooks, notebook_suite
+from benchmarks_lib.chapters.chapter import Chapter, chapters
+from benchmarks_lib.notebooks import chapter_notebooks
 from benchmarks_lib.pages import write_answers_page
 from benchmarks_lib.paths import ROOT
 from benchmarks_lib.records import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
@@ -18,7 +19,8 @@ NOTEBOOKS = chapter_notebooks()
 FAST = [1.0, 1.01, 0.99, 1.02, 0.98]
 SLOW = [2.0, 2.01, 1.99, 2.02, 1.98]
 NOISY = [0.6, 3.0, 1.5, 2.5, 1.0]
-CHAPTERS = (writers, compression, threads, cache, parallel, s3)
+#: every declared chapter, plug-ins included: each is held to the front page's rules below
+CHAPTERS = chapters()
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
@@ -37,12 +39,20 @@ def _ceiling(seconds: float = 0.05) -> list[dict]:
              "elapsed_s": seconds} for op in ("write_fsync", "write_nofsync", "read_cold") for i in range(3)]
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
-def test_an_empty_or_all_skipped_run_has_nothing_to_answer_yet(chapter):
-    skipped = _frame([{"suite": "x", "backend": "zarrs", "operation": "write", "iteration": 0, "status": "skip",
-                       "reason": "not installed"}])
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.notebook)
+def test_an_empty_or_all_skipped_run_has_nothing_to_answer_yet(chapter: Chapter):
+    """A measuring chapter's answer, table, conclusion and problems take a run without a successful row; a chapter
+    that measures nothing says so on the front page."""
+    if chapter.suite is None:
+        assert isinstance(chapter.answer, str) and chapter.answer.startswith("This chapter measures nothing")
+        return
+    skipped = _frame([{"suite": chapter.suite, "backend": "zarrs", "operation": "write", "iteration": 0,
+                       "status": "skip", "reason": "not installed"}])
     for df in (to_frame([]), skipped):
-        assert chapter.answer(df).startswith("Nothing to answer yet"), chapter.__name__
+        assert chapter.answer_of(df).startswith("Nothing to answer yet"), chapter.notebook
+        for text in (chapter.conclusion, chapter.problems):
+            assert text is None or isinstance(text(df), str), chapter.notebook
+        assert chapter.summary is None or isinstance(chapter.summary(df), pd.DataFrame), chapter.notebook
 
 
 def test_writers_answer_names_the_fastest_among_equals_never_raw():
@@ -152,7 +162,7 @@ def test_the_front_page_answers_from_the_runs_and_links_every_chapter(tmp_path):
     assert writers.answer(df) in page and "[this machine](machine.md)" in page
     for name in NOTEBOOKS:
         assert f"]({name}.ipynb)" in page, name
-    measuring = [n for n in NOTEBOOKS if notebook_suite(ROOT / "notebooks" / f"{n}.ipynb")]
+    measuring = [c.notebook for c in CHAPTERS if c.suite]
     assert page.count("Not measured in this build") == len(measuring) - 1
     assert "This chapter measures nothing" in page  # the compare chapter: no run of its own, still linked
     empty = write_answers_page(ROOT, tmp_path / "none", tmp_path, {}).read_text()

@@ -68,8 +68,8 @@ def test_a_hung_cell_is_one_line_naming_the_notebook_and_the_cell(tmp_path):
     out.mkdir()
     t0 = time.monotonic()
     with pytest.raises(BookError) as info:
-        execute_notebook("hang", profile=None, results_dir=tmp_path, parameters={}, out_dir=out, root=tmp_path,
-                         timeout=3)
+        execute_notebook(tmp_path / "notebooks" / "hang.ipynb", profile=None, results_dir=tmp_path, parameters={},
+                         out_dir=out, root=tmp_path, timeout=3)
     message = str(info.value)
     assert "\n" not in message and "notebook hang hung" in message
     assert "cell 3 ('import time  # iobench-hang-test')" in message and "--timeout" in message

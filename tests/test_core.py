@@ -195,8 +195,8 @@ def test_a_notebook_without_a_results_dir_writes_to_the_checkouts_results_wherev
 def test_a_measuring_worker_never_loads_pandas_or_the_chapters():
     """The worker's start-up and memory baseline are the case's own: no pandas, no matplotlib, no chapters."""
     code = ("import sys, benchmarks_lib.worker\n"
-            "from benchmarks_lib.suites import SUITES, get_suite\n"
-            "[get_suite(s) for s in SUITES]\n"
+            "from benchmarks_lib.suites import get_suite, suite_names\n"
+            "[get_suite(s) for s in suite_names()]\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'matplotlib', 'seaborn')\n"
             "             or m.startswith('benchmarks_lib.chapters')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

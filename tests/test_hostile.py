@@ -475,13 +475,12 @@ def test_show_says_when_a_run_is_incomplete(home: Path):
 
 def test_book_from_passes_over_an_incomplete_run_for_an_older_finished_one(tmp_path: Path):
     from benchmarks_lib.book import recorded_runs
-    from benchmarks_lib.paths import ROOT
 
     finished = make_run(tmp_path, "finished")
     make_run(tmp_path, "running", meta={"suite": "writers", "profile": "quick", "params": {}, "environment": {},
                                         "run_id": "running"})
     os.utime(finished / "run.json", (1, 1))  # the finished run is the older one
-    assert recorded_runs(tmp_path, ["writer_comparison"], ROOT) == {"writer_comparison": finished}
+    assert recorded_runs(tmp_path, ["writer_comparison"]) == {"writer_comparison": finished}
 
 
 XML_ADAPTER = '''

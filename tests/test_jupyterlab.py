@@ -10,10 +10,10 @@ from benchmarks_lib.suites import get_suite
 
 #: an IPython startup file in the kernel's own IPYTHONDIR (where a user's profile keeps one): every suite's "quick"
 #: profile takes the suite's smoke sizes, so that a chapter runs end to end in seconds; no cell is changed
-SMOKE_STARTUP = """from benchmarks_lib.suites import SUITES, get_suite
-for _name in SUITES:
+SMOKE_STARTUP = """from benchmarks_lib.suites import get_suite, suite_names
+for _name in suite_names():
     get_suite(_name).profiles["quick"].update(get_suite(_name).smoke)
-del _name, SUITES, get_suite
+del _name, suite_names, get_suite
 """
 
 

@@ -2,6 +2,7 @@
 
 import contextlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -11,7 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks_lib.book import build_book
-from benchmarks_lib.notebooks import chapter_notebooks, notebook_parameters, notebook_suite
+from benchmarks_lib.chapters.chapter import chapter_named
+from benchmarks_lib.notebooks import chapter_notebooks, notebook_parameters, notebook_suite, tagged_source, template
 from benchmarks_lib.pages import parameter_docs
 from benchmarks_lib.suites import get_suite
 
@@ -20,7 +22,7 @@ NOTEBOOKS = chapter_notebooks()
 
 
 def suite_of(notebook: str) -> str | None:
-    return notebook_suite(ROOT / "notebooks" / f"{notebook}.ipynb")
+    return chapter_named(notebook).suite
 
 
 #: the chapters that measure a suite (the others read recorded runs: compare)
@@ -36,7 +38,7 @@ def _copy_project(dest: Path) -> None:
 
 def test_notebooks_are_committed_clean_and_parameterized():
     for name in NOTEBOOKS:
-        nb = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+        nb = json.loads(template(name, ROOT).read_text())
         code = [c for c in nb["cells"] if c["cell_type"] == "code"]
         assert not any(c.get("outputs") or c.get("execution_count") for c in code), name
         params = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
@@ -86,7 +88,7 @@ def test_notebooks_execute_and_the_book_builds(built_book, monkeypatch):
     assert "Nothing to compare" in compared and "<img" not in compared
     reference = (html / "book" / "executed" / "parameters.html").read_text()
     for name in NOTEBOOKS:
-        assert all(p in reference for p in notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb")), name
+        assert all(p in reference for p in notebook_parameters(template(name, ROOT))), name
     machine = (html / "book" / "executed" / "machine.html").read_text()
     assert "cpu_model" in machine and "write_fsync" in machine
     assert "book/executed/answers.html" in index.read_text()  # the front page is what a reader sees first
@@ -221,24 +223,40 @@ def test_book_from_a_directory_without_runs_is_refused_before_anything_runs(tmp_
 
 
 def test_every_suite_parameter_is_a_documented_notebook_parameter():
+    """A notebook spells its parameters once, in its parameters cell: every parameter of its chapter's suite in upper
+    case and the run's settings, each documented, and nothing else; its one ``run_or_load("<suite>", globals())``
+    hands them all to the suite (no cell spells them again as a dict of lower-case names)."""
     from benchmarks_lib.book import BOOK_PARAMETERS
+    from benchmarks_lib.runner import NOTEBOOK_SETTINGS
 
     for name in NOTEBOOKS:
+        path = template(name, ROOT)
+        documented = {p.name for p in parameter_docs(path) if p.meaning}
+        declared = set(notebook_parameters(path))
         if suite_of(name) is None:  # reads recorded runs: it takes no profile and names no run of its own
-            declared = set(notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb"))
             assert "RESULTS_DIR" in declared and not declared & {"PROFILE", "RUN_ID", "LOAD_RUN"}, name
+            assert notebook_suite(path) is None, name
             continue
         suite = get_suite(suite_of(name))
-        assert suite.smoke and set(suite.smoke) <= set(suite.profiles["quick"]) | {"iterations", "warmups"}, name
-        declared = set(notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb"))
-        expected = {k.upper() for k in suite.profiles["quick"]} | {*BOOK_PARAMETERS, "LOAD_RUN"}
+        assert notebook_suite(path) == suite.name, name  # the suite its chapter declares
+        assert suite.smoke and set(suite.smoke) <= set(suite.parameters), name
+        expected = {k.upper() for k in suite.parameters} | set(NOTEBOOK_SETTINGS)
+        assert set(BOOK_PARAMETERS) <= set(NOTEBOOK_SETTINGS)
         assert declared == expected, (name, sorted(expected - declared), sorted(declared - expected))
+        assert documented == declared, (name, sorted(declared - documented))
+        nb = json.loads(path.read_text())
+        code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"
+                         and "parameters" not in c["metadata"].get("tags", []))
+        assert code.count(f'ib.run_or_load("{suite.name}", globals())') == 1 and code.count("run_or_load(") == 1, name
+        spelled = [k for k in suite.parameters if re.search(rf"[\"']{k}[\"']\s*:", code)]  # a dict of them
+        assert not spelled, (name, spelled)
+    assert tagged_source(template("writer_comparison", ROOT), "parameters").count("BACKENDS = ") == 1
 
 
 def test_the_book_shows_no_code():
     """Every code cell is hidden in the book (MyST-NB tags): removed, or only its output shown."""
     for name in NOTEBOOKS:
-        nb = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+        nb = json.loads(template(name, ROOT).read_text())
         for cell in nb["cells"]:
             tags = cell["metadata"].get("tags", [])
             if cell["cell_type"] == "code":
@@ -265,7 +283,7 @@ def test_hide_injected_parameters(tmp_path):
 
 def test_every_parameter_has_its_meaning():
     for name in NOTEBOOKS:
-        path = ROOT / "notebooks" / f"{name}.ipynb"
+        path = template(name, ROOT)
         docs = parameter_docs(path)
         assert [p.name for p in docs] == notebook_parameters(path), name
         for p in docs:

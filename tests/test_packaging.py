@@ -40,16 +40,18 @@ def test_console_script_and_readme_commands():
 
 
 def test_the_installed_adapters_are_the_ones_pyproject_declares():
-    """The adapters are found through the installed package's entry points: one group per kind, each as
-    pyproject.toml declares it (a stale install, from before a line was added, would miss a writer)."""
+    """The adapters, suites and chapters are found through the installed package's entry points: one group per
+    kind of adapter, one for the suites, one for the chapters, each as pyproject.toml declares it (a stale install,
+    from before a line was added, would miss a writer)."""
     from importlib.metadata import entry_points
 
-    from benchmarks_lib.adapters import DISTRIBUTION
     from benchmarks_lib.adapters.library import ENTRY_POINT_GROUPS
+    from benchmarks_lib.entrypoints import CHAPTERS_GROUP, DISTRIBUTION, SUITES_GROUP
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {group: entries for group, entries in project["entry-points"].items() if group.startswith("iobench.")}
-    assert project["name"] == DISTRIBUTION and set(declared) == set(ENTRY_POINT_GROUPS.values())
+    groups = {*ENTRY_POINT_GROUPS.values(), SUITES_GROUP, CHAPTERS_GROUP}
+    assert project["name"] == DISTRIBUTION and set(declared) == groups
     for group, entries in declared.items():
         installed = {ep.name: ep.value for ep in entry_points(group=group) if ep.dist and ep.dist.name == DISTRIBUTION}
         assert installed == entries, f"{group}: the installed metadata is stale; reinstall (pip install -e .)"

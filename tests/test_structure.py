@@ -4,8 +4,8 @@ module writing into ``os.environ`` (a child's environment is a dict handed to it
 Every ``import`` of ``benchmarks_lib`` is read with ``ast`` (those inside functions and under ``TYPE_CHECKING`` too,
 relative and absolute), so a cycle hidden in a function-local import fails here as surely as one at the top of a
 module. A package's ``__init__`` may import its own submodules (it is the package); a submodule importing its
-package's ``__init__`` back is a cycle like any other. A module named by a string (``SUITES``, an adapter registry,
-``fresh.call("module:function")``) is no import: a registry names the modules above it that way.
+package's ``__init__`` back is a cycle like any other. A module named by a string (the entry point of an adapter,
+suite or chapter, ``fresh.call("module:function")``) is no import: a registry names the modules above it that way.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ SOURCE = Path(__file__).resolve().parent.parent / PACKAGE
 #: A name ending in "." is a package prefix (every module under it); the longest matching name wins.
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundations", ["specs", "paths", "untrusted", "redact", "signals", "terminal", "availability", "stats",
-                     "environment", "scratch", "dask_scheduler"]),
+                     "environment", "scratch", "dask_scheduler", "entrypoints"]),
     ("measure", ["measure."]),
     ("data", ["datasets", "meshes", "storage", "records", "input_formats", "durability"]),
     ("adapters", ["adapters."]),

@@ -215,11 +215,12 @@ def test_every_chapter_text_from_poisoned_runs_is_escaped(poisoned):
 def test_pages_from_poisoned_runs_are_escaped(poisoned, tmp_path):
     from types import SimpleNamespace
 
-    from benchmarks_lib.notebooks import chapter_notebooks, notebook_suite
+    from benchmarks_lib.chapters.chapter import chapters
+    from benchmarks_lib.notebooks import chapter_notebooks
     from benchmarks_lib.pages import parameters_table, write_answers_page, write_machine_page
     from benchmarks_lib.records import load_run, newest_runs
 
-    suites = {n: notebook_suite(ROOT / "notebooks" / f"{n}.ipynb") for n in chapter_notebooks()}
+    suites = {c.notebook: c.suite for c in chapters()}
     newest = newest_runs(poisoned)
     run_ids = {n: newest[s].name for n, s in suites.items() if s in newest}
     machine = write_machine_page(poisoned, tmp_path, list(run_ids.values())).read_text()

@@ -13,37 +13,21 @@ Names with an option (``ome-writers:tensorstore``) pass the part after the colon
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 from ..availability import distribution_version
+from ..entrypoints import declared, load
 from ..environment import CORE_PACKAGES
 from ..specs import SpecError
 from .base import Adapter
 from .library import ENTRY_POINT_GROUPS, KINDS, Library
 
-#: the distribution whose entry points are the built-ins (listed before any plug-in)
-DISTRIBUTION = "iobench-book"
-
-
-def _load(target: str) -> type[Library]:
-    """The class named by ``module:Class`` (its module imported: never the measured library); ImportError when
-    that fails (a third party's module may be broken: it is then listed with the reason, never fatal)."""
-    module, _, attr = target.partition(":")
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except ImportError:
-        raise
-    except Exception as exc:
-        raise ImportError(f"{target}: {type(exc).__name__}: {exc}") from exc
-
 
 def _listing_key(name: str, target: str, builtin: bool) -> tuple:
     """Built-ins first, then by the declared ``order`` and the name; an entry that fails to import last."""
     try:
-        order = _load(target).order
+        order = load(target).order
     except ImportError:  # a third party's broken module: listed, and ``backend_status`` says why
         return (not builtin, 1, 0, name)
     return (not builtin, 0, order, name)
@@ -55,11 +39,7 @@ def _discovered(kind: str) -> dict[str, str]:
     too, else the first distribution's on sys.path."""
     if kind not in ENTRY_POINT_GROUPS:
         raise SpecError(f"adapter kind {kind!r} is unknown; allowed: {', '.join(KINDS)}")
-    found: dict[str, tuple[str, bool]] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUPS[kind]):
-        builtin = ep.dist is not None and ep.dist.name == DISTRIBUTION
-        if ep.name not in found or (builtin and not found[ep.name][1]):
-            found[ep.name] = (ep.value, builtin)
+    found = declared(ENTRY_POINT_GROUPS[kind])
     if not found:
         raise SpecError(f"no {kind} adapters are registered (entry-point group {ENTRY_POINT_GROUPS[kind]!r}): "
                         "install this package (pip install -e .) so that its entry points are found")
@@ -94,11 +74,13 @@ def _split(name: str) -> tuple[str, str | None]:
 
 
 def adapter_class(name: str, kind: str = "array") -> type[Library]:
+    """The class registered as ``name`` of ``kind`` (its module imported: never the measured library); ImportError
+    when that fails (a third party's module may be broken: it is then listed with the reason, never fatal)."""
     entries = _discovered(kind)
     base, _ = _split(name)
     if base not in entries:
         raise SpecError(f"backend {name!r} is unknown; allowed: {', '.join(entries)}, all")
-    return _load(entries[base])
+    return load(entries[base])
 
 
 #: capabilities shown by ``iobench backends`` (those a class declares)

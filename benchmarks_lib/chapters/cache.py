@@ -13,6 +13,7 @@ from ..stats import format_values
 from . import tables
 from .cache_rows import prepare
 from .cache_text import answer, conclusion
+from .chapter import Chapter
 from .common import MB, problems, run_header
 from .server import server_cpu, server_lines, server_rows
 from .style import (
@@ -276,7 +277,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return tables.table(pd.DataFrame(out).set_index("configuration"))
 
 
-__all__ = ["answer", "conclusion", "header", "memory", "prepare", "problems", "server_cpu", "server_lines",
+__all__ = ["CHAPTER", "answer", "conclusion", "header", "memory", "prepare", "problems", "server_cpu", "server_lines",
            "server_rows", "summary", "time_vs_latency", "times", "transactions", "zarr_amplification"]
 
 
@@ -291,3 +292,6 @@ FIGURES = {
     "Zarr through S3 against HTTP": zarr_s3_vs_http,
     "Server CPU": server_cpu,
 }
+
+CHAPTER = Chapter("cache_prefetch", suite="cache", answer=answer, summary=summary,
+                  conclusion=conclusion, problems=problems, figures=FIGURES, order=40)

@@ -8,14 +8,11 @@ but noise or caching, and ``above_ceiling``/``problems`` say so. No plotting her
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pandas as pd
 
 from ..ceiling import describe_ceiling
 from ..stats import summarize
-from ..suites import Suite
 from .ceilings import ok_rows, with_ceiling_fraction
 from .flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
 from .markup import markdown_table, md, md_code
@@ -201,14 +198,6 @@ def generic_summary(df: pd.DataFrame) -> pd.DataFrame:
     extra = pd.DataFrame({"GB/s (median)": g["gbps"].median(), "% ceiling (median)": g["pct_of_ceiling"].median()})
     out = points.merge(extra.reset_index(), on=keys, how="left")
     return out.rename(columns={"median": "median s", "ci_lo": "95% CI lo s", "ci_hi": "95% CI hi s"})
-
-
-def suite_summary(suite: Suite, df: pd.DataFrame) -> pd.DataFrame:
-    """A suite's own summary table of a run's records (its ``summary``, ``"module:function"``), or the generic one."""
-    if suite.summary is None:
-        return generic_summary(df)
-    module, _, function = suite.summary.partition(":")
-    return getattr(importlib.import_module(module), function)(df)
 
 
 def write_ceiling_op(df: pd.DataFrame) -> str:

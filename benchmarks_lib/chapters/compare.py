@@ -35,6 +35,7 @@ import pandas as pd
 from ..records import find_run, load_run, read_run_json, run_dirs
 from ..specs import SpecError, parse_items, parse_number
 from ..stats import TwoSample, two_sample
+from .chapter import Chapter
 from .markup import md, md_code
 from .style import empty_figure, ratio_log_axis, subplots
 
@@ -361,3 +362,7 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
 def ratio_figures(comparisons: list[Comparison]) -> list:
     """One ``ratio_figure`` per comparison (a placeholder figure when there is none)."""
     return [ratio_figure(c) for c in comparisons] or [empty_figure("time ratio B/A: nothing to compare")]
+
+
+CHAPTER = Chapter("compare", title="Comparing runs", order=90, answer="This chapter measures nothing: it sets two "
+                  "recorded runs of a suite side by side, case by case.")

@@ -17,6 +17,7 @@ import pandas as pd
 from ..meshes import MESH_DATASET
 from . import tables
 from .ceilings import ceiling_gbps
+from .chapter import Chapter
 from .common import (
     MB,
     SIDE,
@@ -378,8 +379,8 @@ def answer(df: pd.DataFrame) -> str:
             f"{SLOWDOWN:g}x slower than the fastest (uncompressed MB/s, medians): " + "; ".join(picks) + ".")
 
 
-__all__ = ["answer", "conclusion", "header", "mesh_rendering", "pareto", "pareto_front", "problems", "summarize_points",
-           "summary", "zvtk_levels", "zvtk_throughput", "zvtk_time_and_ratio"]
+__all__ = ["CHAPTER", "answer", "conclusion", "header", "mesh_rendering", "pareto", "pareto_front", "problems",
+           "summarize_points", "summary", "zvtk_levels", "zvtk_throughput", "zvtk_time_and_ratio"]
 
 
 #: the chapter's standard figures, by title (the explorer draws them for any run)
@@ -389,3 +390,6 @@ FIGURES = {
     "Write speed vs ratio (Pareto)": pareto,
     "Read speed vs ratio (Pareto)": lambda df: pareto(df, speed="read_mbps"),
 }
+
+CHAPTER = Chapter("compression_sweep", suite="compression", answer=answer, summary=summary,
+                  conclusion=conclusion, problems=problems, figures=FIGURES, order=20)

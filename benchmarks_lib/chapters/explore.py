@@ -3,17 +3,15 @@
 Runs come from results directories: this machine's ``results/``, the committed ``reference/`` run and
 any directory copied from another machine (each holds ``<machine>/<run-id>/`` with parquet records and
 run.json). For one chapter (suite) the explorer draws either one of the chapter's standard figures
-(``FIGURES`` of its module), once per selected run, or an overview: one metric per backend and
+(the ``figures`` its ``Chapter`` declares), once per selected run, or an overview: one metric per backend and
 operation, the runs side by side, as median with its 95% bootstrap interval, absolute or as a percentage
 of each run's own ceiling. ``explorer()`` wraps this in ipywidgets controls (imported on first use).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +20,7 @@ import pandas as pd
 from ..records import load_run, read_run_json, run_dirs
 from ..specs import SpecError, parse_bool, parse_items
 from ..stats import summarize
-from ..suites import SUITES, get_suite
+from .chapter import Chapter, measuring
 from .common import ok_rows, with_ceiling_fraction
 from .flags import LATENCIES, WRITER_PHASES
 from .markup import html_text, md, md_code, short
@@ -34,13 +32,6 @@ METRICS = {"throughput (GB/s)": ("gbps", 1.0, True), "time (s)": ("elapsed_s", 1
            "peak RSS (MB)": ("peak_rss_bytes", 1e-6, False)}
 SCALES = ("absolute", "% of ceiling")
 ALL = "(all)"
-
-
-@cache
-def chapters() -> dict[str, str]:
-    """Suite -> its chapter's title (``Suite.title`` up to a colon), for every suite that has a chapter module."""
-    return {name: get_suite(name).title.partition(":")[0] for name in SUITES
-            if importlib.util.find_spec(f"{__package__}.{name}") is not None}
 
 
 @dataclass(frozen=True)
@@ -102,7 +93,8 @@ def found_text(dirs: list[Path]) -> str:
     if not runs:
         return ("No recorded run was found in " + ", ".join(md_code(d) for d in dirs) + ". Measure this machine "
                 "with `make book` (or `iobench run writers`), or add a directory of runs below.")
-    counts = ", ".join(f"{md(chapters().get(s, s))}: {sum(r.suite == s for r in runs)}"
+    titles = {suite: chapter.label for suite, chapter in measuring().items()}
+    counts = ", ".join(f"{sum(r.suite == s for r in runs)} {md(titles.get(s, s).lower())}"
                        for s in dict.fromkeys(r.suite for r in runs))
     return f"{len(runs)} recorded runs ({counts}) in " + ", ".join(md_code(d) for d in dirs) + "."
 
@@ -213,19 +205,31 @@ def figures(runs: list[Run], figure: str = OVERVIEW, backends: list[str] | tuple
     df = short_names(select(load_rows(runs), backends, dataset))
     if figure == OVERVIEW:
         return [overview(df, metric, scale)]
-    chapter = importlib.import_module(f"{__package__}.{suites.pop()}")
-    if figure not in chapter.FIGURES:
-        raise SpecError(f"figure {figure!r} is unknown; allowed: {OVERVIEW}, {', '.join(chapter.FIGURES)}")
+    suite = suites.pop()
+    drawn = chapter_figures(suite)
+    if figure not in drawn:
+        raise SpecError(f"figure {figure!r} is unknown; allowed: {', '.join(figure_names(suite))}")
     out = []
     for run in runs:
-        fig = chapter.FIGURES[figure](df[df["run_label"] == run.label])
+        fig = drawn[figure](df[df["run_label"] == run.label])
         fig.suptitle(run.label, fontsize=10, y=1.0)
         out.append(fig)
     return out
 
 
+def chapter_figures(suite: str) -> Mapping[str, Callable[[pd.DataFrame], plt.Figure]]:
+    """The figures the chapter of ``suite`` declares, by title (none for a suite without a chapter)."""
+    chapter = measuring().get(suite)
+    return chapter.figures if chapter else {}
+
+
 def figure_names(suite: str) -> list[str]:
-    return [OVERVIEW, *importlib.import_module(f"{__package__}.{suite}").FIGURES]
+    return [OVERVIEW, *chapter_figures(suite)]
+
+
+def chapter_menu() -> list[tuple[str, str]]:
+    """The explorer's chapters, (title, suite), in the book's order: every declared chapter that measures a suite."""
+    return [(chapter.label, suite) for suite, chapter in measuring().items()]
 
 
 def png_bytes(fig) -> bytes:
@@ -253,8 +257,9 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
 
     widgets = parse_bool(widgets, "WIDGETS")
 
-    if chapter not in chapters():
-        raise SpecError(f"chapter {chapter!r} is unknown; allowed: {', '.join(chapters())}")
+    menu = chapter_menu()
+    if chapter not in (suite for _, suite in menu):
+        raise SpecError(f"chapter {chapter!r} is unknown; allowed: {', '.join(suite for _, suite in menu)}")
     if figure not in figure_names(chapter):
         raise SpecError(f"figure {figure!r} is unknown for {chapter}; allowed: {', '.join(figure_names(chapter))}")
     if metric not in METRICS or scale not in SCALES:
@@ -271,7 +276,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
     dirs = list(dirs)
     state = {"runs": find_runs(dirs), "quiet": False}
     layout = {"width": "95%"}
-    chapter_w = w.Dropdown(options=[(t, s) for s, t in chapters().items()], value=chapter, description="chapter")
+    chapter_w = w.Dropdown(options=menu, value=chapter, description="chapter")
     runs_w = w.SelectMultiple(description="runs", rows=5, layout=layout)
     figure_w = w.Dropdown(description="figure", layout=layout)
     backends_w = w.SelectMultiple(description="backends", rows=6, layout={"width": "45%"})
@@ -354,3 +359,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
     controls = w.VBox([w.HBox([chapter_w, figure_w]), runs_w, w.HBox([backends_w, w.VBox([dataset_w, metric_w])]),
                        scale_w, w.HBox([add_w, add_button]), message])
     return w.VBox([controls, drawn])
+
+
+CHAPTER = Chapter("explorer", title="Explorer", answer="This chapter measures nothing: it draws the recorded runs.",
+                  order=95)

@@ -15,6 +15,7 @@ import pandas as pd
 from ..stats import format_point, summarize
 from . import tables
 from .ceilings import ceiling_gbps
+from .chapter import Chapter
 from .common import (
     error_warning,
     no_answer,
@@ -216,4 +217,7 @@ def _choice(b: pd.DataFrame) -> str:
 #: the chapter's standard figures, by title (the explorer draws them for any run)
 FIGURES = {"Aggregate GB/s vs workers": aggregate, "Per-worker GB/s vs workers": per_worker}
 
-__all__ = ["FIGURES", "aggregate", "answer", "conclusion", "header", "per_worker", "problems", "summary"]
+__all__ = ["CHAPTER", "FIGURES", "aggregate", "answer", "conclusion", "header", "per_worker", "problems", "summary"]
+
+CHAPTER = Chapter("parallel_writes", suite="parallel", answer=answer, summary=summary,
+                  conclusion=conclusion, problems=problems, figures=FIGURES, order=50)

@@ -17,6 +17,7 @@ import pandas as pd
 from ..stats import format_point, summarize, two_sample
 from . import tables
 from .ceilings import ceiling_gbps
+from .chapter import Chapter
 from .common import (
     error_warning,
     no_answer,
@@ -226,4 +227,7 @@ def answer(df: pd.DataFrame) -> str:
 #: the chapter's standard figures, by title (the explorer draws them for any run)
 FIGURES = {"Write and read GB/s through S3": speeds, "S3 time against link latency": latency}
 
-__all__ = ["FIGURES", "answer", "conclusion", "header", "latency", "problems", "speeds", "summary"]
+__all__ = ["CHAPTER", "FIGURES", "answer", "conclusion", "header", "latency", "problems", "speeds", "summary"]
+
+CHAPTER = Chapter("object_storage", suite="s3", answer=answer, summary=summary,
+                  conclusion=conclusion, problems=problems, figures=FIGURES, order=60)

@@ -17,6 +17,7 @@ from ..stats import summarize
 from . import tables
 from .amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
 from .ceilings import ceiling_gbps
+from .chapter import Chapter
 from .common import (
     MB,
     SIDE,
@@ -358,7 +359,7 @@ def answer(df: pd.DataFrame) -> str:
             + "): " + "; ".join(sides) + ".")
 
 
-__all__ = [
+__all__ = ["CHAPTER",
     "amdahl_speedup",
     "amdahl_table",
     "answer",
@@ -382,3 +383,6 @@ FIGURES = {
     "Throughput vs threads": throughput_vs_threads,
     "Speed-up (Amdahl)": speedup,
 }
+
+CHAPTER = Chapter("thread_scaling", suite="threads", answer=answer, summary=summary,
+                  conclusion=conclusion, problems=problems, figures=FIGURES, order=30)

@@ -14,6 +14,7 @@ import pandas as pd
 from ..stats import format_values
 from . import tables
 from .ceilings import ceiling_gbps
+from .chapter import Chapter
 from .common import (
     first_line,
     layout_note,
@@ -295,8 +296,9 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return tables.table(out, {"status": "measured", **dict.fromkeys(out.columns, "not measured for this writer")})
 
 
-__all__ = ["answer", "append_gbps_vs_step", "ceiling_bars", "conclusion", "frame_latency", "header", "median_bars",
-           "memory_and_threads", "problems", "read_times", "sharding_grid", "summary", "write_gbps_vs_size"]
+__all__ = ["CHAPTER", "answer", "append_gbps_vs_step", "ceiling_bars", "conclusion", "frame_latency", "header",
+           "median_bars", "memory_and_threads", "problems", "read_times", "sharding_grid", "summary",
+           "write_gbps_vs_size"]
 
 
 #: the chapter's standard figures, by title (the explorer draws them for any run)
@@ -310,3 +312,6 @@ FIGURES = {
     "Sharding grid": sharding_grid,
     "Memory and threads": memory_and_threads,
 }
+
+CHAPTER = Chapter("writer_comparison", suite="writers", answer=answer, summary=summary,
+                  conclusion=conclusion, problems=problems, figures=FIGURES, order=10)

@@ -5,20 +5,22 @@ one case inside a worker subprocess (``run_case``), returning tidy row dicts (se
 ``benchmarks_lib.records.COLUMNS``). The runner adds run-level columns (run id, machine,
 commit, profile, suite, case id, backend) and turns a skip/crash into a row.
 
-To add a suite: a module here with ``SUITE = Suite(...)`` and an entry in ``SUITES`` (see
-CONTRIBUTING.md for the whole recipe of a new chapter).
+A suite is found through the entry-point group ``iobench.suites`` (``name = "module:SUITE"``): the built-ins are
+declared in this package's ``pyproject.toml``, a third party's suite in its own package's (see CONTRIBUTING.md for
+the whole recipe of a new chapter). Only the module of the suite asked for is imported.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import importlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..entrypoints import SUITES_GROUP, declared, load
 from ..specs import SpecError
 
 
@@ -86,9 +88,6 @@ class Suite:
     case_keys: tuple[str, ...] = ()
     #: columns that number the parts of one iteration (frames, steps): compared as one value per iteration
     iteration_parts: tuple[str, ...] = ()
-    #: "module:function" (records -> the table ``iobench run``/``show`` print; ``chapters.common.suite_summary``),
-    #: imported only when a table is printed, so a measuring worker never loads the chapter; None = the generic one
-    summary: str | None = None
     #: tiny parameters (over the quick profile) with which the tests run the chapter end to end in seconds
     smoke: dict[str, Any] = field(default_factory=dict)
     #: case -> worker processes it starts at once on this machine (Dask workers); more than a few per core need --yes
@@ -100,28 +99,45 @@ class Suite:
     #: them so): its libraries keep no state between cases that matters (``workers``); False: a fresh one each
     reuse_worker: bool = False
 
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """The names a run of this suite takes: every profile's keys (a notebook assigns each in upper case)."""
+        return tuple(dict.fromkeys(name for profile in self.profiles.values() for name in profile))
+
     def describe(self, case: Case) -> str:
         """A case in one line: its backend and the parameters in ``label_keys``."""
         return " ".join([case.suite, case.backend, *(f"{k}={case.params[k]}" for k in self.label_keys
                                                      if k in case.params)])
 
 
-# name -> module holding SUITE; imported lazily
-SUITES: dict[str, str] = {
-    "ceiling": "benchmarks_lib.ceiling",
-    "writers": "benchmarks_lib.suites.writers",
-    "compression": "benchmarks_lib.suites.compression",
-    "threads": "benchmarks_lib.suites.threads",
-    "cache": "benchmarks_lib.suites.cache",
-    "parallel": "benchmarks_lib.suites.parallel",
-    "s3": "benchmarks_lib.suites.s3",
-}
+@functools.cache
+def _declared() -> dict[str, str]:
+    """name -> ``module:SUITE`` of every declared suite: the built-ins first, then the others by name."""
+    found = declared(SUITES_GROUP)
+    return {name: found[name][0] for name in sorted(found, key=lambda n: (not found[n][1], n))}
+
+
+def suite_names() -> tuple[str, ...]:
+    """Every declared suite's name (the built-ins first), read from the metadata: no suite is imported."""
+    return tuple(_declared())
 
 
 def get_suite(name: str) -> Suite:
-    if name not in SUITES:
-        raise SpecError(f"suite {name!r} is unknown; allowed: {', '.join(SUITES)}")
-    return importlib.import_module(SUITES[name]).SUITE
+    """The suite declared as ``name`` (its module imported); SpecError for a name nobody declares or a suite that
+    fails to import."""
+    suites = _declared()
+    if not suites:
+        raise SpecError(f"no suites are registered (entry-point group {SUITES_GROUP!r}): install this package "
+                        "(pip install -e .) so that its entry points are found")
+    if name not in suites:
+        raise SpecError(f"suite {name!r} is unknown; allowed: {', '.join(suites)}")
+    try:
+        suite = load(suites[name])
+    except ImportError as exc:
+        raise SpecError(f"suite {name!r} failed to import: {exc}") from None
+    if not isinstance(suite, Suite) or suite.name != name:
+        raise SpecError(f"suite {name!r}: {suites[name]} is not a Suite named {name!r}")
+    return suite
 
 
-__all__ = ["SUITES", "Case", "CaseContext", "Suite", "get_suite"]
+__all__ = ["Case", "CaseContext", "Suite", "get_suite", "suite_names"]

@@ -342,7 +342,6 @@ SUITE = Suite(
                "fsync_included"),
     local_processes=lambda case: max(case.params["workers"]) if case.params["cluster"] == "local" else 0,
     user_s3=lambda case: case.params.get("endpoint") is not None,
-    summary="benchmarks_lib.chapters.parallel:summary",
     smoke={"workers": [1, 2], "alignments": ["chunk", "unaligned"], "dims": "z:8:2:4,y:64:32:64,x:64:32:64",
            "iterations": 1, "warmups": 0},
 )

@@ -263,7 +263,6 @@ SUITE = Suite(
     time_budget_s={"quick": 45, "standard": 180},
     user_s3=lambda case: case.params["endpoint"] is not None,
     **sized_by(case_nbytes),
-    summary="benchmarks_lib.chapters.s3:summary",
     smoke={"dims": "z:8:4:8,y:64:32:64,x:64:32:64", "iterations": 1, "warmups": 0},
 )
 

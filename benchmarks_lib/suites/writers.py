@@ -390,7 +390,6 @@ SUITE = Suite(
     case_keys=("test", "dataset", "codec", "nbytes", "multiplier", "layout", "inner_chunk", "shard_size", "cutout_kind",
                "fsync_included"),
     iteration_parts=("frame", "step"),
-    summary="benchmarks_lib.chapters.writers:summary",
     time_budget_s={"quick": 165, "standard": 1085},
     reuse_worker=True,
     smoke={"backends": ["raw", "zarr-python", "tensorstore"], "dims": "t:2,y:64:32,x:96", "multipliers": [1, 2],
