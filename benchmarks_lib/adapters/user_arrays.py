@@ -13,7 +13,7 @@ file, an unknown format, an inner path that does not exist) is a one-line :class
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
+from abc import ABC
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +45,20 @@ class SourceArray(ABC):
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    @property
-    @abstractmethod
-    def shape(self) -> tuple[int, ...]: ...
+    #: what the file's array is opened as (a memory map, a ``zarr.Array``, an ``h5py.Dataset``, ...)
+    _array: Any
 
     @property
-    @abstractmethod
-    def dtype(self) -> np.dtype: ...
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._array.shape)
 
-    @abstractmethod
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self._array.dtype)
+
     def read(self, index: tuple[slice, ...]) -> np.ndarray:
         """The values in ``index`` (slices with bounds, step 1) as a new C-ordered array of the source's dtype."""
+        return _plain(self._array[index])
 
     def close(self) -> None:  # noqa: B027 (nothing to release by default)
         """Release the file; safe to call twice."""
@@ -136,17 +139,6 @@ class NpySource(SourceArray):
         except ValueError as exc:  # object arrays need pickle: not data a writer takes
             raise SpecError(f"dataset file {str(path)!r} cannot be read as an array: {exc}") from None
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._array.shape)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._array.dtype
-
-    def read(self, index: tuple[slice, ...]) -> np.ndarray:
-        return _plain(self._array[index])
-
     def close(self) -> None:
         mm = getattr(self._array, "_mmap", None)
         if mm is not None:
@@ -181,17 +173,6 @@ class ZarrSource(SourceArray):
                                 f"name one inside it (file:PATH:NAME): it holds {_listing(arrays)}")
         self.inner, self._array = inner, node
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._array.shape)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return np.dtype(self._array.dtype)
-
-    def read(self, index: tuple[slice, ...]) -> np.ndarray:
-        return _plain(self._array[index])
-
 
 class Hdf5Source(SourceArray):
     """A dataset inside an HDF5 file (``file.h5:/path``); a file holding one dataset needs no path."""
@@ -218,18 +199,7 @@ class Hdf5Source(SourceArray):
         except BaseException:
             self._file.close()
             raise
-        self.inner, self._dataset = inner, node
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._dataset.shape)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._dataset.dtype
-
-    def read(self, index: tuple[slice, ...]) -> np.ndarray:
-        return _plain(self._dataset[index])
+        self.inner, self._array = inner, node
 
     def close(self) -> None:
         self._file.close()
@@ -305,17 +275,6 @@ class VtiSource(SourceArray):
         values = np.asarray(values)
         self.inner = name
         self._array = values.reshape((nz, ny, nx, *values.shape[1:]))
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._array.shape)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._array.dtype
-
-    def read(self, index: tuple[slice, ...]) -> np.ndarray:
-        return _plain(self._array[index])
 
 
 __all__ = ["FORMATS", "SourceArray", "detect_format", "open_source"]
