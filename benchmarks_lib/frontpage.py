@@ -284,7 +284,7 @@ def comparison(mine: pd.DataFrame, ref: pd.DataFrame, suite: str) -> str:
     return "\n".join(lines)
 
 
-def _listed(items: list[str], limit: int = 4) -> str:
+def _listed(items: list[str], limit: int = 2) -> str:
     items = list(dict.fromkeys(items))
     more = f" and {len(items) - limit} more" if len(items) > limit else ""
     return "; ".join(items[:limit]) + more

@@ -194,7 +194,7 @@ def _choice(b: pd.DataFrame) -> str:
     """The workers to use, by the ranking rule over (alignment, W): the leader when it is separable from every
     other; else the fewest workers not separable from it (more workers buy nothing the data can show)."""
     groups = {(str(a), int(w)): p for (a, w), p in b.groupby(["alignment", "workers"])}
-    setting = {f"{w} workers ({a}-aligned)": (a, w) for a, w in groups}
+    setting = {f"{w} worker{'s' if w != 1 else ''} ({a}-aligned)": (a, w) for a, w in groups}
     r = rank_samples({n: groups[k]["gbps"] for n, k in setting.items()}, True,
                      rows={n: groups[k] for n, k in setting.items()})
     if not r.entries:
@@ -210,7 +210,8 @@ def _choice(b: pd.DataFrame) -> str:
     if r.status == "no separable winner" and pick is r.leader:
         why[r.status] = f"the best median; not separable from it: {', '.join(md(e.name) for e in r.tied)}"
     flags = "".join(f"; {f}" for f in point_flags(pick.rows))
-    return (f"**{number(pick.median)} GB/s** with {workers} workers ({md(alignment)}-aligned{gain}; "
+    count = f"{workers} worker{'s' if workers != 1 else ''}"
+    return (f"**{number(pick.median)} GB/s** with {count} ({md(alignment)}-aligned{gain}; "
             f"{why[r.status]}{flags})")
 
 
