@@ -80,7 +80,7 @@ print(json.dumps({"toc": [c["file"] for c in part["chapters"]], "menu": explore.
 def test_the_command_line_lists_runs_and_shows_the_toy_suite(toy_env, tmp_path):
     iobench = [sys.executable, "-m", "benchmarks_lib"]
     assert "toy" in run([*iobench, "run", "--help"], toy_env).stdout
-    assert "toy: Toy: one buffer copied in memory" in run([*iobench, "suites"], toy_env).stdout
+    assert "toy: Toy copies (one buffer copied in memory)" in run([*iobench, "suites"], toy_env).stdout
     args = ["run", "toy", "--param", "nbytes=64KiB", "--iterations", "1", "--warmups", "0", "--run-id", "toy",
             "--results-dir", "results", "--scratch-dir", "scratch"]
     shown = run([*iobench, *args], toy_env, cwd=tmp_path).stdout  # its workers find the suite too

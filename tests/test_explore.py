@@ -50,7 +50,7 @@ def test_runs_are_found_per_directory_and_a_corrupt_run_is_skipped_not_deleted(t
     assert any("big" in r.label and "[reference/]" in r.label for r in runs)
     assert (bad / "run.json").exists()
     found = explore.found_text([tmp_path / "results", tmp_path / "reference"])
-    assert "2 recorded runs (Writer comparison: 2)" in found
+    assert "2 recorded runs (2 writer comparison)" in found
     assert "No recorded run" in explore.found_text([tmp_path / "gone"])
 
 
