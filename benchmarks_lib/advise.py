@@ -7,17 +7,16 @@ run's rows of the operation the access pattern times (cutouts: ``read_region_col
 writes: ``total``; appends: ``append_total``) holding fixed the dtype, the dataset, the array shape, the cutout
 size and kind, and the fsync policy; runs are never pooled. The person's own data is preferred to synthetic
 data, then the newest run. ``--measure`` runs the writers suite itself on the person's file (:mod:`.advise_plan`
-fits its cases to the time budget) and answers from that run. The words are :mod:`.advise_text`'s.
+fits its cases to the time budget) and answers from that run. The words are :mod:`.advise_text`'s, the command
+:mod:`.advise_command`'s.
 """
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import REFERENCE, RESULTS_DIR
 from .specs import DTYPES, SpecError, parse_choice, parse_count, parse_dtype, parse_int_list
 
 ACCESS = ("cutout:Z,Y,X", "full-read", "write", "append")
@@ -245,60 +244,6 @@ def find_evidence(results_dirs: Sequence[str | Path], workload: Workload) -> Evi
     return found
 
 
-# -- the command ---------------------------------------------------------------------------------------------------
-def add_arguments(sp: argparse.ArgumentParser) -> None:
-    """The ``iobench advise`` options."""
-    sp.add_argument("--like", help="take shape and dtype from your file: PATH[:INNER] (Zarr, HDF5, TIFF, .npy, .vti)")
-    sp.add_argument("--shape", help="the array's shape, e.g. 512,512,512 (with --dtype, instead of --like)")
-    sp.add_argument("--dtype", help="the array's dtype, e.g. uint16")
-    sp.add_argument("--access", required=True, help="cutout:Z,Y,X, full-read, write or append (frames along axis 0)")
-    sp.add_argument("--fsync", action=argparse.BooleanOptionalAction, default=True,
-                    help="durable writes: fsync before a write counts as done (default: yes)")
-    sp.add_argument("--threads", help="threads available (rows of more threads are left out)")
-    sp.add_argument("--results-dir", action="append",
-                    help=f"recorded runs to answer from, repeatable (default: {RESULTS_DIR}/ and reference/)")
-    sp.add_argument("--measure", action="store_true", help="measure the workload on your --like file first")
-    sp.add_argument("--budget", default="3m", help="time for --measure: 90s, 3m, 1h (default 3m)")
-    sp.add_argument("--run-id", help="the --measure run's id; an existing one is resumed")
-    sp.add_argument("--scratch-dir", help="scratch directory for --measure")
-
-
-def add_command(sub, progress_reporter: Callable, console) -> None:
-    """``iobench advise``: its options and the command, which shows the command line's progress bar and prints
-    on its console (passed in: they live above this module)."""
-    from .terminal import text
-
-    sp = sub.add_parser("advise", help="which writer, codec, chunks and shards for your workload, with the evidence")
-    add_arguments(sp)
-
-    def command(args: argparse.Namespace) -> int:
-        with progress_reporter() as progress:
-            lines = advise(args, progress)
-        for line in lines:
-            console.print(text(line))
-        return 0
-
-    sp.set_defaults(func=command)
-
-
-def advise(args: argparse.Namespace, progress=None) -> list[str]:
-    """The command's answer as lines of text (record strings in them: print them as text, never markup)."""
-    from .advise_text import advice_lines, not_covered_lines
-
-    workload = parse_workload(args.like, args.shape, args.dtype, args.access, args.fsync, args.threads)
-    dirs = args.results_dir or [RESULTS_DIR, REFERENCE]
-    if args.measure:
-        from .advise_plan import measure
-
-        budget = checked_budget(args.budget)
-        result, notes = measure(workload, budget, dirs[0], args.run_id, args.scratch_dir, progress)
-        evidence = evidence_from(result.run_dir, result.meta, workload, result.df)
-        return notes + (advice_lines(workload, evidence) if evidence else not_covered_lines(workload, [result.run_dir]))
-    checked_budget(args.budget)
-    evidence = find_evidence(dirs, workload)
-    return advice_lines(workload, evidence) if evidence else not_covered_lines(workload, dirs)
-
-
-__all__ = ["ACCESS", "QUESTIONS", "Evidence", "Question", "Workload", "add_arguments", "add_command", "advise",
-           "checked_budget", "evidence_from", "find_evidence", "matching_rows", "parse_access", "parse_budget",
-           "parse_workload"]
+__all__ = ["ACCESS", "QUESTIONS", "Evidence", "Question", "Workload", "checked_budget", "evidence_from",
+           "find_evidence", "matching_rows", "parse_access", "parse_budget", "parse_workload", "shape_text",
+           "with_candidates"]

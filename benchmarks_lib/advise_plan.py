@@ -13,6 +13,7 @@ drop stated; a budget that not even one writer fits is refused before anything r
 from __future__ import annotations
 
 import datetime as dt
+import time
 from pathlib import Path
 
 from .advise import Workload
@@ -23,6 +24,8 @@ WRITERS = ("tensorstore", "zarr-python", "zarrs", "acquire-zarr", "h5py", "wkw",
 #: the share of the budget the suite's estimate may take (its estimate is for a 2-core machine, and a run also
 #: starts workers and imports libraries)
 BUDGET_SHARE = 0.5
+#: the share of the budget after which no further case starts (the one in flight is stopped)
+STOP_SHARE = 0.85
 #: iterations (n per point) and warm-ups; a 95% interval of a median needs n >= 6
 ITERATIONS, FEWEST_ITERATIONS, WARMUPS = 8, 6, 1
 #: the largest side of a measured crop (the quick profile's sizes)
@@ -89,12 +92,17 @@ def suite_params(workload: Workload, backends: list[str], inner: list[int]) -> d
 
 
 def estimate(params: dict) -> float:
-    """The writers suite's own estimate (seconds) for a run of ``params`` (``runner.check_load``)."""
+    """The writers suite's own estimate (seconds) for a run of ``params`` (``runner.check_load``), times the
+    sharding test's layouts (the suite's estimate counts a case's runs, and a sharding case writes and reads each
+    of its layouts that many times)."""
     from .runner import check_load, plan
+    from .suites.writers_sizes import shard_layouts
 
     merged, cases, _ = plan("writers", params, "quick", ceiling=False)
     found = check_load("writers", "quick", cases, merged["iterations"] + merged["warmups"], None, True)
-    return found[0] if found else 0.0
+    layouts = len(shard_layouts(params["shard_volume"], params["shard"], params["inner_chunks"])) \
+        if "sharding" in params["tests"] else 1
+    return found[0] * layouts if found else 0.0
 
 
 def fit_to_budget(workload: Workload, budget_s: float) -> tuple[dict, list[str]]:
@@ -131,20 +139,46 @@ def fit_to_budget(workload: Workload, budget_s: float) -> tuple[dict, list[str]]
                             f"takes about {format_seconds(seconds / BUDGET_SHARE)}; give a longer --budget")
 
 
+class BudgetSpent(Exception):
+    """STOP_SHARE of the budget has passed with cases still to measure: the run stops there (resumable)."""
+
+
+def budget_guard(budget_s: float, progress=None):
+    """``progress`` that raises :class:`BudgetSpent` at the first case event after STOP_SHARE of the budget (the
+    case in flight is stopped with it; the finished cases are recorded)."""
+    start = time.monotonic()
+
+    def guarded(done: int, total: int, message: str, finished: bool) -> None:
+        if progress is not None:
+            progress(done, total, message, finished)
+        if done < total and time.monotonic() - start > STOP_SHARE * budget_s:
+            raise BudgetSpent(f"the budget ran out after {done} of {total} cases")
+
+    return guarded
+
+
 def measure(workload: Workload, budget_s: float, results_dir: str | Path, run_id: str | None,
             scratch_dir: str | Path | None, progress=None):
     """Run the fitted plan (resuming ``run_id`` where it exists): (the ``RunResult``, lines saying what ran)."""
-    from .runner import run_suite
+    from .environment import machine_name
+    from .records import load_run
+    from .runner import RunResult, run_suite
 
     if workload.like is None:
         raise SpecError("--measure measures your data: give --like PATH")
     params, notes = fit_to_budget(workload, budget_s)
     run_id = run_id or f"advise-{workload.access}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     notes.append(f"run {run_id} in {results_dir} (resume it with --run-id {run_id})")
-    kwargs = {"progress": progress} if progress is not None else {}
-    result = run_suite("writers", params, profile="quick", results_dir=results_dir, run_id=run_id,
-                       scratch_dir=scratch_dir, ceiling=False, **kwargs)
+    try:
+        result = run_suite("writers", params, profile="quick", results_dir=results_dir, run_id=run_id,
+                           scratch_dir=scratch_dir, ceiling=False, progress=budget_guard(budget_s, progress))
+    except BudgetSpent as stop:
+        run_dir = Path(results_dir) / machine_name() / run_id
+        df, meta = load_run(run_dir)
+        notes.append(f"{stop}: the answer rests on those; --run-id {run_id} measures the rest")
+        result = RunResult(run_dir, df, meta)
     return result, notes
 
 
-__all__ = ["WRITERS", "estimate", "fit_to_budget", "measure", "suite_params", "writers_for"]
+__all__ = ["WRITERS", "BudgetSpent", "budget_guard", "estimate", "fit_to_budget", "measure", "suite_params",
+           "writers_for"]

@@ -20,6 +20,9 @@ from .chapters.ranking import Entry, Ranking, countable, number
 from .stats import CONFIDENCE, coverage, two_sample
 from .terminal import visible
 
+#: candidates listed after the recommendation (the rest are counted)
+LISTED = 5
+
 
 def _value(entry: Entry, unit: str) -> str:
     scale, unit = (1e3, "ms per cutout") if unit == "s per cutout" else (1.0, unit)
@@ -166,8 +169,12 @@ def advice_lines(workload: Workload, evidence: Evidence) -> list[str]:
     if ranking.others:
         nxt = ranking.others[0]
         lines.append(f"  runner-up: {visible(nxt.name)}: {_value(nxt, q.unit)}; {_versus(nxt, ranking)}")
-    for entry in ranking.others[1:]:
+    for entry in ranking.others[1:LISTED]:
         lines.append(f"  also measured: {visible(entry.name)}: {_value(entry, q.unit)}; {_versus(entry, ranking)}")
+    if len(ranking.others) > LISTED:
+        lines.append(f"  and {len(ranking.others) - LISTED} more candidates, each separable from the recommendation"
+                     if all(e.vs_leader is not None and e.vs_leader.separable for e in ranking.others[LISTED:]) else
+                     f"  and {len(ranking.others) - LISTED} more candidates (iobench show the run to see them)")
     alternative = _alternative(evidence, best.name)
     if alternative is not None:
         lines += cost_lines(evidence, workload, best.name, *alternative)

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .advise import add_command as add_advise_command
+from .advise_command import add_command as add_advise_command
 from .paths import RESULTS_DIR
 from .redact import redact
 from .signals import Terminated, sigterm_as_interrupt
