@@ -153,7 +153,8 @@ def advice_lines(workload: Workload, evidence: Evidence) -> list[str]:
     first = evidence.rows.iloc[0]
     read_by = set(best.rows["read_by"].dropna().astype(str)) - {f["writer"]} if "read_by" in best.rows else set()
     lines = [f"Workload: {visible(workload.describe())}",
-             f"Recommendation: writer {visible(f['writer'])}, codec {visible(f['codec'])}, "
+             f"{'Recommendation' if ranking.status in ('winner', 'alone') else 'Best median (no winner claimed)'}: "
+             f"writer {visible(f['writer'])}, codec {visible(f['codec'])}, "
              f"chunks {visible(f['chunks'])}, shards {visible(f['shards'])}, threads: {_threads(best.rows)}"
              + (f" (read by {visible(', '.join(sorted(read_by)))})" if read_by else ""),
              f"  {_verdict(ranking)}"]
