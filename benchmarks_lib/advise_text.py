@@ -103,8 +103,9 @@ def _count(label: str, a, b) -> str | None:
     ma, mb = float(np.median(a)), float(np.median(b))
     if not (ma > 0 and mb > 0):
         return None
-    return f"{label} {ma:.0f} vs {mb:.0f} ({mb / ma:.3g}x {'fewer' if ma <= mb else 'more'})" if ma != mb else \
-        f"{label} {ma:.0f} (the same)"
+    if ma == mb:
+        return f"{label} {ma:.0f} (the same)"
+    return f"{label} {ma:.0f} vs {mb:.0f} ({max(ma, mb) / min(ma, mb):.3g}x {'fewer' if ma < mb else 'more'})"
 
 
 def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, why: str) -> list[str]:
