@@ -1,8 +1,7 @@
 """The command line: ``iobench`` (or ``python -m benchmarks_lib``).
 
-Subcommands: ``backends``, ``suites``, ``run SUITE``, ``show RUN``, ``compare RUN_A RUN_B``,
-``export RUN``, ``book``, ``ceiling``. Exit status: 0 measured/done, 1 some case failed,
-2 bad input (one line on stderr; nothing written).
+Subcommands: backends, suites, run, show, compare, export, pack, book, crosscheck, ceiling, advise. Exit status:
+0 measured/done, 1 some case failed, 2 bad input (one line on stderr; nothing written).
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .advise_command import add_command as add_advise_command
 from .paths import RESULTS_DIR
 from .redact import redact
 from .signals import Terminated, sigterm_as_interrupt
@@ -331,8 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-o", "--output", help="CSV file to write (default: records.csv in the run directory)")
     sp.add_argument("--force", action="store_true", help="replace the output file if it exists")
     sp.set_defaults(func=cmd_export)
-    sp = sub.add_parser("pack", help="a run copied into another results directory (e.g. reference/), its records in "
-                                     "one compressed parquet file")
+    sp = sub.add_parser("pack", help="a run copied into another results directory (e.g. reference/), in one file")
     sp.add_argument("run")
     sp.add_argument("dest", help="the results directory to copy it into (never written over)")
     sp.add_argument("--results-dir", default=RESULTS_DIR)
@@ -365,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--scratch-dir")
     yes(sp)
     sp.set_defaults(func=cmd_ceiling)
+    add_advise_command(sub, progress_reporter, console)
     return p
 
 

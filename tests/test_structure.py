@@ -32,7 +32,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("executors", ["executor", "cluster"]),
     ("runner", ["runner", "crosscheck"]),
     ("chapters", ["chapters."]),
-    ("pages", ["notebooks", "frontpage", "pages", "vendor", "sphinx_offline"]),
+    ("pages", ["notebooks", "frontpage", "pages", "vendor", "sphinx_offline", "advise", "advise_plan", "advise_text",
+               "advise_command"]),
     ("book", ["book"]),
     ("command line", ["cli", "__main__", ""]),
 ]

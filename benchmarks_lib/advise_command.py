@@ -1,0 +1,66 @@
+"""The ``iobench advise`` command: its options, the workload read from them, the answer from recorded runs
+(:mod:`.advise`) or from a run of its own (``--measure``: :mod:`.advise_plan`), in :mod:`.advise_text`'s words."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from .advise import checked_budget, evidence_from, find_evidence, parse_workload
+from .paths import REFERENCE, RESULTS_DIR
+
+
+def add_arguments(sp: argparse.ArgumentParser) -> None:
+    """The ``iobench advise`` options."""
+    sp.add_argument("--like", help="take shape and dtype from your file: PATH[:INNER] (Zarr, HDF5, TIFF, .npy, .vti)")
+    sp.add_argument("--shape", help="the array's shape, e.g. 512,512,512 (with --dtype, instead of --like)")
+    sp.add_argument("--dtype", help="the array's dtype, e.g. uint16")
+    sp.add_argument("--access", required=True, help="cutout:Z,Y,X, full-read, write or append (frames along axis 0)")
+    sp.add_argument("--fsync", action=argparse.BooleanOptionalAction, default=True,
+                    help="durable writes: fsync before a write counts as done (default: yes)")
+    sp.add_argument("--threads", help="threads available (rows of more threads are left out)")
+    sp.add_argument("--results-dir", action="append",
+                    help=f"recorded runs to answer from, repeatable (default: {RESULTS_DIR}/ and reference/)")
+    sp.add_argument("--measure", action="store_true", help="measure the workload on your --like file first")
+    sp.add_argument("--budget", default="3m", help="time for --measure: 90s, 3m, 1h (default 3m)")
+    sp.add_argument("--run-id", help="the --measure run's id; an existing one is resumed")
+    sp.add_argument("--scratch-dir", help="scratch directory for --measure")
+
+
+def add_command(sub, progress_reporter: Callable, console) -> None:
+    """``iobench advise``: its options and the command, which shows the command line's progress bar and prints
+    on its console (passed in: they live above this module)."""
+    from .terminal import text
+
+    sp = sub.add_parser("advise", help="which writer, codec, chunks and shards for your workload, with the evidence")
+    add_arguments(sp)
+
+    def command(args: argparse.Namespace) -> int:
+        with progress_reporter() as progress:
+            lines = advise(args, progress)
+        for line in lines:
+            console.print(text(line))
+        return 0
+
+    sp.set_defaults(func=command)
+
+
+def advise(args: argparse.Namespace, progress=None) -> list[str]:
+    """The command's answer as lines of text (record strings in them: print them as text, never markup)."""
+    from .advise_plan import measure
+    from .advise_text import advice_lines, not_covered_lines  # pandas and the chapters: only when advising
+
+
+    workload = parse_workload(args.like, args.shape, args.dtype, args.access, args.fsync, args.threads)
+    dirs = args.results_dir or [RESULTS_DIR, REFERENCE]
+    if args.measure:
+        budget = checked_budget(args.budget)
+        result, notes = measure(workload, budget, dirs[0], args.run_id, args.scratch_dir, progress)
+        evidence = evidence_from(result.run_dir, result.meta, workload, result.df)
+        return notes + (advice_lines(workload, evidence) if evidence else not_covered_lines(workload, [result.run_dir]))
+    checked_budget(args.budget)
+    evidence = find_evidence(dirs, workload)
+    return advice_lines(workload, evidence) if evidence else not_covered_lines(workload, dirs)
+
+
+__all__ = ["add_arguments", "add_command", "advise"]

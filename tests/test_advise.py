@@ -1,0 +1,98 @@
+"""``iobench advise``: the answer from a recorded writers run, the "not covered" line, bad inputs (exit 2, one
+line), and ``--measure`` on a tiny file within its budget (real runs of the writers suite at tiny sizes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks_lib.advise import parse_budget, parse_workload
+from benchmarks_lib.cli import main
+from benchmarks_lib.runner import run_suite
+from benchmarks_lib.specs import SpecError
+
+
+def _npy(path, side: int) -> str:
+    rng = np.random.default_rng(0)
+    np.save(path, (rng.integers(0, 4, (side, side, side)) * 40).astype("uint16"))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """A small recorded writers run (read and sharding tests) on a 32^3 .npy: (file, results dir, run id)."""
+    base = tmp_path_factory.mktemp("advise")
+    data = _npy(base / "cube.npy", 32)
+    run_suite("writers", {"backends": ["zarr-python", "tensorstore"], "tests": ["read", "sharding"],
+                          "dataset": f"file:{data}", "shard_datasets": [f"file:{data}"],
+                          "read_dims": "z:32:16,y:32:16,x:32:16", "shard_volume": 32, "shard": 32,
+                          "inner_chunks": [16], "cutout": 8, "cutout_positions": 2, "iterations": 2, "warmups": 0},
+              results_dir=base / "results", run_id="advise-recorded", scratch_dir=base / "scratch", ceiling=False,
+              progress=None)
+    return data, str(base / "results"), "advise-recorded"
+
+
+def test_the_answer_rests_on_the_recorded_rows(recorded, capsys):
+    data, results, run_id = recorded
+    assert main(["advise", "--like", data, "--access", "cutout:8,8,8", "--results-dir", results]) == 0
+    out = capsys.readouterr().out
+    assert "Best median (no winner claimed): writer " in out
+    assert "chunks " in out and "shards " in out and "threads:" in out
+    assert f"Evidence: run {run_id}" in out and "(your data)" in out and "n=2" in out
+    assert "runner-up: " in out and "too few iterations to rank" in out  # n=2: the rule says so, no winner claimed
+    assert "Cost against " in out and "files on disk:" in out
+
+
+def test_a_workload_no_run_covers_says_so_in_one_line(recorded, capsys):
+    data, results, _ = recorded
+    assert main(["advise", "--like", data, "--access", "write", "--results-dir", results]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("Not covered:") and "--measure" in out[0]
+    # cutouts of another size are another workload: not covered either
+    assert main(["advise", "--like", data, "--access", "cutout:16,16,16", "--results-dir", results]) == 0
+    assert capsys.readouterr().out.startswith("Not covered:")
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--access", "cutout:a,b,c"], "cutout size"),
+    (["--access", "cutout"], "no cutout shape"),
+    (["--access", "scan"], "--access"),
+    (["--access", "cutout:8,8"], "has 2 sizes"),
+    (["--access", "write", "--budget", "3x"], "--budget '3x' is not a time"),
+    (["--access", "write", "--budget", "1s"], "--budget 1 is out of range"),
+])
+def test_bad_input_is_one_line_and_exit_2(recorded, capsys, argv, says):
+    data, results, _ = recorded
+    assert main(["advise", "--like", data, "--results-dir", results, *argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+
+
+def test_a_missing_like_file_is_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["advise", "--like", str(tmp_path / "nope.npy"), "--access", "write"]) == 2
+    err = capsys.readouterr().err
+    assert "--like" in err and "does not exist" in err and err.count("\n") == 1
+
+
+def test_the_workload_vocabulary():
+    assert parse_budget("3m") == 180 and parse_budget("90s") == 90 and parse_budget("1h") == 3600
+    w = parse_workload(None, "512,512,512", "uint16", "cutout:64,64,64", fsync=False, threads="4")
+    assert (w.shape, w.dtype, w.access, w.cutout, w.fsync, w.threads) == ((512,) * 3, "uint16", "cutout",
+                                                                          (64,) * 3, False, 4)
+    with pytest.raises(SpecError, match="not both"):
+        parse_workload("x.npy", "8,8", "uint8", "write")
+    with pytest.raises(SpecError, match="larger than the data"):
+        parse_workload(None, "8,8", "uint8", "cutout:16,16")
+
+
+def test_measure_answers_within_its_budget(tmp_path, capsys):
+    """--measure runs the writers suite itself on the file (a resumable run of its own) and answers from it."""
+    data = _npy(tmp_path / "tiny.npy", 24)
+    argv = ["advise", "--like", data, "--access", "cutout:8,8,8", "--measure", "--budget", "60s",
+            "--results-dir", str(tmp_path / "results"), "--scratch-dir", str(tmp_path / "scratch"),
+            "--run-id", "advise-tiny"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "plan: about" in out and "--run-id advise-tiny" in out
+    assert ": writer " in out and "Evidence: run advise-tiny" in out and "(your data)" in out
+    assert list((tmp_path / "results").glob("*/advise-tiny/run.json"))
