@@ -36,6 +36,6 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     return rows
 
 
-SUITE = Suite(name="toy", title="Toy copies", measures="one buffer copied in memory", build_cases=build_cases, run_case=run_case,
-              profiles=PROFILES, ceiling_bytes=lambda cases: 2**20, time_budget_s={"quick": 10},
+SUITE = Suite(name="toy", title="Toy copies", measures="one buffer copied in memory", build_cases=build_cases,
+              run_case=run_case, profiles=PROFILES, ceiling_bytes=lambda cases: 2**20, time_budget_s={"quick": 10},
               case_keys=("nbytes",), smoke={"nbytes": "64KiB", "iterations": 1, "warmups": 0})
