@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .specs import DTYPES, SpecError, parse_choice, parse_count, parse_dtype, parse_int_list
+from .specs import DTYPES, SpecError, parse_choice, parse_count, parse_dtype, parse_int_list, parse_seconds
 
 ACCESS = ("cutout:Z,Y,X", "full-read", "write", "append")
 
@@ -81,20 +81,14 @@ def parse_access(text: str) -> tuple[str, tuple[int, ...] | None]:
 
 
 def parse_budget(text: str) -> float:
-    """A time budget: ``90``/``90s``, ``3m``, ``1h`` (at least 10 s, at most a day), in seconds."""
+    """A time budget in seconds: ``90``/``90s``, ``3m``, ``1h``; at least 10 s, at most a day."""
     value = str(text).strip().lower()
-    scale = {"s": 1, "m": 60, "h": 3600}.get(value[-1:], 1) if value else 1
-    digits = value[:-1] if value[-1:] in ("s", "m", "h") else value
+    scale = {"s": 1, "m": 60, "h": 3600}.get(value[-1:])
     try:
-        return scale * float(digits)
+        seconds = float(value[:-1] if scale else value) * (scale or 1)
     except ValueError:
         raise SpecError(f"--budget {text!r} is not a time; e.g. 90s, 3m, 1h") from None
-
-
-def checked_budget(text: str) -> float:
-    from .specs import parse_seconds
-
-    return parse_seconds(parse_budget(text), "--budget", minimum=10, maximum=86400)
+    return parse_seconds(seconds, "--budget", minimum=10, maximum=86400)
 
 
 def parse_workload(like: str | None, shape: str | None, dtype: str | None, access: str, fsync: bool = True,
@@ -244,6 +238,6 @@ def find_evidence(results_dirs: Sequence[str | Path], workload: Workload) -> Evi
     return found
 
 
-__all__ = ["ACCESS", "QUESTIONS", "Evidence", "Question", "Workload", "checked_budget", "evidence_from",
+__all__ = ["ACCESS", "QUESTIONS", "Evidence", "Question", "Workload", "evidence_from",
            "find_evidence", "matching_rows", "parse_access", "parse_budget", "parse_workload", "shape_text",
            "with_candidates"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from .advise import checked_budget, evidence_from, find_evidence, parse_workload
+from .advise import evidence_from, find_evidence, parse_budget, parse_workload
 from .paths import REFERENCE, RESULTS_DIR
 
 
@@ -52,13 +52,12 @@ def advise(args: argparse.Namespace, progress=None) -> list[str]:
 
 
     workload = parse_workload(args.like, args.shape, args.dtype, args.access, args.fsync, args.threads)
+    budget = parse_budget(args.budget)
     dirs = args.results_dir or [RESULTS_DIR, REFERENCE]
     if args.measure:
-        budget = checked_budget(args.budget)
         result, notes = measure(workload, budget, dirs[0], args.run_id, args.scratch_dir, progress)
         evidence = evidence_from(result.run_dir, result.meta, workload, result.df)
         return notes + (advice_lines(workload, evidence) if evidence else not_covered_lines(workload, [result.run_dir]))
-    checked_budget(args.budget)
     evidence = find_evidence(dirs, workload)
     return advice_lines(workload, evidence) if evidence else not_covered_lines(workload, dirs)
 

@@ -178,19 +178,13 @@ def aa_run(results: Path, scratch: Path, run_id: str) -> None:
 
 def others_cpu_pct(seconds: float = 1.0) -> float:
     """The share of the machine's CPU that processes other than this one used over the next ``seconds``
-    (``/proc/stat``); the load average would still count the tests that ran a minute ago."""
-    from benchmarks_lib.measure.load import read_cpu_times
+    (``measure.load``, as each case records it); the load average would still count the tests that ran a minute
+    ago."""
+    from benchmarks_lib.measure.load import case_columns, snapshot
 
-    def own() -> float:
-        t = os.times()
-        return t.user + t.system
-
-    first, mine, t0 = read_cpu_times(), own(), time.monotonic()
+    before = snapshot((os.getpid(),))
     time.sleep(seconds)
-    last = read_cpu_times()
-    if first is None or last is None:
-        return 0.0
-    return max(0.0, 100 * ((last[0] - first[0]) - (own() - mine)) / ((time.monotonic() - t0) * last[3]))
+    return case_columns(before, snapshot((os.getpid(),)))["other_cpu_pct"] or 0.0
 
 
 @pytest.mark.quiet

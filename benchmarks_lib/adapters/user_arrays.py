@@ -230,15 +230,7 @@ class TiffSource(SourceArray):
         except BaseException:
             self._tif.close()
             raise
-        self.inner = inner
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._series.shape)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return np.dtype(self._series.dtype)
+        self.inner, self._array = inner, self._series  # shape and dtype from the series; read page by page
 
     def read(self, index: tuple[slice, ...]) -> np.ndarray:
         lead, rest = index[:len(self._lead)], index[len(self._lead):]

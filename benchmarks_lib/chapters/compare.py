@@ -276,7 +276,7 @@ class Comparison:
         """How many cases got each verdict, in one sentence."""
         got = self.table["verdict"].value_counts()
         parts = [f"{int(got[v])} {v}" for v in VERDICTS if v in got]
-        drift = f"; {self.drift()}" if self.drift() else ""
+        drift = f"; {moved}" if (moved := self.drift()) else ""
         return (f"{len(self.table)} case(s): " + ", ".join(parts) + f" (threshold {self.threshold:.0%}, "
                 f"judged on the whole 95% interval of the time ratio){drift}") if parts else "No case has a time."
 
