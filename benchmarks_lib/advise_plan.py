@@ -92,17 +92,12 @@ def suite_params(workload: Workload, backends: list[str], inner: list[int]) -> d
 
 
 def estimate(params: dict) -> float:
-    """The writers suite's own estimate (seconds) for a run of ``params`` (``runner.check_load``), times the
-    sharding test's layouts (the suite's estimate counts a case's runs, and a sharding case writes and reads each
-    of its layouts that many times)."""
+    """The writers suite's own estimate (seconds) for a run of ``params`` (``runner.check_load``)."""
     from .runner import check_load, plan
-    from .suites.writers_sizes import shard_layouts
 
     merged, cases, _ = plan("writers", params, "quick", ceiling=False)
     found = check_load("writers", "quick", cases, merged["iterations"] + merged["warmups"], None, True)
-    layouts = len(shard_layouts(params["shard_volume"], params["shard"], params["inner_chunks"])) \
-        if "sharding" in params["tests"] else 1
-    return found[0] * layouts if found else 0.0
+    return found[0] if found else 0.0
 
 
 def fit_to_budget(workload: Workload, budget_s: float) -> tuple[dict, list[str]]:

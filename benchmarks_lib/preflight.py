@@ -135,7 +135,8 @@ def estimate_seconds(suite: Suite, profile: str, cases: list[Case], runs: int,
         return None
 
     def sizes(of: list[Case]) -> list[int]:
-        return [suite.scratch_bytes([c]) for c in of if c.suite == suite.name]
+        work = suite.work_bytes or (lambda c: suite.scratch_bytes([c]))
+        return [work(c) for c in of if c.suite == suite.name]
 
     reference = stated[0]
     reference_runs, reference_cases = defaults(reference)

@@ -75,6 +75,8 @@ class Suite:
     profiles: dict[str, dict] = field(default_factory=dict)
     #: bytes of scratch space a case needs at most, for the free-disk check
     scratch_bytes: Callable[[list[Case]], int] = lambda cases: 0
+    #: bytes one run of a case moves, the per-byte part of the time estimate; None = its ``scratch_bytes``
+    work_bytes: Callable[[Case], int] | None = None
     #: bytes the run's ceiling case moves (raw write/read, memcpy); None = the profile's default
     ceiling_bytes: Callable[[list[Case]], int] | None = None
     #: (case, iterations) -> seconds a case may run before it is killed; None = the runner's default

@@ -67,7 +67,7 @@ from .timed_io import (
     write_store,
 )
 from .verification import verify, verify_rows, verify_scope
-from .writers_sizes import ceiling_bytes, scratch_bytes, shard_layouts
+from .writers_sizes import ceiling_bytes, scratch_bytes, shard_layouts, work_bytes
 
 TESTS = ("write", "append", "read", "sharding")
 
@@ -384,7 +384,7 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
-    scratch_bytes=scratch_bytes,
+    scratch_bytes=scratch_bytes, work_bytes=work_bytes,
     ceiling_bytes=ceiling_bytes,
     label_keys=("test", "dataset", "codec"),
     case_keys=("test", "dataset", "codec", "nbytes", "multiplier", "layout", "inner_chunk", "shard_size", "cutout_kind",

@@ -51,6 +51,14 @@ def scratch_bytes(cases: list[Case]) -> int:
     return 3 * max((_case_bytes(c) for c in cases), default=0) + sum(pools.values())
 
 
+def work_bytes(case: Case) -> int:
+    """The bytes one run of a case writes: its largest store, once per dataset and layout of a sharding case."""
+    p = case.params
+    if p["test"] != "sharding":
+        return _case_bytes(case)
+    return _case_bytes(case) * len(p["datasets"]) * len(shard_layouts(p["shard_volume"], p["shard"], p["inner_chunks"]))
+
+
 def ceiling_bytes(cases: list[Case]) -> int:
     """The ceiling is measured on the bytes of the largest case (at most 2 GiB)."""
     return min(max((_case_bytes(c) for c in cases), default=64 * 2**20), 2 * 2**30)
