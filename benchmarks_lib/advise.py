@@ -20,6 +20,9 @@ from pathlib import Path
 from .specs import DTYPES, SpecError, parse_choice, parse_count, parse_dtype, parse_int_list, parse_seconds
 
 ACCESS = ("cutout:Z,Y,X", "full-read", "write", "append")
+#: the baseline writer (a flat file of raw bytes, never compressed): the machine's own ceiling for the access, shown
+#: beside the recommendation, never a candidate (it stores no format and applies no codec: not like for like)
+BASELINE = "raw"
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,8 @@ class Evidence:
     run_dir: Path
     meta: dict
     own_data: bool
+    #: the group's rows of the BASELINE writer (empty where it was not measured)
+    baseline: object = None
 
 
 def evidence_from(run_dir: Path, meta: dict, workload: Workload, df=None) -> Evidence | None:
@@ -219,12 +224,15 @@ def evidence_from(run_dir: Path, meta: dict, workload: Workload, df=None) -> Evi
     if rows.empty:
         return None
     rows = best_group(with_candidates(rows), workload)
+    baseline, rows = rows[rows["backend"] == BASELINE], rows[rows["backend"] != BASELINE]
+    if rows.empty:
+        return None
     q = workload.question
     parts = {str(name): part for name, part in rows.groupby("candidate", sort=True)}
     ranking = rank_samples({n: p[q.value].astype("float64") for n, p in parts.items()}, q.higher,
                            {"group": rows["group"].iloc[0]}, parts)
     own = workload.like_label is not None and bool((rows["dataset"].astype(str) == workload.like_label).all())
-    return Evidence(ranking, rows, df, run_dir, meta, own)
+    return Evidence(ranking, rows, df, run_dir, meta, own, baseline)
 
 
 def find_evidence(results_dirs: Sequence[str | Path], workload: Workload) -> Evidence | None:
@@ -238,6 +246,6 @@ def find_evidence(results_dirs: Sequence[str | Path], workload: Workload) -> Evi
     return found
 
 
-__all__ = ["ACCESS", "QUESTIONS", "Evidence", "Question", "Workload", "evidence_from",
+__all__ = ["ACCESS", "BASELINE", "QUESTIONS", "Evidence", "Question", "Workload", "evidence_from",
            "find_evidence", "matching_rows", "parse_access", "parse_budget", "parse_workload", "shape_text",
            "with_candidates"]

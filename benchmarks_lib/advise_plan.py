@@ -13,6 +13,7 @@ drop stated; a budget that not even one writer fits is refused before anything r
 from __future__ import annotations
 
 import datetime as dt
+import math
 import time
 from pathlib import Path
 
@@ -30,17 +31,43 @@ STOP_SHARE = 0.85
 ITERATIONS, FEWEST_ITERATIONS, WARMUPS = 8, 6, 1
 #: the largest side of a measured crop (the quick profile's sizes)
 LARGEST_SIDE = 256
+#: appends keep the file's frames whole up to this size (a larger frame is cropped, its largest side halved until
+#: it fits), and append about APPEND_BYTES per repeat: a frame stream's speed depends on the frame's size
+FRAME_BYTES, APPEND_BYTES = 32 << 20, 256 << 20
+#: the fewest and most frames one append repeat writes
+FRAMES = (8, 512)
 
 
 def _pow2_floor(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
 
+def _names(ndim: int) -> list[str]:
+    return list(("t", "c", "z", "y", "x")[-ndim:]) if ndim <= 5 else [f"d{i}" for i in range(ndim)]
+
+
 def _dims(shape: tuple[int, ...], chunk: int) -> str:
     """Dims for a crop of ``shape`` (each axis at most LARGEST_SIDE), chunks of ``chunk`` (at most the axis)."""
-    names = ("t", "c", "z", "y", "x")[-len(shape):] if len(shape) <= 5 else [f"d{i}" for i in range(len(shape))]
     sides = [min(n, LARGEST_SIDE) for n in shape]
-    return ",".join(f"{name}:{n}:{min(chunk, n)}" for name, n in zip(names, sides, strict=True))
+    return ",".join(f"{name}:{n}:{min(chunk, n)}" for name, n in zip(_names(len(shape)), sides, strict=True))
+
+
+def append_plan(shape: tuple[int, ...], dtype: str) -> tuple[str, int]:
+    """(dims, frames) of a frame stream along the first axis: whole frames up to FRAME_BYTES (else the largest
+    side halved until one fits), each frame in two chunks along its first axis as the writers suite's own stream
+    (``t:64,y:1080:540,x:1920``), and about APPEND_BYTES of frames (FRAMES bounds, at most the file's)."""
+    import numpy as np
+
+    frame = list(shape[1:])
+    itemsize = np.dtype(dtype).itemsize
+    while math.prod(frame) * itemsize > FRAME_BYTES:
+        frame[frame.index(max(frame))] //= 2
+    frames = max(FRAMES[0], min(FRAMES[1], APPEND_BYTES // (math.prod(frame) * itemsize)))
+    frames = min(frames, shape[0])
+    chunks = [-(-frame[0] // 2), *frame[1:]]
+    axes = [f"t:{frames}"] + [f"{name}:{n}:{c}" for name, n, c in zip(_names(len(shape))[1:], frame, chunks,
+                                                                         strict=True)]
+    return ",".join(axes), frames
 
 
 def writers_for(workload: Workload) -> list[str]:
@@ -85,9 +112,9 @@ def suite_params(workload: Workload, backends: list[str], inner: list[int]) -> d
     elif workload.access == "write":
         params.update(tests=["write"], dims=_dims(workload.shape, 64), multipliers=[1])
     else:  # append: frames along the first axis
-        frames = min(workload.shape[0], 64)
-        params.update(tests=["append"], dims=_dims(workload.shape, 1 << 30),
-                      append_frames=frames, append_step=max(1, frames // 4), append_repeats=ITERATIONS)
+        dims, frames = append_plan(workload.shape, workload.dtype)
+        params.update(tests=["append"], dims=dims, append_frames=frames, append_step=max(1, frames // 4),
+                      append_repeats=ITERATIONS)
     return params
 
 

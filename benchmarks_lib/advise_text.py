@@ -15,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .advise import Evidence, Workload
+from .advise import BASELINE, Evidence, Workload
 from .chapters.ranking import Entry, Ranking, countable, number
+from .specs import format_bytes
 from .stats import CONFIDENCE, coverage, two_sample
 from .terminal import visible
 
@@ -97,15 +98,15 @@ def _ratio(label: str, a, b) -> str | None:
     return f"{label} {t.ratio:.2f}x the time{interval} ({t.verdict()}, n={t.n_a}/{t.n_b})"
 
 
-def _count(label: str, a, b) -> str | None:
+def _count(label: str, a, b, unit=lambda v: f"{v:.0f}") -> str | None:
     if a is None or b is None or not len(a) or not len(b):
         return None
     ma, mb = float(np.median(a)), float(np.median(b))
     if not (ma > 0 and mb > 0):
         return None
-    if ma == mb:
-        return f"{label} {ma:.0f} (the same)"
-    return f"{label} {ma:.0f} vs {mb:.0f} ({max(ma, mb) / min(ma, mb):.3g}x {'fewer' if ma < mb else 'more'})"
+    if max(ma, mb) / min(ma, mb) < 1.01:
+        return f"{label} {unit(ma)} vs {unit(mb)} (within 1%)"
+    return f"{label} {unit(ma)} vs {unit(mb)} ({max(ma, mb) / min(ma, mb):.3g}x {'fewer' if ma < mb else 'more'})"
 
 
 def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, why: str) -> list[str]:
@@ -124,7 +125,8 @@ def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, 
         _ratio("  time per access:", column(group, chosen, "elapsed_s"), column(group, other, "elapsed_s")),
         _ratio("  whole write:", column(writes, chosen, "elapsed_s"), column(writes, other, "elapsed_s")),
         _count("  files on disk:", column(access, chosen, "inodes"), column(access, other, "inodes")),
-        _count("  bytes on disk:", column(access, chosen, "bytes_on_disk"), column(access, other, "bytes_on_disk")),
+        _count("  bytes on disk:", column(access, chosen, "bytes_on_disk"), column(access, other, "bytes_on_disk"),
+               format_bytes),
     ]
     lines += [line for line in found if line]
     return lines if len(lines) > 1 else []
@@ -177,6 +179,15 @@ def advice_lines(workload: Workload, evidence: Evidence) -> list[str]:
         lines.append(f"  and {len(ranking.others) - LISTED} more candidates, each separable from the recommendation"
                      if all(e.vs_leader is not None and e.vs_leader.separable for e in ranking.others[LISTED:]) else
                      f"  and {len(ranking.others) - LISTED} more candidates (iobench show the run to see them)")
+    if evidence.baseline is not None and len(evidence.baseline):
+        base = evidence.baseline[q.value].astype(float).to_numpy()
+        scale, unit = (1e3, "ms per cutout") if q.unit == "s per cutout" else (1.0, q.unit)
+        lines.append(f"Baseline ({BASELINE}: a flat file of the raw bytes, no format, no codec; not a candidate): "
+                     f"{number(float(np.median(base)) * scale)} {unit} (n={len(base)})")
+        share = _ratio("  the recommendation takes", best.rows["elapsed_s"].astype(float).to_numpy(),
+                       evidence.baseline["elapsed_s"].astype(float).to_numpy())
+        if share:
+            lines.append(share.replace("x the time", "x the baseline's time", 1))
     alternative = _alternative(evidence, best.name)
     if alternative is not None:
         lines += cost_lines(evidence, workload, best.name, *alternative)

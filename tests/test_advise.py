@@ -96,3 +96,32 @@ def test_measure_answers_within_its_budget(tmp_path, capsys):
     assert "plan: about" in out and "--run-id advise-tiny" in out
     assert ": writer " in out and "Evidence: run advise-tiny" in out and "(your data)" in out
     assert list((tmp_path / "results").glob("*/advise-tiny/run.json"))
+
+
+def test_a_frame_stream_keeps_its_frames_whole():
+    """Appends measure the file's own frames (a frame stream's speed depends on the frame's size), up to 32 MiB
+    a frame, about 256 MiB a repeat, never more frames than the file holds."""
+    from benchmarks_lib.advise_plan import append_plan
+
+    assert append_plan((1000, 2048, 2048), "uint16") == ("t:32,y:2048:1024,x:2048:2048", 32)
+    assert append_plan((10, 8192, 8192), "uint16") == ("t:8,y:4096:2048,x:4096:4096", 8)
+    assert append_plan((5, 100, 200), "uint8") == ("t:5,y:100:50,x:200:200", 5)
+
+
+def test_the_raw_baseline_is_shown_beside_the_answer_not_ranked(tmp_path, capsys):
+    """The raw flat file stores no format and applies no codec: it is the machine's ceiling for the access, stated
+    as such, and the recommendation is among the real writers."""
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "frames.npy", (rng.integers(0, 4, (8, 64, 64)) * 40).astype("uint16"))
+    results = tmp_path / "results"
+    run_suite("writers", {"backends": ["raw", "tensorstore"], "tests": ["append"],
+                          "dataset": f"file:{tmp_path / 'frames.npy'}", "dims": "t:8,y:64:32,x:64",
+                          "append_frames": 8, "append_step": 4, "append_repeats": 2, "iterations": 2, "warmups": 0},
+              results_dir=results, run_id="frames", scratch_dir=tmp_path / "scratch", ceiling=False, progress=None)
+    assert main(["advise", "--like", str(tmp_path / "frames.npy"), "--access", "append",
+                 "--results-dir", str(results)]) == 0
+    out = capsys.readouterr().out
+    answer = next(line for line in out.splitlines() if ": writer " in line)
+    assert "writer tensorstore" in answer and "raw" not in answer
+    assert "Baseline (raw: a flat file of the raw bytes" in out and "x the baseline's time" in out
+    assert "the only candidate measured" in out  # raw is not a candidate: tensorstore stands alone
