@@ -185,3 +185,27 @@ def test_the_machine_page_shows_where_the_time_went(small_run, tmp_path):
     page = write_machine_page(small_run.run_dir.parent.parent, tmp_path, ["accounting"]).read_text()
     section = page.split("## Where the time went", 1)[1]
     assert "| writers | `accounting` |" in section and "timed share" in section
+
+
+def test_a_generated_array_is_made_once_per_run_and_a_damaged_copy_is_made_again(tmp_path):
+    """The suites that hand a whole array to every backend load it from the run's inputs after the first case; a
+    copy whose bytes no longer match its digest is generated again, never used."""
+    import numpy as np
+
+    from benchmarks_lib.datasets import Dataset
+    from benchmarks_lib.inputs.arrays import generated
+    from benchmarks_lib.scratch import create_marked_dir
+
+    case = create_marked_dir(tmp_path / "run") / "case-1"
+    case.mkdir()
+    dataset = Dataset("em_like", (4, 32, 32))
+    index = (slice(0, 2), slice(None), slice(None))
+    first = generated(dataset, index, case)
+    kept = list((case.parent / "inputs").glob("array-*.npy"))
+    assert len(kept) == 1 and np.array_equal(first, dataset.region(index))
+    again = generated(dataset, index, case)
+    assert np.array_equal(again, first)
+    data = np.load(kept[0])
+    data[0, 0, 0] ^= 1
+    np.save(kept[0], data)
+    assert np.array_equal(generated(dataset, index, case), dataset.region(index))

@@ -233,7 +233,8 @@ def _run_arrays(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
                 rows += skip_rows(why, columns, who.operations)
                 continue
             if name not in cache:
-                cache[name] = array_data(dataset, dims.chunks, p.get("generate_bytes"), split=who.kind == "codec")
+                cache[name] = array_data(dataset, dims.chunks, p.get("generate_bytes"), split=who.kind == "codec",
+                                         scratch=ctx.scratch)
             data = cache[name]
             columns["data_tiled"] = data.tiled
             path = ctx.scratch / "store.zarr"

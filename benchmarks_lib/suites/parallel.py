@@ -50,6 +50,7 @@ from ..adapters.obstore_s3 import delete_prefix
 from ..datasets import Dataset
 from ..durability import durability_columns
 from ..environment import usable_cores
+from ..inputs.arrays import generated
 from ..measure import sync_store, timed
 from ..specs import (
     ArraySpec,
@@ -252,7 +253,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     columns["store"] = "s3" if s3 else "file"
     rows: list[dict] = []
     path: Path | S3Target = ctx.scratch / "parallel.zarr"
-    values = dataset.region(tuple(slice(None) for _ in spec.shape))  # once, before any clock
+    values = generated(dataset, tuple(slice(None) for _ in spec.shape), ctx.scratch)  # once, before any clock
     with ExitStack() as stack:
         server = None
         if s3 and p["endpoint"] is None:

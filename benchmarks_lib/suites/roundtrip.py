@@ -27,6 +27,7 @@ import numpy as np
 from ..datasets import Dataset, checksum_array
 from ..durability import durability_columns
 from ..environment import usable_cores
+from ..inputs.arrays import generated
 from ..measure import (
     Measurement,
     cold_read_state,
@@ -152,22 +153,27 @@ def skip_rows(reason: str, columns: dict, operations: Iterable[str] = ("write", 
 
 
 # -- data ----------------------------------------------------------------------------------
-def suite_data(dataset: Dataset, chunks: tuple[int, ...], generate_bytes: int | None) -> tuple[np.ndarray, bool]:
+def suite_data(dataset: Dataset, chunks: tuple[int, ...], generate_bytes: int | None,
+               scratch: Path | None = None) -> tuple[np.ndarray, bool]:
     """The whole array handed to the writers, made before any clock; and whether it is tiled.
 
     Generated in full up to ``generate_bytes`` (None: always). A larger array is its first whole
     chunks along axis 0 (about ``generate_bytes``) repeated to the full shape: every chunk is
     compressed on its own, so each costs and compresses what a generated one does, while the
-    quick profile's sizes stop paying seconds of generation per case (``data_tiled`` in the rows).
+    quick profile's sizes stop paying seconds of generation per case (``data_tiled`` in the rows). With the case's
+    ``scratch``, what is generated is kept for the run's later cases (:func:`inputs.arrays.generated`).
     """
+    def region(index: tuple[slice, ...]) -> np.ndarray:
+        return dataset.region(index) if scratch is None else generated(dataset, index, scratch)
+
     full = tuple(slice(0, n) for n in dataset.shape)
     lead = dataset.shape[0]
     if generate_bytes is not None and dataset.nbytes > generate_bytes:
         step = chunks[0]
         lead = max(step, generate_bytes // (dataset.nbytes // dataset.shape[0]) // step * step)
     if lead >= dataset.shape[0]:  # a file's crop shorter than the array repeats itself (``user_data``)
-        return dataset.region(full), getattr(dataset, "tiled", False)
-    pool = dataset.region((slice(0, lead), *full[1:]))
+        return region(full), getattr(dataset, "tiled", False)
+    pool = region((slice(0, lead), *full[1:]))
     reps = -(-dataset.shape[0] // lead)
     return np.ascontiguousarray(np.concatenate([pool] * reps, axis=0)[: dataset.shape[0]]), True
 
@@ -204,9 +210,9 @@ class ArrayData:
 
 
 def array_data(dataset: Dataset, chunks: tuple[int, ...], generate_bytes: int | None, *,
-               split: bool) -> ArrayData:
+               split: bool, scratch: Path | None = None) -> ArrayData:
     """The array for ``dataset`` (see :func:`suite_data`), its checksum, and (``split``) its chunks."""
-    values, tiled = suite_data(dataset, chunks, generate_bytes)
+    values, tiled = suite_data(dataset, chunks, generate_bytes, scratch)
     return ArrayData(values, checksum_array(values), tiled, split_chunks(values, chunks) if split else [])
 
 

@@ -35,7 +35,9 @@ import numpy as np
 from ..adapters import adapter_class
 from ..adapters.obstore_s3 import delete_prefix, list_objects
 from ..durability import durability_columns
+from ..inputs.arrays import generated
 from ..measure import cold_read_state, timed
+from ..measure.ledger import phase
 from ..servers.link import LinkProcess
 from ..specs import ArraySpec, SpecError, parse_codecs, parse_dims, parse_items, parse_names, parse_number
 from ..storage import S3Target, parse_s3
@@ -132,7 +134,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         return skip_rows(reason, columns)
     verified_by = verifier(cls(), spec, "s3")  # another library that reads this from S3
     columns["verified_by"] = verified_by
-    values = dataset.region(tuple(slice(None) for _ in dims.shape))  # before any clock
+    values = generated(dataset, tuple(slice(None) for _ in dims.shape), ctx.scratch)  # before any clock
     rows: list[dict] = []
     with ExitStack() as stack:
         server, link = None, None
@@ -141,13 +143,15 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
             from ..servers.minio import MinioServer, case_credentials
 
             try:
-                server = stack.enter_context(MinioServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch,
-                                                         credentials=case_credentials()))
+                with phase("prep"):
+                    server = stack.enter_context(MinioServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch,
+                                                             credentials=case_credentials()))
             except ServerUnavailable as exc:
                 return skip_rows(str(exc), columns)
             columns["server"] = f"minio {server.endpoint} (started in {server.start_s:.1f} s)"
             if p["latency_ms"]:
-                link = stack.enter_context(LinkProcess(server.port, latency_ms=p["latency_ms"]))
+                with phase("prep"):
+                    link = stack.enter_context(LinkProcess(server.port, latency_ms=p["latency_ms"]))
             direct = parse_s3(p["target"], server.endpoint)
         else:
             columns["server"] = p["endpoint"]
@@ -159,7 +163,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         columns["s3_prefix"] = target.url
         evictions = StoreEvictions()  # every cache dropped before the first cold read only (see .eviction)
         for it in range(-ctx.warmups, ctx.iterations):
-            delete_prefix(direct)
+            with phase("teardown"):
+                delete_prefix(direct)
             writer = cls()
             before = _snapshot(server, link)
             with timed(sample=False, io=False) as wrote:
@@ -204,7 +209,9 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                 rows.append(row)
                 if read_row:
                     rows.append(read_row)
-        delete_prefix(direct)
+        with phase("teardown"):
+            delete_prefix(direct)
+            stack.close()  # the server and the link stop
     return rows
 
 
@@ -235,6 +242,7 @@ def _part_bytes(traffic: dict, stored: int) -> float | None:
     return stored / parts if parts else None
 
 
+@phase("verify")
 def _verify(reader_name: str, target: S3Target, spec: ArraySpec, values: np.ndarray, scope: str = "full") -> bool:
     """The array read back by another library: whole, or (``scope`` ``sampled``) a few of its chunks."""
     reader = adapter_class(reader_name, "array")()

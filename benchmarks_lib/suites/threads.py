@@ -158,7 +158,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                    chunks=list(dims.chunks))
     if reason := array_point_reason(who, spec, threads):
         return skip_rows(reason, columns, who.operations)
-    data = array_data(dataset, dims.chunks, p.get("generate_bytes"), split=who.kind == "codec")
+    data = array_data(dataset, dims.chunks, p.get("generate_bytes"), split=who.kind == "codec",
+                      scratch=ctx.scratch)
     columns["data_tiled"] = data.tiled
     path = ctx.scratch / "store.zarr"
     # every backend here turns its own threads knob: no chunk pool
