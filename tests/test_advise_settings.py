@@ -17,8 +17,8 @@ WRITERS = ["tensorstore", "zarr-python"]
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> str:
-    """One results directory: a writers run (full reads, durable writes), a threads run (1 and 2 threads, n=5) and a compression
-    run (two codecs), all of em_like uint8 at small sizes."""
+    """One results directory: a writers run (full reads, durable writes), a threads run (1 and 2 threads, n=5) and
+    a compression run (two codecs), all of em_like uint8 at small sizes."""
     base = tmp_path_factory.mktemp("advise-settings")
     common = {"results_dir": base / "results", "scratch_dir": base / "scratch", "ceiling": False, "progress": None}
     run_suite("writers", {"backends": WRITERS, "tests": ["read", "write"], "dataset": "em_like", "read_dims": DIMS,
