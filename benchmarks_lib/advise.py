@@ -2,13 +2,16 @@
 runs of the writers suite, like for like, with the book's one ranking rule (``chapters.ranking.rank_samples``).
 
 A workload is a shape and dtype (or a file to take them from, ``--like``), an access pattern (``cutout:Z,Y,X``,
-``full-read``, ``write``, ``append``), durability and the threads available. The rows that answer it are one
-run's rows of the operation the access pattern times (cutouts: ``read_region_cold``; full reads: ``read_cold``;
-writes: ``total``; appends: ``append_total``) holding fixed the dtype, the dataset, the array shape, the cutout
-size and kind, and the fsync policy; runs are never pooled. The person's own data is preferred to synthetic
-data, then the newest run. ``--measure`` runs the writers suite itself on the person's file (:mod:`.advise_plan`
-fits its cases to the time budget) and answers from that run. The words are :mod:`.advise_text`'s, the command
-:mod:`.advise_command`'s.
+``full-read``, ``write``, ``append``, and remote reads over a link of a given latency: ``remote-read:10ms``,
+``remote-cutout:Z,Y,X@10ms``), durability and the threads available. The rows that answer it are one run's rows of
+the operation the access pattern times (cutouts: ``read_region_cold``; full reads: ``read_cold``; writes:
+``total``; appends: ``append_total``; remote reads: the s3 suite's ``read`` and the cache suite's
+``zarr_read_whole`` or ``zarr_read_cutouts``, at that latency only: :mod:`.advise_remote`) holding fixed the
+dtype, the dataset, the array shape, the cutout size and kind, and the fsync policy; runs are never pooled. The
+person's own data is preferred to synthetic data, then the newest run. ``--measure`` runs the writers suite (remote
+reads: the s3 suite) itself on the person's file (:mod:`.advise_plan` fits its cases to the time budget) and
+answers from that run. The words are :mod:`.advise_text`'s (threads and codec: :mod:`.advise_settings`'s), the
+command :mod:`.advise_command`'s.
 """
 
 from __future__ import annotations
@@ -17,9 +20,19 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .specs import DTYPES, SpecError, parse_choice, parse_count, parse_dtype, parse_int_list, parse_seconds
+from .specs import (
+    DTYPES,
+    SpecError,
+    parse_count,
+    parse_dtype,
+    parse_int_list,
+    parse_number,
+    parse_seconds,
+)
 
-ACCESS = ("cutout:Z,Y,X", "full-read", "write", "append")
+ACCESS = ("cutout:Z,Y,X", "full-read", "write", "append", "remote-read:MS", "remote-cutout:Z,Y,X@MS")
+#: the link latencies a remote access pattern may name (the s3 and cache suites' range)
+MAX_LATENCY_MS = 10_000
 #: the baseline writer (a flat file of raw bytes, never compressed): the machine's own ceiling for the access, shown
 #: beside the recommendation, never a candidate (it stores no format and applies no codec: not like for like)
 BASELINE = "raw"
@@ -35,6 +48,13 @@ class Question:
     value: str
     higher: bool
     unit: str
+    #: (suite, operation) of the runs that answer it; empty: the writers suite's ``operation``
+    suites: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def operations(self) -> dict[str, str]:
+        """suite -> the operation its rows record for this question."""
+        return dict(self.suites) if self.suites else {"writers": self.operation}
 
 
 QUESTIONS = {
@@ -42,6 +62,10 @@ QUESTIONS = {
     "full-read": Question(("read",), "read_cold", "gbps", True, "GB/s (cold full read)"),
     "write": Question(("write",), "total", "gbps", True, "GB/s (write)"),
     "append": Question(("append",), "append_total", "gbps", True, "GB/s (frames appended)"),
+    "remote-read": Question((), "read", "gbps", True, "GB/s (remote full read)",
+                            (("s3", "read"), ("cache", "zarr_read_whole"))),
+    "remote-cutout": Question((), "zarr_read_cutouts", "cutout_s", False, "s per cutout",
+                              (("cache", "zarr_read_cutouts"),)),
 }
 
 
@@ -59,28 +83,68 @@ class Workload:
     like: str | None = None
     #: the ``dataset`` label rows of that file carry (``file:NAME``)
     like_label: str | None = None
+    #: the link latency of a remote access pattern (ms per round trip)
+    latency_ms: float | None = None
 
     @property
     def question(self) -> Question:
         return QUESTIONS[self.access]
 
+    @property
+    def remote(self) -> bool:
+        """Reads over a link (answered from the s3 and cache suites' runs)."""
+        return self.access.startswith("remote-")
+
+    @property
+    def cutout_text(self) -> str:
+        return "x".join(map(str, self.cutout or ()))
+
     def describe(self) -> str:
-        what = f"cutouts of {'x'.join(map(str, self.cutout or ()))}" if self.access == "cutout" else self.access
+        if self.remote:
+            what = f"cutouts of {self.cutout_text}" if self.cutout else "full reads"
+            what = f"remote {what} over a {self.latency_ms:g} ms link"
+        else:
+            what = f"cutouts of {self.cutout_text}" if self.access == "cutout" else self.access
+            what += f", {'fsync' if self.fsync else 'no fsync'}"
         return (f"{'x'.join(map(str, self.shape))} {self.dtype}" + (f" ({self.like_label})" if self.like_label else "")
-                + f", {what}, {'fsync' if self.fsync else 'no fsync'}"
-                + (f", {self.threads} threads" if self.threads else ""))
+                + f", {what}" + (f", {self.threads} thread{'s' if self.threads != 1 else ''}" if self.threads else ""))
+
+
+def _cutout(text: str, sizes: str, example: str) -> tuple[int, ...]:
+    if not sizes:
+        raise SpecError(f"--access {text!r} gives no cutout shape; e.g. {example}")
+    return parse_int_list(sizes.split(","), f"--access {text!r} cutout size", maximum=1 << 20)
+
+
+def _latency(text: str, value: str, example: str) -> float:
+    """A link latency in ms (``10ms`` or ``10``), 0 to MAX_LATENCY_MS."""
+    if not value:
+        raise SpecError(f"--access {text!r} gives no link latency; e.g. {example}")
+    number = value.strip().lower().removesuffix("ms").strip()
+    return parse_number(number, f"--access {text!r} latency", minimum=0, maximum=MAX_LATENCY_MS, unit="ms")
+
+
+def parse_access_pattern(text: str) -> tuple[str, tuple[int, ...] | None, float | None]:
+    """(kind, cutout, latency in ms) of ``--access``: ``cutout:Z,Y,X`` (one positive size per axis), ``full-read``,
+    ``write``, ``append``, ``remote-read:MS`` or ``remote-cutout:Z,Y,X@MS`` (MS: ``10ms`` or ``10``)."""
+    kind, sep, rest = str(text).partition(":")
+    if kind == "cutout":
+        return "cutout", _cutout(text, rest, "cutout:64,64,64"), None
+    if kind == "remote-read":
+        return kind, None, _latency(text, rest, "remote-read:10ms")
+    if kind == "remote-cutout":
+        sizes, at, latency = rest.partition("@")
+        example = "remote-cutout:48,192,192@10ms"
+        cutout = _cutout(text, sizes, example)
+        return kind, cutout, _latency(text, latency if at else "", example)
+    if sep or kind not in ACCESS:
+        raise SpecError(f"--access {text!r} is unknown; allowed: {', '.join(ACCESS)}")
+    return kind, None, None
 
 
 def parse_access(text: str) -> tuple[str, tuple[int, ...] | None]:
-    """``cutout:Z,Y,X`` (one positive size per axis), ``full-read``, ``write`` or ``append``."""
-    kind, sep, sizes = str(text).partition(":")
-    if kind == "cutout":
-        if not sep or not sizes:
-            raise SpecError(f"--access {text!r} gives no cutout shape; e.g. cutout:64,64,64")
-        return "cutout", parse_int_list(sizes.split(","), f"--access {text!r} cutout size", maximum=1 << 20)
-    if sep:
-        raise SpecError(f"--access {text!r} is unknown; allowed: {', '.join(ACCESS)}")
-    return parse_choice(kind, "--access", [a for a in QUESTIONS if a != "cutout"]), None
+    """(kind, cutout) of ``--access`` (:func:`parse_access_pattern` without the latency)."""
+    return parse_access_pattern(text)[:2]
 
 
 def parse_budget(text: str) -> float:
@@ -97,7 +161,7 @@ def parse_budget(text: str) -> float:
 def parse_workload(like: str | None, shape: str | None, dtype: str | None, access: str, fsync: bool = True,
                    threads: int | str | None = None) -> Workload:
     """The workload of the command line; a SpecError (one line) for anything it cannot be."""
-    kind, cutout = parse_access(access)
+    kind, cutout, latency = parse_access_pattern(access)
     like_spec = None
     if like is not None:
         if shape is not None or dtype is not None:
@@ -128,30 +192,40 @@ def parse_workload(like: str | None, shape: str | None, dtype: str | None, acces
                         f"{'x'.join(map(str, dims))}")
     n_threads = None if threads is None else parse_count(threads, "--threads", maximum=4096)
     return Workload(tuple(dims), dt, kind, cutout, fsync, n_threads, like,
-                    like_spec.label if like_spec is not None else None)
+                    like_spec.label if like_spec is not None else None, latency)
 
 
 # -- the recorded rows -------------------------------------------------------------------------------------------
-def writers_runs(results_dirs: Sequence[str | Path]) -> Iterator[tuple[Path, dict]]:
-    """(run directory, run.json) of every writers run under ``results_dirs``, each directory's newest first."""
+def suite_runs(results_dirs: Sequence[str | Path], suites: Sequence[str]) -> Iterator[tuple[Path, dict]]:
+    """(run directory, run.json) of every run of ``suites`` under ``results_dirs``, each directory's newest first."""
     from .records import read_run_json, run_dirs
 
     for results in results_dirs:
         for run_dir in run_dirs(results):
             meta = read_run_json(run_dir / "run.json")
-            if meta.get("suite") == "writers":
+            if meta.get("suite") in suites:
                 yield run_dir, meta
+
+
+def writers_runs(results_dirs: Sequence[str | Path]) -> Iterator[tuple[Path, dict]]:
+    """(run directory, run.json) of every writers run under ``results_dirs``, each directory's newest first."""
+    return suite_runs(results_dirs, ("writers",))
 
 
 def matching_rows(df, workload: Workload):
     """The run's rows that answer the workload, like for like: its operation, countable (ok, not failed
-    verification), its dtype, cutout size (a cube of the largest side asked) or fsync policy."""
+    verification), its dtype, cutout size (a cube of the largest side asked) or fsync policy; remote reads at the
+    workload's link latency only."""
+    from .advise_remote import at_latency, remote_reads
     from .chapters.ranking import countable
 
     q = workload.question
-    rows = df[(df["operation"] == q.operation) & df["test"].isin(q.tests)] if "test" in df else df.iloc[0:0]
-    rows = countable(rows)
-    rows = rows[rows["dtype"].astype(str) == workload.dtype] if "dtype" in rows else rows.iloc[0:0]
+    if workload.remote:
+        rows = at_latency(remote_reads(df, q.operations, workload.dtype, workload.cutout), workload.latency_ms or 0)
+    else:
+        rows = df[(df["operation"] == q.operation) & df["test"].isin(q.tests)] if "test" in df else df.iloc[0:0]
+        rows = countable(rows)
+        rows = rows[rows["dtype"].astype(str) == workload.dtype] if "dtype" in rows else rows.iloc[0:0]
     if workload.access == "cutout":
         side = max(workload.cutout or (0,))
         rows = rows[rows["cutout"] == side] if "cutout" in rows else rows.iloc[0:0]
@@ -174,7 +248,11 @@ def shape_text(value) -> str:
 
 def with_candidates(rows):
     """The rows with ``candidate`` (what is recommended: writer, codec, chunks, shards) and ``group`` (what is held
-    equal: dataset, array shape, cutout kind, bytes) columns."""
+    equal: dataset, array shape, cutout kind, bytes) columns; remote reads' as :mod:`.advise_remote` names them."""
+    from .advise_remote import REMOTE_SUITES, remote_candidates
+
+    if "suite" in rows and len(rows) and rows["suite"].astype(str).isin(REMOTE_SUITES).all():
+        return remote_candidates(rows)
     shard = rows["shard_size"].fillna(0) if "shard_size" in rows else 0 * rows["elapsed_s"]
     chunks = rows["chunks"].map(shape_text)
     shards = [f"{int(s)}^{len(c.split('x'))}" if s else "none" for s, c in zip(shard, chunks, strict=True)]
@@ -238,7 +316,7 @@ def evidence_from(run_dir: Path, meta: dict, workload: Workload, df=None) -> Evi
 def find_evidence(results_dirs: Sequence[str | Path], workload: Workload) -> Evidence | None:
     """The best run's evidence: a run on the person's own data first, else the newest run with matching rows."""
     found = None
-    for run_dir, meta in writers_runs(results_dirs):
+    for run_dir, meta in suite_runs(results_dirs, tuple(workload.question.operations)):
         evidence = evidence_from(run_dir, meta, workload)
         if evidence is not None and evidence.own_data:
             return evidence
@@ -246,6 +324,20 @@ def find_evidence(results_dirs: Sequence[str | Path], workload: Workload) -> Evi
     return found
 
 
-__all__ = ["ACCESS", "BASELINE", "QUESTIONS", "Evidence", "Question", "Workload", "evidence_from",
-           "find_evidence", "matching_rows", "parse_access", "parse_budget", "parse_workload", "shape_text",
-           "with_candidates"]
+def measured_latencies(results_dirs: Sequence[str | Path], workload: Workload) -> dict[str, list[float]]:
+    """For a remote workload: run id -> the link latencies (ms) at which it holds the workload's reads (its dtype,
+    its cutout) at any latency; runs holding none are left out."""
+    from .advise_remote import measured_latencies as latencies_of
+    from .records import load_run
+
+    found = {}
+    for run_dir, meta in suite_runs(results_dirs, tuple(workload.question.operations)):
+        latencies = latencies_of(load_run(run_dir)[0], workload.question.operations, workload.dtype, workload.cutout)
+        if latencies:
+            found[str(meta.get("run_id", run_dir.name))] = sorted(latencies)
+    return found
+
+
+__all__ = ["ACCESS", "BASELINE", "MAX_LATENCY_MS", "QUESTIONS", "Evidence", "Question", "Workload", "evidence_from",
+           "find_evidence", "matching_rows", "measured_latencies", "parse_access", "parse_access_pattern",
+           "parse_budget", "parse_workload", "shape_text", "suite_runs", "with_candidates", "writers_runs"]

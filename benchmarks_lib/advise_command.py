@@ -15,13 +15,18 @@ def add_arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--like", help="take shape and dtype from your file: PATH[:INNER] (Zarr, HDF5, TIFF, .npy, .vti)")
     sp.add_argument("--shape", help="the array's shape, e.g. 512,512,512 (with --dtype, instead of --like)")
     sp.add_argument("--dtype", help="the array's dtype, e.g. uint16")
-    sp.add_argument("--access", required=True, help="cutout:Z,Y,X, full-read, write or append (frames along axis 0)")
+    sp.add_argument("--access", required=True,
+                    help="cutout:Z,Y,X, full-read, write, append (frames along axis 0), or remote reads over a link of "
+                         "a given latency (0..10000 ms): remote-read:10ms (the whole array) or "
+                         "remote-cutout:48,192,192@10ms; answered only from runs measured at that latency")
     sp.add_argument("--fsync", action=argparse.BooleanOptionalAction, default=True,
                     help="durable writes: fsync before a write counts as done (default: yes)")
-    sp.add_argument("--threads", help="threads available (rows of more threads are left out)")
+    sp.add_argument("--threads", help="threads available (rows of more threads are left out, and no more are advised)")
     sp.add_argument("--results-dir", action="append",
                     help=f"recorded runs to answer from, repeatable (default: {RESULTS_DIR}/ and reference/)")
-    sp.add_argument("--measure", action="store_true", help="measure the workload on your --like file first")
+    sp.add_argument("--measure", action="store_true",
+                    help="measure the workload on your --like file first (remote-read: the s3 suite, through a MinIO "
+                         "on this machine behind the emulated link)")
     sp.add_argument("--budget", default="3m", help="time for --measure: 90s, 3m, 1h (default 3m)")
     sp.add_argument("--run-id", help="the --measure run's id; an existing one is resumed")
     sp.add_argument("--scratch-dir", help="scratch directory for --measure")
@@ -32,14 +37,19 @@ def add_command(sub, progress_reporter: Callable, console) -> None:
     on its console (passed in: they live above this module)."""
     from .terminal import text
 
-    sp = sub.add_parser("advise", help="which writer, codec, chunks and shards for your workload, with the evidence")
+    sp = sub.add_parser("advise", help="which writer, codec, chunks, shards and threads for your workload, with the "
+                                       "evidence",
+                        description="Answered like for like from recorded runs (writers; remote reads: s3 and cache), "
+                                    "ranked by the book's rule; threads from a threads run of the same writer, dtype "
+                                    "and operation on the same machine (the fewest not separable from the best); the "
+                                    "codec's ratio from a compression run of the same data.")
     add_arguments(sp)
 
     def command(args: argparse.Namespace) -> int:
         with progress_reporter() as progress:
             lines = advise(args, progress)
         for line in lines:
-            console.print(text(line))
+            console.print(text(line), soft_wrap=True)  # one line each, however long (a pipe reads lines)
         return 0
 
     sp.set_defaults(func=command)
@@ -57,9 +67,10 @@ def advise(args: argparse.Namespace, progress=None) -> list[str]:
     if args.measure:
         result, notes = measure(workload, budget, dirs[0], args.run_id, args.scratch_dir, progress)
         evidence = evidence_from(result.run_dir, result.meta, workload, result.df)
-        return notes + (advice_lines(workload, evidence) if evidence else not_covered_lines(workload, [result.run_dir]))
+        return notes + (advice_lines(workload, evidence, dirs) if evidence else
+                        not_covered_lines(workload, [result.run_dir]))
     evidence = find_evidence(dirs, workload)
-    return advice_lines(workload, evidence) if evidence else not_covered_lines(workload, dirs)
+    return advice_lines(workload, evidence, dirs) if evidence else not_covered_lines(workload, dirs)
 
 
 __all__ = ["add_arguments", "add_command", "advise"]

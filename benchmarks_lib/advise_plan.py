@@ -1,13 +1,18 @@
-"""``iobench advise --measure``: the writers suite's own cases on the person's file, fitted to a time budget.
+"""``iobench advise --measure``: the writers suite's (remote reads: the s3 suite's) own cases on the person's file,
+fitted to a time budget.
 
 No second measuring path: the plan is parameters of the writers suite (``run_suite("writers", ...)`` at the quick
 profile, without the ceiling case), measured in its fresh workers with its timed regions, verification and
-records, in a run of its own that ``--run-id`` resumes. For cutouts (3-D data) its ``sharding`` test searches the
-chunk and shard shapes around the cutout (sharded with inner chunks of the cutout's size and half of it, and
-unsharded at each size); for 2-D data its ``read`` test. Full reads take the ``read`` test, writes ``write`` and
-appends ``append``, on a crop of the file. The suite's own time estimate (``preflight.estimate_seconds``) fits the
-plan to the budget: writers are dropped from the end of the list, then inner-chunk sizes, then iterations, each
-drop stated; a budget that not even one writer fits is refused before anything runs.
+records, in a run of its own that ``--run-id`` resumes. Remote full reads (``remote-read:MS``) are the s3 suite's
+instead: each writer that reads S3 writes a crop of the file to a MinIO on 127.0.0.1 behind the emulated link of
+that latency and reads it back (refused in one line where MinIO is not installed); remote cutouts are measured by
+the cache suite on its own store, not on a person's file, so ``--measure`` refuses them. For cutouts (3-D data)
+the writers suite's ``sharding`` test searches the chunk and shard shapes around the cutout (sharded with inner
+chunks of the cutout's size and half of it, and unsharded at each size); for 2-D data its ``read`` test. Full
+reads take the ``read`` test, writes ``write`` and appends ``append``, on a crop of the file. The suite's own time
+estimate (``preflight.estimate_seconds``) fits the plan to the budget: writers are dropped from the end of the
+list, then inner-chunk sizes, then iterations, each drop stated; a budget that not even one writer fits is refused
+before anything runs.
 """
 
 from __future__ import annotations
@@ -70,6 +75,14 @@ def append_plan(shape: tuple[int, ...], dtype: str) -> tuple[str, int]:
     return ",".join(axes), frames
 
 
+def suite_for(workload: Workload) -> str:
+    """The suite that measures the access pattern on a person's file."""
+    if workload.access == "remote-cutout":
+        raise SpecError("--measure cannot measure remote cutouts on your file: the cache suite measures them on its "
+                        "own store (iobench run cache); remote full reads (remote-read:MS) are measured on your file")
+    return "s3" if workload.remote else "writers"
+
+
 def writers_for(workload: Workload) -> list[str]:
     """The installed writers that can do the access pattern, most wanted first."""
     from .adapters import adapter_class, backend_status
@@ -79,6 +92,8 @@ def writers_for(workload: Workload) -> list[str]:
         if not backend_status(name).available:
             continue
         cls = adapter_class(name)
+        if workload.remote and ("s3" not in getattr(cls, "stores", ()) or not cls.supports_read):
+            continue
         if workload.access == "cutout" and len(workload.shape) == 3 and not cls.supports_sharding:
             continue
         if workload.access == "append" and not cls.supports_append:
@@ -90,8 +105,11 @@ def writers_for(workload: Workload) -> list[str]:
 
 
 def suite_params(workload: Workload, backends: list[str], inner: list[int]) -> dict:
-    """The writers suite's parameters for the workload (quick profile underneath)."""
+    """The writers suite's (remote reads: the s3 suite's) parameters for the workload (quick profile underneath)."""
     dataset = workload.like
+    if workload.remote:
+        return {"backends": backends, "dataset": dataset, "latencies_ms": [workload.latency_ms],
+                "dims": _dims(workload.shape, 64), "iterations": ITERATIONS, "warmups": WARMUPS}
     params = {"backends": backends, "dataset": dataset, "fsync": workload.fsync, "iterations": ITERATIONS,
               "warmups": WARMUPS}
     if workload.access == "cutout":
@@ -118,12 +136,12 @@ def suite_params(workload: Workload, backends: list[str], inner: list[int]) -> d
     return params
 
 
-def estimate(params: dict) -> float:
-    """The writers suite's own estimate (seconds) for a run of ``params`` (``runner.check_load``)."""
+def estimate(params: dict, suite: str = "writers") -> float:
+    """The suite's own estimate (seconds) for a run of ``params`` (``runner.check_load``)."""
     from .runner import check_load, plan
 
-    merged, cases, _ = plan("writers", params, "quick", ceiling=False)
-    found = check_load("writers", "quick", cases, merged["iterations"] + merged["warmups"], None, True)
+    merged, cases, _ = plan(suite, params, "quick", ceiling=False)
+    found = check_load(suite, "quick", cases, merged["iterations"] + merged["warmups"], None, True)
     return found[0] if found else 0.0
 
 
@@ -141,7 +159,7 @@ def fit_to_budget(workload: Workload, budget_s: float) -> tuple[dict, list[str]]
         params["iterations"] = iterations
         if workload.access == "cutout":
             params["cutout_positions"] = iterations
-        seconds = estimate(params)
+        seconds = estimate(params, suite_for(workload))
         if seconds <= BUDGET_SHARE * budget_s:
             return params, [f"plan: about {format_seconds(seconds)} by the suite's estimate; left out to fit the "
                             f"budget: {'; '.join(dropped)}" if dropped else
@@ -188,11 +206,17 @@ def measure(workload: Workload, budget_s: float, results_dir: str | Path, run_id
 
     if workload.like is None:
         raise SpecError("--measure measures your data: give --like PATH")
+    suite = suite_for(workload)
+    if suite == "s3":
+        from .servers.minio import minio_missing_reason
+
+        if (missing := minio_missing_reason()) is not None:
+            raise SpecError(f"--measure {workload.access} reads through a MinIO on this machine: {missing}")
     params, notes = fit_to_budget(workload, budget_s)
     run_id = run_id or f"advise-{workload.access}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     notes.append(f"run {run_id} in {results_dir} (resume it with --run-id {run_id})")
     try:
-        result = run_suite("writers", params, profile="quick", results_dir=results_dir, run_id=run_id,
+        result = run_suite(suite, params, profile="quick", results_dir=results_dir, run_id=run_id,
                            scratch_dir=scratch_dir, ceiling=False, progress=budget_guard(budget_s, progress))
     except BudgetSpent as stop:
         run_dir = Path(results_dir) / machine_name() / run_id
@@ -202,5 +226,5 @@ def measure(workload: Workload, budget_s: float, results_dir: str | Path, run_id
     return result, notes
 
 
-__all__ = ["WRITERS", "BudgetSpent", "budget_guard", "estimate", "fit_to_budget", "measure", "suite_params",
-           "writers_for"]
+__all__ = ["WRITERS", "BudgetSpent", "budget_guard", "estimate", "fit_to_budget", "measure", "suite_for",
+           "suite_params", "writers_for"]

@@ -1,7 +1,8 @@
 """The words of ``iobench advise``: the recommendation, the rows it rests on (run, machine, n, median and 95%
-interval), the runner-up and whether it is separable (``chapters.ranking``'s rule), and what the recommendation
-costs against the alternative (cutouts: the same writer sharded vs unsharded; otherwise the runner-up): time per
-access, write time, files and bytes on disk, from the same run.
+interval), the runner-up and whether it is separable (``chapters.ranking``'s rule), its threads and codec from the
+threads and compression suites' runs (:mod:`.advise_settings`), and what the recommendation costs against the
+alternative (cutouts: the same writer sharded vs unsharded; otherwise the runner-up): time per access, write time,
+files and bytes on disk, from the same run; for remote reads, the requests and bytes each read sent over the link.
 
 Lines are plain text holding record strings: the command prints each as ``terminal.text`` (never markup,
 control characters shown escaped).
@@ -15,33 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .advise import BASELINE, Evidence, Workload
-from .chapters.ranking import Entry, Ranking, countable, number
+from .advise import BASELINE, Evidence, Workload, measured_latencies
+from .advise_settings import codec_lines, threads_advice
+from .advise_words import value_words, versus_words
+from .chapters.ranking import Ranking, countable, number
 from .specs import format_bytes
-from .stats import CONFIDENCE, coverage, two_sample
+from .stats import two_sample
 from .terminal import visible
 
 #: candidates listed after the recommendation (the rest are counted)
 LISTED = 5
-
-
-def _value(entry: Entry, unit: str) -> str:
-    scale, unit = (1e3, "ms per cutout") if unit == "s per cutout" else (1.0, unit)
-    text = f"{number(entry.median * scale)}"
-    if math.isfinite(entry.lo) and math.isfinite(entry.hi):
-        text += f" [{number(entry.lo * scale)}, {number(entry.hi * scale)}]"
-    cover = coverage(entry.n)
-    note = "" if cover >= CONFIDENCE else f", {math.floor(100 * cover + 0.5)}% interval" if cover > 0 else \
-        ", too few for an interval"
-    return f"{text} {unit} (n={entry.n}{note})"
-
-
-def _versus(entry: Entry, ranking: Ranking) -> str:
-    factor, lo, hi = entry.factor(ranking.higher)
-    t = entry.vs_leader
-    interval = f" [{lo:.2f}x, {hi:.2f}x]" if math.isfinite(lo) and math.isfinite(hi) else ""
-    verdict = "no interval" if t is None else t.verdict()
-    return f"{factor:.2f}x worse than the recommendation{interval}, {verdict}"
 
 
 def _verdict(ranking: Ranking) -> str:
@@ -59,14 +43,19 @@ def _verdict(ranking: Ranking) -> str:
 
 
 def _fields(candidate: str) -> dict[str, str]:
-    writer, codec, chunks, shards = (part.strip() for part in candidate.split(" | "))
+    """writer, codec, chunks, shards and (remote reads) how it reads, of a candidate's name."""
+    writer, codec, chunks, shards, *via = (part.strip() for part in candidate.split(" | "))
     return {"writer": writer, "codec": codec, "chunks": chunks.removeprefix("chunks "),
-            "shards": shards.removeprefix("shards ")}
+            "shards": shards.removeprefix("shards "), "via": " | ".join(via)}
 
 
 def _threads(rows) -> str:
+    """The threads the rows were measured at (the suite's name where it did not vary them)."""
+    from .advise_remote import client_concurrency
+
     if "threads" not in rows or rows["threads"].isna().all():
-        return "the library's default (not varied by the writers suite)"
+        suite = str(rows["suite"].iloc[0]) if "suite" in rows and len(rows) else "writers"
+        return f"the library's default (not varied by the {visible(suite)} suite){visible(client_concurrency(rows))}"
     return ", ".join(str(int(t)) for t in sorted(set(rows["threads"].dropna())))
 
 
@@ -121,6 +110,13 @@ def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, 
         return None if part is None or col not in part else part[col].dropna().astype(float).to_numpy()
 
     lines = [f"Cost against {visible(other)} ({why}):"]
+    if workload.remote:  # what each read sent over the link
+        found = [_ratio("  time per access:", column(group, chosen, "elapsed_s"), column(group, other, "elapsed_s")),
+                 _count("  requests per read:", column(group, chosen, "requests"), column(group, other, "requests")),
+                 _count("  bytes sent per read:", column(group, chosen, "transferred_bytes"),
+                        column(group, other, "transferred_bytes"), format_bytes)]
+        lines += [line for line in found if line]
+        return lines if len(lines) > 1 else []
     found = [
         _ratio("  time per access:", column(group, chosen, "elapsed_s"), column(group, other, "elapsed_s")),
         _ratio("  whole write:", column(writes, chosen, "elapsed_s"), column(writes, other, "elapsed_s")),
@@ -132,53 +128,65 @@ def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, 
     return lines if len(lines) > 1 else []
 
 
-def _alternative(evidence: Evidence, chosen: str) -> tuple[str, str] | None:
-    """For cutouts, the same writer and codec with the other sharding choice (same chunks); else the runner-up."""
+def _alternative(evidence: Evidence, chosen: str, who: str = "writer") -> tuple[str, str] | None:
+    """The same writer, codec and chunks (and way of reading) with the other sharding choice; else the runner-up."""
     ranking = evidence.ranking
     fields = _fields(chosen)
-    names = [e.name for e in ranking.entries]
-    for name in names:
+    same = ("writer", "codec", "chunks", "via")
+    for name in (e.name for e in ranking.entries):
         f = _fields(name)
-        if name != chosen and f["writer"] == fields["writer"] and f["codec"] == fields["codec"] and \
-                f["chunks"] == fields["chunks"] and (f["shards"] == "none") != (fields["shards"] == "none"):
-            return name, "the same writer, codec and chunks, " + ("unsharded" if f["shards"] == "none" else "sharded")
+        if name != chosen and all(f[k] == fields[k] for k in same) and \
+                (f["shards"] == "none") != (fields["shards"] == "none"):
+            return name, f"the same {who}, codec and chunks, " + ("unsharded" if f["shards"] == "none" else "sharded")
     if ranking.others:
         return ranking.others[0].name, "the runner-up"
     return None
 
 
-def advice_lines(workload: Workload, evidence: Evidence) -> list[str]:
-    """The recommendation and its evidence."""
+def advice_lines(workload: Workload, evidence: Evidence,
+                 results_dirs: Sequence[str | Path] | None = None) -> list[str]:
+    """The recommendation and its evidence; its threads and codec from the threads and compression runs in
+    ``results_dirs`` (default: the results directory the evidence's run is in)."""
     ranking, q = evidence.ranking, workload.question
     best = ranking.leader
     f = _fields(best.name)
+    dirs = list(results_dirs) if results_dirs is not None else [evidence.run_dir.parent.parent]
+    threads = threads_advice(evidence, workload, dirs)
     env = evidence.meta.get("environment", {})
     first = evidence.rows.iloc[0]
     read_by = set(best.rows["read_by"].dropna().astype(str)) - {f["writer"]} if "read_by" in best.rows else set()
     lines = [f"Workload: {visible(workload.describe())}",
              f"{'Recommendation' if ranking.status in ('winner', 'alone') else 'Best median (no winner claimed)'}: "
-             f"writer {visible(f['writer'])}, codec {visible(f['codec'])}, "
-             f"chunks {visible(f['chunks'])}, shards {visible(f['shards'])}, threads: {_threads(best.rows)}"
+             f"{'library' if workload.remote else 'writer'} {visible(f['writer'])}, codec {visible(f['codec'])}, "
+             f"chunks {visible(f['chunks'])}, shards {visible(f['shards'])}"
+             + (f", {visible(f['via'])}" if f["via"] else "")
+             + f", threads: {threads.threads if threads else _threads(best.rows)}"
              + (f" (read by {visible(', '.join(sorted(read_by)))})" if read_by else ""),
              f"  {_verdict(ranking)}"]
     data = "your data" if evidence.own_data else "synthetic data, not yours (run --measure to measure yours)"
     kind = f", {visible(first['cutout_kind'])} cutouts of {int(first['cutout'])}^{len(first['shape'])}" \
-        if workload.access == "cutout" else ""
+        if workload.access == "cutout" else f", cutouts of {visible(first['cutout'])}" if workload.cutout else ""
     lines += [f"Evidence: run {visible(evidence.meta.get('run_id', evidence.run_dir.name))} on machine "
               f"{visible(env.get('machine', evidence.run_dir.parent.name))} ({visible(env.get('cpu_model', '?'))}, "
               f"{visible(env.get('fs_type', '?'))}), {visible(evidence.run_dir)}",
-              f"  rows: operation {q.operation}, dataset {visible(first['dataset'])} ({data}), array "
-              f"{'x'.join(map(str, first['shape']))} {visible(first['dtype'])}{kind}",
-              f"  recommended: {visible(best.name)}: {_value(best, q.unit)}"]
+              f"  rows: operation {visible(first['operation'])}, dataset {visible(first['dataset'])} ({data}), array "
+              f"{'x'.join(map(str, first['shape']))} {visible(first['dtype'])}{kind}"]
+    if workload.remote:
+        from .advise_remote import link_text
+
+        lines.append(f"  link: {visible(link_text(best.rows.iloc[0]))}")
+    lines.append(f"  recommended: {visible(best.name)}: {value_words(best, q.unit)}")
     if ranking.others:
         nxt = ranking.others[0]
-        lines.append(f"  runner-up: {visible(nxt.name)}: {_value(nxt, q.unit)}; {_versus(nxt, ranking)}")
+        lines.append(f"  runner-up: {visible(nxt.name)}: {value_words(nxt, q.unit)}; {versus_words(nxt, ranking)}")
     for entry in ranking.others[1:LISTED]:
-        lines.append(f"  also measured: {visible(entry.name)}: {_value(entry, q.unit)}; {_versus(entry, ranking)}")
+        lines.append(f"  also measured: {visible(entry.name)}: {value_words(entry, q.unit)}; "
+                     f"{versus_words(entry, ranking)}")
     if len(ranking.others) > LISTED:
         lines.append(f"  and {len(ranking.others) - LISTED} more candidates, each separable from the recommendation"
                      if all(e.vs_leader is not None and e.vs_leader.separable for e in ranking.others[LISTED:]) else
                      f"  and {len(ranking.others) - LISTED} more candidates (iobench show the run to see them)")
+    lines += (threads.lines if threads else []) + codec_lines(evidence, workload, dirs)
     if evidence.baseline is not None and len(evidence.baseline):
         base = evidence.baseline[q.value].astype(float).to_numpy()
         scale, unit = (1e3, "ms per cutout") if q.unit == "s per cutout" else (1.0, q.unit)
@@ -188,7 +196,7 @@ def advice_lines(workload: Workload, evidence: Evidence) -> list[str]:
                        evidence.baseline["elapsed_s"].astype(float).to_numpy())
         if share:
             lines.append(share.replace("x the time", "x the baseline's time", 1))
-    alternative = _alternative(evidence, best.name)
+    alternative = _alternative(evidence, best.name, "library" if workload.remote else "writer")
     if alternative is not None:
         lines += cost_lines(evidence, workload, best.name, *alternative)
     return lines
@@ -196,14 +204,31 @@ def advice_lines(workload: Workload, evidence: Evidence) -> list[str]:
 
 def not_covered_lines(workload: Workload, dirs: Sequence[str | Path]) -> list[str]:
     """The one line for a workload no recorded run covers, and what to do."""
-    what = (f"cutouts of {max(workload.cutout or (0,))}^{len(workload.shape)}" if workload.access == "cutout"
-            else workload.access)
     where = ", ".join(visible(d) for d in dirs)
     hint = "iobench advise --like PATH ... --measure --budget 3m" if workload.like is None else \
         "the same command with --measure --budget 3m"
+    if workload.remote:
+        return [_remote_not_covered(workload, dirs, where, hint)]
+    what = (f"cutouts of {max(workload.cutout or (0,))}^{len(workload.shape)}" if workload.access == "cutout"
+            else workload.access)
     durable = " with fsync" if workload.fsync and workload.access in ("write", "append") else ""
     return [f"Not covered: no recorded writers run in {where} has rows of {workload.question.operation} for "
             f"{what} of {workload.dtype}{durable}; measure it on your data: {hint}"]
 
 
-__all__ = ["advice_lines", "cost_lines", "not_covered_lines"]
+def _remote_not_covered(workload: Workload, dirs: Sequence[str | Path], where: str, hint: str) -> str:
+    """No run has the remote reads at this latency: the latencies that were measured (never interpolated)."""
+    what = f"cutouts of {workload.cutout_text}" if workload.cutout else "full reads"
+    measured = measured_latencies(dirs, workload)
+    found = "; ".join(f"{', '.join(f'{v:g} ms' for v in latencies)} (run {visible(run)})"
+                      for run, latencies in measured.items())
+    if workload.cutout:
+        hint = "the cache suite measures remote cutouts of its own store: iobench run cache"
+    return (f"Not covered: no recorded {' or '.join(workload.question.operations)} run in {where} has remote "
+            f"{what} of {workload.dtype} over a {workload.latency_ms:g} ms link; "
+            + (f"measured latencies: {found} (no interpolation between them)" if found else
+               "none at any latency")
+            + f"; measure it: {hint}")
+
+
+__all__ = ["LISTED", "advice_lines", "cost_lines", "not_covered_lines"]

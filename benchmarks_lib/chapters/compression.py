@@ -355,32 +355,36 @@ def _write_verdict(rows: pd.DataFrame, dataset: str, pick: pd.Series) -> list[st
 SLOWDOWN = 2.0
 
 
+def worth_taking(points: pd.DataFrame) -> list[tuple[str, pd.Series, pd.Series]]:
+    """Per dataset of ``summarize_points`` output: (dataset, the fastest write, the pick: the store setting with the
+    best compression ratio among those writing within ``SLOWDOWN``x of the fastest, a point of the write front)."""
+    parts = pareto_front(points, "write_mbps").groupby("dataset", sort=True)  # each fastest first: ratio rises
+    return [(d, p.iloc[0], p[p["write_mbps"] >= p["write_mbps"].iloc[0] / SLOWDOWN].iloc[-1]) for d, p in parts]
+
+
 def answer(df: pd.DataFrame) -> str:
     """Markdown, one sentence: per dataset, the store setting with the best compression ratio among those
-    writing within ``SLOWDOWN``x of the fastest write (a point of the write Pareto front)."""
-    front = pareto_front(summarize_points(df), "write_mbps")
+    writing within ``SLOWDOWN``x of the fastest write (``worth_taking``)."""
     rows = with_ceiling_fraction(ok_rows(df))
     picks = []
-    for dataset, part in front.groupby("dataset", sort=True):
-        fastest = part.iloc[0]
-        pick = part[part["write_mbps"] >= fastest["write_mbps"] / SLOWDOWN].iloc[-1]  # the front: ratio rises
+    for dataset, fastest, pick in worth_taking(summarize_points(df)):
         written = rows[(rows["backend"] == pick["backend"]) & (rows["dataset"] == dataset)
                        & (rows["codec"] == pick["codec"]) & (rows["operation"].map(SIDE) == "write")]
         same = pick["backend"] == fastest["backend"] and pick["codec"] == fastest["codec"]
         details = ["also the fastest write" if same else f"the fastest, {md(fastest['backend'])} "
                    f"{md_code(fastest['codec'])}, writes {digits3(fastest['write_mbps'])} MB/s at ratio "
                    f"{fastest['compression_ratio']:.2f}", *_write_verdict(rows, dataset, pick), *point_flags(written)]
-        text = (f"{md(dataset)}: **{md(pick['backend'])} {md_code(pick['codec'])}**, ratio "
-                f"{pick['compression_ratio']:.2f} at {digits3(pick['write_mbps'])} MB/s ({'; '.join(details)})")
-        picks.append(text)
+        picks.append(f"{md(dataset)}: **{md(pick['backend'])} {md_code(pick['codec'])}**, ratio "
+                     f"{pick['compression_ratio']:.2f} at {digits3(pick['write_mbps'])} MB/s ({'; '.join(details)})")
     if not picks:
         return no_answer("compression measurements of a store")
     return (f"Worth taking, per dataset: the best compression ratio among the settings that write no more than "
             f"{SLOWDOWN:g}x slower than the fastest (uncompressed MB/s, medians): " + "; ".join(picks) + ".")
 
 
-__all__ = ["CHAPTER", "answer", "conclusion", "header", "mesh_rendering", "pareto", "pareto_front", "problems",
-           "summarize_points", "summary", "zvtk_levels", "zvtk_throughput", "zvtk_time_and_ratio"]
+__all__ = ["CHAPTER", "SLOWDOWN", "answer", "conclusion", "header", "mesh_rendering", "pareto", "pareto_front",
+           "problems", "summarize_points", "summary", "worth_taking", "zvtk_levels", "zvtk_throughput",
+           "zvtk_time_and_ratio"]
 
 
 #: the chapter's standard figures, by title (the explorer draws them for any run)
