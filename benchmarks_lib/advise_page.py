@@ -206,7 +206,7 @@ def candidate_frame(found: Answer) -> pd.DataFrame:
                     "shards": str(first["shards_text"]), "sharded": str(first["shards_text"]) != "none",
                     "median": entry.median, "lo": entry.lo, "hi": entry.hi, "n": entry.n,
                     "factor": entry.factor(ranking.higher)[0],
-                    "separable": "recommendation" if rank == 1 else "too few iterations" if separable is None
+                    "separable": "best" if rank == 1 else "too few iterations" if separable is None
                     else "yes" if separable else "no",
                     "time_s": t, "time_lo_s": t_lo, "time_hi_s": t_hi, "files": files, "bytes_on_disk": on_disk,
                     "ratio": _raw_bytes(first) / on_disk if on_disk and on_disk > 0 else math.nan,
@@ -215,27 +215,27 @@ def candidate_frame(found: Answer) -> pd.DataFrame:
 
 
 def _ranked_unit(workload: Workload) -> tuple[float, str]:
-    """(scale, unit) the ranked value is shown in: times in ms, throughputs as recorded."""
-    q = workload.question
-    return (1e3, "ms per " + TIMES.get(workload.access, "access").removeprefix("time per ")) \
-        if q.value == "elapsed_s" else (1.0, q.unit)
+    """(scale, unit) the ranked value is shown in: times in ms, throughputs in GB/s."""
+    return (1e3, "ms") if workload.question.value == "elapsed_s" else (1.0, "GB/s")
 
 
 def candidate_table(frame: pd.DataFrame, workload: Workload):
-    """The candidates as a book table: rank, what is recommended, the ranked value with its interval and n, how
-    far from the recommendation and whether separable from it, files and MB on disk, compression ratio."""
-    from .chapters.tables import table
+    """The candidates as a book table, best median first: what is recommended, the ranked value's median with its
+    95% interval and n, how many times worse than the best and whether separable from it, files on disk and
+    compression ratio."""
+    from .chapters.tables import num3, table
 
     if frame.empty:
         return table(frame)
     scale, unit = _ranked_unit(workload)
-    shown = frame[["rank", "writer", "codec", "chunks", "shards"]].assign(**{
-        f"median ({unit})": frame["median"] * scale, "95% low": frame["lo"] * scale,
-        "95% high": frame["hi"] * scale, "n": frame["n"], "x the recommendation": frame["factor"],
-        "separable from it": frame["separable"], "files on disk": frame["files"],
-        "MB on disk": frame["bytes_on_disk"] / 1e6, "compression ratio": frame["ratio"]})
-    few, unrecorded = "too few iterations for an interval", "not recorded for these rows"
-    return table(shown, {"95% low": few, "95% high": few, "files on disk": unrecorded, "MB on disk": unrecorded,
+    interval = [f"[{num3(lo * scale)}, {num3(hi * scale)}]" if math.isfinite(lo) and math.isfinite(hi) else None
+                for lo, hi in zip(frame["lo"], frame["hi"], strict=True)]
+    shown = frame[["writer", "codec", "chunks", "shards"]].assign(**{
+        f"median ({unit})": frame["median"] * scale, "95% interval": interval, "n": frame["n"],
+        "x best": frame["factor"], "separable": frame["separable"], "files": frame["files"],
+        "compression ratio": frame["ratio"]})
+    unrecorded = "not recorded for these rows"
+    return table(shown, {"95% interval": "too few iterations for an interval", "files": unrecorded,
                          "compression ratio": unrecorded})
 
 
@@ -279,6 +279,7 @@ def tradeoff_figure(frame: pd.DataFrame, workload: Workload, title: str = "What 
     ax.plot([], [], color="0.7", lw=0.8, ls="--", label="same writer, codec, chunks: sharded vs unsharded")
     log_axis(ax, "x")
     log_axis(ax, "y")
+    ax.set_ylim(ms["files"].min() / 1.8, ms["files"].max() * 1.8)  # the top and bottom rows off the frame
     ax.set_xlabel(f"{what} (ms; median, whiskers: 95% interval)")
     ax.set_ylabel("files on disk")
     ax.set_title(f"{title}: {what} vs files on disk ({len(ms)} candidates)")

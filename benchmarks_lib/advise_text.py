@@ -58,7 +58,7 @@ def _verdict(ranking: Ranking) -> str:
 
 
 def _fields(candidate: str) -> dict[str, str]:
-    writer, codec, chunks, shards = (part.strip() for part in candidate.split(" | "))
+    writer, codec, chunks, shards = (part.strip() for part in candidate.rsplit(" | ", 3))  # a writer may hold " | "
     return {"writer": writer, "codec": codec, "chunks": chunks.removeprefix("chunks "),
             "shards": shards.removeprefix("shards ")}
 
