@@ -288,9 +288,10 @@ def tradeoff_figure(frame: pd.DataFrame, workload: Workload, title: str = "What 
 
 
 CHAPTER = Chapter("advise", title="Advice for your workload", order=85,
-                  answer="This chapter answers one workload (shape, dtype, access pattern) with the writer, codec, "
-                  "chunks and shards that the recorded writers runs rank best, as `iobench advise` does, and draws "
-                  "what sharding buys: time per access against files on disk and compression ratio.")
+                  answer="This chapter measures nothing unless asked to (`MEASURE`): it answers one workload (shape, "
+                  "dtype, access pattern) with the writer, codec, chunks and shards the recorded writers runs rank "
+                  "best, as `iobench advise` does, and draws what sharding buys: time per access against files on "
+                  "disk and compression ratio.")
 
 __all__ = ["CHAPTER", "DEFAULT_ACCESS", "DEFAULT_DTYPE", "DEFAULT_SHAPE", "AdvicePage", "Settings", "candidate_frame",
            "candidate_table", "page", "settings", "tradeoff_figure"]
