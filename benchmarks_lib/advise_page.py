@@ -233,10 +233,10 @@ def candidate_table(frame: pd.DataFrame, workload: Workload):
     shown = frame[["writer", "codec", "chunks", "shards"]].assign(**{
         f"median ({unit})": frame["median"] * scale, "95% interval": interval, "n": frame["n"],
         "x best": frame["factor"], "separable": frame["separable"], "files": frame["files"],
-        "compression ratio": frame["ratio"]})
+        "ratio": frame["ratio"]})
     unrecorded = "not recorded for these rows"
     return table(shown, {"95% interval": "too few iterations for an interval", "files": unrecorded,
-                         "compression ratio": unrecorded})
+                         "ratio": unrecorded})
 
 
 def tradeoff_figure(frame: pd.DataFrame, workload: Workload, title: str = "What sharding buys"):
@@ -265,8 +265,8 @@ def tradeoff_figure(frame: pd.DataFrame, workload: Workload, title: str = "What 
         part = ms[ms["sharded"] == sharded]
         if len(part):
             points = ax.scatter(part["x"], part["files"], c=ratio[part.index].fillna(0) if norm else "C0",
-                                cmap="viridis", norm=norm, marker=marker, s=46, edgecolor="0.3", lw=0.5, zorder=2,
-                                label=label)
+                                cmap="viridis", norm=norm, marker=marker, s=46, edgecolor="0.3", lw=0.5, zorder=2)
+            ax.scatter([], [], marker=marker, s=46, color="0.75", edgecolor="0.3", lw=0.5, label=label)
     if norm is not None:
         fig.colorbar(points, ax=ax, pad=0.02).set_label("compression ratio (array bytes / bytes on disk)")
     best = ms[ms["recommended"]]

@@ -65,7 +65,7 @@ def test_the_page_shows_the_commands_answer_word_for_word(recorded):
     assert len(frame) >= 4 and frame["recommended"].tolist() == [True] + [False] * (len(frame) - 1)
     assert set(frame["shards"]) == {"none", "32^3"} and (frame["files"] >= 1).all() and (frame["ratio"] > 1).all()
     table = page.table()
-    assert list(table["writer"]) == list(frame["writer"]) and "median (ms)" in table and "compression ratio" in table
+    assert list(table["writer"]) == list(frame["writer"]) and "median (ms)" in table and "ratio" in table
     assert (table["separable"].iloc[1:] == "too few iterations").all()  # n=2: the rule says so
     fig = page.figure()
     fig.canvas.draw()
