@@ -1,12 +1,16 @@
 """The ``iobench advise`` command: its options, the workload read from them, the answer from recorded runs
-(:mod:`.advise`) or from a run of its own (``--measure``: :mod:`.advise_plan`), in :mod:`.advise_text`'s words."""
+(:mod:`.advise`) or from a run of its own (``--measure``: :mod:`.advise_plan`), in :mod:`.advise_text`'s words.
+:func:`answer` is the one path from a workload to the answer: the command prints its lines, the book's advise page
+(:mod:`.advise_page`) shows them with its table and figure."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
-from .advise import evidence_from, find_evidence, parse_budget, parse_workload
+from .advise import Evidence, Workload, evidence_from, find_evidence, parse_budget, parse_workload
 from .paths import REFERENCE, RESULTS_DIR
 
 
@@ -55,22 +59,39 @@ def add_command(sub, progress_reporter: Callable, console) -> None:
     sp.set_defaults(func=command)
 
 
-def advise(args: argparse.Namespace, progress=None) -> list[str]:
-    """The command's answer as lines of text (record strings in them: print them as text, never markup)."""
-    from .advise_plan import measure
+@dataclass
+class Answer:
+    """What advise answers for a workload: the evidence (None where no run covers it) and the lines the command
+    prints (record strings in them: print them as text, never markup). The book's advise page shows the same."""
+
+    workload: Workload
+    evidence: Evidence | None
+    lines: list[str]
+
+
+def answer(workload: Workload, budget_s: float, dirs: Sequence[str | Path], measure: bool = False,
+           run_id: str | None = None, scratch_dir: str | Path | None = None, progress=None) -> Answer:
+    """The answer from the recorded runs under ``dirs``, or (``measure``) from a run of its own recorded in
+    ``dirs[0]``."""
+    from .advise_plan import measure as measure_workload
     from .advise_text import advice_lines, not_covered_lines  # pandas and the chapters: only when advising
 
+    if measure:
+        result, notes = measure_workload(workload, budget_s, dirs[0], run_id, scratch_dir, progress)
+        evidence = evidence_from(result.run_dir, result.meta, workload, result.df)
+        lines = advice_lines(workload, evidence, dirs) if evidence else not_covered_lines(workload, [result.run_dir])
+        return Answer(workload, evidence, notes + lines)
+    evidence = find_evidence(dirs, workload)
+    return Answer(workload, evidence, advice_lines(workload, evidence, dirs) if evidence else
+                  not_covered_lines(workload, dirs))
 
+
+def advise(args: argparse.Namespace, progress=None) -> list[str]:
+    """The command's answer as lines of text (record strings in them: print them as text, never markup)."""
     workload = parse_workload(args.like, args.shape, args.dtype, args.access, args.fsync, args.threads)
     budget = parse_budget(args.budget)
-    dirs = args.results_dir or [RESULTS_DIR, REFERENCE]
-    if args.measure:
-        result, notes = measure(workload, budget, dirs[0], args.run_id, args.scratch_dir, progress)
-        evidence = evidence_from(result.run_dir, result.meta, workload, result.df)
-        return notes + (advice_lines(workload, evidence, dirs) if evidence else
-                        not_covered_lines(workload, [result.run_dir]))
-    evidence = find_evidence(dirs, workload)
-    return advice_lines(workload, evidence, dirs) if evidence else not_covered_lines(workload, dirs)
+    return answer(workload, budget, args.results_dir or [RESULTS_DIR, REFERENCE], args.measure, args.run_id,
+                  args.scratch_dir, progress).lines
 
 
-__all__ = ["add_arguments", "add_command", "advise"]
+__all__ = ["Answer", "add_arguments", "add_command", "advise", "answer"]

@@ -11,6 +11,7 @@ control characters shown escaped).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,6 +25,8 @@ from .specs import format_bytes
 from .stats import two_sample
 from .terminal import visible
 
+#: a candidate's name (``advise.with_candidates``, remote reads with how they read after the shards)
+_CANDIDATE = re.compile(r"^(.*) \| ([^|]*) \| chunks ([^|]*) \| shards ([^| ]*)(?: \| (.*))?$", re.S)
 #: candidates listed after the recommendation (the rest are counted)
 LISTED = 5
 
@@ -43,10 +46,13 @@ def _verdict(ranking: Ranking) -> str:
 
 
 def _fields(candidate: str) -> dict[str, str]:
-    """writer, codec, chunks, shards and (remote reads) how it reads, of a candidate's name."""
-    writer, codec, chunks, shards, *via = (part.strip() for part in candidate.split(" | "))
-    return {"writer": writer, "codec": codec, "chunks": chunks.removeprefix("chunks "),
-            "shards": shards.removeprefix("shards "), "via": " | ".join(via)}
+    """writer, codec, chunks, shards and (remote reads) how it reads, of a candidate's name (a writer's name may
+    hold " | ": the fields are found from the right, by their words)."""
+    found = _CANDIDATE.match(candidate)
+    if found is None:
+        return {"writer": candidate, "codec": "?", "chunks": "?", "shards": "?", "via": ""}
+    writer, codec, chunks, shards, via = found.groups()
+    return {"writer": writer, "codec": codec, "chunks": chunks, "shards": shards, "via": via or ""}
 
 
 def _threads(rows) -> str:

@@ -85,12 +85,14 @@ def _code(value: object) -> str:
     return md_code(repr(value), in_table=True)
 
 
-def _listed_value(name: str, value: object) -> object:
+def _listed_value(name: str, value: object, text: bool = False) -> object:
     """A list parameter given as one comma-separated string (``"lz4,zstd:3"``, as ``papermill -p`` passes it) as
-    the list it means; a shape spec (``*DIMS``: ``"t:64,y:1080:540"``) and anything unparseable stay as given."""
+    the list it means; a shape spec (``*DIMS``: ``"t:64,y:1080:540"``, ``*SHAPE``: ``"512,512,512"``), a ``text``
+    parameter (its default is a string: ``ACCESS = "cutout:32,32,32"``) and anything unparseable stay as given."""
     from .specs import SpecError, parse_items
 
-    if not isinstance(value, str) or "," not in value or "DIMS" in name.upper():
+    if text or not isinstance(value, str) or "," not in value or "DIMS" in name.upper() or \
+            name.upper().endswith("SHAPE"):
         return value
     try:
         return parse_items(value, name)
@@ -135,12 +137,13 @@ def parameters_table(notebook: str, values: Mapping[str, object], run=None) -> s
     recorded.update({k: meta[k.lower()] for k in ("PROFILE", "RUN_ID") if meta.get(k.lower()) is not None})
     loaded = bool(values.get("LOAD_RUN"))
 
-    def shown(name: str) -> str:
+    def shown(p: NotebookParameter) -> str:
+        name, text = p.name, p.default.startswith(("'", '"'))
         if name not in recorded:
-            return _code(_listed_value(name, values.get(name)))
+            return _code(_listed_value(name, values.get(name), text))
         given = values.get(name)
         marker = " *(profile)*" if given is None and not loaded and name != "RUN_ID" else ""
-        return _code(_listed_value(name, recorded[name])) + marker
+        return _code(_listed_value(name, recorded[name], text)) + marker
 
     lead = ("**Parameters of this run** (measured earlier and loaded: the values it was measured with)" if loaded
             else "**Parameters of this run** (*(profile)*: left as `None`, so the profile's default)" if meta
@@ -148,7 +151,7 @@ def parameters_table(notebook: str, values: Mapping[str, object], run=None) -> s
     lines = [lead, "", "| parameter | value | meaning |", "|---|---|---|"]
     for row in _grouped(parameter_docs(_notebook_path(notebook))):
         names = ", ".join(f"`{p.name}`" for p in row)
-        lines.append(f"| {names} | {', '.join(shown(p.name) for p in row)} | "
+        lines.append(f"| {names} | {', '.join(shown(p) for p in row)} | "
                      f"{_markdown_cell(row[0].meaning)} |")
     return "\n".join(lines)
 

@@ -28,6 +28,11 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 class SpecError(ValueError):
     """A user-supplied value is invalid; the message is one line a user can act on."""
 
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook for how an exception shows: in a notebook (and papermill's error), a bad parameter is its
+        one line, not a traceback through the library."""
+        return [f"{type(self).__name__}: {self}"]
+
 
 def _int(text: str, what: str, *, minimum: int = 1) -> int:
     try:

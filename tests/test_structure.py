@@ -33,7 +33,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("runner", ["runner", "crosscheck"]),
     ("chapters", ["chapters."]),
     ("pages", ["notebooks", "frontpage", "pages", "vendor", "sphinx_offline", "advise", "advise_plan", "advise_text",
-               "advise_command", "advise_remote", "advise_settings", "advise_words"]),
+               "advise_command", "advise_remote", "advise_settings", "advise_words",
+               "advise_page"]),
     ("book", ["book"]),
     ("command line", ["cli", "__main__", ""]),
 ]
