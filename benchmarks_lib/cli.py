@@ -302,8 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-d", "--dims", help="name:size[:chunk[:shard]],... e.g. t:64,y:1080:540,x:1920")
     sp.add_argument("-b", "--backend", action="append", help="a backend (repeatable); 'all' for every one")
     sp.add_argument("--codec", help="none, lz4, zstd[:L], gzip[:L], blosc-<cname>[:clevel[:shuffle]]")
-    sp.add_argument("--dataset", help="em_like, labels, microscopy, random, or your own array file:PATH[:INNER]"
-                                      "[@ORIGIN] (Zarr, HDF5 file.h5:/path, TIFF, .npy, .vti; dims: the crop)")
+    sp.add_argument("--dataset", help="em_like, labels, microscopy, random, example:frog_tissues|channels, or "
+                                      "file:PATH[:INNER][@ORIGIN] (Zarr, HDF5, TIFF, .npy, .vti; dims: the crop)")
     sp.add_argument("--test", action="append", help="writers: write, append, read, sharding (repeatable)")
     sp.add_argument("--iterations", type=str, help="measured iterations per point")
     sp.add_argument("--warmups", type=str, help="discarded warm-up iterations per point")

@@ -17,6 +17,8 @@ where a suite would generate a synthetic one.
   origin and shape, and ``source_digest``, the checksum of the crop's values (:func:`datasets.checksum_blocks`:
   dtype, shape, bytes), computed block by block before any clock, so that two runs can tell whether they
   measured the same data.
+- ``example:NAME`` (:mod:`.example_data`) is a real volume that ships in an installed package, read as a file is;
+  its rows name it by that label alone.
 """
 
 from __future__ import annotations
@@ -31,13 +33,15 @@ import numpy as np
 
 from .adapters.user_arrays import open_source
 from .datasets import DATASETS, Dataset, RegionBlocks, checksum_blocks, default_step
+from .example_data import ALLOWED_EXAMPLES, example_of, example_path, is_example
 from .measure.ledger import phase
 from .meshes import MESH_SUFFIXES, load_mesh, mesh_nbytes
 from .specs import DTYPES, DimsSpec, SpecError, parse_items
 
 #: ``file:`` records the file's name; ``file+path:`` its full path
 SCHEMES = ("file:", "file+path:")
-ALLOWED = f"{', '.join(DATASETS)} or file:PATH[:INNER][@ORIGIN] (a Zarr, HDF5, TIFF, .npy or .vti file)"
+ALLOWED = (f"{', '.join(DATASETS)}, {ALLOWED_EXAMPLES} or file:PATH[:INNER][@ORIGIN] (a Zarr, HDF5, TIFF, .npy or "
+           ".vti file)")
 
 
 def is_file_dataset(value: object) -> bool:
@@ -82,16 +86,22 @@ class FileSpec:
     inner_read: str | None
     source_shape: tuple[int, ...]
     source_dtype: str
+    #: ``example:NAME``'s name (a package's own file): rows say the label only
+    example: str | None = None
 
     @property
     def source(self) -> str:
         """What a row says the data is: the file's name (``file+path:``: its full path) and inner array."""
+        if self.example:
+            return self.label
         where = self.path if self.record_path else Path(self.path).name
         return where + (f":{self.inner_read}" if self.inner_read else "")
 
     @property
     def label(self) -> str:
-        """The ``dataset`` column: ``file:NAME[:INNER][@ORIGIN]``."""
+        """The ``dataset`` column: ``file:NAME[:INNER][@ORIGIN]`` (``example:NAME``)."""
+        if self.example:
+            return f"example:{self.example}"
         where = self.path if self.record_path else Path(self.path).name
         corner = "@" + ":".join(map(str, self.origin)) if self.origin is not None else ""
         return f"file:{where}" + (f":{self.inner}" if self.inner else "") + corner
@@ -155,9 +165,14 @@ def _x(shape: tuple[int, ...], sep: str = "x") -> str:
 
 
 def parse_file_dataset(text: str) -> FileSpec:
-    """A ``file:`` dataset, its file opened (read-only) for its metadata: it exists, is a format read here, holds
-    the inner array, has a dtype of :data:`specs.DTYPES` and at least 2 dimensions."""
-    record, path, inner, origin = _split(text)
+    """A ``file:`` (or ``example:``) dataset, its file opened (read-only) for its metadata: it exists, is a format
+    read here, holds the inner array, has a dtype of :data:`specs.DTYPES` and at least 2 dimensions."""
+    example = None
+    if is_example(text):
+        example, declared = example_of(text)
+        record, path, inner, origin = False, example_path(text), declared.inner, None
+    else:
+        record, path, inner, origin = _split(text)
     with open_source(path, inner) as source:
         dtype, shape, fmt, inner_read = source.dtype, source.shape, source.format, source.inner
     native = dtype.newbyteorder("=") if dtype.byteorder not in ("=", "|") else dtype
@@ -165,7 +180,8 @@ def parse_file_dataset(text: str) -> FileSpec:
         raise SpecError(f"dataset {text!r} has dtype {dtype}; the writers take {', '.join(DTYPES)}")
     if len(shape) < 2 or 0 in shape:
         raise SpecError(f"dataset {text!r} has shape {shape}; the suites measure arrays of >= 2 non-empty dimensions")
-    return FileSpec(str(path), inner, origin, record, fmt, inner_read, tuple(int(n) for n in shape), dtype.str)
+    return FileSpec(str(path), inner, origin, record, fmt, inner_read, tuple(int(n) for n in shape), dtype.str,
+                    example)
 
 
 @dataclass(frozen=True)
@@ -216,7 +232,7 @@ def parse_dataset(value: object, what: str = "dataset", *,
             raise SpecError(f"{what} {value!r} is a mesh; only the compression suite's datasets measure a mesh file")
         spec = parse_mesh_file(value)
         return spec.label, spec
-    if is_file_dataset(value):
+    if is_file_dataset(value) or is_example(value):
         spec = parse_file_dataset(value)
         return spec.label, spec
     if not isinstance(value, str) or value not in DATASETS:

@@ -272,7 +272,14 @@ def test_the_ceiling_labels_its_rows(tmp_path: Path):
     ({"time_cap_s": 0}, "time_cap_s"),
     ({"dims": "z:4:8"}, "chunk 8"),
     ({"colour": "red"}, "colour"),
-    ({"mesh_backends": [], "array_backends": []}, "nothing to measure"),
+    ({"mesh_backends": [], "array_backends": [], "real_datasets": []}, "nothing to measure"),
+    ({"real_datasets": ["example:nope"]}, "example:nope' is unknown; allowed examples: example:frog_tissues"),
+    ({"real_datasets": ["labels"]}, "'labels' is not real data"),
+    ({"real_datasets": ["file:/data/seg.zarr"]}, "names no synthetic twin; give KIND=file:/data/seg.zarr"),
+    ({"real_datasets": ["blobs=example:channels"]}, "'blobs' is no synthetic dataset; allowed: em_like"),
+    ({"real_datasets": [5]}, "real_datasets item 5"),
+    ({"real_codecs": []}, "real_codecs is empty"),
+    ({"real_codecs": ["zstd:99"]}, "zstd level 99"),
     # wrong JSON types: refused in one line, never iterated or coerced
     ({"codecs": 5}, "codecs 5 must be a list"),
     ({"codecs": {"zstd": 1}}, "must be a list"),
@@ -300,18 +307,25 @@ def test_bad_parameters_are_refused_in_one_line(params: dict, message: str):
 
 def test_a_single_codec_string_is_a_one_item_list():
     cases = build_cases({**TINY, "mesh_backends": [], "array_backends": ["zarr-python"], "codecs": "lz4"}, "quick")
-    assert {codec for c in cases for _, codec in c.params["points"]} == {"lz4"}
+    assert {codec for c in cases if c.backend == "zarr-python" for _, codec in c.params["points"]} == {"lz4"}
     cases = build_cases({**TINY, "mesh_backends": [], "array_backends": ["zarr-python"], "codecs": "zstd:1, lz4",
-                         "levels": 3}, "quick")
-    assert {codec for c in cases for _, codec in c.params["points"]} == {"zstd:1", "lz4"}
+                         "levels": 3, "real_codecs": "zstd:3"}, "quick")
+    assert {codec for c in cases if c.backend == "zarr-python" for _, codec in c.params["points"]} == {"zstd:1", "lz4"}
+    assert {codec for c in cases if c.backend == "numcodecs" for _, codec, _ in c.params["points"]} == {"zstd:3"}
 
 
 def test_profiles_build_and_group_points():
     for profile in ("standard", "seed"):
         cases = build_cases({}, profile)
         assert {c.backend for c in cases} == {"zvtk", "vtu", "zarr-python", "tensorstore", "numcodecs"}
-    # quick: few, big points on disk (the codecs alone in memory last a few ms at its sizes)
-    assert {c.backend for c in build_cases({}, "quick")} == {"zvtk", "vtu", "tensorstore"}
+    # quick: few, big points on disk (the codecs alone in memory last a few ms at its sizes), and in memory only the
+    # real data beside its synthetic twins, every pair in one case
+    quick = build_cases({}, "quick")
+    assert {c.backend for c in quick} == {"zvtk", "vtu", "tensorstore", "numcodecs"}
+    pairs = [c for c in quick if c.backend == "numcodecs"]
+    assert len(pairs) == 1 and {name for name, _, _ in pairs[0].params["points"]} == {
+        "example:frog_tissues", "labels twin of example:frog_tissues", "example:channels",
+        "labels twin of example:channels"}
     seed = build_cases({}, "seed")
     levels = [lvl for c in seed if c.backend == "zvtk" for lvl in c.params["levels"]]
     assert levels == list(range(-22, 23))

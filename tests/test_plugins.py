@@ -69,7 +69,7 @@ params = {{name: {{**suite.profiles["quick"], **suite.smoke}} for name, suite in
 writers = suites["writers"].build_cases({{**params["writers"], "backends": ["all"], "tests": ["write"]}}, "quick")
 threads = suites["threads"].build_cases({{**params["threads"], "backends": ["toy"]}}, "quick")
 compression = suites["compression"].build_cases({{**params["compression"], "array_backends": ["toy"],
-                                                  "mesh_backends": []}}, "quick")
+                                                  "mesh_backends": [], "real_datasets": []}}, "quick")
 from benchmarks_lib.suites import compression as c, threads as t
 print(json.dumps({{"listed": listed, "imported": imported, "writers": sorted({{case.backend for case in writers}}),
                   "threads": sorted({{case.backend for case in threads}}), "threads_backends": list(t.BACKENDS),

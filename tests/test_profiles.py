@@ -42,7 +42,8 @@ def test_quick_compression_points_are_standard_points():
     profiles = get_suite("compression").profiles
     quick, standard = profiles["quick"], profiles["standard"]
     _subset(quick, standard, ("mesh_n", "seed", "dims", "fsync", "generate_bytes", "threads"),
-            ("mesh_backends", "levels", "vtu_compressors", "array_backends", "datasets", "codecs"))
+            ("mesh_backends", "levels", "vtu_compressors", "array_backends", "datasets", "codecs", "real_datasets",
+             "real_codecs"))
 
 
 def test_quick_s3_cases_are_standard_cases():

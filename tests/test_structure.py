@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("foundations", ["specs", "paths", "untrusted", "redact", "signals", "terminal", "availability", "stats",
                      "environment", "scratch", "dask_scheduler", "entrypoints"]),
     ("measure", ["measure."]),
-    ("data", ["datasets", "meshes", "storage", "records", "input_formats", "durability"]),
+    ("data", ["datasets", "example_data", "meshes", "storage", "records", "input_formats", "durability"]),
     ("adapters", ["adapters."]),
     ("inputs and servers", ["inputs.", "servers.", "user_data"]),
     ("suites", ["suites.", "ceiling"]),

@@ -25,11 +25,12 @@ from .common import (
     error_warning,
     no_answer,
     ok_rows,
-    problems,
     run_header,
     with_ceiling_fraction,
     write_ceiling_op,
 )
+from .compression_points import POINT_KEYS, SPEEDS, summarize_points
+from .compression_real import pairs_answer, pairs_figure, pairs_table, problems, without_pairs
 from .flags import ceiling_mark, point_flags
 from .markup import md, md_code, short
 from .ranking import countable, rank_samples, versus_text
@@ -46,37 +47,8 @@ from .style import (
     too_few,
 )
 
-SPEEDS = ("write_mbps", "read_mbps")
-POINT_KEYS = ["backend", "dataset", "codec"]
 #: ceiling operations drawn on throughput axes, per side
 CEILING_OPS = {"write_mbps": ("memcpy", "write_nofsync", "write_fsync"), "read_mbps": ("memcpy", "read_cold")}
-
-
-def summarize_points(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per point: median/mean write and read time, MB/s, compression ratio, verified, iterations."""
-    rows = ok_rows(df)
-    rows = rows[(rows["backend"] != "ceiling") & rows["operation"].isin(list(SIDE))]
-    if rows.empty:
-        return pd.DataFrame(columns=[*POINT_KEYS, "level", "write_s", "read_s", *SPEEDS, "compression_ratio"])
-    rows = rows.assign(side=rows["operation"].map(SIDE))
-    info_cols = [c for c in ("level", "codec_family", "threads", "nbytes", "mesh_n") if c in rows]
-    info = rows.groupby(POINT_KEYS, dropna=False)[info_cols].first()
-    info["compression_ratio"] = rows.groupby(POINT_KEYS, dropna=False)["compression_ratio"].median()
-    info["verified"] = rows.groupby(POINT_KEYS, dropna=False)["verified"].agg(lambda v: bool(v.fillna(False).all()))
-    info["in_memory"] = rows.groupby(POINT_KEYS, dropna=False)["operation"].agg(lambda o: bool(o.isin(["encode",
-                                                                                                    "decode"]).all()))
-    g = rows.groupby([*POINT_KEYS, "side"], dropna=False)["elapsed_s"]
-    times = pd.DataFrame({"median": g.median(), "mean": g.mean(), "n": g.size()}).unstack("side")
-    out = info.copy()
-    for side in ("write", "read"):
-        if ("median", side) in times:
-            out[f"{side}_s"] = times[("median", side)]
-            out[f"{side}_mean_s"] = times[("mean", side)]
-            out[f"{side}_n"] = times[("n", side)]
-            out[f"{side}_mbps"] = out["nbytes"].astype(float) / out[f"{side}_s"] / MB
-        else:
-            out[[f"{side}_s", f"{side}_mean_s", f"{side}_n", f"{side}_mbps"]] = np.nan
-    return out.reset_index()
 
 
 TIMES = ("write: the store (or the .vtu / zvtk file) written to the page cache, no fsync unless FSYNC; read: "
@@ -214,8 +186,9 @@ def _above_ceiling_sides(df: pd.DataFrame, table: pd.DataFrame) -> list[str]:
 
 
 def pareto(df: pd.DataFrame, speed: str = "write_mbps") -> plt.Figure:
-    """Ratio vs speed for every point, one panel per dataset; the front joined; the run's ceilings as lines."""
-    points = summarize_points(df).dropna(subset=[speed, "compression_ratio"])
+    """Ratio vs speed for every point, one panel per dataset (real data beside its twin: ``pairs_figure``); the front
+    joined; the run's ceilings as lines."""
+    points = summarize_points(without_pairs(df)).dropna(subset=[speed, "compression_ratio"])
     if points.empty:
         return empty_figure("Pareto front")
     datasets = sorted(points["dataset"].unique())
@@ -382,9 +355,9 @@ def answer(df: pd.DataFrame) -> str:
             f"{SLOWDOWN:g}x slower than the fastest (uncompressed MB/s, medians): " + "; ".join(picks) + ".")
 
 
-__all__ = ["CHAPTER", "SLOWDOWN", "answer", "conclusion", "header", "mesh_rendering", "pareto", "pareto_front",
-           "problems", "summarize_points", "summary", "worth_taking", "zvtk_levels", "zvtk_throughput",
-           "zvtk_time_and_ratio"]
+__all__ = ["CHAPTER", "SLOWDOWN", "answer", "conclusion", "header", "mesh_rendering", "pairs_answer", "pairs_figure",
+           "pairs_table", "pareto", "pareto_front", "problems", "summarize_points", "summary", "worth_taking",
+           "zvtk_levels", "zvtk_throughput", "zvtk_time_and_ratio"]
 
 
 #: the chapter's standard figures, by title (the explorer draws them for any run)
@@ -393,6 +366,7 @@ FIGURES = {
     "zvtk: throughput per level": zvtk_throughput,
     "Write speed vs ratio (Pareto)": pareto,
     "Read speed vs ratio (Pareto)": lambda df: pareto(df, speed="read_mbps"),
+    "Real data beside synthetic (ratios)": pairs_figure,
 }
 
 CHAPTER = Chapter("compression_sweep", suite="compression", answer=answer, summary=summary,

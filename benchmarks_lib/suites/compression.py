@@ -13,6 +13,11 @@ Backends come from the registry (:mod:`.backends`), by declared capabilities:
 - for the core datasets, Zarr writers that apply a codec to plain chunks and read them back
   (``zarr-python``, ``tensorstore``, ``zarrs``), and in-memory codecs (``numcodecs``: the
   codecs alone, chunks spread over ``threads`` threads as zarr-python does; ``blosc``).
+
+Real data beside synthetic (:mod:`.twins`): each of ``real_datasets`` (every profile: the two real volumes that
+ship with pyvista, ``example:frog_tissues`` and ``example:channels``) and its synthetic twin (``labels`` at the
+real crop's dtype and shape) are encoded and decoded by every codec in memory (``numcodecs``, chunk by chunk: the
+ratio a store of those chunks gets, without its files).
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ import numpy as np
 from ..adapters import adapter_class
 from ..datasets import DATASETS
 from ..environment import usable_cores
+from ..example_data import EXAMPLES
 from ..meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from ..specs import (
     ZSTD_LEVELS,
     ArraySpec,
+    DimsSpec,
     SpecError,
     parse_bool,
     parse_codec,
@@ -62,6 +69,7 @@ from .roundtrip import (
     parse_generate_bytes,
     skip_rows,
 )
+from .twins import PAIR_BACKEND, RealPair, pair_missing, pairs_param, parse_real_datasets
 
 ZARR_FORMATS = ("zarr2", "zarr3")
 
@@ -100,6 +108,10 @@ _CORE_ARRAYS = ("zarr-python", "tensorstore", "numcodecs")
 #: The full grid (every level, every Blosc combination) is the seed profile's.
 STANDARD_CODECS = ("lz4", "zstd:1", "zstd:3", "zstd:9", "gzip:6", "blosc-lz4:5:shuffle", "blosc-lz4:5:bitshuffle",
                    "blosc-zstd:5:shuffle", "blosc-zstd:5:bitshuffle")
+#: real volumes beside their synthetic twins, in every profile: in memory, 15-32 MB each at the quick and standard
+#: dims; the quick profile's three codecs (the fast ones: ~4 s on 2 cores) are standard points too
+REAL_DATASETS = [f"example:{name}" for name in EXAMPLES]
+QUICK_REAL_CODECS = ["lz4", "zstd:1", "zstd:3"]
 #: the quick profile answers the chapter's question with few, big points, each a case of the standard profile
 #: (the same mesh, levels, compressor, array shape, chunks and codecs: a quick run compares with the standard
 #: reference), at n = 5: every timed write and read lasts >= ~100 ms here, so fixed costs do not make the speeds.
@@ -110,6 +122,7 @@ PROFILES: dict[str, dict] = {
         "mesh_backends": list(MESH_BACKENDS), "mesh_n": 80, "seed": 42,
         "levels": [1, 3], "vtu_compressors": ["lz4"],
         "array_backends": ["tensorstore"], "datasets": ["microscopy"],
+        "real_datasets": REAL_DATASETS, "real_codecs": QUICK_REAL_CODECS,
         "dims": "z:64:32,y:1024:256,x:1024:256", "codecs": ["zstd:1", "blosc-zstd:5:bitshuffle"],
         "threads": None, "fsync": False, "generate_bytes": None, "time_cap_s": 5.0, "points_per_case": 1000,
         "iterations": 5, "warmups": 1,
@@ -118,6 +131,7 @@ PROFILES: dict[str, dict] = {
         "mesh_backends": list(MESH_BACKENDS), "mesh_n": 80, "seed": 42,
         "levels": [-7, -3, -1, 1, 2, 3, 5, 7, 9, 12, 15, 19, 22], "vtu_compressors": ["none", "lz4", "zlib", "lzma"],
         "array_backends": list(_CORE_ARRAYS), "datasets": list(DATASETS),
+        "real_datasets": REAL_DATASETS, "real_codecs": list(STANDARD_CODECS),
         "dims": "z:64:32,y:1024:256,x:1024:256", "codecs": list(STANDARD_CODECS),
         "threads": None, "fsync": False, "generate_bytes": None, "time_cap_s": 5.0, "points_per_case": 25,
         "iterations": 5, "warmups": 1,
@@ -127,6 +141,7 @@ PROFILES: dict[str, dict] = {
         "mesh_backends": list(MESH_BACKENDS), "mesh_n": 127, "seed": 42,
         "levels": list(range(-22, 23)), "vtu_compressors": ["none", "lz4", "zlib", "lzma"],
         "array_backends": list(_CORE_ARRAYS), "datasets": list(DATASETS),
+        "real_datasets": REAL_DATASETS, "real_codecs": list(STANDARD_CODECS),
         "dims": "z:128:64,y:1024:256,x:1024:256",
         "codecs": codec_grid(lz4=True, zstd=range(1, 23), gzip=range(1, 10), blosc_levels=range(1, 10), **_BLOSC_SWEEP),
         "threads": 8, "fsync": False, "generate_bytes": None, "time_cap_s": 20.0, "points_per_case": 4,
@@ -155,9 +170,11 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     parsed = parse_datasets(p["datasets"], meshes=True)  # a person's mesh files go to the mesh writers
     mesh_files = [spec for _, spec in parsed if isinstance(spec, MeshSpec)]
     choices = [(label, spec) for label, spec in parsed if not isinstance(spec, MeshSpec)]
-    codecs = parse_codecs(p["codecs"])
-    if array_backends and not codecs:
-        raise SpecError("codecs is empty; give at least one, e.g. zstd:3, gzip:6, lz4, blosc-lz4:5:shuffle")
+    pairs = parse_real_datasets(p["real_datasets"], named=params.get("real_datasets") is not None)
+    codecs, real_codecs = parse_codecs(p["codecs"]), parse_codecs(p["real_codecs"])
+    for name, given, used in (("codecs", codecs, array_backends), ("real_codecs", real_codecs, pairs)):
+        if used and not given:
+            raise SpecError(f"{name} is empty; give at least one, e.g. zstd:3, gzip:6, lz4, blosc-lz4:5:shuffle")
     dims = parse_dims(p["dims"])
     if len(dims.dims) < 2:
         raise SpecError(f"dims {p['dims']!r} needs at least 2 dimensions for the datasets")
@@ -188,20 +205,41 @@ def build_cases(params: dict, profile: str) -> list[Case]:
             points = [[d, c] for d, _ in choices if points_dims[d] == shape for c in codecs]
             cases += [Case("compression", backend, {**arrays, "dims": shape, "points": batch})
                       for batch in _batches(points, size)]
+    cases += _pair_cases(pairs, real_codecs, dims, {**common, "generate_bytes": generate}, size)
     if not cases:
-        raise SpecError("nothing to measure: mesh_backends and array_backends are both empty")
+        raise SpecError("nothing to measure: mesh_backends, array_backends and real_datasets are all empty")
     return cases
+
+
+def _pair_cases(pairs: list[RealPair], codecs: list, dims: DimsSpec, arrays: dict, size: int) -> list[Case]:
+    """The real arrays and their twins, in memory: each pair at the real crop (the dims fitted to it), its points
+    carrying their dims (one case for every shape: fewer worker starts)."""
+    points = []
+    for pair in pairs:
+        shape = str(fit_crops(pair.spec, [PAIR_BACKEND], dims=(dims, True))[0] if pair.spec else dims)
+        points += [[name, str(codec), shape] for codec in codecs for name in (pair.real, pair.twin)]
+    params = {**arrays, "pairs": pairs_param(pairs)}
+    if sources := sources_param([pair.spec for pair in pairs]):
+        params["sources"] = sources
+    return [Case("compression", PAIR_BACKEND, {**params, "points": batch}) for batch in _batches(points, size)]
+
+
+def _point_nbytes(params: dict, name: str, dims: str) -> int:
+    """Uncompressed bytes of one array point (none for a pair that cannot be measured here)."""
+    if pair_missing(params, name):
+        return 0
+    dtype = params.get("pairs", {}).get(name, {}).get("dtype") or dataset_dtype(name, params.get("sources"))
+    return math.prod(parse_dims(dims).shape) * np.dtype(dtype).itemsize
 
 
 def case_nbytes(case: Case) -> int:
     """Uncompressed bytes of the largest data one case holds."""
-    if "mesh_file" in case.params:
-        return case.params["mesh_file"]["nbytes"]
-    if case.params.get("dataset") == MESH_DATASET:
-        return mesh_nbytes_estimate(case.params["mesh_n"])
-    shape = parse_dims(case.params["dims"]).shape
-    sources = case.params.get("sources")
-    return max(math.prod(shape) * np.dtype(dataset_dtype(d, sources)).itemsize for d, _ in case.params["points"])
+    p = case.params
+    if "mesh_file" in p:
+        return p["mesh_file"]["nbytes"]
+    if p.get("dataset") == MESH_DATASET:
+        return mesh_nbytes_estimate(p["mesh_n"])
+    return max(_point_nbytes(p, name, shape[0] if shape else p["dims"]) for name, _, *shape in p["points"])
 
 
 # -- running ------------------------------------------------------------------------------
@@ -217,17 +255,21 @@ def _run_mesh(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
 def _run_arrays(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
     p = case.params
     threads = p["threads"]
-    dims = parse_dims(p["dims"])
     pool = who.chunk_pool(threads)
     cache: dict[str, ArrayData] = {}
     rows: list[dict] = []
     try:
-        for name, codec_text in p["points"]:
-            dataset, data = case_dataset(p, name, dims.shape)
+        for name, codec_text, *shape in p["points"]:  # a pair's point carries its dims (the real crop's)
+            dims = parse_dims(shape[0] if shape else p["dims"])
             codec = parse_codec(codec_text)
-            columns = {**data, "codec": str(codec), "codec_family": codec.family,
+            columns = {"dataset": name, "codec": str(codec), "codec_family": codec.family,
                        "level": codec.level, "cname": codec.cname, "shuffle": codec.shuffle, "threads": threads,
                        "shape": list(dims.shape), "chunks": list(dims.chunks)}
+            if why := pair_missing(p, name):
+                rows += skip_rows(why, columns, who.operations)
+                continue
+            dataset, data = case_dataset(p, name, dims.shape)
+            columns.update(data)
             spec = ArraySpec(dims, dataset.dtype, codec)
             if why := array_point_reason(who, spec, threads):
                 rows += skip_rows(why, columns, who.operations)
@@ -266,7 +308,7 @@ SUITE = Suite(
     **sized_by(case_nbytes),
     label_keys=("dataset", "codec", "level", "threads"),
     case_keys=("dataset", "codec", "level", "threads", "nbytes"),
-    time_budget_s={"quick": 40, "standard": 577},
+    time_budget_s={"quick": 45, "standard": 600},
     smoke={"mesh_n": 8, "levels": [1, 3], "vtu_compressors": ["zlib"], "datasets": ["em_like", "labels"],
            "dims": "z:4:4,y:32:16,x:32:16", "codecs": ["zstd:1", "blosc-lz4:5:shuffle"], "time_cap_s": 0.2,
            "iterations": 1, "warmups": 0},

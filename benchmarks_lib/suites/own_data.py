@@ -10,6 +10,7 @@ from ..adapters import adapter_class
 from ..datasets import Dataset
 from ..specs import Dim, DimsSpec, SpecError
 from ..user_data import FileDataset, FileSpec, dataset_columns, make_dataset
+from .twins import pair_dataset
 
 
 def _writer_class(name: str) -> type | None:
@@ -58,11 +59,12 @@ def refuse_small(spec: FileSpec | None, volume: int) -> None:
 
 
 def case_dataset(params: dict, name: str, shape: tuple[int, ...]) -> tuple[Dataset | FileDataset, dict]:
-    """The dataset ``name`` of a case (synthetic, or a file's crop: the case's ``sources``) at ``shape``, and the
-    columns that say what it is (``dataset``, ``dtype``, and a file's source, crop and digest: read now, before
-    any clock)."""
-    dataset = make_dataset(name, shape, params["seed"], params.get("sources"))
-    return dataset, {"dataset": dataset.name, "dtype": dataset.dtype, **dataset_columns(dataset)}
+    """The dataset ``name`` of a case (synthetic, a file's crop: the case's ``sources``, or a real array's synthetic
+    twin: its ``pairs``) at ``shape``, and the columns that say what it is (``dataset``, ``dtype``, a file's source,
+    crop and digest: read now, before any clock; a pair's labels)."""
+    twin, pair = pair_dataset(params, name, shape)
+    dataset = twin or make_dataset(name, shape, params["seed"], params.get("sources"))
+    return dataset, {"dataset": name, "dtype": dataset.dtype, **dataset_columns(dataset), **pair}
 
 
 __all__ = ["case_dataset", "fit_crops", "refuse_small", "refuse_unwritable"]
