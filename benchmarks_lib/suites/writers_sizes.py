@@ -42,7 +42,7 @@ def _pool_bytes(case: Case) -> int:
         pools = len(p["datasets"]) * len(shard_layouts(p["shard_volume"], p["shard"], p["inner_chunks"]))
     else:
         pools = len(p.get("multipliers", [1]))
-    return pools * p["pool_bytes"]
+    return pools * min(p["pool_bytes"], _case_bytes(case))  # a pool is at most the data it repeats
 
 
 def scratch_bytes(cases: list[Case]) -> int:
