@@ -306,6 +306,9 @@ def evidence_from(run_dir: Path, meta: dict, workload: Workload, df=None) -> Evi
     if rows.empty:
         return None
     q = workload.question
+    if not baseline.empty:  # its best layout (its layouts are not pooled)
+        medians = baseline.groupby("candidate")[q.value].median()
+        baseline = baseline[baseline["candidate"] == (medians.idxmax() if q.higher else medians.idxmin())]
     parts = {str(name): part for name, part in rows.groupby("candidate", sort=True)}
     ranking = rank_samples({n: p[q.value].astype("float64") for n, p in parts.items()}, q.higher,
                            {"group": rows["group"].iloc[0]}, parts)
