@@ -116,7 +116,7 @@ class AdvicePage:
         s, evidence = self.settings, self.answer.evidence
         where = ", ".join(md_code(d) for d in s.dirs)
         lines = [f"Measured for this page within a budget of {s.budget_s:.0f} s, then answered from that run."
-                 if s.measure else f"Answered from the writers runs recorded in {where}; nothing is measured."]
+                 if s.measure else f"Answered from the runs recorded in {where}; nothing is measured."]
         if evidence is None:
             lines.append("**No recorded run covers this workload.** Set `LIKE` to your file and `MEASURE` to `True` "
                          "to measure it within `BUDGET`.")
@@ -188,6 +188,7 @@ def candidate_frame(found: Answer) -> pd.DataFrame:
     bytes over its bytes on disk), all from the rows the answer rests on."""
     import pandas as pd
 
+    from .advise_text import candidate_fields
     from .stats import median_ci
 
     evidence = found.evidence
@@ -204,6 +205,7 @@ def candidate_frame(found: Answer) -> pd.DataFrame:
         out.append({"rank": rank, "candidate": entry.name, "writer": str(first["backend"]),
                     "codec": str(first["codec"]), "chunks": str(first["chunks_text"]),
                     "shards": str(first["shards_text"]), "sharded": str(first["shards_text"]) != "none",
+                    "reads": candidate_fields(entry.name)["via"],
                     "median": entry.median, "lo": entry.lo, "hi": entry.hi, "n": entry.n,
                     "factor": entry.factor(ranking.higher)[0],
                     "separable": "best" if rank == 1 else "too few iterations" if separable is None
@@ -230,7 +232,8 @@ def candidate_table(frame: pd.DataFrame, workload: Workload):
     scale, unit = _ranked_unit(workload)
     interval = [f"[{num3(lo * scale)}, {num3(hi * scale)}]" if math.isfinite(lo) and math.isfinite(hi) else None
                 for lo, hi in zip(frame["lo"], frame["hi"], strict=True)]
-    shown = frame[["writer", "codec", "chunks", "shards"]].assign(**{
+    columns = ["writer", "codec", "chunks", "shards"] + (["reads"] if (frame["reads"] != "").any() else [])
+    shown = frame[columns].assign(**{
         f"median ({unit})": frame["median"] * scale, "95% interval": interval, "n": frame["n"],
         "x best": frame["factor"], "separable": frame["separable"], "files": frame["files"],
         "ratio": frame["ratio"]})

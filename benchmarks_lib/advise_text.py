@@ -45,7 +45,7 @@ def _verdict(ranking: Ranking) -> str:
             f"{tied}")
 
 
-def _fields(candidate: str) -> dict[str, str]:
+def candidate_fields(candidate: str) -> dict[str, str]:
     """writer, codec, chunks, shards and (remote reads) how it reads, of a candidate's name (a writer's name may
     hold " | ": the fields are found from the right, by their words)."""
     found = _CANDIDATE.match(candidate)
@@ -137,10 +137,10 @@ def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, 
 def _alternative(evidence: Evidence, chosen: str, who: str = "writer") -> tuple[str, str] | None:
     """The same writer, codec and chunks (and way of reading) with the other sharding choice; else the runner-up."""
     ranking = evidence.ranking
-    fields = _fields(chosen)
+    fields = candidate_fields(chosen)
     same = ("writer", "codec", "chunks", "via")
     for name in (e.name for e in ranking.entries):
-        f = _fields(name)
+        f = candidate_fields(name)
         if name != chosen and all(f[k] == fields[k] for k in same) and \
                 (f["shards"] == "none") != (fields["shards"] == "none"):
             return name, f"the same {who}, codec and chunks, " + ("unsharded" if f["shards"] == "none" else "sharded")
@@ -155,7 +155,7 @@ def advice_lines(workload: Workload, evidence: Evidence,
     ``results_dirs`` (default: the results directory the evidence's run is in)."""
     ranking, q = evidence.ranking, workload.question
     best = ranking.leader
-    f = _fields(best.name)
+    f = candidate_fields(best.name)
     dirs = list(results_dirs) if results_dirs is not None else [evidence.run_dir.parent.parent]
     threads = threads_advice(evidence, workload, dirs)
     env = evidence.meta.get("environment", {})
@@ -237,4 +237,4 @@ def _remote_not_covered(workload: Workload, dirs: Sequence[str | Path], where: s
             + f"; measure it: {hint}")
 
 
-__all__ = ["LISTED", "advice_lines", "cost_lines", "not_covered_lines"]
+__all__ = ["LISTED", "advice_lines", "candidate_fields", "cost_lines", "not_covered_lines"]

@@ -169,3 +169,17 @@ def test_papermill_measures_the_file_within_its_budget(tmp_path, monkeypatch):
     assert "Measured for this page within a budget of 60 s" in markdown and "synthetic" not in markdown
     assert "**plan:** about" in markdown and "**Evidence:** run page-tiny" in markdown
     assert list((tmp_path / "results").glob("*/page-tiny/run.json"))
+
+
+def test_a_remote_answer_names_how_each_candidate_reads(tmp_path):
+    """Remote candidates differ in how they read (protocol, client cache, requests at once) as well as in writer,
+    codec and layout: the table says so, from the committed reference's cache run."""
+    from benchmarks_lib.paths import REFERENCE
+
+    found = advise_page.page(shape="256,256,256", dtype="uint16", access="remote-read:10ms",
+                             results_dir=str(tmp_path), other_dirs=[str(REFERENCE)])
+    frame = found.candidates()
+    assert len(frame) > 1 and (frame["reads"] != "").all()
+    assert "reads" in found.table().columns
+    assert "Answered from the runs recorded in" in found.header()
+    plt.close(found.figure())
