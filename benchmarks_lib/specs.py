@@ -28,9 +28,7 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 class SpecError(ValueError):
     """A user-supplied value is invalid; the message is one line a user can act on."""
 
-    def _render_traceback_(self) -> list[str]:
-        """IPython's hook for how an exception shows: in a notebook (and papermill's error), a bad parameter is its
-        one line, not a traceback through the library."""
+    def _render_traceback_(self) -> list[str]:  # IPython (a notebook, papermill): one line, not a traceback
         return [f"{type(self).__name__}: {self}"]
 
 
@@ -326,7 +324,7 @@ def parse_codecs(value: object, what: str = "codecs") -> list[str]:
     return list(dict.fromkeys(str(parse_codec(c)) for c in items))
 
 
-_RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+_RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")  # see parse_run_id
 
 
 def parse_run_id(value: object) -> str:
@@ -336,7 +334,6 @@ def parse_run_id(value: object) -> str:
     return value
 
 
-#: ``scheme://host:port``: a host name, an IPv4 address or a bracketed IPv6 address, and a decimal port
 def format_bytes(n: float) -> str:
     """Bytes in the largest decimal unit that keeps a readable number (e.g. 52.4 MB, 1.20 GB)."""
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
@@ -373,15 +370,13 @@ _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
 
 def parse_size(text: str | int) -> int:
     """A byte size such as ``64MB``, ``1.5GiB`` or ``1000``."""
-    if isinstance(text, bool) or not isinstance(text, int | str):
+    m = _SIZE.match(text) if isinstance(text, str) else None
+    if isinstance(text, bool) or not (isinstance(text, int) or m):
         raise SpecError(f"size {text!r} is not understood; use e.g. 64MB, 1.5GiB or 1000 (bytes)")
     if isinstance(text, int):
         if text <= 0:
             raise SpecError(f"size {text} must be positive")
         return text
-    m = _SIZE.match(str(text))
-    if not m:
-        raise SpecError(f"size {text!r} is not understood; use e.g. 64MB, 1.5GiB or 1000 (bytes)")
     number = float(m.group(1)) * _UNITS[(m.group(2) or "B").lower()]
     if number < 1 or not math.isfinite(number) or number > 2**60:
         raise SpecError(f"size {text!r} is out of range; allowed 1 byte to 1 EiB")
