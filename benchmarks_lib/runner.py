@@ -36,6 +36,7 @@ from .dask_scheduler import parse_cluster
 from .environment import collect_environment, machine_name
 from .executor import CaseFinished, Executor, SerialExecutor
 from .measure.allocator import allocator_state
+from .measure.ledger import case_columns
 from .paths import RESULTS_DIR, SCRATCH_ENV, checkout_dirs, resolve_scratch_root
 from .preflight import check_processes, check_space, check_time, check_writable_dir, estimate_seconds, format_seconds
 from .records import (
@@ -250,7 +251,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
         case, rows = ran.case, ran.rows
         if rows is None:  # the worker wrote no rows of its own (crashed, killed, timed out, its host lost)
             reason = f"worker exited with status {ran.rc}" + (" (killed by signal)" if ran.rc < 0 else "")
-            rows = finish_rows([error_row(case, f"{reason}\n{ran.stderr}")], case, run_columns)
+            spent = case_columns(None, 0, int(ran.seconds * 1e9))  # its wall time still counts to the run's
+            rows = finish_rows([{**error_row(case, f"{reason}\n{ran.stderr}"), **spent}], case, run_columns)
         out = records / f"{case.case_id}.parquet"
         write_atomic_parquet(to_frame([{**row, **ran.extra} for row in rows]), out)
         finished[0] += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 
+import pandas as pd
 import pytest
 
 from benchmarks_lib.measure.allocator import MALLOC_ENV
@@ -174,6 +175,7 @@ def test_a_case_that_times_out_takes_its_worker_down_and_the_next_gets_a_fresh_o
     df = result.df
     slow = df[df["backend"] == "slow"]
     assert len(slow) == 1 and slow["status"].iloc[0] == "error" and "timed out after 5 s" in slow["reason"].iloc[0]
+    assert slow["t_case_s"].iloc[0] >= 5 and pd.isna(slow["t_timed_s"].iloc[0])  # its wall time counts to the run's
     raw = df[(df["backend"] == "raw") & (df["operation"] == "total")]
     assert len(raw) == 20 and (raw["status"] == "ok").all() and not raw["worker_reused"].any()
     assert not any((workdir / "scratch").iterdir())
