@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,35 @@ def _digest(data: np.ndarray) -> str:
     return hashlib.blake2b(np.ascontiguousarray(data).data).hexdigest()
 
 
+def stem_of(prefix: str, key: object) -> str:
+    """A kept file's stem: ``prefix`` and the hash of what makes the array (JSON)."""
+    return f"{prefix}-{hashlib.sha1(json.dumps(key).encode()).hexdigest()[:16]}"
+
+
+def kept(directory: Path, stem: str, make: Callable[[], tuple[np.ndarray, dict]]) -> tuple[np.ndarray, dict]:
+    """(array, metadata) kept in ``directory`` as ``stem.npy`` beside ``stem.json`` (the array's blake2b and what
+    ``make`` adds, e.g. a checksum that took long to compute): loaded where its bytes match, else ``make()`` and
+    saved atomically for the run's next case (no room: not kept, the next case makes it again)."""
+    data_path, meta_path = directory / f"{stem}.npy", directory / f"{stem}.json"
+    try:
+        meta = json.loads(meta_path.read_text())
+        data = np.load(data_path, allow_pickle=False)
+        if _digest(data) == meta.get("digest"):
+            return data, meta
+    except (OSError, ValueError):
+        pass
+    data, extra = make()
+    meta = {**extra, "digest": _digest(data)}
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        check_free(directory, 2 * data.nbytes)
+        write_atomic(data_path, lambda f: np.save(f, data))
+        write_atomic(meta_path, lambda f: f.write(json.dumps(meta).encode()))
+    except OSError:
+        pass
+    return data, meta
+
+
 @phase("prep")
 def generated(dataset, index: tuple[slice, ...], case_scratch: Path) -> np.ndarray:
     """``dataset.region(index)``, from the run's inputs where an earlier case generated it (a synthetic dataset
@@ -39,27 +69,10 @@ def generated(dataset, index: tuple[slice, ...], case_scratch: Path) -> np.ndarr
     if not isinstance(dataset, Dataset) or directory.parent == case_scratch:  # a file's data, or no run to keep it for
         return dataset.region(index)
     bounds = [list(sl.indices(n)[:2]) for sl, n in zip(index, dataset.shape, strict=True)]
-    nbytes = math.prod(b - a for a, b in bounds) * np.dtype(dataset.dtype).itemsize
-    if nbytes > KEEP_LIMIT:
+    if math.prod(b - a for a, b in bounds) * np.dtype(dataset.dtype).itemsize > KEEP_LIMIT:
         return dataset.region(index)
-    key = json.dumps([dataset.name, list(dataset.shape), dataset.seed, str(dataset.dtype), bounds])
-    stem = directory / f"array-{hashlib.sha1(key.encode()).hexdigest()[:16]}"
-    data_path, meta_path = stem.with_suffix(".npy"), stem.with_suffix(".json")
-    try:
-        data = np.load(data_path, allow_pickle=False)
-        if _digest(data) == json.loads(meta_path.read_text()).get("digest"):
-            return data
-    except (OSError, ValueError):
-        pass
-    data = dataset.region(index)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        check_free(directory, 2 * nbytes)
-        write_atomic(data_path, lambda f: np.save(f, data))
-        write_atomic(meta_path, lambda f: f.write(json.dumps({"digest": _digest(data), "key": key}).encode()))
-    except OSError:  # no room to keep it: the next case generates it again
-        pass
-    return data
+    key = [dataset.name, list(dataset.shape), dataset.seed, str(dataset.dtype), bounds]
+    return kept(directory, stem_of("array", key), lambda: (dataset.region(index), {}))[0]
 
 
-__all__ = ["KEEP_LIMIT", "generated"]
+__all__ = ["KEEP_LIMIT", "generated", "kept", "stem_of"]

@@ -7,8 +7,6 @@ nothing is generated or hashed while a write is timed.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from ..datasets import Dataset, checksum_blocks
+from ..inputs.arrays import kept, stem_of
 from ..measure.ledger import phase
-from ..records import write_atomic
 from ..specs import ArraySpec, DimsSpec
 
 #: bytes of one generated block at most (whole chunks or shards round it up)
@@ -69,51 +67,36 @@ class BlockSource:
         """Generate the pool and hash the whole written sequence now (before any timed region).
 
         With ``cache`` (a directory kept for the run) a pool of at most ``POOL_CACHE_LIMIT`` is
-        loaded from there when an earlier case made the same one, and saved there otherwise; a
-        damaged file is regenerated.
+        loaded from there when an earlier case made the same one, and saved there otherwise, with
+        its checksum (:func:`inputs.arrays.kept`); a damaged file is regenerated.
         """
         if self._pool is not None:
             return self
-        cached = cache is not None and self.pool_bytes <= POOL_CACHE_LIMIT
-        if cached and self._load(cache):
+        if cache is None or self.pool_bytes > POOL_CACHE_LIMIT:
+            self._pool = self._generate()
+            self.checksum = checksum_blocks(block for _, block in self)
             return self
+        d = self.dataset
+        key = [d.name, d.shape, d.seed, str(d.dtype), self.step, self.pool_bytes]
+        data, meta = kept(cache, stem_of("pool", key), self._made)
+        self._pool = [data[i:i + self.step] for i in range(0, data.shape[0], self.step)]
+        self.checksum = meta["checksum"]
+        return self
+
+    def _generate(self) -> list[np.ndarray]:
+        """The dataset's first blocks, up to ``pool_bytes`` (whole blocks)."""
         pool, size = [], 0
         for _, block in self.dataset.blocks(self.step):
             pool.append(block)
             size += block.nbytes
             if size >= self.pool_bytes:
                 break
-        self._pool = pool
-        self.checksum = checksum_blocks(block for _, block in self)
-        if cached:
-            self._save(cache)
-        return self
+        return pool
 
-    def _files(self, cache: Path) -> tuple[Path, Path]:
-        d = self.dataset
-        key = json.dumps([d.name, d.shape, d.seed, str(d.dtype), self.step, self.pool_bytes])
-        stem = f"pool-{hashlib.sha1(key.encode()).hexdigest()[:16]}"
-        return cache / f"{stem}.npy", cache / f"{stem}.json"
-
-    def _load(self, cache: Path) -> bool:
-        data_path, meta_path = self._files(cache)
-        try:
-            meta = json.loads(meta_path.read_text())
-            data = np.load(data_path, allow_pickle=False)
-        except (OSError, ValueError):
-            return False
-        if hashlib.blake2b(data.tobytes()).hexdigest() != meta.get("pool_digest"):
-            return False
-        self._pool = [data[i:i + self.step] for i in range(0, data.shape[0], self.step)]
-        self.checksum = meta["checksum"]
-        return True
-
-    def _save(self, cache: Path) -> None:
-        data = np.concatenate(self._prepared_pool())
-        meta = {"checksum": self.checksum, "pool_digest": hashlib.blake2b(data.tobytes()).hexdigest()}
-        data_path, meta_path = self._files(cache)
-        write_atomic(data_path, lambda f: np.save(f, data))
-        write_atomic(meta_path, lambda f: f.write(json.dumps(meta).encode()))
+    def _made(self) -> tuple[np.ndarray, dict]:
+        """The pool generated (as one array) and the checksum of the written sequence, for :func:`kept`."""
+        self._pool = self._generate()
+        return np.concatenate(self._pool), {"checksum": checksum_blocks(block for _, block in self)}
 
     def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
         pool, n = self._prepared_pool(), self.dataset.shape[0]
