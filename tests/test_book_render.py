@@ -44,7 +44,7 @@ MEASURE = r"""() => {
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> dict[str, dict]:
     """Page -> what ``MEASURE`` found in it, for one book built from the reference runs (minutes: one build)."""
-    from test_notebooks import _book_pages, _browser_problem, _chromium, _copy_project
+    from test_notebooks import _book_pages, _browser_problem, _chromium, _copy_project, _goto
 
     from benchmarks_lib.book import build_book
 
@@ -65,13 +65,12 @@ def rendered(tmp_path_factory) -> dict[str, dict]:
     with _chromium() as browser:
         for path in _book_pages(html):
             page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-            page.goto(path.as_uri(), wait_until="load")
-            page.wait_for_timeout(200)  # a redirecting page has left by now
-            if path.name == "explorer.html":  # the embedded widgets draw their image from the saved state
-                page.wait_for_timeout(2000)
+            _goto(page, path)
             if page.url != path.as_uri():  # a redirect (index.html to the front page): measured as itself
                 page.context.close()
                 continue
+            if path.name == "explorer.html":  # the embedded widgets draw their image from the saved state
+                page.wait_for_timeout(2000)
             found[str(path.relative_to(html))] = page.evaluate(MEASURE)
             page.context.close()
     return found

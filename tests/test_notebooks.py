@@ -130,6 +130,17 @@ def _book_pages(html: Path) -> list[Path]:
     return sorted(p for p in html.rglob("*.html") if not {"_static", "_sources", "_images"} & set(p.parts))
 
 
+def _goto(page, path: Path):
+    """Open a book page and wait until it has arrived: the root index.html is a meta refresh to the front page,
+    and a page evaluated while that redirect is under way has no body yet (a race CI lost once)."""
+    url = path.as_uri()
+    response = page.goto(url, wait_until="load")
+    if 'http-equiv="refresh"' in path.read_text().lower():
+        page.wait_for_url(lambda u: u != url)
+        page.wait_for_load_state("load")
+    return response
+
+
 @contextlib.contextmanager
 def _chromium():
     """Headless Chromium (the system's, driven by Playwright; no browser is downloaded), closed afterwards."""
@@ -178,10 +189,7 @@ def test_every_page_of_the_book_in_a_browser(built_book):
             page.on("request", lambda r, seen=seen: r.url.startswith(("file://", "data:", "blob:", "about:"))
                     or seen.append(f"request off the machine: {r.url}"))
             url = path.as_uri()
-            response = page.goto(url, wait_until="load")
-            if 'http-equiv="refresh"' in path.read_text().lower():  # the root index.html: to the front page
-                page.wait_for_url(lambda u, url=url: u != url)
-                page.wait_for_load_state("load")
+            response = _goto(page, path)  # the root index.html arrives at the front page
             if response is None or not response.ok:
                 seen.append(f"did not load: {url}")
             broken = page.evaluate("""async () => {

@@ -310,7 +310,7 @@ def _names(numbers) -> list[str]:
 def test_a_book_from_poisoned_runs_runs_no_script_in_a_browser(tmp_path, monkeypatch):
     """ONE book build (``--from`` the poisoned copy of reference/, which is also the book's reference run), then
     every page in headless Chromium: no dialog opens and no element of a payload exists, page by page."""
-    from test_notebooks import _book_pages, _browser_problem, _chromium, _copy_project
+    from test_notebooks import _book_pages, _browser_problem, _chromium, _copy_project, _goto
 
     from benchmarks_lib.book import build_book
 
@@ -330,7 +330,7 @@ def test_a_book_from_poisoned_runs_runs_no_script_in_a_browser(tmp_path, monkeyp
             page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
             dialogs: list[str] = []
             page.on("dialog", lambda d, dialogs=dialogs: (dialogs.append(d.message), d.dismiss()))
-            page.goto(path.as_uri(), wait_until="load")
+            _goto(page, path)  # the root index.html: its dialogs counted, its target evaluated
             if path.name == "explorer.html":  # the embedded widgets render from their saved state
                 page.wait_for_selector(".widget-dropdown select", timeout=30_000)
             page.wait_for_timeout(300)  # a failing image's onerror
