@@ -238,8 +238,10 @@ def build_book(
     assume_yes: bool = False,
     from_runs: str | Path | None = None,
     timeout: float | None = None,
+    html: bool = True,
 ) -> Path:
-    """Execute the notebooks (unless ``execute`` is false) and build the HTML; return index.html.
+    """Execute the notebooks (unless ``execute`` is false) and build the HTML (unless ``html`` is false: the
+    generated pages only); return index.html.
 
     ``parameters`` go to every notebook that declares them; a key ``"<notebook>:<NAME>"`` goes to
     that notebook only. ``from_runs`` (a results directory, e.g. ``reference/``) draws every chapter
@@ -316,6 +318,8 @@ def build_book(
                        reference=reference if reference.resolve() != results.resolve() else None)
     write_parameters_page(root, chapters, out_dir)
     toc = write_table_of_contents(root, out_dir)
+    if not html:
+        return root / "_build" / "html" / "index.html"
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "--toc", str(toc), "-W", "-n",
            "--keep-going"]
     jb_env = {**os.environ, **({STATIC_WIDGETS: "1"} if widgets is not None else {})}

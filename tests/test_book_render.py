@@ -2,10 +2,11 @@
 Chromium, at a desktop window's width.
 
 ONE build (``--from`` a copy of ``reference/``, the copy also the book's reference run, so the front page sets
-the two side by side), then every page: no figure is displayed below 60% of its natural width (a figure wider
-than the book's column is scaled down, its text with it), and no table cell says NaN, nan, None, <NA> or NaT
-(a missing value is a dash with its reason). A parameter's value written as Python (a code span, ``None`` there
-is the value the reader types) is not a missing value.
+the two side by side): nothing is measured again (the records untouched, every chapter drawn). Then every page:
+no figure is displayed below 60% of its natural width (a figure wider than the book's column is scaled down, its
+text with it), and no table cell says NaN, nan, None, <NA> or NaT (a missing value is a dash with its reason). A
+parameter's value written as Python (a code span, ``None`` there is the value the reader types) is not a missing
+value.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def rendered(tmp_path_factory) -> dict[str, dict]:
     from test_notebooks import _book_pages, _browser_problem, _chromium, _copy_project, _goto
 
     from benchmarks_lib.book import build_book
+    from benchmarks_lib.notebooks import chapter_notebooks
 
     if problem := _browser_problem():
         pytest.skip(problem)
@@ -54,6 +56,8 @@ def rendered(tmp_path_factory) -> dict[str, dict]:
     _copy_project(root)
     shutil.copytree(ROOT / "reference", root / "reference")  # the front page's reference machine
     shutil.copytree(ROOT / "reference", root / "runs")  # this machine's runs (a copy: another directory)
+    recorded = sorted((root / "runs").rglob("*.parquet"))
+    stamps = [p.stat().st_mtime_ns for p in recorded]
     mp = pytest.MonkeyPatch()
     mp.setenv("IOBENCH_SCRATCH", str(root / "scratch"))
     try:
@@ -61,6 +65,15 @@ def rendered(tmp_path_factory) -> dict[str, dict]:
     finally:
         mp.undo()
     html = root / "_build" / "html"
+    # drawn from the recorded runs, nothing is measured again: the records are untouched and every chapter is back
+    assert sorted((root / "runs").rglob("*.parquet")) == recorded
+    assert [p.stat().st_mtime_ns for p in recorded] == stamps
+    assert not (root / "results").exists()
+    for name in chapter_notebooks():  # the explorer's figure is in its embedded widget state, drawn by the browser
+        page = (html / "book" / "executed" / f"{name}.html").read_text()
+        assert "Traceback (most recent call last)" not in page, name
+        assert ("ImageModel" if name == "explorer" else "<img") in page, name
+    assert "No run was found" not in (root / "book" / "executed" / "answers.md").read_text()
     found = {}
     with _chromium() as browser:
         for path in _book_pages(html):
