@@ -77,8 +77,8 @@ ALIGNMENTS = ("chunk", "shard", "unaligned")
 MAX_WORKERS = 256
 
 PROFILES: dict[str, dict[str, Any]] = {
-    # quick: n = 5 per point at a quarter of the standard array (the same chunks, shards, codec and flush; 64 MiB:
-    # each timed write lasts >= ~100 ms here); standard's 256 MiB arrays take 4x as long per round
+    # quick: n = 5 per point at half the standard array (the same chunks, shards, codec and flush; 64 MiB: each
+    # timed write lasts >= ~100 ms here); standard's 128 MiB arrays take 2x as long per round
     "quick": {
         "backends": ["zarr-python", "tensorstore"], "workers": [1, 2], "alignments": ["chunk", "unaligned"],
         "dataset": "microscopy", "dims": "z:64:8:32,y:1024:256:512,x:512:256:512", "codec": "blosc-lz4:5:shuffle",
@@ -86,8 +86,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "warmups": 1,
     },
     "standard": {
-        "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4, 8], "alignments": list(ALIGNMENTS),
-        "dataset": "microscopy", "dims": "z:256:8:32,y:1024:256:512,x:512:256:512", "codec": "blosc-lz4:5:shuffle",
+        "backends": ["zarr-python", "tensorstore"], "workers": [1, 2, 4], "alignments": list(ALIGNMENTS),
+        "dataset": "microscopy", "dims": "z:128:8:32,y:1024:256:512,x:512:256:512", "codec": "blosc-lz4:5:shuffle",
         "fsync": True, "seed": 0, "cluster": "local", "targets": ["file", "s3://iobench/parallel"], "endpoint": None,
         "iterations": 5, "warmups": 1,
     },
