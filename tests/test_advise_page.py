@@ -176,7 +176,7 @@ def test_a_remote_answer_names_how_each_candidate_reads(tmp_path):
     codec and layout: the table says so, from the committed reference's cache run."""
     from benchmarks_lib.paths import REFERENCE
 
-    found = advise_page.page(shape="256,256,256", dtype="uint16", access="remote-read:10ms",
+    found = advise_page.page(shape="128,512,512", dtype="uint16", access="remote-cutout:48,192,192@10ms",
                              results_dir=str(tmp_path), other_dirs=[str(REFERENCE)])
     frame = found.candidates()
     assert len(frame) > 1 and (frame["reads"] != "").all()

@@ -31,6 +31,11 @@ ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_RUNS = sorted(p for p in (ROOT / "reference" / "vm").iterdir() if (p / "run.json").is_file())
 
 
+def reference_run(suite: str) -> pd.DataFrame:
+    """The rows of the committed reference's run of ``suite``."""
+    return next(df for df, meta in map(load_run, REFERENCE_RUNS) if meta["suite"] == suite)
+
+
 def run_keys(df: pd.DataFrame) -> tuple[list[str], list[str]]:
     return declared_keys(sorted(str(s) for s in df["suite"].dropna().unique()))
 
@@ -72,7 +77,7 @@ def test_each_suites_key_names_every_case_of_a_small_real_run(name: str, tmp_pat
 
 def test_a_parameter_missing_from_the_key_is_named():
     """Parallel W left out of the key: W=1..8 would merge into one case (the bug this key fixes)."""
-    df, _ = load_run(next(d for d in REFERENCE_RUNS if d.name.startswith("parallel")))
+    df = reference_run("parallel")
     keys, parts = run_keys(df)
     problems = key_problems(df, [k for k in keys if k != "workers"], parts)
     assert problems and "'workers'" in problems[0]
@@ -80,13 +85,13 @@ def test_a_parameter_missing_from_the_key_is_named():
     assert any("a key column is measured" in p for p in measured)
 
 
-@pytest.mark.parametrize(("prefix", "key", "other"), [
+@pytest.mark.parametrize(("suite", "key", "other"), [
     ("s3", "latency_ms", None), ("cache", "client_cache", None), ("cache", "step", None),
     ("cache", "server", "nginx"), ("cache", "bandwidth_bytes_s", 1e6), ("parallel", "region_step", 3)])
-def test_the_s3_link_the_zarr_client_cache_and_the_cache_server_are_cases_of_their_own(prefix, key, other):
+def test_the_s3_link_the_zarr_client_cache_and_the_cache_server_are_cases_of_their_own(suite, key, other):
     """Without ``key`` the run's cases merge; where the reference run holds it at one value (``other`` given),
     its rows doubled at a second value must stay apart."""
-    df, _ = load_run(next(d for d in REFERENCE_RUNS if d.name.startswith(prefix)))
+    df = reference_run(suite)
     if other is not None:
         df = pd.concat([df, df[df[key].notna()].assign(**{key: other})], ignore_index=True)
     keys, parts = run_keys(df)
