@@ -18,10 +18,12 @@ from .common import MB, problems, run_header
 from .server import server_cpu, server_lines, server_rows
 from .style import (
     CI95,
+    SMALL,
     WHISKERS,
     empty_figure,
     legend_outside,
     legend_under_figure,
+    log_axis,
     plain_log_ticks,
     plt,
     sns,
@@ -83,8 +85,8 @@ def transactions(df: pd.DataFrame) -> plt.Figure:
         sub = long[long["reader"] == reader]
         sns.barplot(data=sub, estimator="median", errorbar=None, y="config", x="value", hue="counter",
                     order=sorted(sub["config"].unique()), ax=ax)
-        ax.set(xscale="log", xlim=(0.8, None), xlabel="transactions (log; median over latencies and iterations)",
-               ylabel="",
+        log_axis(ax, "x")
+        ax.set(xlim=(0.8, None), xlabel="transactions (log; median over latencies and iterations)", ylabel="",
                title=f"{'ROOT (TWebFile for http)' if reader == 'root' else 'uproot'}: reads per configuration")
         legend_outside(ax, below=True)
     fig.tight_layout()
@@ -114,6 +116,10 @@ def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
     rows = rows[rows["location"] != "local"] if not rows.empty else rows
     if rows.empty:
         return empty_figure("time vs latency")
+    if (latencies := rows["latency_ms"].dropna().unique()).size < 2:
+        measured = f"{latencies[0]:g} ms" if latencies.size else "none"
+        return empty_figure("time vs latency", f"one latency measured ({measured}); LATENCIES_MS with two or more "
+                            "values, e.g. [0, 10], draws how the time grows with it")
     readers = [r for r in ("root", "uproot", "zarr") if r in set(rows["reader"])]
     fig, axes = subplots(len(readers), 1, figsize=(7.2, 4.4 * len(readers)), squeeze=False)
     for ax, reader in zip(axes[:, 0], readers, strict=True):
@@ -183,14 +189,20 @@ def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
                     order=order, ax=ax_r)
         ax_r.set(xlabel="server requests (median)", ylabel="", yticklabels=[], title="requests")
         top = sub[sub["latency_ms"] == sub["latency_ms"].max()]
-        sns.lineplot(data=top, estimator="median", errorbar=None, x="concurrency", y="elapsed_s", hue="store",
-                     style="cache", marker="o", ax=ax_t)
         levels = sorted(top["concurrency"].dropna().unique())
-        ax_t.set(xscale="log", yscale="log", xlabel="requests in flight (log)", ylabel="real time (s, log; median)",
-                 title=f"time at {top['latency_ms'].max():g} ms latency")
-        plain_log_ticks(ax_t)
-        ax_t.set_xticks(levels, [f"{int(c)}" for c in levels])
-        ax_t.xaxis.set_minor_locator(plt.NullLocator())
+        if len(levels) > 1:
+            sns.lineplot(data=top, estimator="median", errorbar=None, x="concurrency", y="elapsed_s", hue="store",
+                         style="cache", marker="o", ax=ax_t)
+            ax_t.set(xscale="log", xlabel="requests in flight (log)", ylabel="real time (s, log; median)",
+                     title=f"time at {top['latency_ms'].max():g} ms latency")
+            plain_log_ticks(ax_t)
+            ax_t.set_xticks(levels, [f"{int(c)}" for c in levels])
+            ax_t.xaxis.set_minor_locator(plt.NullLocator())
+        else:  # nothing to draw against: a sentence where the panel would be
+            ax_t.set_axis_off()
+            ax_t.text(0, 0.5, f"one concurrency measured ({', '.join(f'{int(c)}' for c in levels) or 'none'}):\n"
+                      "ZARR_CONCURRENCY with two or more\nvalues draws the time against it", va="center",
+                      fontsize=SMALL, parse_math=False, transform=ax_t.transAxes)
         handles, labels = ax_a.get_legend_handles_labels()
         for ax in (ax_a, ax_r):
             if ax.get_legend() is not None:

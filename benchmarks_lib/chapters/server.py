@@ -7,7 +7,7 @@ import pandas as pd
 
 from .common import ok_rows
 from .markup import md
-from .style import empty_figure, legend_outside, plt, sns, subplots
+from .style import empty_figure, legend_outside, log_axis, plt, sns, subplots
 
 #: a server busier than this share of one core during a read is named as a possible bottleneck
 SERVER_BUSY_SHARE = 0.5
@@ -38,7 +38,9 @@ def server_cpu(df: pd.DataFrame) -> plt.Figure:
     ax.plot([lo, hi], [lo, hi], color="grey", lw=1, ls="--", label="server busy all the time")
     ax.plot([lo, hi], [lo * SERVER_BUSY_SHARE, hi * SERVER_BUSY_SHARE], color="grey", lw=1, ls=":",
             label=f"{SERVER_BUSY_SHARE:.0%} of one core")
-    ax.set(xscale="log", yscale="log", xlabel="read real time (s, log)", ylabel="server CPU time (s, log)",
+    log_axis(ax, "x")
+    log_axis(ax, "y")
+    ax.set(xlabel="read real time (s, log)", ylabel="server CPU time (s, log)",
            title="the server's CPU during each remote read")
     legend_outside(ax)
     fig.tight_layout()
