@@ -18,7 +18,6 @@ from .common import MB, problems, run_header
 from .server import server_cpu, server_lines, server_rows
 from .style import (
     CI95,
-    SMALL,
     WHISKERS,
     empty_figure,
     legend_outside,
@@ -158,7 +157,7 @@ def memory(df: pd.DataFrame) -> plt.Figure:
         base = sub["rss_baseline_bytes"].astype("float64").median() / MB
         sns.barplot(data=sub, estimator="median", **CI95, y="config", x="growth_mb", hue="link",
                     hue_order=_link_order(sub), ax=ax)
-        ax.set(xlabel="peak RSS growth over baseline (MB)", ylabel="",
+        ax.set(xlabel="peak RSS growth (MB)", ylabel="",
                title=f"{reader}: memory\n(fresh-process baseline {base:.0f} MB)")
     fig.suptitle(WHISKERS)
     legend_under_figure(fig, list(axes[0]), ncol=3)
@@ -166,54 +165,56 @@ def memory(df: pd.DataFrame) -> plt.Figure:
 
 
 def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
-    """Zarr over HTTP (and S3): read amplification and requests per client and layout, cache off/on;
-    real time against concurrency at the highest latency."""
+    """Zarr over HTTP (and S3): read amplification and requests per client and layout, cache off/on; real time
+    against concurrency at the highest latency, where two or more concurrency levels were measured."""
     rows = prepare(df, "zarr")
     if rows.empty:
         return empty_figure("zarr over http")
     rows = rows.assign(store=_zarr_stores(rows),
                        cache=rows["client_cache"].map({True: "client cache on", False: "client cache off"}))
     workloads = list(dict.fromkeys(rows["workload"]))
-    fig, grid = subplots(2 * len(workloads), 2, figsize=(7.2, 0.6 + 7.6 * len(workloads)), squeeze=False)
+    varied = rows.groupby("workload")["concurrency"].nunique().max() > 1
+    per = 2 if varied else 1  # rows of panels per workload: without a second level, no time panel
+    fig, grid = subplots(per * len(workloads), 2, figsize=(7.2, 0.6 + (7.6 if varied else 4.6) * len(workloads)),
+                         squeeze=False)
     for i, workload in enumerate(workloads):
-        (ax_a, ax_r), (ax_t, ax_key) = grid[2 * i], grid[2 * i + 1]
+        ax_a, ax_r = grid[per * i]
         sub = rows[rows["workload"] == workload]
         what = "whole array" if workload == "whole" else f"{int(sub['selections'].median())} overlapping cutouts"
+        if not varied:
+            what += f" at concurrency {', '.join(f'{int(c)}' for c in sorted(sub['concurrency'].dropna().unique()))}"
         order = sorted(sub["store"].unique())
         sns.barplot(data=sub, estimator="median", errorbar=None, y="store", x="read_amplification", hue="cache",
                     order=order, ax=ax_a)
         ax_a.axvline(1.0, ls="--", lw=1, color="0.4")
-        ax_a.set(xlabel="bytes transferred / bytes asked for (median)", ylabel="",
-                 title=f"read amplification: {what}")
+        ax_a.set(xlabel="bytes sent / bytes asked (median)", ylabel="", title=f"read amplification:\n{what}")
         sns.barplot(data=sub, estimator="median", errorbar=None, y="store", x="server_requests", hue="cache",
                     order=order, ax=ax_r)
         ax_r.set(xlabel="server requests (median)", ylabel="", yticklabels=[], title="requests")
+        if not varied:
+            continue
+        ax_t, ax_key = grid[per * i + 1]
         top = sub[sub["latency_ms"] == sub["latency_ms"].max()]
         levels = sorted(top["concurrency"].dropna().unique())
-        if len(levels) > 1:
-            sns.lineplot(data=top, estimator="median", errorbar=None, x="concurrency", y="elapsed_s", hue="store",
-                         style="cache", marker="o", ax=ax_t)
-            ax_t.set(xscale="log", xlabel="requests in flight (log)", ylabel="real time (s, log; median)",
-                     title=f"time at {top['latency_ms'].max():g} ms latency")
-            plain_log_ticks(ax_t)
-            ax_t.set_xticks(levels, [f"{int(c)}" for c in levels])
-            ax_t.xaxis.set_minor_locator(plt.NullLocator())
-        else:  # nothing to draw against: a sentence where the panel would be
-            ax_t.set_axis_off()
-            ax_t.text(0, 0.5, f"one concurrency measured ({', '.join(f'{int(c)}' for c in levels) or 'none'}):\n"
-                      "ZARR_CONCURRENCY with two or more\nvalues draws the time against it", va="center",
-                      fontsize=SMALL, parse_math=False, transform=ax_t.transAxes)
+        sns.lineplot(data=top, estimator="median", errorbar=None, x="concurrency", y="elapsed_s", hue="store",
+                     style="cache", marker="o", ax=ax_t)
+        ax_t.set(xscale="log", xlabel="requests in flight (log)", ylabel="real time (s, log; median)",
+                 title=f"time at {top['latency_ms'].max():g} ms latency")
+        plain_log_ticks(ax_t)
+        ax_t.set_xticks(levels, [f"{int(c)}" for c in levels])
+        ax_t.xaxis.set_minor_locator(plt.NullLocator())
         handles, labels = ax_a.get_legend_handles_labels()
-        for ax in (ax_a, ax_r):
+        t_handles, t_labels = ax_t.get_legend_handles_labels()
+        for ax in (ax_a, ax_r, ax_t):
             if ax.get_legend() is not None:
                 ax.get_legend().remove()
-        t_handles, t_labels = ax_t.get_legend_handles_labels()
-        if ax_t.get_legend() is not None:
-            ax_t.get_legend().remove()
         ax_key.set_axis_off()
         if handles or t_handles:
             ax_key.legend(handles + t_handles, labels + t_labels, loc="center left", frameon=False)
-    fig.tight_layout()
+    if varied:
+        fig.tight_layout()
+    else:
+        legend_under_figure(fig, list(grid.ravel()))
     return fig
 
 
