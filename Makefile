@@ -58,8 +58,8 @@ book: setup
 
 # the test files spread over one worker more than the cores (pytest-xdist; a file's tests in one worker, so its
 # fixtures are built once): the workers wait on the servers, kernels and browsers they start about a fifth of the
-# time (2 cores, 2 workers: 79% of the CPU used); the files with slow tests first (tests/conftest.py). Not --dist loadgroup: with pytest 9.2 it no longer groups
-# (pytest-xdist issue 1386)
+# time (2 cores, 2 workers: 79% of the CPU used); the files with slow tests first (tests/conftest.py).
+# Not --dist loadgroup: with pytest 9.2 it no longer groups (pytest-xdist issue 1386)
 # Then the tests that measure the machine itself (marked quiet: the A/A compare, the link's calibration) run alone,
 # one at a time, so that what they measure is the method and not the other tests' load.
 test: setup

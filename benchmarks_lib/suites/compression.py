@@ -110,9 +110,9 @@ STANDARD_CODECS = ("lz4", "zstd:1", "zstd:3", "zstd:9", "gzip:6", "blosc-lz4:5:s
                    "blosc-zstd:5:shuffle", "blosc-zstd:5:bitshuffle")
 #: standard: zvtk's levels from its fastest to its strongest, 7 of the seed's 45 (every level: seed)
 STANDARD_LEVELS = [-7, -1, 1, 3, 9, 15, 22]
-#: standard: the codecs in memory (numcodecs) and through a writer (tensorstore); zarr-python, whose codecs are
-#: numcodecs' own and whose writes the writers chapter times, took a quarter of the standard run here: seed
-#: (or ``array_backends``)
+#: standard: the codecs in memory (numcodecs) and through one writer (tensorstore). zarr-python's codecs are
+#: numcodecs' own and the writers chapter times its writes; here it cost a quarter of the standard run, so it is
+#: the seed profile's (or name it in ``array_backends``)
 STANDARD_ARRAYS = ("tensorstore", "numcodecs")
 #: real volumes beside their synthetic twins, in every profile: in memory, 15-32 MB each at the quick and standard
 #: dims; the quick profile's three codecs (the fast ones: ~4 s on 2 cores) are standard points too
