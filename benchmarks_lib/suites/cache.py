@@ -58,11 +58,12 @@ ZARR_WORKLOADS = ("whole", "cutouts")
 
 #: ``quick`` answers the chapter's question (what a read cache buys a remote read) at n = 5 reads per configuration,
 #: each read a fresh process on a cold input (~1.5 s of process start-up around a 0.3-3 s read on 2 cores): ROOT
-#: without and with a TTreeCache, and two Zarr clients without and with their cache, over one emulated link (10 ms,
-#: 50 MB/s). Its Zarr cases are the standard profile's own (the same store, layout, cutouts, concurrency, link and
-#: bandwidth: a quick run compares with the standard reference); its TTree is smaller than standard's (1500 entries
-#: x 16 branches: ~110 transactions without a cache instead of thousands). uproot, local files, async prefetching,
-#: the unsharded layout and S3 are standard's. ``standard`` sets local reads beside the 10 ms link: ROOT with and
+#: without and with a TTreeCache, and one Zarr client (tensorstore) without and with its cache, over one emulated
+#: link (10 ms, 50 MB/s). Its Zarr cases are the standard profile's own (the same store, layout, cutouts,
+#: concurrency, link and bandwidth: a quick run compares with the standard reference); its TTree is smaller than
+#: standard's (1500 entries x 16 branches: ~110 transactions without a cache instead of thousands). zarr-python's
+#: clients (fsspec: 16.5 s of the quick book's 64 s here), uproot, local files, async prefetching, the unsharded
+#: layout and S3 are standard's. ``standard`` sets local reads beside the 10 ms link: ROOT with and
 #: without a TTreeCache, uproot (its default fsspec source) at a small and a large step, and every Zarr client and
 #: layout, with and without its cache, reading cutouts at concurrency 8 over HTTP and through S3 (about 10 minutes
 #: on 2 cores at n = 5; each Zarr read ~1 s in a ~2.5 s case, ROOT without a TTreeCache ~20 s, uproot's 100 MB step
@@ -75,7 +76,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "sample_writer": "root", "cache_sizes": [0, "100MB"], "async_prefetch": [0],
         "locations": ["http"], "latencies_ms": [10], "bandwidth": "50MB", "servers": ["builtin"],
         "uproot_sources": ["fsspec", "multithreaded"], "uproot_steps": [750, "100MB"],
-        "uproot_workers": 4, "zarr_clients": ["tensorstore", "zarr-fsspec"], "zarr_layouts": ["sharded"],
+        "uproot_workers": 4, "zarr_clients": ["tensorstore"], "zarr_layouts": ["sharded"],
         "zarr_workloads": ["cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [8],
         "zarr_dims": "z:128:32:64,y:512:128:256,x:512:128:256", "zarr_cutout": "48,192,192", "zarr_cutouts": 8,
         "s3_endpoint": None, "s3_target": "s3://iobench/cache", "s3_workloads": None, "s3_concurrency": None,
