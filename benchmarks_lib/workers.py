@@ -236,12 +236,24 @@ def phase_totals(df) -> dict[str, float] | None:
     return totals
 
 
+def peak_rss_mb(df, column: str) -> float | None:
+    """The largest peak RSS (MB) of ``column`` (``runner_peak_rss_bytes``: the process that plans and records the
+    cases and holds no array; ``worker_peak_rss_bytes``: the workers, where the measured libraries hold the data)
+    over a run's cases; None when not recorded."""
+    if column not in df or df[column].isna().all():
+        return None
+    return float(df[column].max()) / 1e6
+
+
 def timed_share_line(df) -> str | None:
-    """One line: the share of the cases' wall time spent inside timed regions, then the other phases."""
+    """One line: the share of the cases' wall time spent inside timed regions, then the other phases and the
+    runner's peak RSS."""
     totals = phase_totals(df)
     if not totals or totals["case"] <= 0:
         return None
     suites = ", ".join(sorted(df["suite"].dropna().unique()))
     parts = ", ".join(f"{name} {totals[name]:.1f} s" for name, _ in SHOWN_PHASES if name in totals)
+    runner = peak_rss_mb(df, "runner_peak_rss_bytes")
+    memory = f"; the runner's peak RSS {runner:.0f} MB" if runner is not None else ""
     return (f"timed share ({suites}): {totals['timed'] / totals['case']:.0%} of {totals['case']:.1f} s in cases "
-            f"inside timed regions ({totals['timed']:.1f} s); {parts}")
+            f"inside timed regions ({totals['timed']:.1f} s); {parts}{memory}")

@@ -109,6 +109,7 @@ def test_timed_share_line(small_run):
     assert 0 < totals["timed"] < totals["case"]
     line = timed_share_line(small_run.df)
     assert line.startswith("timed share (ceiling, writers): ") and "inside timed regions" in line
+    assert "; the runner's peak RSS " in line and line.endswith(" MB")
 
 
 def test_cases_of_a_backend_are_brought_together():
@@ -187,6 +188,10 @@ def test_the_machine_page_shows_where_the_time_went(small_run, tmp_path):
     page = write_machine_page(small_run.run_dir.parent.parent, tmp_path, ["accounting"]).read_text()
     section = page.split("## Where the time went", 1)[1]
     assert "| writers | `accounting` |" in section and "timed share" in section
+    row = next(line for line in section.splitlines() if line.startswith("| writers |"))
+    runner, worker = (float(cell) for cell in row.strip(" |").split(" | ")[-2:])
+    assert runner * 1e6 == pytest.approx(per_case(small_run)["runner_peak_rss_bytes"].max(), rel=0.01)
+    assert worker > 10
 
 
 def test_a_generated_array_is_made_once_per_run_and_a_damaged_copy_is_made_again(tmp_path):
