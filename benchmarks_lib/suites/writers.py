@@ -392,7 +392,7 @@ SUITE = Suite(
     case_keys=("test", "dataset", "codec", "nbytes", "multiplier", "layout", "inner_chunk", "shard_size", "cutout_kind",
                "fsync_included"),
     iteration_parts=("frame", "step"),
-    time_budget_s={"quick": 120, "standard": 455},
+    time_budget_s={"quick": 120, "standard": 345},
     reuse_worker=True,
     smoke={"backends": ["raw", "zarr-python", "tensorstore"], "dims": "t:2,y:64:32,x:96", "multipliers": [1, 2],
            "append_frames": 6, "append_step": 3, "append_repeats": 1, "read_dims": "z:8:4,y:32:16,x:32:16",
