@@ -239,10 +239,13 @@ def phase_totals(df) -> dict[str, float] | None:
 def peak_rss_mb(df, column: str) -> float | None:
     """The largest peak RSS (MB) of ``column`` (``runner_peak_rss_bytes``: the process that plans and records the
     cases and holds no array; ``worker_peak_rss_bytes``: the workers, where the measured libraries hold the data)
-    over a run's cases; None when not recorded."""
-    if column not in df or df[column].isna().all():
+    over a run's cases; None when not recorded (or not a number: a record file may come from anyone)."""
+    import pandas as pd
+
+    values = pd.to_numeric(df[column], errors="coerce") if column in df else None
+    if values is None or values.isna().all():
         return None
-    return float(df[column].max()) / 1e6
+    return float(values.max()) / 1e6
 
 
 def timed_share_line(df) -> str | None:

@@ -216,3 +216,12 @@ def test_a_generated_array_is_made_once_per_run_and_a_damaged_copy_is_made_again
     data[0, 0, 0] ^= 1
     np.save(kept[0], data)
     assert np.array_equal(generated(dataset, index, case), dataset.region(index))
+
+
+def test_a_peak_rss_that_is_not_a_number_is_left_blank():
+    from benchmarks_lib.workers import peak_rss_mb
+
+    df = pd.DataFrame({"runner_peak_rss_bytes": ["<b>x</b>", None], "worker_peak_rss_bytes": [2e8, 3e8]})
+    assert peak_rss_mb(df, "runner_peak_rss_bytes") is None
+    assert peak_rss_mb(df, "worker_peak_rss_bytes") == 300.0
+    assert peak_rss_mb(df, "absent") is None

@@ -130,7 +130,8 @@ def test_a_lock_dies_with_its_holder(tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--iterations", "10000", "--warmups", "1000"], ("would take about", "days", "--yes")),
+    (["--iterations", "10000", "--warmups", "1000", "--param", "multipliers=[1,2,3]"], ("would take about", "days",
+                                                                                       "--yes")),
     (["--param", "workers=[32]", "-d", "z:128:2:4,y:8:8:8,x:8:8:8", "--iterations", "1", "--warmups", "0"],
      ("32 worker processes", "per core", "--yes")),
     (["--cluster", "local:64", "--iterations", "1"], ("--cluster local:64", "64 worker processes", "--yes")),

@@ -207,8 +207,11 @@ def answer(df: pd.DataFrame) -> str:
     times = (cut.groupby(["client", "layout", "location", "client_cache"])["elapsed_s"].median().unstack() if len(cut)
              else pd.DataFrame())
     ratio = times[True] / times[False] if {True, False} <= set(times.columns) else pd.Series(dtype="float64")
-    if ratio.notna().any():
-        parts.append(f"Zarr's client cache took {ratio.min():.2f}x to {ratio.max():.2f}x the time of cutouts "
-                     f"without it at {cut['latency_ms'].max():g} ms (best: {' '.join(map(md, ratio.idxmin()))})")
+    ratio = ratio.dropna()
+    if len(ratio):
+        span, which = ((f"{ratio.min():.2f}x", "") if len(ratio) == 1 else
+                       (f"{ratio.min():.2f}x to {ratio.max():.2f}x", "best: "))
+        parts.append(f"Zarr's client cache took {span} the time of cutouts without it at "
+                     f"{cut['latency_ms'].max():g} ms ({which}{' '.join(map(md, ratio.idxmin()))})")
     return ("The cache setting that matters for remote reads: " + "; ".join(parts) + "." if parts
             else no_answer("remote reads with and without a cache"))
