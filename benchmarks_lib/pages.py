@@ -192,25 +192,25 @@ def write_parameters_page(root: Path, names: list[str] | tuple[str, ...], out_di
 
 def harness_lines(runs: list[tuple[str, str, object]]) -> list[str]:
     """The machine page's section on where the runs' time went: per run (suite, run id, records), the cases'
-    wall time, the share inside timed regions, the seconds of each other phase and the peak RSS (Markdown, text
-    escaped; the run ids head the ceiling sections above it)."""
+    wall time, the share inside timed regions and the seconds of each other phase; then the runner's and the workers'
+    peak RSS (Markdown, text escaped; the run ids head the ceiling sections above it)."""
     rows = [(suite, totals, df) for suite, _, df in runs if (totals := phase_totals(df)) and totals["case"]]
     if not rows:
         return []
     lines = ["", "## Where the time went", "",
              "The share of each run's case time spent inside timed regions (the measurements themselves), and "
-             "the seconds of everything around them (see the methodology, *The process a case runs in*). The last "
-             "two columns are the largest peak RSS of the runner (the process that plans and records the cases; it "
-             "holds no array) and of the workers (where the measured libraries hold the case's data), over the "
-             "run's cases.", "",
-             "| suite | case time (s) | timed share | " + " | ".join(f"{n} (s)" for n, _ in SHOWN_PHASES)
-             + " | runner peak RSS (MB) | worker peak RSS (MB) |",
-             "|---|---|---|" + "---|" * (len(SHOWN_PHASES) + 2)]
-    for suite, t, df in rows:
-        peaks = (peak_rss_mb(df, f"{who}_peak_rss_bytes") for who in ("runner", "worker"))
+             "the seconds of everything around them (see the methodology, *The process a case runs in*).", "",
+             "| suite | case time (s) | timed share | " + " | ".join(f"{n} (s)" for n, _ in SHOWN_PHASES) + " |",
+             "|---|---|---|" + "---|" * len(SHOWN_PHASES)]
+    for suite, t, _ in rows:
         lines.append(f"| {md(suite)} | {t['case']:.1f} | {t['timed'] / t['case']:.0%} | "
-                     + " | ".join(f"{t.get(name, 0.0):.1f}" for name, _ in SHOWN_PHASES) + " | "
-                     + " | ".join("" if mb is None else f"{mb:.0f}" for mb in peaks) + " |")
+                     + " | ".join(f"{t.get(name, 0.0):.1f}" for name, _ in SHOWN_PHASES) + " |")
+    lines += ["", "The largest peak RSS over each run's cases: of the runner (the process that plans and records the "
+              "cases) and of the workers (where the measured libraries hold the case's data).", "",
+              "| suite | runner peak RSS (MB) | worker peak RSS (MB) |", "|---|---|---|"]
+    for suite, _, df in rows:
+        peaks = (peak_rss_mb(df, f"{who}_peak_rss_bytes") for who in ("runner", "worker"))
+        lines.append(f"| {md(suite)} | " + " | ".join("" if mb is None else f"{mb:.0f}" for mb in peaks) + " |")
     return lines
 
 

@@ -188,7 +188,8 @@ def test_the_machine_page_shows_where_the_time_went(small_run, tmp_path):
     page = write_machine_page(small_run.run_dir.parent.parent, tmp_path, ["accounting"]).read_text()
     section = page.split("## Where the time went", 1)[1]
     assert "| writers | " in section and "timed share" in section
-    row = next(line for line in section.splitlines() if line.startswith("| writers |"))
+    memory = section.split("| suite | runner peak RSS (MB) | worker peak RSS (MB) |", 1)[1]
+    row = next(line for line in memory.splitlines() if line.startswith("| writers |"))
     runner, worker = (float(cell) for cell in row.strip(" |").split(" | ")[-2:])
     assert runner * 1e6 == pytest.approx(per_case(small_run)["runner_peak_rss_bytes"].max(), rel=0.01)
     assert worker > 10
