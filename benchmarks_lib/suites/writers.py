@@ -91,8 +91,7 @@ PROFILES = {
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
         "seed": 0, "iterations": 5, "warmups": 1, "pool_mib": 32,
     },
-    # standard: every writer; the 64^3 inner chunks (half of the sharding test's 183 s in the reference of
-    # 2026-11-26) are the seed profile's, or name them in ``inner_chunks``
+    # standard: every writer; 64^3 inner chunks (110 s of 452 s on 2026-11-26) are the seed's, or ``inner_chunks``
     "standard": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 2], "fsync": True,
