@@ -58,8 +58,8 @@ CODECS = "blosc-lz4:5:shuffle,lz4"
 #: shards of 1 x 2 x 2 chunks (4 MiB): acquire-zarr 0.10.0 crashed (SIGSEGV) here writing shards of
 #: 2 x 2 x 2 chunks (16 MiB) to S3, which it writes fine to a local disk; such a case is its error row.
 #: quick: the standard profile's cases without the emulated link (the same array, codec and server: a quick run
-#: compares with the standard reference), n = 5. Both arrays are 128 MiB (4 MiB shards of 1 MiB chunks): each
-#: timed write or read lasts >= ~0.15 s here; the 256 MiB of the reference of 2026-11-26 took twice as long
+#: compares with the standard reference), n = 5. Both arrays are 128 MiB (4 MiB shards of 1 MiB chunks): a
+#: timed write or read lasts >= ~0.13 s here; the 256 MiB of the reference of 2026-11-26 took twice as long
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
         "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
