@@ -224,25 +224,31 @@ SHOWN_PHASES = (("start", "t_start_s"), ("import", "t_import_s"), ("prep", "t_pr
                 ("verify", "t_verify_s"), ("teardown", "t_teardown_s"), ("other", "t_other_s"))
 
 
+def _numbers(df, column: str):
+    """``column`` as numbers (anything else, e.g. text in a record from elsewhere, as missing); None when absent."""
+    import pandas as pd
+
+    return pd.to_numeric(df[column], errors="coerce") if column in df else None
+
+
 def phase_totals(df) -> dict[str, float] | None:
     """Seconds per phase over a run's cases (one value per case) and ``case`` (their wall time); None when the
-    records have no accounting (older runs)."""
-    if "t_case_s" not in df or df["t_case_s"].isna().all():
-        return None
+    records have no accounting (older runs, or none of it a number)."""
     per_case = df.drop_duplicates("case_id")
-    totals = {name: float(per_case[col].sum()) for name, col in (("timed", "t_timed_s"), *SHOWN_PHASES)
-              if col in per_case}
-    totals["case"] = float(per_case["t_case_s"].sum())
+    case = _numbers(per_case, "t_case_s")
+    if case is None or case.isna().all():
+        return None
+    totals = {name: float(values.sum()) for name, col in (("timed", "t_timed_s"), *SHOWN_PHASES)
+              if (values := _numbers(per_case, col)) is not None}
+    totals["case"] = float(case.sum())
     return totals
 
 
 def peak_rss_mb(df, column: str) -> float | None:
     """The largest peak RSS (MB) of ``column`` (``runner_peak_rss_bytes``: the process that plans and records the
-    cases and holds no array; ``worker_peak_rss_bytes``: the workers, where the measured libraries hold the data)
-    over a run's cases; None when not recorded (or not a number: a record file may come from anyone)."""
-    import pandas as pd
-
-    values = pd.to_numeric(df[column], errors="coerce") if column in df else None
+    cases; ``worker_peak_rss_bytes``: the workers, where the measured libraries hold the data) over a run's cases;
+    None when not recorded."""
+    values = _numbers(df, column)
     if values is None or values.isna().all():
         return None
     return float(values.max()) / 1e6

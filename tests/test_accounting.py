@@ -226,3 +226,9 @@ def test_a_peak_rss_that_is_not_a_number_is_left_blank():
     assert peak_rss_mb(df, "runner_peak_rss_bytes") is None
     assert peak_rss_mb(df, "worker_peak_rss_bytes") == 300.0
     assert peak_rss_mb(df, "absent") is None
+
+
+def test_phase_seconds_that_are_not_numbers_count_as_missing():
+    df = pd.DataFrame({"case_id": ["a", "b"], "t_case_s": ["<b>9</b>", 2.0], "t_timed_s": [1.0, "x"]})
+    assert phase_totals(df) == {"timed": 1.0, "case": 2.0}
+    assert phase_totals(df.assign(t_case_s=["x", None])) is None
