@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from benchmarks_lib.cli.main import main
 
 sys.exit(main())

@@ -70,7 +70,7 @@ def pytest_collection_modifyitems(config, items):
 
 def assert_refused_naming_the_value(build_cases, base: dict, params: dict) -> None:
     """``build_cases`` refuses ``params`` (one bad value) with a SpecError naming it and what is allowed."""
-    from benchmarks_lib.specs import SpecError
+    from benchmarks_lib.base.specs import SpecError
 
     with pytest.raises(SpecError) as info:
         build_cases({**base, **params}, "quick")

@@ -15,9 +15,9 @@ import pytest
 
 from benchmarks_lib.measure.allocator import MALLOC_ENV
 from benchmarks_lib.measure.ledger import CASE_COLUMNS, LEDGER, phase
-from benchmarks_lib.runner import run_suite
+from benchmarks_lib.run.pool import CaseWorkers, phase_totals, timed_share_line
+from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import get_suite
-from benchmarks_lib.workers import CaseWorkers, phase_totals, timed_share_line
 
 PARTS = [c for c in CASE_COLUMNS if c != "t_case_s"]
 
@@ -71,7 +71,7 @@ def test_nothing_of_ours_runs_beside_a_timed_region(small_run):
 
 
 def test_the_overlap_check_sees_an_overlap():
-    from benchmarks_lib.workers import Timeline
+    from benchmarks_lib.run.pool import Timeline
 
     timeline = Timeline(runner=[(5, 15, "record")], cases=[(0, 20, "a"), (18, 30, "b")], timed=[(10, 19, "a")],
                         workers=[(1, 0, 30), (2, 0, 30)])
@@ -183,7 +183,7 @@ def test_a_case_that_times_out_takes_its_worker_down_and_the_next_gets_a_fresh_o
 
 
 def test_the_machine_page_shows_where_the_time_went(small_run, tmp_path):
-    from benchmarks_lib.pages import write_machine_page
+    from benchmarks_lib.book.pages import write_machine_page
 
     page = write_machine_page(small_run.run_dir.parent.parent, tmp_path, ["accounting"]).read_text()
     section = page.split("## Where the time went", 1)[1]
@@ -200,9 +200,9 @@ def test_a_generated_array_is_made_once_per_run_and_a_damaged_copy_is_made_again
     copy whose bytes no longer match its digest is generated again, never used."""
     import numpy as np
 
-    from benchmarks_lib.datasets import Dataset
+    from benchmarks_lib.base.scratch import create_marked_dir
+    from benchmarks_lib.data.datasets import Dataset
     from benchmarks_lib.inputs.arrays import generated
-    from benchmarks_lib.scratch import create_marked_dir
 
     case = create_marked_dir(tmp_path / "run") / "case-1"
     case.mkdir()
@@ -220,7 +220,7 @@ def test_a_generated_array_is_made_once_per_run_and_a_damaged_copy_is_made_again
 
 
 def test_a_peak_rss_that_is_not_a_number_is_left_blank():
-    from benchmarks_lib.workers import peak_rss_mb
+    from benchmarks_lib.run.pool import peak_rss_mb
 
     df = pd.DataFrame({"runner_peak_rss_bytes": ["<b>x</b>", None], "worker_peak_rss_bytes": [2e8, 3e8]})
     assert peak_rss_mb(df, "runner_peak_rss_bytes") is None

@@ -24,9 +24,9 @@ from benchmarks_lib.adapters import (
     registered,
 )
 from benchmarks_lib.adapters.base import Adapter, IndependentRead
-from benchmarks_lib.datasets import Dataset, checksum_array, checksum_blocks
+from benchmarks_lib.base.specs import ArraySpec, parse_codec, parse_dims
+from benchmarks_lib.data.datasets import Dataset, checksum_array, checksum_blocks
 from benchmarks_lib.measure.disk import disk_usage
-from benchmarks_lib.specs import ArraySpec, parse_codec, parse_dims
 
 OME_WRITERS = [f"ome-writers:{option}" for option in adapter_class("ome-writers").options]
 NAMES = expand_backends(["all", "tensorstore:zarr2", *OME_WRITERS])
@@ -270,7 +270,7 @@ def test_a_missing_library_is_a_reason_with_the_install_hint(monkeypatch) -> Non
 def test_mesh_writers_round_trip_exactly(name: str, tmp_path: Path) -> None:
     if reason := backend_status(name, "mesh").reason:
         pytest.skip(reason)
-    from benchmarks_lib.meshes import build_tet_mesh, mesh_mismatch
+    from benchmarks_lib.data.meshes import build_tet_mesh, mesh_mismatch
 
     cls = adapter_class(name, "mesh")
     writer = make_adapter(name, threads=2 if cls.threads_setting else None, kind="mesh")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks_lib.advise import parse_budget, parse_workload
-from benchmarks_lib.cli import main
-from benchmarks_lib.runner import run_suite
-from benchmarks_lib.specs import SpecError
+from benchmarks_lib.advise.evidence import parse_budget, parse_workload
+from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.cli.main import main
+from benchmarks_lib.run.runner import run_suite
 
 
 def _npy(path, side: int) -> str:
@@ -101,7 +101,7 @@ def test_measure_answers_within_its_budget(tmp_path, capsys):
 def test_a_frame_stream_keeps_its_frames_whole():
     """Appends measure the file's own frames (a frame stream's speed depends on the frame's size), up to 32 MiB
     a frame, about 256 MiB a repeat, never more frames than the file holds."""
-    from benchmarks_lib.advise_plan import append_plan
+    from benchmarks_lib.advise.plan import append_plan
 
     assert append_plan((1000, 2048, 2048), "uint16") == ("t:32,y:2048:1024,x:2048:2048", 32)
     assert append_plan((10, 8192, 8192), "uint16") == ("t:8,y:4096:2048,x:4096:4096", 8)

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from test_untrusted_book import UNSAFE, _render, _unsafe, payload
 
-from benchmarks_lib import advise_page
-from benchmarks_lib.advise_command import advise
+from benchmarks_lib.advise.command import advise
+from benchmarks_lib.advise.evidence import page as advise_page
+from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.chapters.style import plt
-from benchmarks_lib.records import load_run, run_dirs, write_atomic_parquet, write_json_atomic
-from benchmarks_lib.runner import run_suite
-from benchmarks_lib.specs import SpecError
+from benchmarks_lib.records.store import load_run, run_dirs, write_atomic_parquet, write_json_atomic
+from benchmarks_lib.run.runner import run_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the tiny workload the recorded run answers: the sharding test's labels cube and its cutouts
@@ -174,7 +174,7 @@ def test_papermill_measures_the_file_within_its_budget(tmp_path, monkeypatch):
 def test_a_remote_answer_names_how_each_candidate_reads(tmp_path):
     """Remote candidates differ in how they read (protocol, client cache, requests at once) as well as in writer,
     codec and layout: the table says so, from the committed reference's cache run."""
-    from benchmarks_lib.paths import REFERENCE
+    from benchmarks_lib.base.paths import REFERENCE
 
     found = advise_page.page(shape="128,512,512", dtype="uint16", access="remote-cutout:48,192,192@10ms",
                              results_dir=str(tmp_path), other_dirs=[str(REFERENCE)])

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks_lib.advise import parse_workload
-from benchmarks_lib.cli import main
-from benchmarks_lib.records import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
-from benchmarks_lib.runner import run_suite
+from benchmarks_lib.advise.evidence import parse_workload
+from benchmarks_lib.cli.main import main
+from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
+from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.servers.minio import minio_missing_reason
 from benchmarks_lib.suites.s3 import SUITE as S3
 

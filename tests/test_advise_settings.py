@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from benchmarks_lib.cli import main
-from benchmarks_lib.runner import run_suite
+from benchmarks_lib.cli.main import main
+from benchmarks_lib.run.runner import run_suite
 
 DIMS = "z:32:16,y:64:32,x:64:32"
 WRITERS = ["tensorstore", "zarr-python"]

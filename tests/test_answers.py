@@ -7,12 +7,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from benchmarks_lib.base.paths import ROOT
+from benchmarks_lib.book.notebooks import chapter_notebooks
+from benchmarks_lib.book.pages import write_answers_page
 from benchmarks_lib.chapters import cache, compression, parallel, s3, threads, writers
 from benchmarks_lib.chapters.chapter import Chapter, chapters
-from benchmarks_lib.notebooks import chapter_notebooks
-from benchmarks_lib.pages import write_answers_page
-from benchmarks_lib.paths import ROOT
-from benchmarks_lib.records import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
+from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 
 MB = 10**6
 NOTEBOOKS = chapter_notebooks()

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from benchmarks_lib.book import BookError, execute_notebook, notebook_timeout
+from benchmarks_lib.book.build import BookError, execute_notebook, notebook_timeout
 from benchmarks_lib.suites import get_suite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,8 +126,8 @@ def test_ctrl_c_in_book_is_one_line_and_leaves_no_kernel(tmp_path):
 def test_without_widgets_the_explorer_draws_its_first_selection_as_static_figures(tmp_path, monkeypatch):
     from test_explore import record_run
 
+    from benchmarks_lib.base.specs import SpecError
     from benchmarks_lib.chapters import explore
-    from benchmarks_lib.specs import SpecError
 
     record_run(tmp_path / "r", "old")
     record_run(tmp_path / "r", "new")
@@ -145,8 +145,8 @@ def test_without_widgets_the_explorer_draws_its_first_selection_as_static_figure
 
 def test_the_explorer_names_each_directory_once(tmp_path):
     """``book --from reference/`` hands the explorer reference/ twice (its results and the default other runs)."""
+    from benchmarks_lib.base.paths import REFERENCE
     from benchmarks_lib.chapters import explore
-    from benchmarks_lib.paths import REFERENCE
 
     assert explore.results_dirs(REFERENCE) == [REFERENCE]
     assert explore.results_dirs(tmp_path, [str(REFERENCE), str(REFERENCE / ".." / REFERENCE.name)]) == [tmp_path,

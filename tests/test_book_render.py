@@ -47,8 +47,8 @@ def rendered(tmp_path_factory) -> dict[str, dict]:
     """Page -> what ``MEASURE`` found in it, for one book built from the reference runs (minutes: one build)."""
     from test_notebooks import _book_pages, _browser_problem, _chromium, _copy_project, _goto
 
-    from benchmarks_lib.book import build_book
-    from benchmarks_lib.notebooks import chapter_notebooks
+    from benchmarks_lib.book.build import build_book
+    from benchmarks_lib.book.notebooks import chapter_notebooks
 
     if problem := _browser_problem():
         pytest.skip(problem)

@@ -8,17 +8,18 @@ import os
 import numpy as np
 import pytest
 
-from benchmarks_lib import scratch, servers
+from benchmarks_lib import servers
 from benchmarks_lib.adapters import adapter_class, backend_status, library, participants
 from benchmarks_lib.adapters import zarr_http as zarr_reads
 from benchmarks_lib.adapters.zarr_fsspec_store import BlockCachedStore
+from benchmarks_lib.base import scratch
+from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.chapters import cache as chapter
 from benchmarks_lib.inputs import inputs_dir, root_sample, zarr_store
 from benchmarks_lib.measure.fresh import FreshProcessError
-from benchmarks_lib.records import SCHEMA_VERSION, to_frame
+from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame
 from benchmarks_lib.servers.minio import MinioServer, minio_missing_reason
 from benchmarks_lib.servers.nginx import nginx_path
-from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites import cache as suite
 
@@ -532,7 +533,7 @@ def test_zarr_reads_from_your_own_s3_endpoint_touch_only_their_prefix(tmp_path, 
     import obstore
 
     from benchmarks_lib.adapters.obstore_s3 import s3_store
-    from benchmarks_lib.storage import parse_s3
+    from benchmarks_lib.data.storage import parse_s3
 
     with MinioServer(bucket="mine") as server:
         for key, value in server.env.items():

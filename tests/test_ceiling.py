@@ -12,13 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchmarks_lib.ceiling import ceiling_case, describe_ceiling, fio_block, run_ceiling, stream_sizes
+from benchmarks_lib.base.environment import usable_cores
+from benchmarks_lib.base.scratch import create_marked_dir
 from benchmarks_lib.chapters import common, flags
-from benchmarks_lib.environment import usable_cores
 from benchmarks_lib.measure import load
-from benchmarks_lib.records import SCHEMA_VERSION, to_frame
-from benchmarks_lib.scratch import create_marked_dir
+from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame
 from benchmarks_lib.suites import CaseContext
+from benchmarks_lib.suites.ceiling import ceiling_case, describe_ceiling, fio_block, run_ceiling, stream_sizes
 
 MB = 10**6
 PARALLEL_OPS = ("write_nofsync_parallel", "write_fsync_parallel", "read_cold_parallel")
@@ -123,7 +123,7 @@ def test_fio_block_never_exceeds_the_size():
 def test_fio_cross_checks_both_ceilings_at_a_size_below_its_block(tmp_path: Path):
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed (apt-get install fio)")
-    from benchmarks_lib.ceiling import run_fio
+    from benchmarks_lib.suites.ceiling import run_fio
 
     out = run_fio(tmp_path, 4 * 2**20, repeats=1, streams=2)
     assert set(out) == {"write_fsync", "read_cold", "write_fsync_parallel", "read_cold_parallel"}
@@ -166,7 +166,7 @@ def test_under_load_says_why():
 
 
 def test_every_case_records_the_load_and_a_loaded_case_is_a_problem(workdir):
-    from benchmarks_lib.runner import run_suite
+    from benchmarks_lib.run.runner import run_suite
 
     result = run_suite("ceiling", {"nbytes": "1MiB", "iterations": 1, "warmups": 0}, results_dir="results",
                        progress=None)

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from conftest import install_distribution, python_path
 
+from benchmarks_lib.base.entrypoints import CHAPTERS_GROUP, SUITES_GROUP
+from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.book.notebooks import EXECUTED, chapter_notebooks
 from benchmarks_lib.chapters.chapter import chapters
-from benchmarks_lib.entrypoints import CHAPTERS_GROUP, SUITES_GROUP
-from benchmarks_lib.notebooks import EXECUTED, chapter_notebooks
-from benchmarks_lib.specs import SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
 TOY = Path(__file__).parent / "plugins" / "toychapter"
@@ -51,9 +51,9 @@ def test_the_book_and_the_explorer_list_the_toy_chapter_after_the_built_ins(toy_
 import json, sys
 from pathlib import Path
 from benchmarks_lib.chapters import explore
-from benchmarks_lib.notebooks import chapter_notebooks, table_of_contents
-from benchmarks_lib.pages import parameters_table, write_answers_page, write_parameters_page
-from benchmarks_lib.paths import ROOT
+from benchmarks_lib.book.notebooks import chapter_notebooks, table_of_contents
+from benchmarks_lib.book.pages import parameters_table, write_answers_page, write_parameters_page
+from benchmarks_lib.base.paths import ROOT
 
 out = Path(sys.argv[1])
 part = next(p for p in table_of_contents(ROOT)["parts"] if p["caption"] == "Chapters")
@@ -88,7 +88,7 @@ def test_the_command_line_lists_runs_and_shows_the_toy_suite(toy_env, tmp_path):
     code = """
 import json
 from benchmarks_lib.chapters import explore
-from benchmarks_lib.records import find_run, load_run
+from benchmarks_lib.records.store import find_run, load_run
 
 runs = explore.find_runs(["results"])
 df, meta = load_run(find_run("results", "toy"))
@@ -109,14 +109,14 @@ def test_the_tests_hold_the_toy_chapter_to_the_built_ins_rules(toy_env):
     args = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q", "tests/test_notebooks.py",
             "-m", "not slow", "-k", "documented or clean or no_code or meaning"]
     run(args, toy_env, cwd=ROOT)
-    code = "from benchmarks_lib.notebooks import chapter_notebooks; print(chapter_notebooks()[-1])"
+    code = "from benchmarks_lib.book.notebooks import chapter_notebooks; print(chapter_notebooks()[-1])"
     assert run([sys.executable, "-c", code], toy_env).stdout.strip() == "toy_copies"
 
 
 def test_a_notebook_hands_its_parameters_to_its_suite_in_one_call(workdir):
     """``run_or_load(suite, globals())``: the suite's parameters from their upper-case names (each one the notebook
     must assign), the run's settings from PROFILE, RESULTS_DIR, RUN_ID and LOAD_RUN; nothing else is read."""
-    from benchmarks_lib.runner import run_or_load
+    from benchmarks_lib.run.runner import run_or_load
 
     with pytest.raises(SpecError, match=r"the notebook assigns no BACKENDS: .*'writers' suite"):
         run_or_load("writers", {"PROFILE": "quick", "RESULTS_DIR": "results"})

@@ -6,8 +6,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from benchmarks_lib.cli import main
-from benchmarks_lib.records import run_dirs
+from benchmarks_lib.cli.main import main
+from benchmarks_lib.records.store import run_dirs
 
 TINY = ["-d", "t:2,y:32:16,x:48", "--iterations", "2", "--warmups", "1", "--param", "multipliers=[1,2]",
         "--test", "write", "--test", "read", "--param", 'read_dims="z:8:4,y:32:16,x:32:16"', "--param", "cutout=8",
@@ -16,7 +16,7 @@ TINY = ["-d", "t:2,y:32:16,x:48", "--iterations", "2", "--warmups", "1", "--para
 
 def test_every_help_renders(capsys):
     """argparse formats help strings with %: a stray percent sign crashes --help."""
-    from benchmarks_lib.cli import build_parser
+    from benchmarks_lib.cli.main import build_parser
     sub = next(a for a in build_parser()._actions if a.choices)
     for argv in [[], *([name] for name in sub.choices)]:
         with pytest.raises(SystemExit) as exit_:
@@ -60,7 +60,7 @@ def test_run_show_compare_export(workdir, capsys):
     assert main(["pack", "a", "packed", "--results-dir", "results"]) == 0
     packed = run_dirs("packed")[0]
     assert [p.name for p in (packed / "records").iterdir()] == ["all.parquet"]
-    from benchmarks_lib.records import load_run
+    from benchmarks_lib.records.store import load_run
 
     original, _ = load_run(next(d for d in run_dirs("results") if d.name == "a"))
     again, meta_again = load_run(packed)
@@ -74,9 +74,9 @@ def test_run_show_compare_export(workdir, capsys):
 def test_fio_cross_check(workdir):
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed (apt-get install fio)")
-    from benchmarks_lib.ceiling import run_fio
     from benchmarks_lib.chapters.common import ceiling_table
-    from benchmarks_lib.runner import run_suite
+    from benchmarks_lib.run.runner import run_suite
+    from benchmarks_lib.suites.ceiling import run_fio
 
     size = 64 * 2**20
     ours = run_suite("ceiling", {"nbytes": size, "iterations": 3, "warmups": 1}, results_dir="results",
@@ -93,7 +93,7 @@ def test_fio_cross_check(workdir):
 
 def test_ome_writers_crosscheck_reports_both_timings(workdir):
     pytest.importorskip("ome_writers")
-    from benchmarks_lib.crosscheck import ome_writers_crosscheck
+    from benchmarks_lib.run.crosscheck import ome_writers_crosscheck
 
     table = ome_writers_crosscheck(["zarr-python"], dims="t:4:1,y:64:32,x:64:32", warmups=0, iterations=2,
                                    results_dir="results")
@@ -109,7 +109,7 @@ def test_progress_shows_a_message_as_text(capsys, monkeypatch, terminal):
 
     from rich.console import Console
 
-    from benchmarks_lib import cli
+    from benchmarks_lib.cli.main import main as cli
 
     out = io.StringIO()
     monkeypatch.setattr(cli, "err", Console(file=out, force_terminal=True, width=200))
@@ -125,7 +125,7 @@ def test_ceiling_fio_at_a_size_below_fios_block(workdir, capsys):
     """`ceiling --fio --size 4MiB` once failed with a traceback (fio's 8 MiB block exceeds the size)."""
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed (apt-get install fio)")
-    from benchmarks_lib.cli import main
+    from benchmarks_lib.cli.main import main
 
     assert main(["ceiling", "--fio", "--size", "4MiB", "--iterations", "1"]) == 0
     out = capsys.readouterr().out
@@ -135,7 +135,7 @@ def test_ceiling_fio_at_a_size_below_fios_block(workdir, capsys):
 def test_the_machine_records_roots_own_release():
     pytest.importorskip("ROOT")
     from benchmarks_lib.adapters import tracked_packages
-    from benchmarks_lib.environment import collect_versions
+    from benchmarks_lib.base.environment import collect_versions
 
     versions = collect_versions(tracked_packages())
     assert versions["version_root"].startswith("6.") and versions["version_root_pip"] != versions["version_root"]

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks_lib.cli import main
-from benchmarks_lib.cluster import WORKER_SCRATCH
-from benchmarks_lib.dask_scheduler import parse_cluster, start_local_cluster
-from benchmarks_lib.runner import run_suite
+from benchmarks_lib.base.dask_scheduler import parse_cluster, start_local_cluster
+from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.cli.main import main
+from benchmarks_lib.run.cluster import WORKER_SCRATCH
+from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.servers import free_port
-from benchmarks_lib.specs import SpecError
 
 pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")
@@ -100,7 +100,7 @@ def test_cases_run_as_dask_tasks_and_a_lost_worker_is_an_error_row(workdir, plug
         while time.time() < deadline and not killed:
             for proc in psutil.process_iter(["cmdline"]):
                 cmd = proc.info["cmdline"] or []
-                if "benchmarks_lib.worker:main" in cmd:
+                if "benchmarks_lib.run.worker:main" in cmd:
                     try:
                         job = json.loads(Path(cmd[-1]).read_text())
                     except (OSError, ValueError):

@@ -11,6 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.base.stats import ratio_ci, two_sample
 from benchmarks_lib.chapters.compare import (
     Comparison,
     compare_runs,
@@ -20,10 +22,8 @@ from benchmarks_lib.chapters.compare import (
     resolve_runs,
     verdict,
 )
-from benchmarks_lib.cli import main
-from benchmarks_lib.records import write_atomic_parquet, write_json_atomic
-from benchmarks_lib.specs import SpecError
-from benchmarks_lib.stats import ratio_ci, two_sample
+from benchmarks_lib.cli.main import main
+from benchmarks_lib.records.store import write_atomic_parquet, write_json_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 #: iterations of one case: a few percent of spread, as on a quiet machine

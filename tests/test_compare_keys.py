@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchmarks_lib.base.stats import MIN_RANK_N, two_sample
 from benchmarks_lib.chapters.compare import (
     Comparison,
     compare_runs,
@@ -20,10 +21,9 @@ from benchmarks_lib.chapters.compare import (
     per_iteration,
     verdict,
 )
-from benchmarks_lib.cli import main
+from benchmarks_lib.cli.main import main
 from benchmarks_lib.measure.load import OTHER_CPU_LIMIT_PCT
-from benchmarks_lib.records import load_run
-from benchmarks_lib.stats import MIN_RANK_N, two_sample
+from benchmarks_lib.records.store import load_run
 from benchmarks_lib.suites import get_suite, suite_names
 
 ROOT = Path(__file__).resolve().parent.parent

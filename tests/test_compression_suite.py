@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 from conftest import assert_refused_naming_the_value
 
-from benchmarks_lib.records import to_frame
-from benchmarks_lib.scratch import create_marked_dir
-from benchmarks_lib.specs import SpecError
+from benchmarks_lib.base.scratch import create_marked_dir
+from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.records.store import to_frame
+from benchmarks_lib.run.worker import finish_rows
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.compression import SUITE, build_cases
 from benchmarks_lib.suites.roundtrip import MIN_RANKED_ITERATIONS, RoundTrip, measure_round_trips
-from benchmarks_lib.worker import finish_rows
 
 pytest.importorskip("pyvista")
 pytest.importorskip("zvtk")
@@ -48,7 +48,7 @@ def tiny_run(tmp_path_factory) -> pd.DataFrame:
 
 # -- meshes --------------------------------------------------------------------------------
 def test_mesh_size_is_stated_before_building():
-    from benchmarks_lib.meshes import build_tet_mesh, mesh_nbytes, mesh_nbytes_estimate, mesh_shape
+    from benchmarks_lib.data.meshes import build_tet_mesh, mesh_nbytes, mesh_nbytes_estimate, mesh_shape
 
     mesh = build_tet_mesh(6, seed=3)
     assert (mesh.n_points, mesh.n_cells) == mesh_shape(6)
@@ -61,8 +61,8 @@ def test_mesh_size_is_stated_before_building():
     ("zvtk", "zstd", -5, 2), ("zvtk", "zstd", 19, 2), ("vtu", "none", None, None), ("vtu", "zlib", None, None),
     ("vtu", "lz4", None, None)])
 def test_mesh_round_trip_is_exact(tmp_path: Path, fmt: str, compressor: str, level, threads):
-    from benchmarks_lib import meshes
     from benchmarks_lib.adapters import make_adapter
+    from benchmarks_lib.data import meshes
 
     mesh = meshes.build_tet_mesh(5, seed=1)
     writer = make_adapter(fmt, threads=threads, kind="mesh")
@@ -74,7 +74,7 @@ def test_mesh_round_trip_is_exact(tmp_path: Path, fmt: str, compressor: str, lev
 
 
 def test_mesh_mismatch_finds_a_changed_value():
-    from benchmarks_lib.meshes import build_tet_mesh, mesh_mismatch
+    from benchmarks_lib.data.meshes import build_tet_mesh, mesh_mismatch
 
     mesh = build_tet_mesh(4, seed=1)
     other = mesh.copy()
@@ -85,7 +85,7 @@ def test_mesh_mismatch_finds_a_changed_value():
 
 
 def test_render_writes_a_png_or_says_why_not(tmp_path: Path):
-    from benchmarks_lib.meshes import render_mesh_png
+    from benchmarks_lib.data.meshes import render_mesh_png
 
     rendering = render_mesh_png(tmp_path / "mesh.png", n=4, window_size=(200, 150))
     if rendering.ok:
@@ -95,7 +95,7 @@ def test_render_writes_a_png_or_says_why_not(tmp_path: Path):
 
 
 def test_render_fails_soft(tmp_path: Path, monkeypatch):
-    from benchmarks_lib import meshes
+    from benchmarks_lib.data import meshes
 
     def broken(*args, **kwargs):
         raise meshes.fresh.FreshProcessError("render failed (exit 1): no OpenGL here")
@@ -242,7 +242,7 @@ def test_the_suite_writes_zvtk_and_zarr_on_paths_that_do_not_exist(tmp_path: Pat
 
 
 def test_the_ceiling_labels_its_rows(tmp_path: Path):
-    from benchmarks_lib.ceiling import ceiling_case, run_ceiling
+    from benchmarks_lib.suites.ceiling import ceiling_case, run_ceiling
 
     scratch = create_marked_dir(tmp_path / "scratch")
     rows = run_ceiling(ceiling_case(2 * 2**20), CaseContext(scratch=scratch, iterations=2, warmups=1, profile="quick"))
@@ -334,7 +334,7 @@ def test_profiles_build_and_group_points():
 
 
 def test_data_beyond_generate_bytes_is_whole_chunks_repeated():
-    from benchmarks_lib.datasets import Dataset
+    from benchmarks_lib.data.datasets import Dataset
     from benchmarks_lib.suites.roundtrip import suite_data
 
     dataset = Dataset("microscopy", (10, 16, 16), seed=1)

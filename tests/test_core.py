@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks_lib.datasets import DATASETS, Dataset, checksum_array
+from benchmarks_lib.base.scratch import MARKER, ScratchError, claim_scratch, release_scratch, remove_tree
+from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.data.datasets import DATASETS, Dataset, checksum_array
 from benchmarks_lib.measure import disk_usage, evict_page_cache, measure, resident_bytes
-from benchmarks_lib.records import COLUMNS, SCHEMA_VERSION, load_run, to_frame, write_atomic_parquet
-from benchmarks_lib.runner import run_suite
-from benchmarks_lib.scratch import MARKER, ScratchError, claim_scratch, release_scratch, remove_tree
-from benchmarks_lib.specs import SpecError
+from benchmarks_lib.records.store import COLUMNS, SCHEMA_VERSION, load_run, to_frame, write_atomic_parquet
+from benchmarks_lib.run.runner import run_suite
 
 
 @pytest.mark.parametrize("name", list(DATASETS))
@@ -163,7 +163,7 @@ def test_kill_9_then_resume_gives_exactly_the_expected_rows(workdir, plugin_env)
 def test_resume_with_other_parameters_is_refused(workdir):
     run_suite("ceiling", {"nbytes": "1MiB", "iterations": 1, "warmups": 0}, results_dir="results", run_id="c1",
               progress=None)
-    from benchmarks_lib.specs import SpecError
+    from benchmarks_lib.base.specs import SpecError
 
     with pytest.raises(SpecError, match="other parameters"):
         run_suite("ceiling", {"nbytes": "2MiB", "iterations": 1, "warmups": 0}, results_dir="results", run_id="c1",
@@ -185,7 +185,7 @@ def test_records_carry_environment(workdir):
 
 
 def test_a_notebook_without_a_results_dir_writes_to_the_checkouts_results_wherever_it_runs(monkeypatch, tmp_path):
-    from benchmarks_lib.paths import checkout_dirs
+    from benchmarks_lib.base.paths import checkout_dirs
 
     root = Path(__file__).resolve().parent.parent
     monkeypatch.chdir(tmp_path)  # JupyterLab starts a notebook in notebooks/, papermill wherever it is asked
@@ -194,7 +194,7 @@ def test_a_notebook_without_a_results_dir_writes_to_the_checkouts_results_wherev
 
 def test_a_measuring_worker_never_loads_pandas_or_the_chapters():
     """The worker's start-up and memory baseline are the case's own: no pandas, no matplotlib, no chapters."""
-    code = ("import sys, benchmarks_lib.worker\n"
+    code = ("import sys, benchmarks_lib.run.worker\n"
             "from benchmarks_lib.suites import get_suite, suite_names\n"
             "[get_suite(s) for s in suite_names()]\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'matplotlib', 'seaborn')\n"

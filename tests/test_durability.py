@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchmarks_lib.durability import SYNC_METHODS, durability_columns, read_old_spellings, sync_method
-from benchmarks_lib.records import SCHEMA_VERSION, load_run
+from benchmarks_lib.records.durability import SYNC_METHODS, durability_columns, read_old_spellings, sync_method
+from benchmarks_lib.records.store import SCHEMA_VERSION, load_run
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_RUNS = sorted(p for p in (ROOT / "reference" / "vm").iterdir() if (p / "run.json").is_file())

@@ -14,9 +14,9 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.chapters import explore
-from benchmarks_lib.records import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
-from benchmarks_lib.specs import SpecError
+from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 
 TIMES = [1.0, 1.1, 0.9, 1.0, 5.0]  # one outlier: the median is 1.0, the mean 1.8
 

@@ -16,8 +16,8 @@ import pytest
 from conftest import declare_adapters, python_path
 from test_hostile import tree_digest
 
-from benchmarks_lib.environment import machine_name
-from benchmarks_lib.redact import redact
+from benchmarks_lib.base.environment import machine_name
+from benchmarks_lib.base.redact import redact
 
 TINY = ["writers", "-d", "t:2,y:32:16,x:48", "--iterations", "1", "--warmups", "0", "--param", "multipliers=[1]",
         "--test", "write", "-b", "raw"]
@@ -112,11 +112,11 @@ def test_a_second_iobench_on_a_run_or_its_scratch_is_refused_and_the_first_finis
 
 def test_a_lock_dies_with_its_holder(tmp_path):
     """kill -9 leaves no stale lock: the kernel drops it with the process."""
-    from benchmarks_lib.scratch import hold_lock
-    from benchmarks_lib.specs import SpecError
+    from benchmarks_lib.base.scratch import hold_lock
+    from benchmarks_lib.base.specs import SpecError
 
     path = tmp_path / "held"
-    code = f"from benchmarks_lib.scratch import hold_lock; hold_lock({str(path)!r}, 'x'); print(1, flush=True); " \
+    code = f"from benchmarks_lib.base.scratch import hold_lock; hold_lock({str(path)!r}, 'x'); print(1, flush=True); " \
            "import time; time.sleep(60)"
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
@@ -183,7 +183,7 @@ def test_a_secret_in_a_librarys_error_is_redacted_in_the_record(tmp_path):
     proc = iobench(tmp_path, *tiny, "--run-id", "leak", "--results-dir", "results", "--scratch-dir", "scratch",
                    env=env)
     assert proc.returncode == 1
-    from benchmarks_lib.records import find_run, load_run
+    from benchmarks_lib.records.store import find_run, load_run
 
     df, _ = load_run(find_run(tmp_path / "results", "leak"))
     reason = " ".join(df[df["backend"] == "leaky"]["reason"].dropna())

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import declare_adapters, python_path
 
-from benchmarks_lib.environment import machine_name
+from benchmarks_lib.base.environment import machine_name
 
 TINY = ["-d", "t:2,y:32:16,x:48", "--iterations", "1", "--warmups", "0", "--param", "multipliers=[1]",
         "--test", "write", "-b", "raw"]
@@ -397,7 +397,7 @@ def _small_tmpfs(path: Path, size: str) -> bool:
 
 
 def test_a_full_disk_keeps_the_old_record_and_leaves_no_partial_file(tmp_path: Path):
-    from benchmarks_lib.records import write_atomic_parquet, write_json_atomic
+    from benchmarks_lib.records.store import write_atomic_parquet, write_json_atomic
 
     disk = tmp_path / "disk"
     if not _small_tmpfs(disk, "1m"):
@@ -474,7 +474,7 @@ def test_show_says_when_a_run_is_incomplete(home: Path):
 
 
 def test_book_from_passes_over_an_incomplete_run_for_an_older_finished_one(tmp_path: Path):
-    from benchmarks_lib.book import recorded_runs
+    from benchmarks_lib.book.build import recorded_runs
 
     finished = make_run(tmp_path, "finished")
     make_run(tmp_path, "running", meta={"suite": "writers", "profile": "quick", "params": {}, "environment": {},

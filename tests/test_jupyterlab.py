@@ -27,7 +27,7 @@ def test_each_notebook_runs_as_jupyterlab_runs_it(tmp_path, monkeypatch):
     import nbformat
     from nbclient import NotebookClient
 
-    from benchmarks_lib.records import read_run_json, run_dirs
+    from benchmarks_lib.records.store import read_run_json, run_dirs
 
     startup = tmp_path / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)

@@ -11,10 +11,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks_lib.book import build_book
+from benchmarks_lib.book.build import build_book
+from benchmarks_lib.book.notebooks import (
+    chapter_notebooks,
+    notebook_parameters,
+    notebook_suite,
+    tagged_source,
+    template,
+)
+from benchmarks_lib.book.pages import parameter_docs
 from benchmarks_lib.chapters.chapter import chapter_named
-from benchmarks_lib.notebooks import chapter_notebooks, notebook_parameters, notebook_suite, tagged_source, template
-from benchmarks_lib.pages import parameter_docs
 from benchmarks_lib.suites import get_suite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,7 +216,7 @@ def test_every_page_of_the_book_in_a_browser(built_book):
 
 
 def test_book_from_a_directory_without_runs_is_refused_before_anything_runs(tmp_path):
-    from benchmarks_lib.specs import SpecError
+    from benchmarks_lib.base.specs import SpecError
 
     _copy_project(tmp_path)
     (tmp_path / "empty").mkdir()
@@ -223,8 +229,8 @@ def test_every_suite_parameter_is_a_documented_notebook_parameter():
     """A notebook spells its parameters once, in its parameters cell: every parameter of its chapter's suite in upper
     case and the run's settings, each documented, and nothing else; its one ``run_or_load("<suite>", globals())``
     hands them all to the suite (no cell spells them again as a dict of lower-case names)."""
-    from benchmarks_lib.book import BOOK_PARAMETERS
-    from benchmarks_lib.runner import NOTEBOOK_SETTINGS
+    from benchmarks_lib.book.build import BOOK_PARAMETERS
+    from benchmarks_lib.run.runner import NOTEBOOK_SETTINGS
 
     for name in NOTEBOOKS:
         path = template(name, ROOT)
@@ -267,7 +273,7 @@ def test_the_book_shows_no_code():
 def test_hide_injected_parameters(tmp_path):
     import nbformat
 
-    from benchmarks_lib.book import hide_injected_parameters
+    from benchmarks_lib.book.build import hide_injected_parameters
 
     cells = [nbformat.v4.new_code_cell("X = 1", metadata={"tags": ["parameters"]}),
              nbformat.v4.new_code_cell("X = 2", metadata={"tags": ["injected-parameters"]})]
@@ -315,7 +321,7 @@ def test_papermill_cli_takes_lists_as_text_and_from_yaml(tmp_path, monkeypatch):
     """`papermill -p` passes lists as text, comma-separated or JSON; `-f params.yaml` passes real lists."""
     import yaml
 
-    from benchmarks_lib.records import find_run, load_run
+    from benchmarks_lib.records.store import find_run, load_run
 
     monkeypatch.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
     smoke = get_suite("writers").smoke

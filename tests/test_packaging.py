@@ -32,7 +32,7 @@ def test_environment_yml_has_the_pyproject_pins():
 
 def test_console_script_and_readme_commands():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["scripts"]["iobench"] == "benchmarks_lib.cli:main"
+    assert project["scripts"]["iobench"] == "benchmarks_lib.cli.main:main"
     readme = (ROOT / "README.md").read_text().splitlines()
     first_block = "\n".join(readme[:6])
     assert "make book" in first_block and "make test" in first_block
@@ -46,7 +46,7 @@ def test_the_installed_adapters_are_the_ones_pyproject_declares():
     from importlib.metadata import entry_points
 
     from benchmarks_lib.adapters.library import ENTRY_POINT_GROUPS
-    from benchmarks_lib.entrypoints import CHAPTERS_GROUP, DISTRIBUTION, SUITES_GROUP
+    from benchmarks_lib.base.entrypoints import CHAPTERS_GROUP, DISTRIBUTION, SUITES_GROUP
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {group: entries for group, entries in project["entry-points"].items() if group.startswith("iobench.")}

@@ -8,9 +8,9 @@ import json
 import pytest
 from conftest import assert_refused_naming_the_value
 
-from benchmarks_lib.runner import run_suite
+from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.servers.minio import minio_missing_reason
-from benchmarks_lib.specs import SpecError
 from benchmarks_lib.suites.parallel import SUITE, assignments, build_cases
 
 pytest.importorskip("distributed")
@@ -65,7 +65,7 @@ def test_workers_write_one_array_and_it_is_verified_by_the_other_library(workdir
 def test_the_workers_of_a_scheduler_of_ones_own_write(workdir):
     """``cluster`` a scheduler address: that cluster's workers write (here a LocalCluster the test starts,
     standing in for a cluster of several hosts on a shared filesystem)."""
-    from benchmarks_lib.dask_scheduler import start_local_cluster
+    from benchmarks_lib.base.dask_scheduler import start_local_cluster
 
     with start_local_cluster(2, workdir / "dask") as cluster:
         params = {**SUITE.smoke, "alignments": ["chunk"], "backends": ["tensorstore"],

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 
 from benchmarks_lib.chapters import threads as pt
 from benchmarks_lib.chapters import writers
-from benchmarks_lib.records import SCHEMA_VERSION, to_frame
+from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame
 
 MB = 10**6
 SKEWED = [1.0, 1.1, 1.2, 1.0, 1.05, 9.0]

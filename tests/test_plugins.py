@@ -99,7 +99,7 @@ def test_a_small_writers_run_of_the_toy_is_verified_by_another_library(toy_env, 
     proc = subprocess.run([sys.executable, "-m", "benchmarks_lib", *args], env=toy_env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    from benchmarks_lib.records import find_run, load_run
+    from benchmarks_lib.records.store import find_run, load_run
 
     df, meta = load_run(find_run(tmp_path / "results", "toy"))
     totals = df[(df["backend"] == "toy") & (df["operation"] == "total")]

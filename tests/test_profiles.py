@@ -65,7 +65,7 @@ def test_verification_is_whole_in_standard_and_at_a_quick_points_first_write():
 
 
 def test_sampled_chunks_include_the_first_and_the_last():
-    from benchmarks_lib.specs import ArraySpec, parse_codec, parse_dims
+    from benchmarks_lib.base.specs import ArraySpec, parse_codec, parse_dims
 
     spec = ArraySpec(parse_dims("z:64:16,y:64:32,x:64:32"), "uint16", parse_codec("zstd:1"))
     regions = sample_regions(spec)

@@ -13,15 +13,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.chapters import compression
-from benchmarks_lib.cli import main
-from benchmarks_lib.example_data import EXAMPLES, Example, example_path
-from benchmarks_lib.runner import run_suite
-from benchmarks_lib.specs import SpecError
+from benchmarks_lib.cli.main import main
+from benchmarks_lib.data.examples import EXAMPLES, Example, example_path
+from benchmarks_lib.inputs.user_data import parse_dataset
+from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.compression import PROFILES, SUITE, build_cases
 from benchmarks_lib.suites.twins import parse_real_datasets
-from benchmarks_lib.user_data import parse_dataset
 
 pytest.importorskip("pyvista")
 pytest.importorskip("numcodecs")
@@ -44,7 +44,7 @@ def test_examples_are_pyvistas_own_files_found_without_importing_it():
     assert (spec.source_shape, spec.dtype, spec.inner_read) == ((136, 470, 500), "uint8", "MetaImage")
     spec = parse_dataset("example:channels")[1]
     assert (spec.source_shape, spec.dtype, spec.inner_read) == ((100, 250, 250), "int64", "facies")
-    code = ("import sys; from benchmarks_lib.example_data import example_path; example_path('example:channels'); "
+    code = ("import sys; from benchmarks_lib.data.examples import example_path; example_path('example:channels'); "
             "assert 'pyvista' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
@@ -72,7 +72,7 @@ def test_bad_real_data_is_one_line_exit_2_and_creates_nothing(workdir, capsys, a
 
 
 def test_a_missing_package_is_refused_when_named_and_a_skip_row_by_default(monkeypatch, tmp_path):
-    from benchmarks_lib.scratch import create_marked_dir
+    from benchmarks_lib.base.scratch import create_marked_dir
 
     monkeypatch.setitem(EXAMPLES, "ghost", Example("iobench_no_such_package", "ghost.vti", "x", "labels", "absent",
                                                    "pip install ghost"))

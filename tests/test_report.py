@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchmarks_lib.base.stats import median_ci
 from benchmarks_lib.chapters import common, flags, writers
-from benchmarks_lib.records import SCHEMA_VERSION
-from benchmarks_lib.records import to_frame as _to_frame
-from benchmarks_lib.stats import median_ci
+from benchmarks_lib.records.store import SCHEMA_VERSION
+from benchmarks_lib.records.store import to_frame as _to_frame
 
 MB = 10**6
 SKEWED = [1.0, 1.1, 1.2, 1.0, 1.05, 9.0]

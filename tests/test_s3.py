@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import assert_refused_naming_the_value
 
-from benchmarks_lib.runner import run_suite
+from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.data.storage import parse_s3
+from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.servers.minio import MinioServer, minio_missing_reason
-from benchmarks_lib.specs import SpecError
-from benchmarks_lib.storage import parse_s3
 from benchmarks_lib.suites.s3 import SUITE, build_cases
 
 needs_minio = pytest.mark.skipif(minio_missing_reason() is not None, reason=str(minio_missing_reason()))
@@ -180,7 +180,7 @@ def test_the_users_aws_environment_does_not_reach_the_bundled_minio(tmp_path):
     env = {**os.environ, **USERS_AWS, "IOBENCH_SCRATCH": str(tmp_path / "scratch")}
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    from benchmarks_lib.records import find_run, load_run
+    from benchmarks_lib.records.store import find_run, load_run
 
     df, meta = load_run(find_run(tmp_path / "results", "aws"))
     rows = df[df["backend"] != "ceiling"]

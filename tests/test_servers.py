@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks_lib import scratch
+from benchmarks_lib.base import scratch
+from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.servers import ServerUnavailable, port_is_open, serve
 from benchmarks_lib.servers.builtin import RangeHTTPServer, ServerProcess
 from benchmarks_lib.servers.counters import _process_tree
 from benchmarks_lib.servers.link import DelayProxy, LinkProcess, RequestCounter
 from benchmarks_lib.servers.nginx import nginx_path
 from benchmarks_lib.servers.ranges import MULTIPART_BOUNDARY, parse_range_header
-from benchmarks_lib.specs import SpecError
 
 KINDS = [
     "builtin",

@@ -2,8 +2,8 @@
 
 import pytest
 
-from benchmarks_lib.cli import main
-from benchmarks_lib.specs import SpecError, parse_codec, parse_dims, parse_flags, parse_number, parse_size
+from benchmarks_lib.base.specs import SpecError, parse_codec, parse_dims, parse_flags, parse_number, parse_size
+from benchmarks_lib.cli.main import main
 
 BAD_RUNS = [
     (["run", "writers", "-d", ""], "dims"),
@@ -82,7 +82,7 @@ def test_flags_and_numbers():
 
 def test_thread_counts_one_rule_for_every_suite():
     """The threads suite's list and the compression suite's one count: one parser, one bound."""
-    from benchmarks_lib.specs import MAX_THREADS, parse_threads
+    from benchmarks_lib.base.specs import MAX_THREADS, parse_threads
 
     assert parse_threads("4,1,4") == parse_threads([1, 4]) == [1, 4] and parse_threads(8, one=True) == [8]
     assert parse_threads(str(MAX_THREADS), one=True) == [MAX_THREADS]
@@ -94,7 +94,7 @@ def test_thread_counts_one_rule_for_every_suite():
 
 def test_list_parameters_accept_what_papermill_passes():
     """``papermill -p NAME VALUE`` passes a list as text: comma-separated or JSON; both read the same."""
-    from benchmarks_lib.specs import parse_codecs, parse_int_list, parse_items, parse_names
+    from benchmarks_lib.base.specs import parse_codecs, parse_int_list, parse_items, parse_names
 
     assert parse_items("raw, tensorstore", "backends") == parse_items('["raw","tensorstore"]', "backends")
     assert parse_names('["raw", "raw"]', "backends") == ["raw"]

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks_lib.stats import MIN_RANK_N, coverage, format_ci, median_ci, ratio_ci, summarize, two_sample
+from benchmarks_lib.base.stats import MIN_RANK_N, coverage, format_ci, median_ci, ratio_ci, summarize, two_sample
 
 #: a skewed sample: one slow outlier pulls the mean far from the median
 SKEWED = [1.0, 1.1, 1.2, 1.0, 1.05, 9.0]

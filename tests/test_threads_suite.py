@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 from conftest import assert_refused_naming_the_value
 
+from benchmarks_lib.base.scratch import create_marked_dir
+from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.chapters.threads import amdahl_speedup, fit_amdahl
-from benchmarks_lib.records import to_frame
-from benchmarks_lib.scratch import create_marked_dir
-from benchmarks_lib.specs import SpecError
+from benchmarks_lib.records.store import to_frame
+from benchmarks_lib.run.worker import finish_rows
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.threads import BACKENDS, SUITE, build_cases, default_threads
-from benchmarks_lib.worker import finish_rows
 
 TINY = {"backends": list(BACKENDS), "mesh_n": 5, "dims": "z:8:2,y:32:16,x:32:16", "threads": [1, 2],
         "time_cap_s": 5, "seed": 1}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchmarks_lib.chapters.markup import html_text, markdown_table, md, md_code
+from benchmarks_lib.base.markup import html_text, markdown_table, md, md_code
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,7 +102,7 @@ def poison_results(source: Path, dest: Path) -> Path:
     """A copy of the results directory ``source`` in ``dest`` with a payload in every string (``FIELDS``), an
     error and a skip row per run, and a second run of the s3 suite (the compare chapter has two runs to set side
     by side). Returns ``dest``."""
-    from benchmarks_lib.records import load_run, run_dirs, write_atomic_parquet, write_json_atomic
+    from benchmarks_lib.records.store import load_run, run_dirs, write_atomic_parquet, write_json_atomic
 
     for run_dir in reversed(run_dirs(source)):  # oldest first: the newest stays newest
         df, meta = load_run(run_dir)
@@ -189,7 +189,7 @@ def _chapter_texts(run_dir: Path) -> dict[str, str]:
     import importlib
     from types import SimpleNamespace
 
-    from benchmarks_lib.records import load_run
+    from benchmarks_lib.records.store import load_run
 
     df, meta = load_run(run_dir)
     chapter = importlib.import_module(f"benchmarks_lib.chapters.{meta['suite']}")
@@ -199,7 +199,7 @@ def _chapter_texts(run_dir: Path) -> dict[str, str]:
 
 
 def test_every_chapter_text_from_poisoned_runs_is_escaped(poisoned):
-    from benchmarks_lib.records import run_dirs
+    from benchmarks_lib.records.store import run_dirs
 
     runs = run_dirs(poisoned)
     assert len(runs) == len(run_dirs(ROOT / "reference")) + 1
@@ -215,10 +215,10 @@ def test_every_chapter_text_from_poisoned_runs_is_escaped(poisoned):
 def test_pages_from_poisoned_runs_are_escaped(poisoned, tmp_path):
     from types import SimpleNamespace
 
+    from benchmarks_lib.book.notebooks import chapter_notebooks
+    from benchmarks_lib.book.pages import parameters_table, write_answers_page, write_machine_page
     from benchmarks_lib.chapters.chapter import chapters
-    from benchmarks_lib.notebooks import chapter_notebooks
-    from benchmarks_lib.pages import parameters_table, write_answers_page, write_machine_page
-    from benchmarks_lib.records import load_run, newest_runs
+    from benchmarks_lib.records.store import load_run, newest_runs
 
     suites = {c.notebook: c.suite for c in chapters()}
     newest = newest_runs(poisoned)
@@ -244,7 +244,7 @@ def test_pages_from_poisoned_runs_are_escaped(poisoned, tmp_path):
 def test_figures_with_hostile_names_draw():
     """A ``$`` in a name never reaches mathtext: a chapter's figure and the explorer's draw with poisoned names."""
     from benchmarks_lib.chapters import explore, style, writers
-    from benchmarks_lib.records import SCHEMA_VERSION, to_frame
+    from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame
 
     rows = [{"schema_version": SCHEMA_VERSION, "run_id": "r", "suite": "writers", "status": "ok", "test": "write",
              "operation": "total", "backend": "a" + payload(20), "codec": "lz4" + payload(21), "iteration": i,
@@ -312,7 +312,7 @@ def test_a_book_from_poisoned_runs_runs_no_script_in_a_browser(tmp_path, monkeyp
     every page in headless Chromium: no dialog opens and no element of a payload exists, page by page."""
     from test_notebooks import _book_pages, _browser_problem, _chromium, _copy_project, _goto
 
-    from benchmarks_lib.book import build_book
+    from benchmarks_lib.book.build import build_book
 
     if problem := _browser_problem():
         pytest.skip(problem)

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks_lib.cli import main
-from benchmarks_lib.datasets import checksum_array
-from benchmarks_lib.runner import run_suite
-from benchmarks_lib.specs import SpecError, parse_dims
-from benchmarks_lib.user_data import FileDataset, parse_dataset, parse_file_dataset, public_params
+from benchmarks_lib.base.specs import SpecError, parse_dims
+from benchmarks_lib.cli.main import main
+from benchmarks_lib.data.datasets import checksum_array
+from benchmarks_lib.inputs.user_data import FileDataset, parse_dataset, parse_file_dataset, public_params
+from benchmarks_lib.run.runner import run_suite
 
 #: a small stack with structure (so a wrong crop or axis order shows), uint16 like microscopy frames
 STACK = ((np.arange(10)[:, None, None] * 1000 + np.arange(40)[None, :, None] * 40 + np.arange(48)[None, None, :])

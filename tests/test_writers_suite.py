@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from benchmarks_lib.adapters.raw import RawAdapter
-from benchmarks_lib.datasets import Dataset, checksum_blocks
+from benchmarks_lib.base.specs import ArraySpec, parse_dims
+from benchmarks_lib.data.datasets import Dataset, checksum_blocks
 from benchmarks_lib.measure import EvictionReport
-from benchmarks_lib.runner import run_suite
-from benchmarks_lib.specs import ArraySpec, parse_dims
+from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import blocks, cutouts, timed_io, verification, writers
 from benchmarks_lib.suites.blocks import BlockSource
 

@@ -5,7 +5,7 @@ in-memory codecs, ``remote`` readers over HTTP) is an entry-point group (``libra
 entries map a name to ``module:Class``: the built-ins are declared in this package's ``pyproject.toml``, a
 third party's writer in its own package's, and nothing here lists them. Availability, versions, install
 hints, the verifier and the recorded versions come from the class's declared data (``Library``) through
-:mod:`benchmarks_lib.availability`, so listing imports the adapter modules, never a measured library.
+:mod:`benchmarks_lib.base.availability`, so listing imports the adapter modules, never a measured library.
 Names with an option (``ome-writers:tensorstore``) pass the part after the colon to the adapter as
 ``option``. Suites pick their participants with :func:`participants`.
 """
@@ -16,12 +16,12 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..availability import distribution_version
-from ..entrypoints import declared, load
-from ..environment import CORE_PACKAGES
-from ..specs import SpecError
-from .base import Adapter
-from .library import ENTRY_POINT_GROUPS, KINDS, Library
+from benchmarks_lib.adapters.base import Adapter
+from benchmarks_lib.adapters.library import ENTRY_POINT_GROUPS, KINDS, Library
+from benchmarks_lib.base.availability import distribution_version
+from benchmarks_lib.base.entrypoints import declared, load
+from benchmarks_lib.base.environment import CORE_PACKAGES
+from benchmarks_lib.base.specs import SpecError
 
 
 def _listing_key(name: str, target: str, builtin: bool) -> tuple:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..specs import ArraySpec
-from ..storage import S3Target
-from .base import FrameStream
+from benchmarks_lib.adapters.base import FrameStream
+from benchmarks_lib.base.specs import ArraySpec
+from benchmarks_lib.data.storage import S3Target
 
 _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 

@@ -35,9 +35,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..measure.disk import list_files
-from ..specs import BLOSC_CNAMES, DTYPES, ArraySpec
-from .library import Library
+from benchmarks_lib.adapters.library import Library
+from benchmarks_lib.base.specs import BLOSC_CNAMES, DTYPES, ArraySpec
+from benchmarks_lib.measure.disk import list_files
 
 OPERATIONS = ("write", "append", "read", "read_region")
 

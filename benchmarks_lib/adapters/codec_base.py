@@ -20,8 +20,8 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from ..specs import CodecSpec
-from .library import Library
+from benchmarks_lib.adapters.library import Library
+from benchmarks_lib.base.specs import CodecSpec
 
 
 class ChunkCodec(Protocol):

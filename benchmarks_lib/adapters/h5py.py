@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..specs import ArraySpec, CodecSpec
-from .base import Adapter, IndependentRead
+from benchmarks_lib.adapters.base import Adapter, IndependentRead
+from benchmarks_lib.base.specs import ArraySpec, CodecSpec
 
 DATASET = "data"
 _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
@@ -97,6 +97,6 @@ class H5pyAdapter(Adapter):
 
     def independent_read(self, path: Path, spec: ArraySpec) -> IndependentRead | str:
         """Chunk bytes read with file I/O and decoded with zlib/numcodecs, not HDF5's filters."""
-        from .independent import hdf5_read
+        from benchmarks_lib.adapters.independent import hdf5_read
 
         return hdf5_read(path, DATASET)

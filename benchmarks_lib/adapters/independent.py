@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..datasets import default_step
-from ..specs import ArraySpec
-from .base import IndependentRead
+from benchmarks_lib.adapters.base import IndependentRead
+from benchmarks_lib.base.specs import ArraySpec
+from benchmarks_lib.data.datasets import default_step
 
 # -- raw ---------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..availability import missing_modules, not_installed
+from benchmarks_lib.base.availability import missing_modules, not_installed
 
 #: the entry-point group of each kind of adapter (``name = "module:Class"``), each a namespace of names
 ENTRY_POINT_GROUPS = {"array": "iobench.adapters", "mesh": "iobench.adapters.mesh",

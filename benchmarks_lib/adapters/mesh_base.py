@@ -10,7 +10,7 @@ Lifecycle of a round trip (the suite times the write and the read, never the wri
 
 A writer either sweeps the levels of its one compressor (``level_range`` set, e.g. zvtk's zstd)
 or offers several compressors, each at its library's default level (``level_range`` None, e.g.
-the VTK XML writer). The mesh itself (:mod:`benchmarks_lib.meshes`) is data, not an adapter.
+the VTK XML writer). The mesh itself (:mod:`benchmarks_lib.data.meshes`) is data, not an adapter.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .library import Library
+from benchmarks_lib.adapters.library import Library
 
 
 class MeshWriter(Library, ABC):

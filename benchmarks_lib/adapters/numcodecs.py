@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..specs import CodecSpec, SpecError
-from .codec_base import ChunkCodec, Codec
+from benchmarks_lib.adapters.codec_base import ChunkCodec, Codec
+from benchmarks_lib.base.specs import CodecSpec, SpecError
 
 
 class NumcodecsCodec(Codec):

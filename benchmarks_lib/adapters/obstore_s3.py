@@ -1,4 +1,4 @@
-"""obstore at an S3 location (:class:`~benchmarks_lib.storage.S3Target`): the store zarr-python
+"""obstore at an S3 location (:class:`~benchmarks_lib.data.storage.S3Target`): the store zarr-python
 (``zarr.storage.ObjectStore``) and the zarr-obstore reader measure with, and the client of what is never
 measured: listing and deleting under a prefix this package made, and uploading a local directory (the S3
 suite's outputs, the cache chapter's S3 copy). obstore is imported inside each function, when S3 is used.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..storage import S3Target, credentials
+from benchmarks_lib.data.storage import S3Target, credentials
 
 #: objects one delete request removes at most (S3's DeleteObjects limit is 1000)
 DELETE_BATCH = 500

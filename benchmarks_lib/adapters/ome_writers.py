@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..availability import missing_modules
-from ..specs import ArraySpec
-from .base import FrameStream
-from .zarr_python import ZarrPythonAdapter
+from benchmarks_lib.adapters.base import FrameStream
+from benchmarks_lib.adapters.zarr_python import ZarrPythonAdapter
+from benchmarks_lib.base.availability import missing_modules
+from benchmarks_lib.base.specs import ArraySpec
 
 #: ome-writers' OME-Zarr backends, in its ``auto`` order, with the modules each needs.
 BACKENDS = {"tensorstore": ("tensorstore",), "acquire-zarr": ("acquire_zarr",),

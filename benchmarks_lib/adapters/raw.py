@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..specs import ArraySpec
-from .base import Adapter, IndependentRead
+from benchmarks_lib.adapters.base import Adapter, IndependentRead
+from benchmarks_lib.base.specs import ArraySpec
 
 
 class RawAdapter(Adapter):
@@ -54,6 +54,6 @@ class RawAdapter(Adapter):
 
     def independent_read(self, path: Path, spec: ArraySpec) -> IndependentRead | str:
         """The file read with plain file I/O, its length taken from the file size."""
-        from .independent import raw_read
+        from benchmarks_lib.adapters.independent import raw_read
 
         return raw_read(path, spec)

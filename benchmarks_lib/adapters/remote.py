@@ -27,9 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from ..availability import Unavailable
-from ..measure import fresh
-from .library import Library
+from benchmarks_lib.adapters.library import Library
+from benchmarks_lib.base.availability import Unavailable
+from benchmarks_lib.measure import fresh
 
 #: the key under which the fresh process hands its timed region's interval (ns, CLOCK_MONOTONIC) to the case
 TIMED_SPAN = "_timed_span_ns"
@@ -42,9 +42,9 @@ def is_url(location: str | os.PathLike) -> bool:
 def timed_read(read: Callable[[], dict]) -> dict:
     """``read()`` as one timed region (:func:`benchmarks_lib.measure.measure`): its row, the RSS of the
     fresh process before and after, and the dict ``read()`` returns."""
-    from ..measure import measure
-    from ..measure.ledger import LEDGER
-    from ..measure.sampler import current_rss_and_threads
+    from benchmarks_lib.measure import measure
+    from benchmarks_lib.measure.ledger import LEDGER
+    from benchmarks_lib.measure.sampler import current_rss_and_threads
 
     baseline, _ = current_rss_and_threads()
     result = measure(read)
@@ -74,7 +74,7 @@ class RemoteReader(Library):
              **settings: object) -> dict:
         """One measured read of ``location`` (a path, an http(s) or s3 URL) in a fresh process whose environment
         is ``environ`` (default: this process's; for S3, the AWS variables of the server it reads): its metrics."""
-        from ..measure.ledger import LEDGER
+        from benchmarks_lib.measure.ledger import LEDGER
 
         metrics = fresh.call(cls.measure_target, {"location": str(location), **settings}, timeout_s=timeout_s,
                              base_env=environ)
@@ -86,7 +86,7 @@ class RemoteReader(Library):
     @classmethod
     def write_sample(cls, path: Path, entries: int, branches: int, auto_flush: int,
                      seed: int) -> tuple[list[float], list[float]]:
-        """Write the TTree sample file (:mod:`benchmarks_lib.input_formats` describes it); returns
+        """Write the TTree sample file (:mod:`benchmarks_lib.data.input_formats` describes it); returns
         the per-branch sums of the values written and of their magnitudes."""
         raise NotImplementedError(f"{cls.name} does not write sample files")
 

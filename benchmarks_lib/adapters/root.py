@@ -15,8 +15,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..input_formats import TREE_NAME
-from .remote import RemoteReader, is_url, timed_read
+from benchmarks_lib.adapters.remote import RemoteReader, is_url, timed_read
+from benchmarks_lib.data.input_formats import TREE_NAME
 
 
 class RootReader(RemoteReader):

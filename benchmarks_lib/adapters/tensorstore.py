@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..specs import ArraySpec, CodecSpec
-from ..storage import S3Target
-from .base import Adapter
+from benchmarks_lib.adapters.base import Adapter
+from benchmarks_lib.base.specs import ArraySpec, CodecSpec
+from benchmarks_lib.data.storage import S3Target
 
 _SHUFFLE_V2 = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 #: the s3 kvstore's request limit, stated in its Context (TensorStore's own default, 32, unless the environment's

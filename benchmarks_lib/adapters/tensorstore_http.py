@@ -3,7 +3,7 @@ cache is the ``cache_pool``."""
 
 from __future__ import annotations
 
-from .zarr_http import CLIENT_CACHE_BYTES, SelectionReader, ZarrHttpReader
+from benchmarks_lib.adapters.zarr_http import CLIENT_CACHE_BYTES, SelectionReader, ZarrHttpReader
 
 
 class TensorstoreHttpReader(ZarrHttpReader):
@@ -29,8 +29,8 @@ class TensorstoreHttpReader(ZarrHttpReader):
     def open_array(cls, url: str, client_cache: bool, concurrency: int) -> SelectionReader:
         import tensorstore as ts
 
-        from ..storage import from_environment, is_s3
-        from .tensorstore import TensorstoreAdapter
+        from benchmarks_lib.adapters.tensorstore import TensorstoreAdapter
+        from benchmarks_lib.data.storage import from_environment, is_s3
 
         context = {"cache_pool": {"total_bytes_limit": CLIENT_CACHE_BYTES if client_cache else 0},
                    "data_copy_concurrency": {"limit": concurrency},

@@ -7,9 +7,9 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from ..input_formats import ARRAY_LENGTH, ELEMENT_TYPES, TREE_NAME, entry_bytes
-from ..specs import SpecError
-from .remote import RemoteReader, is_url, timed_read
+from benchmarks_lib.adapters.remote import RemoteReader, is_url, timed_read
+from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.data.input_formats import ARRAY_LENGTH, ELEMENT_TYPES, TREE_NAME, entry_bytes
 
 #: uproot source name -> class path (uproot.source.*)
 SOURCES = {

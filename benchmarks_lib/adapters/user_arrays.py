@@ -7,7 +7,7 @@ read-only and returns a :class:`SourceArray`: its shape and dtype (from metadata
 which reads only what the region needs (Zarr, HDF5 and NumPy read the chunks or bytes under it, TIFF one page
 at a time), except a ``.vti``, which VTK reads whole. Nothing here writes, moves or deletes the source: Zarr
 through a read-only store, HDF5 with mode ``r``, NumPy through a read-only memory map. Every bad input (a missing
-file, an unknown format, an inner path that does not exist) is a one-line :class:`~benchmarks_lib.specs.SpecError`.
+file, an unknown format, an inner path that does not exist) is a one-line :class:`~benchmarks_lib.base.specs.SpecError`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..availability import missing_modules, not_installed
-from ..specs import SpecError
+from benchmarks_lib.base.availability import missing_modules, not_installed
+from benchmarks_lib.base.specs import SpecError
 
 #: what a file's first bytes say it is (HDF5's signature may also sit at 512, 1024, ... bytes: see ``_sniff``)
 MAGIC = {b"\x93NUMPY": "npy", b"\x89HDF\r\n\x1a\n": "hdf5", b"II*\x00": "tiff", b"MM\x00*": "tiff",

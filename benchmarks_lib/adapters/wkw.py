@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..specs import ArraySpec
-from .base import Adapter, IndependentRead
+from benchmarks_lib.adapters.base import Adapter, IndependentRead
+from benchmarks_lib.base.specs import ArraySpec
 
 
 def _pow2(n: int) -> bool:
@@ -111,6 +111,6 @@ class WkwAdapter(Adapter):
 
     def independent_read(self, path: Path, spec: ArraySpec) -> IndependentRead | str:
         """The files parsed as the wkw specification describes; LZ4 blocks decoded by numcodecs."""
-        from .independent import wkw_read
+        from benchmarks_lib.adapters.independent import wkw_read
 
         return wkw_read(path, spec)

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..input_formats import ZARR_DATASET, zarr_selections
-from ..specs import DimsSpec, parse_dims
-from .remote import RemoteReader, timed_read
+from benchmarks_lib.adapters.remote import RemoteReader, timed_read
+from benchmarks_lib.base.specs import DimsSpec, parse_dims
+from benchmarks_lib.data.input_formats import ZARR_DATASET, zarr_selections
 
 #: bytes a client cache may hold when caching is on (tensorstore cache_pool, zarr CacheStore)
 CLIENT_CACHE_BYTES = 256 * 2**20
@@ -29,7 +29,7 @@ SelectionReader = Callable[[tuple[slice, ...]], Any]
 
 class ZarrHttpReader(RemoteReader):
     """A Zarr v3 client over HTTP or S3 (an ``s3://`` location at the endpoint of the AWS environment,
-    :func:`benchmarks_lib.storage.from_environment`), without (``client_cache=False``) or with its own cache."""
+    :func:`benchmarks_lib.data.storage.from_environment`), without (``client_cache=False``) or with its own cache."""
 
     measure_target = "benchmarks_lib.adapters.zarr_http:measure_read"
     #: the locations it reads
@@ -40,7 +40,7 @@ class ZarrHttpReader(RemoteReader):
     @classmethod
     def missing_for(cls, location: str) -> str | None:
         """Why it cannot read ``location`` ("http" or "s3") here, with the install hint; None if it can."""
-        from ..availability import missing_modules, not_installed
+        from benchmarks_lib.base.availability import missing_modules, not_installed
 
         reason = cls.missing_reason()
         missing = missing_modules(cls.s3_modules) if location == "s3" and not reason else []
@@ -111,7 +111,7 @@ def measure_read(location: str, client: str, workload: str, client_cache: bool, 
     """
     import numpy as np
 
-    from . import adapter_class
+    from benchmarks_lib.adapters import adapter_class
 
     reader = adapter_class(client, "remote")
     reader.require()
@@ -129,7 +129,7 @@ def measure_read(location: str, client: str, workload: str, client_cache: bool, 
     row = timed_read(read)
     crcs = [zlib.crc32(np.ascontiguousarray(r)) for r in results]
     if expected_crc32s is None:
-        from ..datasets import Dataset
+        from benchmarks_lib.data.datasets import Dataset
 
         data = Dataset(dataset, spec.shape)
         expected_crc32s = [zlib.crc32(np.ascontiguousarray(data.region(sel))) for sel in selections]
@@ -157,7 +157,7 @@ def _array_crc32(arr: Any, step: int) -> int:
 
 
 def write_store(path: Path, dims: DimsSpec, shards: tuple[int, ...] | None, data: Any) -> int:
-    """Write ``data`` (a :class:`benchmarks_lib.datasets.Dataset`) as a Zarr v3 store with zarr-python's
+    """Write ``data`` (a :class:`benchmarks_lib.data.datasets.Dataset`) as a Zarr v3 store with zarr-python's
     default codec (zstd), read it back whole and return its CRC-32; OSError when the two differ."""
     import numpy as np
     import zarr

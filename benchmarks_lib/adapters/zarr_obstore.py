@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .zarr_http import CLIENT_CACHE_BYTES, ZarrPythonHttpReader
+from benchmarks_lib.adapters.zarr_http import CLIENT_CACHE_BYTES, ZarrPythonHttpReader
 
 
 class ZarrObstoreReader(ZarrPythonHttpReader):
@@ -22,8 +22,8 @@ class ZarrObstoreReader(ZarrPythonHttpReader):
         import zarr
         from obstore.store import HTTPStore
 
-        from ..storage import from_environment, is_s3
-        from .obstore_s3 import s3_store
+        from benchmarks_lib.adapters.obstore_s3 import s3_store
+        from benchmarks_lib.data.storage import from_environment, is_s3
 
         objects = s3_store(from_environment(url)) if is_s3(url) else HTTPStore.from_url(
             url, client_options={"allow_http": True})

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..specs import ArraySpec, CodecSpec
-from ..storage import S3Target
-from .base import Adapter
+from benchmarks_lib.adapters.base import Adapter
+from benchmarks_lib.base.specs import ArraySpec, CodecSpec
+from benchmarks_lib.data.storage import S3Target
 
 
 def zarr_compressors(codec: CodecSpec, dtype: str) -> list:
@@ -38,7 +38,7 @@ def zarr_store(path: Path | S3Target, read_only: bool = False):
     if isinstance(path, S3Target):
         from zarr.storage import ObjectStore
 
-        from .obstore_s3 import s3_store
+        from benchmarks_lib.adapters.obstore_s3 import s3_store
 
         return ObjectStore(s3_store(path), read_only=read_only)
     return str(path)

@@ -9,7 +9,7 @@ close_reader (by the zarr-python adapter), so later runs in the process are not 
 
 from __future__ import annotations
 
-from .zarr_python import ZarrPythonAdapter
+from benchmarks_lib.adapters.zarr_python import ZarrPythonAdapter
 
 
 class ZarrsAdapter(ZarrPythonAdapter):

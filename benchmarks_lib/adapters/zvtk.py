@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..specs import ZSTD_LEVELS
-from .mesh_base import MeshWriter
+from benchmarks_lib.adapters.mesh_base import MeshWriter
+from benchmarks_lib.base.specs import ZSTD_LEVELS
 
 
 class ZvtkWriter(MeshWriter):

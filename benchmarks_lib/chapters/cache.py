@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..stats import format_values
-from . import tables
-from .cache_rows import prepare
-from .cache_text import answer, conclusion
-from .chapter import Chapter
-from .common import MB, problems, run_header
-from .server import server_cpu, server_lines, server_rows
-from .style import (
+from benchmarks_lib.base.stats import format_values
+from benchmarks_lib.chapters import tables
+from benchmarks_lib.chapters.cache_rows import prepare
+from benchmarks_lib.chapters.cache_text import answer, conclusion
+from benchmarks_lib.chapters.chapter import Chapter
+from benchmarks_lib.chapters.common import MB, problems, run_header
+from benchmarks_lib.chapters.server import server_cpu, server_lines, server_rows
+from benchmarks_lib.chapters.style import (
     CI95,
     WHISKERS,
     empty_figure,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .common import MB, ok_rows
+from benchmarks_lib.chapters.common import MB, ok_rows
 
 
 def _link(row: pd.Series) -> str:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import format_values, two_sample
-from .cache_rows import prepare
-from .common import MB, median_of, no_answer
-from .flags import point_flags
-from .markup import md
-from .ranking import change_text, rank_samples, versus_text
-from .server import server_lines
+from benchmarks_lib.base.markup import md
+from benchmarks_lib.base.stats import format_values, two_sample
+from benchmarks_lib.chapters.cache_rows import prepare
+from benchmarks_lib.chapters.common import MB, median_of, no_answer
+from benchmarks_lib.chapters.flags import point_flags
+from benchmarks_lib.chapters.server import server_lines
+from benchmarks_lib.rules.ranking import change_text, rank_samples, versus_text
 
 
 def _ttreecache_pair(at: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:

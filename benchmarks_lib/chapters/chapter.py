@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..entrypoints import CHAPTERS_GROUP, declared, load
-from ..specs import SpecError
+from benchmarks_lib.base.entrypoints import CHAPTERS_GROUP, declared, load
+from benchmarks_lib.base.specs import SpecError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,7 +54,7 @@ class Chapter:
         """Its name in the explorer's menu and in listings: its suite's title up to a colon, or its own title."""
         if self.suite is None:
             return self.title
-        from ..suites import get_suite
+        from benchmarks_lib.suites import get_suite
 
         return get_suite(self.suite).title.partition(":")[0]
 
@@ -107,7 +107,7 @@ def chapter_of(suite: str) -> Chapter | None:
 def run_table(suite: str, df: pd.DataFrame) -> pd.DataFrame:
     """The table ``iobench run``/``show`` print for a run of ``suite``: its chapter's ``summary``, or the generic one
     for a suite without a chapter or where the chapter's table has no row."""
-    from .common import generic_summary
+    from benchmarks_lib.chapters.common import generic_summary
 
     chapter = chapter_of(suite)
     table = chapter.summary(df) if chapter is not None and chapter.summary is not None else None

@@ -11,12 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..ceiling import describe_ceiling
-from ..stats import summarize
-from .ceilings import ok_rows, with_ceiling_fraction
-from .flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
-from .markup import markdown_table, md, md_code
-from .ranking import (
+from benchmarks_lib.base.markup import markdown_table, md, md_code
+from benchmarks_lib.base.stats import summarize
+from benchmarks_lib.chapters.flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
+from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
+from benchmarks_lib.rules.ranking import (
     EQUALS,
     Entry,
     Ranking,
@@ -28,6 +27,7 @@ from .ranking import (
     verdict_text,
     versus_text,
 )
+from benchmarks_lib.suites.ceiling import describe_ceiling
 
 MB = 1e6
 #: operations of the compression and thread suites -> the side they count for (encode/decode: in memory)
@@ -45,7 +45,9 @@ def ceiling_table(df: pd.DataFrame) -> pd.DataFrame:
                         "n": g.size()}).reset_index()
     streams = rows.groupby("operation")["streams"].max() if "streams" in rows else pd.Series(dtype="float64")
     out.insert(1, "what it is", [describe_ceiling(op, streams.get(op)) for op in out["operation"]])
-    from .tables import table  # the book's display of a table (no index, three significant figures)
+    from benchmarks_lib.chapters.tables import (
+        table,  # the book's display of a table (no index, three significant figures)
+    )
 
     return table(out)
 

@@ -32,12 +32,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..records import find_run, load_run, read_run_json, run_dirs
-from ..specs import SpecError, parse_items, parse_number
-from ..stats import TwoSample, two_sample
-from .chapter import Chapter
-from .markup import md, md_code
-from .style import empty_figure, ratio_log_axis, subplots
+from benchmarks_lib.base.markup import md, md_code
+from benchmarks_lib.base.specs import SpecError, parse_items, parse_number
+from benchmarks_lib.base.stats import TwoSample, two_sample
+from benchmarks_lib.chapters.chapter import Chapter
+from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
+from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
 
 DEFAULT_THRESHOLD = 0.1
 TOO_FEW = "too few iterations"
@@ -90,7 +90,7 @@ def _text(value: object) -> str:
 def declared_keys(suites: list[str]) -> tuple[list[str], list[str]]:
     """The union of the suites' declared ``case_keys`` and ``iteration_parts``; a SpecError for a suite that
     iobench does not know (its cases cannot be told apart)."""
-    from ..suites import get_suite
+    from benchmarks_lib.suites import get_suite
 
     declared = [get_suite(s) for s in suites]
     keys = dict.fromkeys(k for suite in declared for k in suite.case_keys)
@@ -226,7 +226,7 @@ def resolve_runs(runs: object = None, results_dir: str | Path | None = None) -> 
     """The run directories to compare: ``runs`` (two or more ids or directories, a list or a comma-separated
     string) or, when None, the two newest runs of one suite under ``results_dir`` (older first), or none."""
     if results_dir is None:
-        from ..paths import checkout_dirs
+        from benchmarks_lib.base.paths import checkout_dirs
 
         results_dir = checkout_dirs()[0]
     if runs is not None:

@@ -14,11 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..meshes import MESH_DATASET
-from . import tables
-from .ceilings import ceiling_gbps
-from .chapter import Chapter
-from .common import (
+from benchmarks_lib.base.markup import md, md_code, short
+from benchmarks_lib.chapters import tables
+from benchmarks_lib.chapters.chapter import Chapter
+from benchmarks_lib.chapters.common import (
     MB,
     SIDE,
     digits3,
@@ -29,12 +28,10 @@ from .common import (
     with_ceiling_fraction,
     write_ceiling_op,
 )
-from .compression_points import POINT_KEYS, SPEEDS, summarize_points
-from .compression_real import pairs_answer, pairs_figure, pairs_table, problems, without_pairs
-from .flags import ceiling_mark, point_flags
-from .markup import md, md_code, short
-from .ranking import countable, rank_samples, versus_text
-from .style import (
+from benchmarks_lib.chapters.compression_points import POINT_KEYS, SPEEDS, summarize_points
+from benchmarks_lib.chapters.compression_real import pairs_answer, pairs_figure, pairs_table, problems, without_pairs
+from benchmarks_lib.chapters.flags import ceiling_mark, point_flags
+from benchmarks_lib.chapters.style import (
     SMALL,
     draw_ceilings,
     empty_figure,
@@ -46,6 +43,9 @@ from .style import (
     subplots,
     too_few,
 )
+from benchmarks_lib.data.meshes import MESH_DATASET
+from benchmarks_lib.rules.ceilings import ceiling_gbps
+from benchmarks_lib.rules.ranking import countable, rank_samples, versus_text
 
 #: ceiling operations drawn on throughput axes, per side
 CEILING_OPS = {"write_mbps": ("memcpy", "write_nofsync", "write_fsync"), "read_mbps": ("memcpy", "read_cold")}
@@ -245,8 +245,8 @@ def mesh_rendering(n: int = 16, seed: int = 42, out_dir: str | Path | None = Non
     """
     from IPython.display import Image, Markdown
 
-    from ..meshes import render_mesh_png
-    from ..scratch import make_temp_scratch, remove_tree
+    from benchmarks_lib.base.scratch import make_temp_scratch, remove_tree
+    from benchmarks_lib.data.meshes import render_mesh_png
 
     where = Path(out_dir) if out_dir else make_temp_scratch("iobench-render-")
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .common import MB, SIDE, ok_rows
+from benchmarks_lib.chapters.common import MB, SIDE, ok_rows
 
 SPEEDS = ("write_mbps", "read_mbps")
 POINT_KEYS = ["backend", "dataset", "codec"]

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import common, tables
-from .compression_points import PAIR_COLUMNS, summarize_points
-from .markup import md, md_code
-from .style import SMALL, empty_figure, legend_outside, plt, ratio_log_axis, subplots
+from benchmarks_lib.base.markup import md, md_code
+from benchmarks_lib.chapters import common, tables
+from benchmarks_lib.chapters.compression_points import PAIR_COLUMNS, summarize_points
+from benchmarks_lib.chapters.style import SMALL, empty_figure, legend_outside, plt, ratio_log_axis, subplots
 
 #: a twin compresses like its real data when, for every codec, the two ratios are within this factor
 ALIKE = 1.5

@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..records import load_run, read_run_json, run_dirs
-from ..specs import SpecError, parse_bool, parse_items
-from ..stats import summarize
-from .chapter import Chapter, measuring
-from .common import ok_rows, with_ceiling_fraction
-from .flags import LATENCIES, WRITER_PHASES
-from .markup import html_text, md, md_code, short
-from .style import WHISKERS, empty_figure, plt, subplots
+from benchmarks_lib.base.markup import html_text, md, md_code, short
+from benchmarks_lib.base.specs import SpecError, parse_bool, parse_items
+from benchmarks_lib.base.stats import summarize
+from benchmarks_lib.chapters.chapter import Chapter, measuring
+from benchmarks_lib.chapters.common import ok_rows, with_ceiling_fraction
+from benchmarks_lib.chapters.flags import LATENCIES, WRITER_PHASES
+from benchmarks_lib.chapters.style import WHISKERS, empty_figure, plt, subplots
+from benchmarks_lib.records.store import load_run, read_run_json, run_dirs
 
 OVERVIEW = "Overview: a metric per backend, runs side by side"
 #: metric label -> (column, scale applied to it, higher is better)
@@ -65,7 +65,7 @@ def results_dirs(results_dir: str | Path | None = None, other_dirs: object = Non
     """Where the explorer looks: ``results_dir`` (None: the checkout's ``results/``) and ``other_dirs`` (a
     list, or a comma-separated string as ``papermill -p`` passes it; None: the committed ``reference/``).
     Other directories must exist and hold runs; this machine's results directory may still be empty."""
-    from ..paths import REFERENCE, checkout_dirs
+    from benchmarks_lib.base.paths import REFERENCE, checkout_dirs
 
     first = Path(results_dir).expanduser() if results_dir is not None else checkout_dirs()[0]
     if other_dirs is None:

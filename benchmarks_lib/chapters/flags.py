@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..ceiling import describe_ceiling
-from ..measure.load import OTHER_CPU_LIMIT_PCT, STEAL_LIMIT_PCT, under_load
-from .ceilings import ok_rows, parallel_ceiling_op, with_ceiling_fraction
+from benchmarks_lib.measure.load import OTHER_CPU_LIMIT_PCT, STEAL_LIMIT_PCT, under_load
+from benchmarks_lib.rules.ceilings import ok_rows, parallel_ceiling_op, with_ceiling_fraction
+from benchmarks_lib.suites.ceiling import describe_ceiling
 
 #: a throughput above this % of the same run's ceiling is noise or caching, never a real result
 CEILING_LIMIT_PCT = 100.0
@@ -195,7 +195,7 @@ def _num(value: object, fmt: str) -> str:
 def ceiling_and_load_problems(df: pd.DataFrame) -> list[str]:
     """Markdown parts for a chapter's problems: the points between the two ceilings and the cases measured
     under load (empty when there are none)."""
-    from .markup import markdown_table
+    from benchmarks_lib.base.markup import markdown_table
 
     parts = []
     between = between_ceilings(df)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import format_point, summarize
-from . import tables
-from .ceilings import ceiling_gbps
-from .chapter import Chapter
-from .common import (
+from benchmarks_lib.base.markup import md
+from benchmarks_lib.base.stats import format_point, summarize
+from benchmarks_lib.chapters import tables
+from benchmarks_lib.chapters.chapter import Chapter
+from benchmarks_lib.chapters.common import (
     error_warning,
     no_answer,
     ok_rows,
@@ -25,10 +25,19 @@ from .common import (
     with_ceiling_fraction,
     write_ceiling_op,
 )
-from .flags import point_flags
-from .markup import md
-from .ranking import countable, number, rank_samples
-from .style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_under_figure, sns, subplots, too_few
+from benchmarks_lib.chapters.flags import point_flags
+from benchmarks_lib.chapters.style import (
+    CI95,
+    WHISKERS,
+    draw_ceilings,
+    empty_figure,
+    legend_under_figure,
+    sns,
+    subplots,
+    too_few,
+)
+from benchmarks_lib.rules.ceilings import ceiling_gbps
+from benchmarks_lib.rules.ranking import countable, number, rank_samples
 
 TIMES = ("write: from the W writes submitted to the last one finished (each worker opens the array and writes "
          "its own ranges, handed to it before the clock); the array's metadata is created before the clock")

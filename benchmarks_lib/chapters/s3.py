@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import format_point, summarize, two_sample
-from . import tables
-from .ceilings import ceiling_gbps
-from .chapter import Chapter
-from .common import (
+from benchmarks_lib.base.markup import md
+from benchmarks_lib.base.stats import format_point, summarize, two_sample
+from benchmarks_lib.chapters import tables
+from benchmarks_lib.chapters.chapter import Chapter
+from benchmarks_lib.chapters.common import (
     error_warning,
     no_answer,
     ok_rows,
@@ -26,10 +26,10 @@ from .common import (
     run_header,
     with_ceiling_fraction,
 )
-from .flags import point_flags
-from .markup import md
-from .ranking import answer_clause, change_text, number, rank_against_leader
-from .style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, sns, subplots
+from benchmarks_lib.chapters.flags import point_flags
+from benchmarks_lib.chapters.style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, sns, subplots
+from benchmarks_lib.rules.ceilings import ceiling_gbps
+from benchmarks_lib.rules.ranking import answer_clause, change_text, number, rank_against_leader
 
 TIMES = ("write: create to finalize, every object PUT and acknowledged by the server; read: the whole array back "
          "through S3 after the server's files were evicted from the page cache")

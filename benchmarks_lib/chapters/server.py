@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .common import ok_rows
-from .markup import md
-from .style import empty_figure, legend_outside, log_axis, plt, sns, subplots
+from benchmarks_lib.base.markup import md
+from benchmarks_lib.chapters.common import ok_rows
+from benchmarks_lib.chapters.style import empty_figure, legend_outside, log_axis, plt, sns, subplots
 
 #: a server busier than this share of one core during a read is named as a possible bottleneck
 SERVER_BUSY_SHARE = 0.5

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..stats import median_ci
+from benchmarks_lib.base.stats import median_ci
 
 
 class _OnFirstUse:
@@ -88,7 +88,7 @@ def _note(text: str) -> None:
         return
     shell = get_ipython()
     if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
-        from .markup import md
+        from benchmarks_lib.base.markup import md
 
         display(Markdown(f"*{md(text)}*"))
 

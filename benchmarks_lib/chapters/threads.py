@@ -13,12 +13,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..stats import summarize
-from . import tables
-from .amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
-from .ceilings import ceiling_gbps
-from .chapter import Chapter
-from .common import (
+from benchmarks_lib.base.markup import md, md_code
+from benchmarks_lib.base.stats import summarize
+from benchmarks_lib.chapters import tables
+from benchmarks_lib.chapters.chapter import Chapter
+from benchmarks_lib.chapters.common import (
     MB,
     SIDE,
     digits3,
@@ -30,10 +29,8 @@ from .common import (
     with_ceiling_fraction,
     write_ceiling_op,
 )
-from .flags import ceiling_mark, point_flags
-from .markup import md, md_code
-from .ranking import countable, rank_samples, verdict_text, versus_text
-from .style import (
+from benchmarks_lib.chapters.flags import ceiling_mark, point_flags
+from benchmarks_lib.chapters.style import (
     CI95,
     WHISKERS,
     draw_ceilings,
@@ -45,6 +42,9 @@ from .style import (
     subplots,
     too_few,
 )
+from benchmarks_lib.rules.amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
+from benchmarks_lib.rules.ceilings import ceiling_gbps
+from benchmarks_lib.rules.ranking import countable, rank_samples, verdict_text, versus_text
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
          "checked page-cache eviction; a point stops repeating once its timed seconds reach TIME_CAP_S")

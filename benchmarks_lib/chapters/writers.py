@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import format_values
-from . import tables
-from .ceilings import ceiling_gbps
-from .chapter import Chapter
-from .common import (
+from benchmarks_lib.base.stats import format_values
+from benchmarks_lib.chapters import tables
+from benchmarks_lib.chapters.chapter import Chapter
+from benchmarks_lib.chapters.common import (
     first_line,
     layout_note,
     ok_rows,
@@ -25,9 +24,21 @@ from .common import (
     threads_of,
     with_ceiling_fraction,
 )
-from .flags import ceiling_mark
-from .style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, log_axis, plt, sns, subplots, too_few
-from .writers_text import answer, conclusion, label_layouts, verified_text
+from benchmarks_lib.chapters.flags import ceiling_mark
+from benchmarks_lib.chapters.style import (
+    CI95,
+    WHISKERS,
+    draw_ceilings,
+    empty_figure,
+    legend_outside,
+    log_axis,
+    plt,
+    sns,
+    subplots,
+    too_few,
+)
+from benchmarks_lib.chapters.writers_text import answer, conclusion, label_layouts, verified_text
+from benchmarks_lib.rules.ceilings import ceiling_gbps
 
 TIMES = ("write: create + write + finalize of a new store; append: every frame's call; reads: open to the last "
          "byte, cold after a checked page-cache eviction")

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import format_point
-from .common import (
+from benchmarks_lib.base.markup import md
+from benchmarks_lib.base.stats import format_point
+from benchmarks_lib.chapters.common import (
     ALWAYS_SHARDED,
     error_warning,
     group_header,
@@ -19,9 +20,8 @@ from .common import (
     versus_text,
     with_ceiling_fraction,
 )
-from .flags import point_flags
-from .markup import md
-from .ranking import answer_clause, countable, number
+from benchmarks_lib.chapters.flags import point_flags
+from benchmarks_lib.rules.ranking import answer_clause, countable, number
 
 
 def label_layouts(rows: pd.DataFrame) -> pd.DataFrame:

@@ -18,7 +18,7 @@ def inputs_dir(case_scratch: Path) -> Path:
     """Where a case's inputs live: ``inputs/`` in the run's scratch directory (the marked parent of
     the case's scratch, kept for the whole run and checked for space by the runner), else in the
     case's own scratch. Never the results directory."""
-    from ..scratch import is_marked
+    from benchmarks_lib.base.scratch import is_marked
 
     run_scratch = case_scratch.parent
     return (run_scratch if is_marked(run_scratch) else case_scratch) / "inputs"

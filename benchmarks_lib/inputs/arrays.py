@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..datasets import Dataset
-from ..measure.ledger import phase
-from ..records import write_atomic
-from . import check_free, inputs_dir
+from benchmarks_lib.data.datasets import Dataset
+from benchmarks_lib.inputs import check_free, inputs_dir
+from benchmarks_lib.measure.ledger import phase
+from benchmarks_lib.records.store import write_atomic
 
 #: arrays up to this size are kept for the run (a larger one is generated per case: the disk is the scratch's)
 KEEP_LIMIT = 1 << 30

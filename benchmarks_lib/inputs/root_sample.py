@@ -17,11 +17,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..input_formats import ARRAY_LENGTH, ELEMENT_TYPES, TREE_NAME, entry_bytes
-from ..measure import fresh
-from ..records import write_atomic
-from ..specs import SpecError
-from . import check_free
+from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.data.input_formats import ARRAY_LENGTH, ELEMENT_TYPES, TREE_NAME, entry_bytes
+from benchmarks_lib.inputs import check_free
+from benchmarks_lib.measure import fresh
+from benchmarks_lib.records.store import write_atomic
 
 #: ROOT's default TTree auto-flush: a cluster every ~30 MB of compressed data
 ROOT_DEFAULT_AUTO_FLUSH = -30_000_000
@@ -75,8 +75,8 @@ def create_sample_file(path: str | Path, entries: int, branches: int, auto_flush
     per cluster, None for ROOT's default (-30 MB). The per-branch sums of the values written are
     recorded, for the reads to check against.
     """
-    from ..adapters import adapter_class
-    from ..measure import measure
+    from benchmarks_lib.adapters import adapter_class
+    from benchmarks_lib.measure import measure
 
     flush = _check_sample_args(entries, branches, auto_flush, writer)
     path = Path(path)
@@ -131,7 +131,7 @@ def check_sample_file(target: Path, info: Path, expected: dict) -> SampleFile | 
 
 def _discard(path: Path) -> None:
     """Remove a partial or bad input of ours (only inside an iobench scratch directory)."""
-    from ..scratch import ScratchError, remove_tree
+    from benchmarks_lib.base.scratch import ScratchError, remove_tree
 
     if path.exists() or path.is_symlink():
         with contextlib.suppress(ScratchError):
@@ -185,7 +185,7 @@ def ensure_sample_file(directory: str | Path, entries: int, branches: int, auto_
 def write_checked_sample(**kwargs: Any) -> dict:
     """Write the sample and check it reads back (a tree with the expected entries and branches, read
     by the writer's library); runs in the fresh process :func:`ensure_sample_file` starts."""
-    from ..adapters import adapter_class
+    from benchmarks_lib.adapters import adapter_class
 
     made = create_sample_file(**kwargs)
     got = adapter_class(made.writer, "remote").sample_shape(Path(made.path))

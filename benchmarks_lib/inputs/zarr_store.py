@@ -16,10 +16,10 @@ import os
 import zlib
 from pathlib import Path
 
-from ..input_formats import ZARR_DATASET, zarr_selections
-from ..records import write_atomic
-from ..specs import SpecError, parse_dims
-from . import check_free
+from benchmarks_lib.base.specs import SpecError, parse_dims
+from benchmarks_lib.data.input_formats import ZARR_DATASET, zarr_selections
+from benchmarks_lib.inputs import check_free
+from benchmarks_lib.records.store import write_atomic
 
 ZARR_LAYOUTS = ("unsharded", "sharded")
 #: the array adapter whose library writes the store
@@ -66,10 +66,10 @@ def ensure_zarr_store(directory: str | Path, dims: str, layout: str, dataset: st
 
     Written under a temporary name, read back whole and compared (CRC-32) with the generated data,
     then renamed into place with its record (``.complete``: shapes, bytes, CRC-32). A store that
-    fails :func:`check_zarr_store` is deleted (:func:`benchmarks_lib.scratch.remove_tree`, so only
+    fails :func:`check_zarr_store` is deleted (:func:`benchmarks_lib.base.scratch.remove_tree`, so only
     inside an iobench scratch directory) and written again.
     """
-    from ..scratch import remove_tree
+    from benchmarks_lib.base.scratch import remove_tree
 
     spec = parse_dims(dims)
     if layout not in ZARR_LAYOUTS:
@@ -90,8 +90,8 @@ def ensure_zarr_store(directory: str | Path, dims: str, layout: str, dataset: st
             if stale.exists() or stale.is_symlink():
                 remove_tree(stale)
         check_free(directory, store_bytes_bound(dims))
-        from ..adapters.zarr_http import write_store
-        from ..datasets import Dataset
+        from benchmarks_lib.adapters.zarr_http import write_store
+        from benchmarks_lib.data.datasets import Dataset
 
         try:
             data = Dataset(dataset, spec.shape, seed=seed)
@@ -128,7 +128,7 @@ def expected_crc32s(store: Path, workload: str, cutout: list[int], cutouts: int)
         got = json.loads(cached.read_text())
         if got["stored_bytes"] == info["stored_bytes"] and got["crc32"] == info["crc32"]:
             return got["crc32s"]
-    from ..adapters.zarr_http import read_crc32s
+    from benchmarks_lib.adapters.zarr_http import read_crc32s
 
     spec = parse_dims(info["dims"])
     crcs = read_crc32s(store, zarr_selections(spec.shape, spec.chunks, workload, tuple(cutout), cutouts))

@@ -18,9 +18,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .disk import list_files
-from .ledger import phase
-from .sync import sync_store
+from benchmarks_lib.measure.disk import list_files
+from benchmarks_lib.measure.ledger import phase
+from benchmarks_lib.measure.sync import sync_store
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..availability import Unavailable
+from benchmarks_lib.base.availability import Unavailable
 
 ENTRY = "benchmarks_lib.measure.fresh"
 #: the directory holding this copy of benchmarks_lib: first on the child's path, so the child runs

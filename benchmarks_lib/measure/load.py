@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..environment import usable_cores
+from benchmarks_lib.base.environment import usable_cores
 
 #: a case started with a 1-minute load average above this many times the usable cores was measured under load
 LOAD_LIMIT_FACTOR = 1.0

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .iocounters import IOCounters, read_io_counters
-from .ledger import LEDGER
-from .sampler import ResourceSampler
+from benchmarks_lib.measure.iocounters import IOCounters, read_io_counters
+from benchmarks_lib.measure.ledger import LEDGER
+from benchmarks_lib.measure.sampler import ResourceSampler
 
 
 @dataclass(frozen=True)

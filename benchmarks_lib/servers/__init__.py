@@ -15,12 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .loopback import HOST, ServerUnavailable, free_port, port_is_open, spec_error, stop_process
+from benchmarks_lib.servers.loopback import HOST, ServerUnavailable, free_port, port_is_open, spec_error, stop_process
 
 if TYPE_CHECKING:
-    from .builtin import ServerProcess
-    from .counters import ServerCounters
-    from .nginx import NginxServer
+    from benchmarks_lib.servers.builtin import ServerProcess
+    from benchmarks_lib.servers.counters import ServerCounters
+    from benchmarks_lib.servers.nginx import NginxServer
 
 SERVER_KINDS = ("builtin", "nginx")
 
@@ -53,11 +53,11 @@ def serve(root: str | Path, kind: str = "builtin", *, latency_ms: float = 0.0,
     (bytes/s) caps all connections together, each way (see :mod:`benchmarks_lib.servers.link`).
     """
     if kind == "builtin":
-        from .builtin import ServerProcess
+        from benchmarks_lib.servers.builtin import ServerProcess
 
         return ServerProcess(root, latency_ms=latency_ms, bandwidth=bandwidth)
     if kind == "nginx":
-        from .nginx import NginxServer
+        from benchmarks_lib.servers.nginx import NginxServer
 
         return NginxServer(root, latency_ms=latency_ms, bandwidth=bandwidth)
     raise spec_error(f"server kind {kind!r} is unknown; allowed: {', '.join(SERVER_KINDS)}")

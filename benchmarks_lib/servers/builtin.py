@@ -31,11 +31,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ..measure import fresh
-from .counters import ServerCounters, _proc_read_bytes, _Tally
-from .link import _PACE_CHUNK, BandwidthPacer
-from .loopback import HOST
-from .ranges import MULTIPART_BOUNDARY, ServedRoot, confine, parse_range_header
+from benchmarks_lib.measure import fresh
+from benchmarks_lib.servers.counters import ServerCounters, _proc_read_bytes, _Tally
+from benchmarks_lib.servers.link import _PACE_CHUNK, BandwidthPacer
+from benchmarks_lib.servers.loopback import HOST
+from benchmarks_lib.servers.ranges import MULTIPART_BOUNDARY, ServedRoot, confine, parse_range_header
 
 _CHUNK = 1 << 20
 

@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..measure.iocounters import read_io_counters
+from benchmarks_lib.measure.iocounters import read_io_counters
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 
-from .loopback import HOST, spec_error
+from benchmarks_lib.servers.loopback import HOST, spec_error
 
 _PACE_CHUNK = 64 << 10
 #: what one direction of one connection reads at a time
@@ -365,7 +365,7 @@ class LinkProcess:
         return json.loads(line)
 
     def __enter__(self) -> LinkProcess:
-        from ..measure import fresh
+        from benchmarks_lib.measure import fresh
 
         self._proc = fresh.start("benchmarks_lib.servers.link:run_proxy", str(self.upstream_port),
                                  str(self.latency_ms), str(self.bandwidth or 0), stdin=subprocess.PIPE,
@@ -381,7 +381,7 @@ class LinkProcess:
         return self._reply()
 
     def __exit__(self, *exc: object) -> None:
-        from .loopback import stop_process
+        from benchmarks_lib.servers.loopback import stop_process
 
         if self._proc is None:
             return

@@ -13,8 +13,8 @@ HOST = "127.0.0.1"
 
 
 def spec_error(message: str) -> Exception:
-    """:class:`benchmarks_lib.specs.SpecError`, imported when needed: the server process stays free of numpy."""
-    from ..specs import SpecError
+    """:class:`benchmarks_lib.base.specs.SpecError`, imported when needed: the server process stays free of numpy."""
+    from benchmarks_lib.base.specs import SpecError
 
     return SpecError(message)
 

@@ -28,12 +28,12 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..availability import not_installed
-from ..measure.fresh import die_with_parent
-from ..scratch import create_marked_dir, make_temp_scratch, remove_tree
-from ..storage import environ_with_aws, without_aws
-from .loopback import HOST, ServerUnavailable, free_port, stop_process
-from .sigv4 import signed_headers
+from benchmarks_lib.base.availability import not_installed
+from benchmarks_lib.base.scratch import create_marked_dir, make_temp_scratch, remove_tree
+from benchmarks_lib.data.storage import environ_with_aws, without_aws
+from benchmarks_lib.measure.fresh import die_with_parent
+from benchmarks_lib.servers.loopback import HOST, ServerUnavailable, free_port, stop_process
+from benchmarks_lib.servers.sigv4 import signed_headers
 
 #: the MinIO module version ``make minio`` builds (``go install github.com/minio/minio@VERSION``)
 MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"
@@ -161,14 +161,14 @@ class MinioServer:
 
     def read_bytes(self) -> int | None:
         """Bytes the server process has read from storage so far (/proc/PID/io), None where unreadable."""
-        from .counters import _proc_read_bytes
+        from benchmarks_lib.servers.counters import _proc_read_bytes
 
         return _proc_read_bytes(self._proc.pid) if self._proc is not None else None
 
     def cpu_s(self) -> float | None:
         """CPU seconds (user + system, all its threads) the server process has used so far (/proc/PID/stat); read
         it before and after a timed region, never inside. None where unreadable."""
-        from .counters import _proc_cpu_s
+        from benchmarks_lib.servers.counters import _proc_cpu_s
 
         if self._proc is None:
             return None

@@ -23,13 +23,13 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
-from ..availability import find_program, not_installed
-from ..measure.fresh import die_with_parent
-from ..scratch import ScratchError, create_marked_dir, make_temp_scratch, owning_scratch, remove_tree
-from .counters import ServerCounters, _proc_cpu_s, _proc_read_bytes, _process_tree, _Tally
-from .link import LinkProcess
-from .loopback import HOST, ServerUnavailable, free_port, stop_process
-from .ranges import ServedRoot, confine, parse_range_header
+from benchmarks_lib.base.availability import find_program, not_installed
+from benchmarks_lib.base.scratch import ScratchError, create_marked_dir, make_temp_scratch, owning_scratch, remove_tree
+from benchmarks_lib.measure.fresh import die_with_parent
+from benchmarks_lib.servers.counters import ServerCounters, _proc_cpu_s, _proc_read_bytes, _process_tree, _Tally
+from benchmarks_lib.servers.link import LinkProcess
+from benchmarks_lib.servers.loopback import HOST, ServerUnavailable, free_port, stop_process
+from benchmarks_lib.servers.ranges import ServedRoot, confine, parse_range_header
 
 NGINX_INSTALL_HINT = "apt-get install nginx-light (Debian), or use server kind 'builtin'"
 

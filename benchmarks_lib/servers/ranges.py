@@ -8,8 +8,8 @@ from __future__ import annotations
 import urllib.parse
 from pathlib import Path
 
-from .link import _check_link
-from .loopback import HOST, spec_error
+from benchmarks_lib.servers.link import _check_link
+from benchmarks_lib.servers.loopback import HOST, spec_error
 
 #: numeric on purpose: TWebFile lower-cases response header lines, so "Boundary" would never match
 MULTIPART_BOUNDARY = "9183720465117"

@@ -18,11 +18,11 @@ import uuid
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..adapters.obstore_s3 import delete_prefix, upload_tree
-from ..storage import S3Target, environ_with_aws, parse_s3
-from .counters import ServerCounters, _proc_cpu_s
-from .link import LinkProcess
-from .minio import MinioServer, S3Counts
+from benchmarks_lib.adapters.obstore_s3 import delete_prefix, upload_tree
+from benchmarks_lib.data.storage import S3Target, environ_with_aws, parse_s3
+from benchmarks_lib.servers.counters import ServerCounters, _proc_cpu_s
+from benchmarks_lib.servers.link import LinkProcess
+from benchmarks_lib.servers.minio import MinioServer, S3Counts
 
 
 class S3Site:

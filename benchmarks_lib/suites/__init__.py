@@ -2,7 +2,7 @@
 
 A suite turns validated parameters into a list of :class:`Case` (``build_cases``) and runs
 one case inside a worker subprocess (``run_case``), returning tidy row dicts (see
-``benchmarks_lib.records.COLUMNS``). The runner adds run-level columns (run id, machine,
+``benchmarks_lib.records.store.COLUMNS``). The runner adds run-level columns (run id, machine,
 commit, profile, suite, case id, backend) and turns a skip/crash into a row.
 
 A suite is found through the entry-point group ``iobench.suites`` (``name = "module:SUITE"``): the built-ins are
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..entrypoints import SUITES_GROUP, declared, load
-from ..specs import SpecError
+from benchmarks_lib.base.entrypoints import SUITES_GROUP, declared, load
+from benchmarks_lib.base.specs import SpecError
 
 
 @dataclass(frozen=True)

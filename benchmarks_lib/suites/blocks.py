@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..datasets import Dataset, checksum_blocks
-from ..inputs.arrays import kept, stem_of
-from ..measure.ledger import phase
-from ..specs import ArraySpec, DimsSpec
+from benchmarks_lib.base.specs import ArraySpec, DimsSpec
+from benchmarks_lib.data.datasets import Dataset, checksum_blocks
+from benchmarks_lib.inputs.arrays import kept, stem_of
+from benchmarks_lib.measure.ledger import phase
 
 #: bytes of one generated block at most (whole chunks or shards round it up)
 BLOCK_TARGET = 64 * 2**20

@@ -25,9 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..inputs import root_sample, zarr_store
-from ..inputs.zarr_store import ZARR_DATASET, ZARR_LAYOUTS
-from ..specs import (
+from benchmarks_lib.base.specs import (
     SpecError,
     parse_choice,
     parse_count,
@@ -41,10 +39,12 @@ from ..specs import (
     parse_seconds,
     parse_size,
 )
-from ..storage import parse_s3
-from . import Case, Suite
-from .cache_reads import config_label, run_case, unavailable_reason
-from .common import RUN_KEYS, with_defaults
+from benchmarks_lib.data.storage import parse_s3
+from benchmarks_lib.inputs import root_sample, zarr_store
+from benchmarks_lib.inputs.zarr_store import ZARR_DATASET, ZARR_LAYOUTS
+from benchmarks_lib.suites import Case, Suite
+from benchmarks_lib.suites.cache_reads import config_label, run_case, unavailable_reason
+from benchmarks_lib.suites.common import RUN_KEYS, with_defaults
 
 NAME = "cache"
 READERS = ("root", "uproot", "zarr")

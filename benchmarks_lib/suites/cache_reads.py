@@ -8,11 +8,11 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from ..adapters import adapter_class, backend_status
-from ..availability import Unavailable
-from ..inputs import inputs_dir, root_sample, zarr_store
-from ..inputs.zarr_store import ZARR_DATASET
-from . import Case, CaseContext
+from benchmarks_lib.adapters import adapter_class, backend_status
+from benchmarks_lib.base.availability import Unavailable
+from benchmarks_lib.inputs import inputs_dir, root_sample, zarr_store
+from benchmarks_lib.inputs.zarr_store import ZARR_DATASET
+from benchmarks_lib.suites import Case, CaseContext
 
 
 def _fmt_bytes(n: int) -> str:
@@ -51,12 +51,12 @@ def unavailable_reason(case: Case) -> str | None:
     if reason or q["location"] == "local":
         return reason
     if q["location"] == "s3":
-        from ..servers.minio import minio_missing_reason
+        from benchmarks_lib.servers.minio import minio_missing_reason
 
         reason = adapter_class(q["client"], "remote").missing_for("s3")
         return reason or (minio_missing_reason() if q["server"] == "minio" else None)
     if q["server"] == "nginx":
-        from ..servers.nginx import nginx_missing_reason
+        from benchmarks_lib.servers.nginx import nginx_missing_reason
 
         return nginx_missing_reason()
     return None
@@ -96,7 +96,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
 
     Warm-ups are not run: every iteration starts cold by design (fresh process, evicted input).
     """
-    from ..servers import ServerUnavailable
+    from benchmarks_lib.servers import ServerUnavailable
 
     reason = unavailable_reason(case)
     if reason:
@@ -137,9 +137,9 @@ def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) 
 
 
 def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
-    from .. import servers
-    from ..measure import cold_read_state
-    from .eviction import StoreEvictions
+    from benchmarks_lib import servers
+    from benchmarks_lib.measure import cold_read_state
+    from benchmarks_lib.suites.eviction import StoreEvictions
 
     q = case.params
     inputs = inputs_dir(ctx.scratch)
@@ -151,7 +151,7 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
     if q["location"] == "http":
         server_cm = servers.serve(inputs, q["server"], latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
     elif q["location"] == "s3":
-        from ..servers.s3site import S3Site
+        from benchmarks_lib.servers.s3site import S3Site
 
         server_cm = S3Site(target, q["s3_target"], endpoint=q["s3_endpoint"], scratch=ctx.scratch,
                            latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..adapters import backend_status
-from ..measure import sync_store
-from ..measure.ledger import phase
-from ..scratch import remove_tree
-from ..specs import ArraySpec, DimsSpec, SpecError, parse_codec
-from . import Case
+from benchmarks_lib.adapters import backend_status
+from benchmarks_lib.base.scratch import remove_tree
+from benchmarks_lib.base.specs import ArraySpec, DimsSpec, SpecError, parse_codec
+from benchmarks_lib.measure import sync_store
+from benchmarks_lib.measure.ledger import phase
+from benchmarks_lib.suites import Case
 
 RUN_KEYS = ("iterations", "warmups")
 

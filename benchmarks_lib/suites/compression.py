@@ -29,12 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ..adapters import adapter_class
-from ..datasets import DATASETS
-from ..environment import usable_cores
-from ..example_data import EXAMPLES
-from ..meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
-from ..specs import (
+from benchmarks_lib.adapters import adapter_class
+from benchmarks_lib.base.environment import usable_cores
+from benchmarks_lib.base.specs import (
     ZSTD_LEVELS,
     ArraySpec,
     DimsSpec,
@@ -49,9 +46,12 @@ from ..specs import (
     parse_seconds,
     parse_threads,
 )
-from ..user_data import MeshSpec, dataset_dtype, parse_datasets, sources_param
-from . import Case, CaseContext, Suite
-from .backends import (
+from benchmarks_lib.data.datasets import DATASETS
+from benchmarks_lib.data.examples import EXAMPLES
+from benchmarks_lib.data.meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
+from benchmarks_lib.inputs.user_data import MeshSpec, dataset_dtype, parse_datasets, sources_param
+from benchmarks_lib.suites import Case, CaseContext, Suite
+from benchmarks_lib.suites.backends import (
     SuiteBackend,
     array_point_reason,
     array_round_trip,
@@ -60,16 +60,16 @@ from .backends import (
     measure_mesh,
     suite_backend,
 )
-from .common import remove_output, sized_by, with_defaults
-from .own_data import case_dataset, fit_crops
-from .roundtrip import (
+from benchmarks_lib.suites.common import remove_output, sized_by, with_defaults
+from benchmarks_lib.suites.own_data import case_dataset, fit_crops
+from benchmarks_lib.suites.roundtrip import (
     ArrayData,
     array_data,
     measure_round_trips,
     parse_generate_bytes,
     skip_rows,
 )
-from .twins import PAIR_BACKEND, RealPair, pair_missing, pairs_param, parse_real_datasets
+from benchmarks_lib.suites.twins import PAIR_BACKEND, RealPair, pair_missing, pairs_param, parse_real_datasets
 
 ZARR_FORMATS = ("zarr2", "zarr3")
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..measure import EvictionReport, evict_page_cache, list_files, resident_bytes
-from ..measure.cache import advise_dontneed
-from ..measure.ledger import phase
+from benchmarks_lib.measure import EvictionReport, evict_page_cache, list_files, resident_bytes
+from benchmarks_lib.measure.cache import advise_dontneed
+from benchmarks_lib.measure.ledger import phase
 
 
 def advise_out(paths: list[Path] | Path) -> EvictionReport:

@@ -1,4 +1,4 @@
-"""A person's own data in the suites that write arrays (:mod:`benchmarks_lib.user_data`): the checks before a run
+"""A person's own data in the suites that write arrays (:mod:`benchmarks_lib.inputs.user_data`): the checks before a run
 (every writer named for it takes its dtype and rank; a fixed-size test fits in it) and a case's dataset with the
 columns that say what it is."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..adapters import adapter_class
-from ..datasets import Dataset
-from ..specs import Dim, DimsSpec, SpecError
-from ..user_data import FileDataset, FileSpec, dataset_columns, make_dataset
-from .twins import pair_dataset
+from benchmarks_lib.adapters import adapter_class
+from benchmarks_lib.base.specs import Dim, DimsSpec, SpecError
+from benchmarks_lib.data.datasets import Dataset
+from benchmarks_lib.inputs.user_data import FileDataset, FileSpec, dataset_columns, make_dataset
+from benchmarks_lib.suites.twins import pair_dataset
 
 
 def _writer_class(name: str) -> type | None:

@@ -45,14 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from ..adapters import adapter_class
-from ..adapters.obstore_s3 import delete_prefix
-from ..datasets import Dataset
-from ..durability import durability_columns
-from ..environment import usable_cores
-from ..inputs.arrays import generated
-from ..measure import sync_store, timed
-from ..specs import (
+from benchmarks_lib.adapters import adapter_class
+from benchmarks_lib.adapters.obstore_s3 import delete_prefix
+from benchmarks_lib.base.environment import usable_cores
+from benchmarks_lib.base.specs import (
     ArraySpec,
     SpecError,
     parse_bool,
@@ -62,14 +58,18 @@ from ..specs import (
     parse_items,
     parse_names,
 )
-from ..storage import S3Target, parse_s3
-from ..user_data import FileDataset, dataset_columns, make_dataset, parse_dataset, sources_param
-from . import Case, CaseContext, Suite
-from .backends import backend_names
-from .common import RUN_KEYS, remove_output, sized_by, with_defaults
-from .own_data import fit_crops
-from .roundtrip import skip_rows
-from .verification import SAMPLE_CHUNKS, verifier, verify_scope
+from benchmarks_lib.data.datasets import Dataset
+from benchmarks_lib.data.storage import S3Target, parse_s3
+from benchmarks_lib.inputs.arrays import generated
+from benchmarks_lib.inputs.user_data import FileDataset, dataset_columns, make_dataset, parse_dataset, sources_param
+from benchmarks_lib.measure import sync_store, timed
+from benchmarks_lib.records.durability import durability_columns
+from benchmarks_lib.suites import Case, CaseContext, Suite
+from benchmarks_lib.suites.backends import backend_names
+from benchmarks_lib.suites.common import RUN_KEYS, remove_output, sized_by, with_defaults
+from benchmarks_lib.suites.own_data import fit_crops
+from benchmarks_lib.suites.roundtrip import skip_rows
+from benchmarks_lib.suites.verification import SAMPLE_CHUNKS, verifier, verify_scope
 
 NAME = "parallel"
 BACKENDS = backend_names(lambda cls: getattr(cls, "writes_regions", False), kinds=("array",))
@@ -133,7 +133,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError(f"targets {p['targets']!r} with cluster {common['cluster']!r} needs an endpoint: a scheduler's "
                         "workers cannot reach the MinIO this machine starts on 127.0.0.1")
     if common["cluster"] != "local":
-        from ..dask_scheduler import probe_scheduler
+        from benchmarks_lib.base.dask_scheduler import probe_scheduler
 
         probe_scheduler(common["cluster"])  # last: a wrong address is refused before anything is created
     return [Case(NAME, name, {**common, "alignment": a, **({} if t == "file" else {"target": t, "endpoint": e})})
@@ -159,7 +159,7 @@ def _targets(p: dict) -> dict[str, str | None]:
 def _workers_from(value: object) -> str:
     """``local`` (a LocalCluster of single-threaded workers started by the case) or a Dask scheduler address
     whose workers write (they must reach the store path: a shared filesystem, given as the scratch directory)."""
-    from ..dask_scheduler import parse_cluster
+    from benchmarks_lib.base.dask_scheduler import parse_cluster
 
     return parse_cluster(value, local_workers=False)
 
@@ -249,7 +249,7 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         from distributed import Client, wait
     except ImportError:
         return skip_rows("Dask is not installed: pip install 'iobench-book[cluster]'", columns, ("write",))
-    from ..dask_scheduler import connect_client, start_local_cluster
+    from benchmarks_lib.base.dask_scheduler import connect_client, start_local_cluster
 
     columns["store"] = "s3" if s3 else "file"
     rows: list[dict] = []
@@ -258,8 +258,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     with ExitStack() as stack:
         server = None
         if s3 and p["endpoint"] is None:
-            from ..servers import ServerUnavailable
-            from ..servers.minio import MinioServer, case_credentials
+            from benchmarks_lib.servers import ServerUnavailable
+            from benchmarks_lib.servers.minio import MinioServer, case_credentials
 
             try:
                 # the credentials the runner made for this case's process: its workers inherit them, and no other

@@ -10,7 +10,7 @@ only when the eviction and the read's disk bytes prove it, else ``cold_unverifie
 was read back against the data written, whole, every round (untimed). In-memory codecs encode and
 decode instead, with no files.
 
-Every write row states what its time includes in the columns of :mod:`~benchmarks_lib.durability`
+Every write row states what its time includes in the columns of :mod:`~benchmarks_lib.records.durability`
 (``sync_method``, ``writer_fsyncs``, ``fsync_comparable``, ``fsync_included``).
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import Dataset, checksum_array
-from ..durability import durability_columns
-from ..environment import usable_cores
-from ..inputs.arrays import generated
-from ..measure import (
+from benchmarks_lib.base.environment import usable_cores
+from benchmarks_lib.base.specs import SpecError, parse_size
+from benchmarks_lib.data.datasets import Dataset, checksum_array
+from benchmarks_lib.inputs.arrays import generated
+from benchmarks_lib.measure import (
     Measurement,
     cold_read_state,
     disk_usage,
@@ -36,9 +36,9 @@ from ..measure import (
     sync_store,
     timed,
 )
-from ..specs import SpecError, parse_size
-from .common import remove_output
-from .eviction import StoreEvictions
+from benchmarks_lib.records.durability import durability_columns
+from benchmarks_lib.suites.common import remove_output
+from benchmarks_lib.suites.eviction import StoreEvictions
 
 #: measured rounds a point gets before its time cap may stop it: the n at which its interval and a ranking exist
 MIN_RANKED_ITERATIONS = 5

@@ -32,23 +32,31 @@ from typing import Any
 
 import numpy as np
 
-from ..adapters import adapter_class
-from ..adapters.obstore_s3 import delete_prefix, list_objects
-from ..durability import durability_columns
-from ..inputs.arrays import generated
-from ..measure import cold_read_state, timed
-from ..measure.ledger import phase
-from ..servers.link import LinkProcess
-from ..specs import ArraySpec, SpecError, parse_codecs, parse_dims, parse_items, parse_names, parse_number
-from ..storage import S3Target, parse_s3
-from ..user_data import dataset_dtype, parse_dataset, sources_param
-from . import Case, CaseContext, Suite
-from .backends import backend_names
-from .common import RUN_KEYS, preferred_spec, sized_by, with_defaults
-from .eviction import StoreEvictions
-from .own_data import case_dataset, fit_crops
-from .roundtrip import skip_rows
-from .verification import sample_regions, verifier, verify_scope
+from benchmarks_lib.adapters import adapter_class
+from benchmarks_lib.adapters.obstore_s3 import delete_prefix, list_objects
+from benchmarks_lib.base.specs import (
+    ArraySpec,
+    SpecError,
+    parse_codecs,
+    parse_dims,
+    parse_items,
+    parse_names,
+    parse_number,
+)
+from benchmarks_lib.data.storage import S3Target, parse_s3
+from benchmarks_lib.inputs.arrays import generated
+from benchmarks_lib.inputs.user_data import dataset_dtype, parse_dataset, sources_param
+from benchmarks_lib.measure import cold_read_state, timed
+from benchmarks_lib.measure.ledger import phase
+from benchmarks_lib.records.durability import durability_columns
+from benchmarks_lib.servers.link import LinkProcess
+from benchmarks_lib.suites import Case, CaseContext, Suite
+from benchmarks_lib.suites.backends import backend_names
+from benchmarks_lib.suites.common import RUN_KEYS, preferred_spec, sized_by, with_defaults
+from benchmarks_lib.suites.eviction import StoreEvictions
+from benchmarks_lib.suites.own_data import case_dataset, fit_crops
+from benchmarks_lib.suites.roundtrip import skip_rows
+from benchmarks_lib.suites.verification import sample_regions, verifier, verify_scope
 
 NAME = "s3"
 BACKENDS = backend_names(lambda cls: "s3" in getattr(cls, "stores", ()), kinds=("array",))
@@ -140,8 +148,8 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     with ExitStack() as stack:
         server, link = None, None
         if p["endpoint"] is None:
-            from ..servers import ServerUnavailable
-            from ..servers.minio import MinioServer, case_credentials
+            from benchmarks_lib.servers import ServerUnavailable
+            from benchmarks_lib.servers.minio import MinioServer, case_credentials
 
             try:
                 with phase("prep"):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..adapters.base import Adapter
-from ..durability import InTime, durability_columns
-from ..measure import (
+from benchmarks_lib.adapters.base import Adapter
+from benchmarks_lib.base.specs import ArraySpec
+from benchmarks_lib.measure import (
     Measurement,
     cold_read_state,
     evict_page_cache,
@@ -22,10 +22,10 @@ from ..measure import (
     sync_store,
     timed,
 )
-from ..specs import ArraySpec
-from .blocks import BlockSource, block_indices
-from .eviction import StoreEvictions
-from .verification import read_checksum
+from benchmarks_lib.records.durability import InTime, durability_columns
+from benchmarks_lib.suites.blocks import BlockSource, block_indices
+from benchmarks_lib.suites.eviction import StoreEvictions
+from benchmarks_lib.suites.verification import read_checksum
 
 
 def write_store(adapter: Adapter, path: Path, spec: ArraySpec, source: BlockSource, fsync: bool) -> dict:
@@ -61,7 +61,7 @@ def phase_rows(phases: dict, iteration: int, nbytes: int, fsync: bool, extra: di
     ``fsync`` (syncfs, when asked) and ``total`` = create + region (+ fsync).
 
     ``fsync_included`` is true iff the row's time contains a flush: our syncfs, or the
-    writer's own fsyncs (which happen while it writes and closes); see :mod:`~benchmarks_lib.durability`.
+    writer's own fsyncs (which happen while it writes and closes); see :mod:`~benchmarks_lib.records.durability`.
     """
     create, region, sync = phases["create"], phases["region"], phases["sync"]
     fin = phases["finalize_s"]

@@ -1,8 +1,8 @@
 """Real data beside its synthetic twin (the compression suite's ``real_datasets``).
 
 Each item is ``[KIND=]SOURCE``: ``SOURCE`` a real array, ``example:NAME`` (a package's own file,
-:mod:`benchmarks_lib.example_data`, whose ``KIND`` is declared) or ``file:PATH[:INNER][@ORIGIN]`` (``KIND=`` then
-required); ``KIND`` the synthetic dataset it is like (:data:`~benchmarks_lib.datasets.DATASETS`). The twin is
+:mod:`benchmarks_lib.data.examples`, whose ``KIND`` is declared) or ``file:PATH[:INNER][@ORIGIN]`` (``KIND=`` then
+required); ``KIND`` the synthetic dataset it is like (:data:`~benchmarks_lib.data.datasets.DATASETS`). The twin is
 that synthetic dataset generated at the real crop's dtype and shape (``Dataset(KIND, shape, dtype, seed)``), so
 that both are measured on the same chunks by the same codecs: the only difference left is the values.
 
@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..datasets import DATASETS, Dataset
-from ..example_data import ALLOWED_EXAMPLES, example_missing, example_of, is_example
-from ..specs import SpecError, parse_items
-from ..user_data import FileSpec, is_file_dataset, parse_file_dataset
+from benchmarks_lib.base.specs import SpecError, parse_items
+from benchmarks_lib.data.datasets import DATASETS, Dataset
+from benchmarks_lib.data.examples import ALLOWED_EXAMPLES, example_missing, example_of, is_example
+from benchmarks_lib.inputs.user_data import FileSpec, is_file_dataset, parse_file_dataset
 
 #: the library that measures the pairs: every codec's chunks encoded and decoded in memory, as a store would
 PAIR_BACKEND = "numcodecs"

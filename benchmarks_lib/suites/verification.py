@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..adapters import backend_status, make_adapter, readers_of
-from ..adapters.base import Adapter, IndependentRead
-from ..datasets import checksum_blocks
-from ..measure.ledger import phase
-from ..specs import ArraySpec
-from .blocks import BlockSource, block_indices
+from benchmarks_lib.adapters import backend_status, make_adapter, readers_of
+from benchmarks_lib.adapters.base import Adapter, IndependentRead
+from benchmarks_lib.base.specs import ArraySpec
+from benchmarks_lib.data.datasets import checksum_blocks
+from benchmarks_lib.measure.ledger import phase
+from benchmarks_lib.suites.blocks import BlockSource, block_indices
 
 #: profiles whose every measured write is read back whole; the others read back a point's first measured write
 #: whole and ``SAMPLE_CHUNKS`` chunks of each later one (rows: ``verified_scope``)

@@ -34,13 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..adapters import backend_status, expand_backends, make_adapter
-from ..adapters.base import Adapter
-from ..datasets import Dataset
-from ..durability import durability_columns
-from ..inputs import inputs_dir
-from ..measure import disk_usage
-from ..specs import (
+from benchmarks_lib.adapters import backend_status, expand_backends, make_adapter
+from benchmarks_lib.adapters.base import Adapter
+from benchmarks_lib.base.specs import (
     ArraySpec,
     Dim,
     DimsSpec,
@@ -52,22 +48,26 @@ from ..specs import (
     parse_int_list,
     parse_names,
 )
-from ..user_data import FileDataset, parse_dataset, parse_datasets, sources_param
-from . import Case, CaseContext, Suite
-from .blocks import BlockSource, block_step
-from .common import preferred_spec, remove_output, unavailable_reason, with_defaults
-from .cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
-from .eviction import StoreEvictions
-from .own_data import case_dataset, fit_crops, refuse_small, refuse_unwritable
-from .timed_io import (
+from benchmarks_lib.data.datasets import Dataset
+from benchmarks_lib.inputs import inputs_dir
+from benchmarks_lib.inputs.user_data import FileDataset, parse_dataset, parse_datasets, sources_param
+from benchmarks_lib.measure import disk_usage
+from benchmarks_lib.records.durability import durability_columns
+from benchmarks_lib.suites import Case, CaseContext, Suite
+from benchmarks_lib.suites.blocks import BlockSource, block_step
+from benchmarks_lib.suites.common import preferred_spec, remove_output, unavailable_reason, with_defaults
+from benchmarks_lib.suites.cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
+from benchmarks_lib.suites.eviction import StoreEvictions
+from benchmarks_lib.suites.own_data import case_dataset, fit_crops, refuse_small, refuse_unwritable
+from benchmarks_lib.suites.timed_io import (
     append_store,
     latency_columns,
     phase_rows,
     timed_read,
     write_store,
 )
-from .verification import verify, verify_rows, verify_scope
-from .writers_sizes import ceiling_bytes, scratch_bytes, shard_layouts, work_bytes
+from benchmarks_lib.suites.verification import verify, verify_rows, verify_scope
+from benchmarks_lib.suites.writers_sizes import ceiling_bytes, scratch_bytes, shard_layouts, work_bytes
 
 TESTS = ("write", "append", "read", "sharding")
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks_lib.base.specs import parse_size
 from benchmarks_lib.measure import measure
-from benchmarks_lib.specs import parse_size
 from benchmarks_lib.suites import Case, CaseContext, Suite
 
 PROFILES: dict[str, dict[str, Any]] = {

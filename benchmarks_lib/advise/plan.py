@@ -1,0 +1,230 @@
+"""``iobench advise --measure``: the writers suite's (remote reads: the s3 suite's) own cases on the person's file,
+fitted to a time budget.
+
+No second measuring path: the plan is parameters of the writers suite (``run_suite("writers", ...)`` at the quick
+profile, without the ceiling case), measured in its fresh workers with its timed regions, verification and
+records, in a run of its own that ``--run-id`` resumes. Remote full reads (``remote-read:MS``) are the s3 suite's
+instead: each writer that reads S3 writes a crop of the file to a MinIO on 127.0.0.1 behind the emulated link of
+that latency and reads it back (refused in one line where MinIO is not installed); remote cutouts are measured by
+the cache suite on its own store, not on a person's file, so ``--measure`` refuses them. For cutouts (3-D data)
+the writers suite's ``sharding`` test searches the chunk and shard shapes around the cutout (sharded with inner
+chunks of the cutout's size and half of it, and unsharded at each size); for 2-D data its ``read`` test. Full
+reads take the ``read`` test, writes ``write`` and appends ``append``, on a crop of the file. The suite's own time
+estimate (``preflight.estimate_seconds``) fits the plan to the budget: writers are dropped from the end of the
+list, then inner-chunk sizes, then iterations, each drop stated; a budget that not even one writer fits is refused
+before anything runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from pathlib import Path
+
+from benchmarks_lib.advise.evidence import Workload
+from benchmarks_lib.base.specs import SpecError
+
+#: writers tried, most wanted first (those that are installed and can do the access pattern)
+WRITERS = ("tensorstore", "zarr-python", "zarrs", "acquire-zarr", "h5py", "wkw", "raw")
+#: the share of the budget the suite's estimate may take (its estimate is for a 2-core machine, and a run also
+#: starts workers and imports libraries)
+BUDGET_SHARE = 0.5
+#: the share of the budget after which no further case starts (the one in flight is stopped)
+STOP_SHARE = 0.85
+#: iterations (n per point) and warm-ups; a 95% interval of a median needs n >= 6
+ITERATIONS, FEWEST_ITERATIONS, WARMUPS = 8, 6, 1
+#: the largest side of a measured crop (the quick profile's sizes)
+LARGEST_SIDE = 256
+#: appends keep the file's frames whole up to this size (a larger frame is cropped, its largest side halved until
+#: it fits), and append about APPEND_BYTES per repeat: a frame stream's speed depends on the frame's size
+FRAME_BYTES, APPEND_BYTES = 32 << 20, 256 << 20
+#: the fewest and most frames one append repeat writes
+FRAMES = (8, 512)
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def _names(ndim: int) -> list[str]:
+    return list(("t", "c", "z", "y", "x")[-ndim:]) if ndim <= 5 else [f"d{i}" for i in range(ndim)]
+
+
+def _dims(shape: tuple[int, ...], chunk: int) -> str:
+    """Dims for a crop of ``shape`` (each axis at most LARGEST_SIDE), chunks of ``chunk`` (at most the axis)."""
+    sides = [min(n, LARGEST_SIDE) for n in shape]
+    return ",".join(f"{name}:{n}:{min(chunk, n)}" for name, n in zip(_names(len(shape)), sides, strict=True))
+
+
+def append_plan(shape: tuple[int, ...], dtype: str) -> tuple[str, int]:
+    """(dims, frames) of a frame stream along the first axis: whole frames up to FRAME_BYTES (else the largest
+    side halved until one fits), each frame in two chunks along its first axis as the writers suite's own stream
+    (``t:64,y:1080:540,x:1920``), and about APPEND_BYTES of frames (FRAMES bounds, at most the file's)."""
+    import numpy as np
+
+    frame = list(shape[1:])
+    itemsize = np.dtype(dtype).itemsize
+    while math.prod(frame) * itemsize > FRAME_BYTES:
+        frame[frame.index(max(frame))] //= 2
+    frames = max(FRAMES[0], min(FRAMES[1], APPEND_BYTES // (math.prod(frame) * itemsize)))
+    frames = min(frames, shape[0])
+    chunks = [-(-frame[0] // 2), *frame[1:]]
+    axes = [f"t:{frames}"] + [f"{name}:{n}:{c}" for name, n, c in zip(_names(len(shape))[1:], frame, chunks,
+                                                                         strict=True)]
+    return ",".join(axes), frames
+
+
+def suite_for(workload: Workload) -> str:
+    """The suite that measures the access pattern on a person's file."""
+    if workload.access == "remote-cutout":
+        raise SpecError("--measure cannot measure remote cutouts on your file: the cache suite measures them on its "
+                        "own store (iobench run cache); remote full reads (remote-read:MS) are measured on your file")
+    return "s3" if workload.remote else "writers"
+
+
+def writers_for(workload: Workload) -> list[str]:
+    """The installed writers that can do the access pattern, most wanted first."""
+    from benchmarks_lib.adapters import adapter_class, backend_status
+
+    out = []
+    for name in WRITERS:
+        if not backend_status(name).available:
+            continue
+        cls = adapter_class(name)
+        if workload.remote and ("s3" not in getattr(cls, "stores", ()) or not cls.supports_read):
+            continue
+        if workload.access == "cutout" and len(workload.shape) == 3 and not cls.supports_sharding:
+            continue
+        if workload.access == "append" and not cls.supports_append:
+            continue
+        out.append(name)
+    if not out:
+        raise SpecError(f"no installed writer can measure {workload.access}; see iobench backends")
+    return out
+
+
+def suite_params(workload: Workload, backends: list[str], inner: list[int]) -> dict:
+    """The writers suite's (remote reads: the s3 suite's) parameters for the workload (quick profile underneath)."""
+    dataset = workload.like
+    if workload.remote:
+        return {"backends": backends, "dataset": dataset, "latencies_ms": [workload.latency_ms],
+                "dims": _dims(workload.shape, 64), "iterations": ITERATIONS, "warmups": WARMUPS}
+    params = {"backends": backends, "dataset": dataset, "fsync": workload.fsync, "iterations": ITERATIONS,
+              "warmups": WARMUPS}
+    if workload.access == "cutout":
+        side = max(workload.cutout or (32,))
+        params.update(cutout=side, cutout_positions=ITERATIONS)
+        if len(workload.shape) == 3:
+            smallest = min(workload.shape)
+            shard = min(_pow2_floor(2 * side), _pow2_floor(min(smallest, LARGEST_SIDE)))
+            if shard < side:
+                raise SpecError(f"the data {'x'.join(map(str, workload.shape))} has no {side}-cube to cut out of")
+            volume = min(smallest, LARGEST_SIDE) // shard * shard
+            params.update(tests=["sharding"], shard_datasets=[dataset], shard_volume=volume, shard=shard,
+                          inner_chunks=[c for c in inner if shard % c == 0] or [shard])
+        else:
+            params.update(tests=["read"], read_dims=_dims(workload.shape, _pow2_floor(side)))
+    elif workload.access == "full-read":
+        params.update(tests=["read"], read_dims=_dims(workload.shape, 64), cutout=32, cutout_positions=1)
+    elif workload.access == "write":
+        params.update(tests=["write"], dims=_dims(workload.shape, 64), multipliers=[1])
+    else:  # append: frames along the first axis
+        dims, frames = append_plan(workload.shape, workload.dtype)
+        params.update(tests=["append"], dims=dims, append_frames=frames, append_step=max(1, frames // 4),
+                      append_repeats=ITERATIONS)
+    return params
+
+
+def estimate(params: dict, suite: str = "writers") -> float:
+    """The suite's own estimate (seconds) for a run of ``params`` (``runner.check_load``)."""
+    from benchmarks_lib.run.runner import check_load, plan
+
+    merged, cases, _ = plan(suite, params, "quick", ceiling=False)
+    found = check_load(suite, "quick", cases, merged["iterations"] + merged["warmups"], None, True)
+    return found[0] if found else 0.0
+
+
+def fit_to_budget(workload: Workload, budget_s: float) -> tuple[dict, list[str]]:
+    """The largest plan whose estimate fits BUDGET_SHARE of the budget, and what was dropped to fit it."""
+    from benchmarks_lib.run.preflight import format_seconds
+
+    backends = writers_for(workload)
+    side = max(workload.cutout or (32,))
+    inner = sorted({c for c in (_pow2_floor(side), _pow2_floor(side) // 2) if c >= 4}, reverse=True)
+    dropped: list[str] = []
+    iterations = ITERATIONS
+    while True:
+        params = suite_params(workload, backends, inner)
+        params["iterations"] = iterations
+        if workload.access == "cutout":
+            params["cutout_positions"] = iterations
+        seconds = estimate(params, suite_for(workload))
+        if seconds <= BUDGET_SHARE * budget_s:
+            return params, [f"plan: about {format_seconds(seconds)} by the suite's estimate; left out to fit the "
+                            f"budget: {'; '.join(dropped)}" if dropped else
+                            f"plan: about {format_seconds(seconds)} by the suite's estimate (budget "
+                            f"{format_seconds(budget_s)})"]
+        if len(backends) > 2:
+            dropped.append(f"writer {backends.pop()}")
+        elif len(inner) > 1 and workload.access == "cutout":
+            dropped.append(f"inner chunks of {inner.pop()}")
+        elif iterations > FEWEST_ITERATIONS:
+            dropped.append(f"iterations {iterations} -> {FEWEST_ITERATIONS}")
+            iterations = FEWEST_ITERATIONS
+        elif len(backends) > 1:
+            dropped.append(f"writer {backends.pop()}")
+        else:
+            raise SpecError(f"--budget {format_seconds(budget_s)} is too short: the smallest plan (one writer) "
+                            f"takes about {format_seconds(seconds / BUDGET_SHARE)}; give a longer --budget")
+
+
+class BudgetSpent(Exception):
+    """STOP_SHARE of the budget has passed with cases still to measure: the run stops there (resumable)."""
+
+
+def budget_guard(budget_s: float, progress=None):
+    """``progress`` that raises :class:`BudgetSpent` at the first case event after STOP_SHARE of the budget (the
+    case in flight is stopped with it; the finished cases are recorded)."""
+    start = time.monotonic()
+
+    def guarded(done: int, total: int, message: str, finished: bool) -> None:
+        if progress is not None:
+            progress(done, total, message, finished)
+        if done < total and time.monotonic() - start > STOP_SHARE * budget_s:
+            raise BudgetSpent(f"the budget ran out after {done} of {total} cases")
+
+    return guarded
+
+
+def measure(workload: Workload, budget_s: float, results_dir: str | Path, run_id: str | None,
+            scratch_dir: str | Path | None, progress=None):
+    """Run the fitted plan (resuming ``run_id`` where it exists): (the ``RunResult``, lines saying what ran)."""
+    from benchmarks_lib.base.environment import machine_name
+    from benchmarks_lib.records.store import load_run
+    from benchmarks_lib.run.runner import RunResult, run_suite
+
+    if workload.like is None:
+        raise SpecError("--measure measures your data: give --like PATH")
+    suite = suite_for(workload)
+    if suite == "s3":
+        from benchmarks_lib.servers.minio import minio_missing_reason
+
+        if (missing := minio_missing_reason()) is not None:
+            raise SpecError(f"--measure {workload.access} reads through a MinIO on this machine: {missing}")
+    params, notes = fit_to_budget(workload, budget_s)
+    run_id = run_id or f"advise-{workload.access}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    notes.append(f"run {run_id} in {results_dir} (resume it with --run-id {run_id})")
+    try:
+        result = run_suite(suite, params, profile="quick", results_dir=results_dir, run_id=run_id,
+                           scratch_dir=scratch_dir, ceiling=False, progress=budget_guard(budget_s, progress))
+    except BudgetSpent as stop:
+        run_dir = Path(results_dir) / machine_name() / run_id
+        df, meta = load_run(run_dir)
+        notes.append(f"{stop}: the answer rests on those; --run-id {run_id} measures the rest")
+        result = RunResult(run_dir, df, meta)
+    return result, notes
+
+
+__all__ = ["WRITERS", "BudgetSpent", "budget_guard", "estimate", "fit_to_budget", "measure", "suite_for",
+           "suite_params", "writers_for"]

@@ -1,0 +1,201 @@
+"""Reading a results directory that may come from anyone: regular files only, of bounded size, in bounded memory.
+
+A ``run.json`` that is a link to ``/dev/zero``, a FIFO named like a record, or a small parquet file that decodes
+into gigabytes is refused with one line naming the file and the limit, before it is read. A symbolic link is
+never followed from inside a run directory (its target may lie anywhere). The limits are far above what
+iobench writes: the largest run of the seed profile (writers) holds about 300,000 rows, 300 MB decoded.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from benchmarks_lib.base.specs import SpecError, format_bytes
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+#: the most bytes read of one run.json (iobench writes a few kB)
+RUN_JSON_MAX_BYTES = 2**20
+#: the most bytes read of one record file (iobench writes at most a few MB)
+RECORD_FILE_MAX_BYTES = 64 * 2**20
+#: the most record files, rows and decoded bytes read of one run
+RUN_MAX_FILES = 10_000
+RUN_MAX_ROWS = 1_000_000
+RUN_MAX_BYTES = 2**30
+#: the most row groups and the most columns of one record file (iobench writes one row group of about 100 columns)
+FILE_MAX_PARTS = 10_000
+#: what a record column may hold: numbers, booleans, text, lists of integers (``to_frame``'s types)
+COLUMN_KINDS = "numbers, booleans, text or lists of integers"
+BATCH_ROWS = 65_536
+
+
+class RecordError(SpecError):
+    """A record file (run.json or a case's parquet) cannot be read; the message names the file."""
+
+
+def _limit(nbytes: int) -> str:
+    """A limit in binary units (1 MiB, 64 MiB, 1 GiB)."""
+    return f"{nbytes / 2**30:g} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:g} MiB"
+
+
+def _kind(mode: int) -> str:
+    kinds = {stat.S_ISLNK: "a symbolic link", stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a FIFO",
+             stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}
+    return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+
+
+def _refuse_unless_regular(path: Path, st: os.stat_result, what: str, limit: int) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise RecordError(f"{what} {str(path)!r} is {_kind(st.st_mode)}; only regular files inside the run "
+                          "directory are read")
+    if st.st_size > limit:
+        raise RecordError(f"{what} {str(path)!r} is {format_bytes(st.st_size)}; at most {_limit(limit)} is "
+                          "read")
+
+
+def read_regular_file(path: str | Path, limit: int, what: str) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, or a RecordError naming it.
+
+    Checked before opening (``lstat``: a link, FIFO or device is never opened) and again on the open file
+    (opened without following a link and without blocking, so a file swapped in between cannot hang or lead out).
+    """
+    path = Path(path)
+    try:
+        _refuse_unless_regular(path, os.lstat(path), what, limit)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise RecordError(f"{what} {str(path)!r} cannot be read ({why})") from None
+    with os.fdopen(fd, "rb") as fh:
+        _refuse_unless_regular(path, os.fstat(fd), what, limit)
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise RecordError(f"{what} {str(path)!r} grew while read; at most {_limit(limit)} is read")
+    return data
+
+
+def listed_files(directory: Path, suffix: str, what: str, limit: int = RUN_MAX_FILES) -> list[Path]:
+    """The files ``*<suffix>`` (not hidden) of a directory, sorted; none when it does not exist.
+
+    A directory that is a link (or not a directory) is a RecordError: reading never leaves the run directory.
+    """
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        return []
+    if not stat.S_ISDIR(st.st_mode):
+        raise RecordError(f"{what} {str(directory)!r} is {_kind(st.st_mode)}; only a directory inside the run "
+                          "directory is read")
+    names = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.name.endswith(suffix) and not entry.name.startswith("."):
+                names.append(entry.name)
+                if len(names) > limit:
+                    raise RecordError(f"{what} {str(directory)!r} holds more than {limit:,} {suffix} files; "
+                                      f"at most {limit:,} are read")
+    return [directory / name for name in sorted(names)]
+
+
+@dataclass
+class ReadBudget:
+    """What is left to read of one run's records: rows and decoded bytes (text counted as it will be decoded)."""
+
+    rows: int = RUN_MAX_ROWS
+    nbytes: int = RUN_MAX_BYTES
+
+    def afford(self, path: Path, rows: int = 0, nbytes: int = 0) -> None:
+        """A RecordError naming the file and the limit when ``rows`` or ``nbytes`` are more than is left."""
+        if rows > self.rows:
+            raise RecordError(f"record file {str(path)!r} brings its run to {RUN_MAX_ROWS - self.rows + rows:,} "
+                              f"rows; at most {RUN_MAX_ROWS:,} rows of a run are read")
+        if nbytes > self.nbytes:
+            raise RecordError(f"record file {str(path)!r} brings its run to more than {_limit(RUN_MAX_BYTES)} "
+                              f"decoded; at most {_limit(RUN_MAX_BYTES)} of a run is read")
+
+    def spend(self, path: Path, rows: int = 0, nbytes: int = 0) -> None:
+        """Take ``rows`` and ``nbytes`` of what is left (``afford`` first)."""
+        self.afford(path, rows, nbytes)
+        self.rows -= rows
+        self.nbytes -= nbytes
+
+
+def _allowed(kind: pa.DataType) -> bool:
+    import pyarrow as pa
+
+    t = pa.types
+    if t.is_list(kind) or t.is_large_list(kind):
+        return t.is_integer(kind.value_type) or t.is_null(kind.value_type)
+    if t.is_dictionary(kind):
+        return t.is_string(kind.value_type) or t.is_large_string(kind.value_type)
+    return any(test(kind) for test in (t.is_null, t.is_boolean, t.is_integer, t.is_floating, t.is_string,
+                                       t.is_large_string))
+
+
+def _decoded_bytes(batch: pa.RecordBatch) -> int:
+    """A batch's size in memory once its text columns (read as dictionaries) are decoded."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0
+    for column in batch.columns:
+        if pa.types.is_dictionary(column.type):
+            lengths = pc.take(pc.binary_length(column.dictionary), column.indices)
+            total += int(pc.sum(lengths).as_py() or 0) + 8 * len(column)
+        else:
+            total += column.nbytes
+    return total
+
+
+def _check_footer(path: Path, parquet: pq.ParquetFile, names: list[str], budget: ReadBudget) -> None:
+    """Rows, parts, page bytes after decompression and column types, from the footer alone; the rows are spent."""
+    footer, schema = parquet.metadata, parquet.schema_arrow
+    if max(footer.num_row_groups, footer.num_columns) > FILE_MAX_PARTS:
+        raise RecordError(f"record file {str(path)!r} has {footer.num_row_groups:,} row groups of "
+                          f"{footer.num_columns:,} columns; at most {FILE_MAX_PARTS:,} of each are read")
+    budget.spend(path, rows=footer.num_rows)
+    # a few MB of zstd must not inflate to gigabytes of pages before a batch is counted
+    budget.afford(path, nbytes=sum(footer.row_group(i).total_byte_size for i in range(footer.num_row_groups)))
+    for name in names:
+        if not _allowed(schema.field(name).type):
+            raise RecordError(f"record file {str(path)!r}: column {name!r} holds {schema.field(name).type}; "
+                              f"a record holds {COLUMN_KINDS}")
+
+
+def read_parquet_bounded(path: Path, budget: ReadBudget, columns: list[str] | None = None) -> pa.Table:
+    """The columns (all by default) of a parquet record file, read within ``budget``.
+
+    The footer is checked first (``_check_footer``); text is read as dictionaries and counted at its decoded
+    size before it is decoded, so no file decodes past the budget.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = read_regular_file(path, RECORD_FILE_MAX_BYTES, "record file")
+    try:
+        parquet = pq.ParquetFile(pa.BufferReader(data))
+        schema = parquet.schema_arrow
+        names = [n for n in (columns or schema.names) if n in schema.names]
+        _check_footer(path, parquet, names, budget)
+        text = [n for n in names if pa.types.is_string(schema.field(n).type) or
+                pa.types.is_large_string(schema.field(n).type)]
+        reader = pq.ParquetFile(pa.BufferReader(data), read_dictionary=text, metadata=parquet.metadata)
+        batches = []
+        for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=names, use_pandas_metadata=False):
+            budget.spend(path, nbytes=_decoded_bytes(batch))
+            batches.append(batch)
+        table = pa.Table.from_batches(batches) if batches else schema.empty_table().select(names)
+        decoded = [table.column(n).cast(schema.field(n).type) if n in text else table.column(n) for n in names]
+        return pa.Table.from_arrays(decoded, schema=pa.schema([schema.field(n) for n in names], schema.metadata))
+    except RecordError:
+        raise
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise RecordError(f"record file {str(path)!r} cannot be read ({type(exc).__name__}); "
+                          "it is damaged or not a parquet file") from None

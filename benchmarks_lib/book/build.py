@@ -1,0 +1,330 @@
+"""Build the book: execute the notebooks with papermill, write the generated pages (:mod:`.pages`), run
+Jupyter Book.
+
+Executed copies go to ``book/executed/`` (ignored by git); the HTML to ``_build/html``. A notebook's
+``parameters`` cell is only ever read (``ast``, ``tokenize``), never executed here: it gives the names
+``--set`` may use, the chapters' parameter tables and the reference page of every parameter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks_lib.base.paths import REFERENCE, RESULTS_DIR, ROOT
+from benchmarks_lib.base.specs import SpecError, parse_profile, parse_seconds
+from benchmarks_lib.base.terminal import visible
+from benchmarks_lib.book.notebooks import (
+    chapter_notebooks,
+    executed_run_id,
+    notebook_parameters,
+    table_of_contents,
+    template,
+    write_table_of_contents,
+)
+from benchmarks_lib.book.sphinx_offline import STATIC_WIDGETS
+from benchmarks_lib.chapters.chapter import chapter_named
+from benchmarks_lib.records.store import newest_runs, read_run_json
+
+
+def project_root(root: str | Path | None = None) -> Path:
+    """The directory holding _config.yml (the repository checkout, by default)."""
+    root = Path(root) if root else ROOT
+    if not (root / "_config.yml").exists():
+        raise FileNotFoundError(f"no _config.yml in {root}: `iobench book` runs from a source checkout")
+    return root
+
+
+#: parameters the book itself sets (from its own options)
+BOOK_PARAMETERS = ("PROFILE", "RESULTS_DIR", "RUN_ID")
+
+
+class BookError(RuntimeError):
+    """A notebook failed to execute or the book failed to build (one line; the log says more)."""
+
+
+def recorded_runs(results_dir: Path, names: list[str]) -> dict[str, Path]:
+    """Per notebook, the newest finished run of its suite under ``results_dir`` (``iobench book --from``);
+    a notebook whose suite has no finished run there is refused before anything runs."""
+    unfinished: dict[str, Path] = {}
+    suites = newest_runs(results_dir, unfinished)
+    out = {}
+    for name in names:
+        suite = chapter_named(name).suite
+        if suite is None:  # reads the runs, measures nothing
+            continue
+        if suite not in suites and suite in unfinished:
+            raise SpecError(f"--from {results_dir}: run {str(unfinished[suite])!r} is incomplete (still running or "
+                            f"interrupted: its run.json has no finished_at), and no finished {suite!r} run is there")
+        if suite not in suites:
+            raise SpecError(f"--from {results_dir}: no {suite!r} run there for {name}; runs found for: "
+                            f"{', '.join(sorted(s for s in suites if s)) or 'none'}")
+        out[name] = suites[suite]
+    return out
+
+
+def split_parameters(parameters: dict, names: list[str], root: Path) -> dict[str, dict]:
+    """Per notebook, the ``--set`` parameters it receives; unknown keys are refused before anything runs.
+
+    ``NAME`` goes to every selected notebook that declares it (at least one must); ``NOTEBOOK:NAME``
+    to that notebook only. Keys are only ever names from the parameters cells; values stay data.
+    """
+    declared = {n: notebook_parameters(template(n, root)) for n in names}
+    out: dict[str, dict] = {n: {} for n in names}
+    for key, value in parameters.items():
+        notebook, _, name = key.rpartition(":")
+        if name in BOOK_PARAMETERS:
+            raise SpecError(f"parameter {name!r} is set by the book itself; use --profile / --results-dir")
+        targets = [notebook] if notebook else [n for n in names if name in declared[n]]
+        if notebook and notebook not in declared:
+            raise SpecError(f"--set {key!r}: notebook {notebook!r} is not among those built; "
+                            f"allowed: {', '.join(names)}")
+        if not targets or any(name not in declared[t] for t in targets):
+            where = notebook or "any selected notebook"
+            known = sorted({p for t in (targets or names) for p in declared[t]} - set(BOOK_PARAMETERS))
+            raise SpecError(f"--set {key!r}: {name!r} is not a parameter of {where}; allowed: {', '.join(known)}")
+        for t in targets:
+            out[t][name] = value
+    return out
+
+
+#: a measuring chapter's cell may run this many times its suite's stated time on the profile, and at least
+#: ``TIMEOUT_MIN_S`` (a chapter that only reads runs gets that); the seed profile states no time
+TIMEOUT_FACTOR = 4
+TIMEOUT_MIN_S = 600
+TIMEOUT_SEED_S = 6 * 3600
+
+
+def notebook_timeout(suite: str | None, profile: str | None) -> float:
+    """Seconds one cell of a chapter may run before the book calls it hung: scaled to the time its suite states
+    for ``profile`` (``suite`` None: a chapter that measures nothing, or one drawn from a recorded run)."""
+    from benchmarks_lib.suites import get_suite
+
+    if suite is None or profile is None:
+        return TIMEOUT_MIN_S
+    budget = get_suite(suite).time_budget_s.get(profile)
+    return TIMEOUT_SEED_S if budget is None else max(TIMEOUT_MIN_S, TIMEOUT_FACTOR * budget)
+
+
+def _kernel_manager(log, env: dict[str, str]):
+    """A kernel manager whose kernel writes its own log (ZMQ warnings, tracebacks of its shutdown) to ``log``, not
+    to the reader's terminal, and gets ``env`` on top of this process's environment (passed, never set here)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LoggedKernelManager(AsyncKernelManager):
+        async def _async_pre_start_kernel(self, **kw):
+            cmd, kw = await super()._async_pre_start_kernel(**kw)
+            kw["stderr"] = kw["stdout"] = log
+            kw["env"] = {**kw.get("env", os.environ), **env}
+            return cmd, kw
+
+    return LoggedKernelManager
+
+
+@contextlib.contextmanager
+def _logging_to(path: Path):
+    """papermill's, nbclient's and asyncio's log lines ("Kernel died ...", a cell's task left behind by Ctrl-C) go to
+    the kernel's log while a chapter runs."""
+    import logging
+
+    handler = logging.FileHandler(path, mode="a")
+    loggers = [logging.getLogger(n) for n in ("papermill", "nbclient", "traitlets", "asyncio")]
+    saved = [(lg.propagate, lg.handlers[:]) for lg in loggers]
+    for lg in loggers:
+        lg.propagate, lg.handlers = False, [handler]
+    try:
+        yield
+    finally:
+        for lg, (propagate, handlers) in zip(loggers, saved, strict=True):
+            lg.propagate, lg.handlers = propagate, handlers
+        handler.close()
+
+
+def _hung_cell(path: Path) -> str:
+    """'cell N (its first line)' for the last cell papermill started in an executed copy."""
+    nb = json.loads(path.read_text()) if path.exists() else {"cells": []}
+    started = [(i, c) for i, c in enumerate(nb["cells"], 1) if (c.get("metadata", {}).get("papermill") or {})
+               .get("start_time")]
+    if not started:
+        return "a cell"
+    i, cell = started[-1]
+    first = next((line.strip() for line in "".join(cell.get("source", "")).splitlines() if line.strip()), "")
+    return f"cell {i} ({first[:80]!r})"
+
+
+def execute_notebook(source: Path, *, profile: str | None, results_dir: Path, parameters: dict, out_dir: Path,
+                     root: Path, timeout: float, env: dict[str, str] | None = None) -> Path:
+    """Run one chapter's notebook (``source``, its template) with papermill in ``root``; ``profile`` None for a
+    chapter that measures nothing (no ``PROFILE``).
+
+    A cell that runs longer than ``timeout`` seconds fails the book with one line naming the notebook and the
+    cell; Ctrl-C raises KeyboardInterrupt naming the notebook. The kernel's own log goes to ``_build/logs/``."""
+    import papermill as pm
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    name = source.stem
+    target = out_dir / f"{name}.ipynb"
+    params = {**({"PROFILE": profile} if profile else {}), "RESULTS_DIR": str(results_dir.resolve()), **parameters}
+    log_path = root / "_build" / "logs" / f"{name}.kernel.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_bytes(b"")
+    print(f"executing {source.name} ({visible(profile or 'recorded runs')}) ...", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    with open(log_path, "ab") as log, _logging_to(log_path):
+        try:
+            pm.execute_notebook(str(source), str(target), parameters=params, cwd=str(root), progress_bar=False,
+                                kernel_name="python3", log_output=False, execution_timeout=timeout,
+                                kernel_manager_class=_kernel_manager(log, env or {}))
+        except pm.PapermillExecutionError as exc:
+            raise BookError(f"notebook {name} failed: {exc.ename}: {' '.join(str(exc.evalue).split())[:300]} "
+                            f"(executed copy with the error: {target})") from None
+        except CellTimeoutError:
+            raise BookError(f"notebook {name} hung: {_hung_cell(target)} ran past {timeout:.0f} s, the limit for "
+                            f"its profile (--timeout SECONDS changes it); finished cases are kept, the kernel's log "
+                            f"is {log_path}") from None
+        except DeadKernelError:
+            raise BookError(f"notebook {name}: its kernel died in {_hung_cell(target)}; the kernel's log is "
+                            f"{log_path}") from None
+        except KeyboardInterrupt:
+            import gc
+
+            gc.collect()  # nbclient's abandoned cell task says "exception never retrieved" now, into the log
+            raise KeyboardInterrupt(name) from None
+    hide_injected_parameters(target)
+    print(f"  done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    return target
+
+
+def hide_injected_parameters(path: Path) -> None:
+    """Tag the cell papermill injected (``injected-parameters``) ``remove-cell``: the book shows the
+    parameters as a table, not as code."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+    nbformat.write(nb, path)
+
+
+def widget_scripts(root: Path) -> str | None:
+    """Fetch (once; then cached) the explorer's pinned widget scripts before anything runs: None when they are
+    there, else one line saying what is missing and how to fetch it."""
+    from benchmarks_lib.book.vendor import VENDOR_ROOT, VendorError, install
+
+    try:
+        install(root / VENDOR_ROOT)
+    except VendorError as exc:
+        return (f"{exc}. The book is built without live widgets: the explorer shows its saved selection as a "
+                f"static figure. To fetch them, build once with access to the npm registry (or a mirror: "
+                f"IOBENCH_NPM_REGISTRY=https://...).")
+    return None
+
+
+def build_book(
+    *,
+    profile: str = "quick",
+    results_dir: str | Path = RESULTS_DIR,
+    execute: bool = True,
+    notebooks: list[str] | None = None,
+    parameters: dict | None = None,
+    root: str | Path | None = None,
+    assume_yes: bool = False,
+    from_runs: str | Path | None = None,
+    timeout: float | None = None,
+    html: bool = True,
+) -> Path:
+    """Execute the notebooks (unless ``execute`` is false) and build the HTML (unless ``html`` is false: the
+    generated pages only); return index.html.
+
+    ``parameters`` go to every notebook that declares them; a key ``"<notebook>:<NAME>"`` goes to
+    that notebook only. ``from_runs`` (a results directory, e.g. ``reference/``) draws every chapter
+    from the newest recorded run of its suite there (``LOAD_RUN``) instead of measuring. Everything
+    is validated before the first notebook runs. ``timeout`` (seconds a cell may run) overrides each chapter's
+    own limit (:func:`notebook_timeout`). Without the explorer's widget scripts (offline, nothing cached) the book
+    is built with the explorer's figure drawn as a static image, and one line says how to fetch them.
+    """
+    from benchmarks_lib.run.preflight import check_writable_dir
+
+    profile = parse_profile(profile)
+    if timeout is not None:
+        timeout = parse_seconds(timeout, "--timeout", minimum=1)
+    root = project_root(root)
+    chapters = chapter_notebooks()
+    table_of_contents(root)  # a _toc.yml without the chapters' part is refused before anything runs
+    names = notebooks or list(chapters)
+    unknown = [n for n in names if n not in chapters]
+    if unknown:
+        raise SpecError(f"notebook {unknown[0]!r} is unknown; allowed: {', '.join(chapters)}")
+    per_notebook = split_parameters(parameters or {}, names, root)
+    recorded: dict[str, Path] = {}
+    if from_runs is not None:
+        if any("LOAD_RUN" in p for p in per_notebook.values()):
+            raise SpecError("--set LOAD_RUN and --from both name the runs to draw; give one of them")
+        results_dir = Path(from_runs)
+        if not results_dir.is_dir():
+            raise SpecError(f"--from {from_runs}: not a directory of recorded runs")
+        recorded = recorded_runs(results_dir, names) if execute else {}
+    else:
+        check_writable_dir(Path(results_dir), "results directory")
+    kernel_env = {"IOBENCH_YES": "1"} if assume_yes else {}  # read by the runner inside each notebook's kernel
+    widgets = widget_scripts(root)
+    if widgets is not None:
+        print(f"note: {widgets}", file=sys.stderr, flush=True)
+        for name in names:  # the explorer draws its saved selection as a static figure instead
+            if "WIDGETS" in notebook_parameters(template(name, root)):
+                per_notebook[name].setdefault("WIDGETS", False)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    run_ids = {}
+    out_dir = root / "book" / "executed"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = Path(results_dir)
+    if not results.is_absolute():
+        results = Path.cwd() / results
+    suites = {n: chapter_named(n).suite for n in chapters}
+    for name in sorted(chapters, key=lambda n: suites[n] is None):  # the runs first, then the chapters reading them
+        target = out_dir / f"{name}.ipynb"
+        common = {"results_dir": results, "out_dir": out_dir, "root": root, "env": kernel_env}
+        source = template(name, root)
+        if execute and name in names and suites[name] is None:
+            execute_notebook(source, profile=None, parameters=per_notebook[name], timeout=timeout or TIMEOUT_MIN_S,
+                             **common)
+        elif execute and name in recorded:
+            meta = read_run_json(recorded[name] / "run.json")
+            run_ids[name] = recorded[name].name  # its directory: what find_run finds, whatever run.json says
+            own = {"LOAD_RUN": str(recorded[name].resolve()), **per_notebook[name]}
+            execute_notebook(source, profile=meta.get("profile", profile), parameters=own,
+                             timeout=timeout or TIMEOUT_MIN_S, **common)
+        elif execute and name in names:
+            run_ids[name] = f"book-{profile}-{stamp}-{name}"
+            own = {"RUN_ID": run_ids[name], **per_notebook[name]}
+            limit = timeout or notebook_timeout(suites[name], profile)
+            execute_notebook(source, profile=profile, parameters=own, timeout=limit, **common)
+        elif not target.exists():
+            target.write_text(source.read_text())
+        elif run_id := executed_run_id(target):  # built earlier: its machine figures still belong here
+            run_ids[name] = run_id
+    from benchmarks_lib.book.pages import write_answers_page, write_machine_page, write_parameters_page
+
+    write_machine_page(results, out_dir, list(run_ids.values()))
+    reference = root / REFERENCE.name
+    write_answers_page(root, results, out_dir, run_ids, chapters,
+                       reference=reference if reference.resolve() != results.resolve() else None)
+    write_parameters_page(root, chapters, out_dir)
+    toc = write_table_of_contents(root, out_dir)
+    if not html:
+        return root / "_build" / "html" / "index.html"
+    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "--toc", str(toc), "-W", "-n",
+           "--keep-going"]
+    jb_env = {**os.environ, **({STATIC_WIDGETS: "1"} if widgets is not None else {})}
+    jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=jb_env)
+    if jb.returncode != 0:
+        sys.stderr.write(jb.stdout[-6000:] + jb.stderr[-6000:])
+        raise BookError(f"jupyter-book build failed (exit {jb.returncode}); see the log above")
+    return root / "_build" / "html" / "index.html"

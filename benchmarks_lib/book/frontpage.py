@@ -1,0 +1,374 @@
+"""The front page's like-for-like tables: this machine beside the reference run, over the cases both measured.
+
+A chapter's answer (``answer(df)``) is one sentence about one run. Two runs answer the same question only on the
+same cases: the same suite case (every case key the runs record: bytes, codec, dataset, layout, fsync, cache
+state ... and the question's own keys) and the same contenders. ``comparison`` keeps, per question of a chapter
+(``QUESTIONS``), the groups of equals that both runs measured, restricted to the contenders both measured, and
+gives per group each run's leader (the best median), its interval and n, and what limits the claim: too few
+iterations to rank, not separable from the leader (``chapters.ranking``, the chapters' one rule), or a point above
+that run's own ceiling. What only one run measured is named in one line. Every string from a run is escaped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from benchmarks_lib.base.markup import md, md_code
+from benchmarks_lib.base.stats import format_ci, two_sample
+from benchmarks_lib.chapters.style import CEILING_LABELS
+from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
+from benchmarks_lib.rules.ranking import rank_samples
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question a chapter answers: its rows (``where``), the value compared, and who competes."""
+
+    label: str
+    where: dict
+    value: str = "gbps"
+    higher: bool = True
+    unit: str = "GB/s"
+    scale: float = 1.0
+    contenders: tuple[str, ...] = ("backend",)
+    #: keys that make a case besides the suite's case keys (columns a suite does not declare yet)
+    keys: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = field(default=())
+    #: among the shared cases with the most contenders and bytes, the headline has the most of this column
+    prefer: str | None = None
+
+
+QUESTIONS: dict[str, tuple[Question, ...]] = {
+    "writers": (
+        Question("write", {"test": "write", "operation": "total"}),
+        Question("append", {"test": "append", "operation": "append_total"}),
+        Question("cold full read", {"test": "read", "operation": "read_cold"}, keys=("read_by",)),
+        Question("cold cutout", {"test": "read", "operation": "read_region_cold"}, "elapsed_s", False, "ms", 1e3,
+                 keys=("read_by",)),
+    ),
+    "compression": (
+        Question("fastest store write", {"operation": "write"}, "gbps", True, "MB/s", 1e3,
+                 contenders=("backend", "codec"), exclude=("level",)),
+    ),
+    "threads": (
+        Question("write", {"operation": "write"}, "gbps", True, "MB/s", 1e3, keys=("threads",), prefer="threads"),
+        Question("cold read", {"operation": "read"}, "gbps", True, "MB/s", 1e3, keys=("threads",), prefer="threads"),
+    ),
+    "cache": (
+        Question("read time", {}, "elapsed_s", False, "s", contenders=("client",),
+                 keys=("operation", "reader", "location", "latency_ms", "cache_bytes", "async_prefetch", "workload",
+                       "server", "bandwidth", "step")),
+    ),
+    "parallel": (
+        Question("aggregate write", {"operation": "write"}, keys=("workers", "alignment", "store"), prefer="workers"),
+    ),
+    "s3": (
+        Question("write", {"operation": "write"}, keys=("latency_ms", "store", "target")),
+        Question("read", {"operation": "read"}, keys=("latency_ms", "store", "target")),
+    ),
+}
+#: contenders that are baselines, never ranked
+BASELINES = ("raw",)
+
+
+def _text(value: object) -> str:
+    from benchmarks_lib.chapters.compare import _text as text
+
+    return text(value)
+
+
+def _case_columns(a: pd.DataFrame, b: pd.DataFrame, q: Question) -> list[str]:
+    """The columns that name a group of equals for ``q``: the suites' case keys and the question's own keys,
+    those either run records, without the contenders."""
+    from benchmarks_lib.base.specs import SpecError
+    from benchmarks_lib.chapters.compare import declared_keys
+
+    suites = sorted({str(s) for df in (a, b) if "suite" in df for s in df["suite"].dropna().unique()})
+    try:
+        keys, _ = declared_keys(suites)
+    except SpecError:  # a suite iobench does not know: its cases cannot be told apart
+        return []
+    cols = dict.fromkeys([*keys, *q.keys])
+    return [c for c in cols if c not in ("backend", *q.contenders, *q.exclude)
+            and any(c in df and df[c].notna().any() for df in (a, b))]
+
+
+def _rows(df: pd.DataFrame, q: Question) -> pd.DataFrame:
+    """The successful, not failed-verification rows of question ``q`` with a value."""
+    rows = ok_rows(df)
+    rows = rows[~rows["backend"].isin(["ceiling", *BASELINES])] if "backend" in rows else rows
+    for col, want in q.where.items():
+        if col not in rows:
+            return rows.iloc[0:0]
+        rows = rows[rows[col] == want]
+    if "verified" in rows:
+        rows = rows[rows["verified"].astype("boolean").fillna(True)]
+    if q.value not in rows:
+        return rows.iloc[0:0]
+    return rows[rows[q.value].notna()]
+
+
+def _keyed(rows: pd.DataFrame, cols: list[str], q: Question) -> pd.DataFrame:
+    """``rows`` with ``_group`` (the case, as text the same in both runs) and ``_who`` (the contender)."""
+    def join(frame: pd.DataFrame, names: list[str] | tuple[str, ...]) -> pd.Series:
+        if not len(frame):
+            return pd.Series(dtype=object)
+        return frame.apply(lambda r: "|".join(f"{c}={_text(r[c])}" if c in r and not pd.isna(r[c]) else f"{c}=-"
+                                              for c in names), axis=1)
+
+    frame = rows.reindex(columns=list(dict.fromkeys([*rows.columns, *cols, *q.contenders])))
+    return rows.assign(_group=join(frame, cols), _who=join(frame, q.contenders))
+
+
+def _describe(group: str, q: Question) -> str:
+    """A group of equals in words: ``write, random, `blosc-lz4:5:shuffle`, 531 MB, fsync``."""
+    parts = [q.label]
+    for item in group.split("|"):
+        key, _, value = item.partition("=")
+        if value in ("-", "") or key in ("test", "suite"):
+            continue
+        if key == "nbytes":
+            parts.append(size_text(float(value)))
+        elif key == "fsync_included":
+            parts.append("fsync" if value == "True" else "no fsync")
+        elif key == "cache_state":
+            if value != "cold":
+                parts.append(md(value))
+        elif key in ("codec",):
+            parts.append(md_code(value, in_table=True))
+        elif key == "latency_ms":
+            parts.append(f"{float(value):g} ms link")
+        elif key in ("dataset", "layout", "cutout_kind", "operation", "alignment", "reader", "location", "store"):
+            parts.append(md(value))
+        else:
+            parts.append(f"{md(key)} {md(value)}")
+    return ", ".join(parts)
+
+
+def size_text(nbytes: float) -> str:
+    """Bytes in decimal units, three significant figures: ``2.12 GB``, ``531 MB``, ``32.8 kB``."""
+    for unit, factor in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(nbytes) >= factor:
+            return f"{nbytes / factor:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def _who_text(who: str) -> str:
+    return " ".join(md(item.partition("=")[2]) for item in who.split("|") if item.partition("=")[2] not in ("-", ""))
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run's answer to one group of equals."""
+
+    leader: str
+    median: float
+    lo: float
+    hi: float
+    n: int
+    caveats: tuple[str, ...]
+
+
+def _side(rows: pd.DataFrame, q: Question, ceiling: dict[str, float], own: str) -> Side:
+    """The leader of ``rows`` (one group of equals, the shared contenders) and what limits the claim."""
+    values = {who: part[q.value].astype("float64").to_numpy() for who, part in rows.groupby("_who", sort=True)}
+    ranking = rank_samples(values, q.higher)  # the chapters' one rule: every contender against the leader
+    best = ranking.leader
+    leader, median, lo, hi, n = best.name, best.median, best.lo, best.hi, best.n
+    caveats = {"alone": ["one contender"], "winner": [],
+               "too few": [f"too few iterations to rank (n={ranking.too_few_n})"],
+               "no separable winner": [f"no separable winner: not separable from {len(ranking.tied)} of "
+                                       f"{len(ranking.others)}"]}[ranking.status]
+    lead = rows[rows["_who"] == leader]
+    if q.value == "gbps" and len(lead):
+        first = lead.iloc[0]
+        fsync = first.get("fsync_included")
+        op = ceiling_reference(str(first.get("operation")), None if pd.isna(fsync) else bool(fsync),
+                               first.get("cache_state") if isinstance(first.get("cache_state"), str) else None)
+        if op and ceiling.get(op):
+            pct = 100 * median / ceiling[op]
+            caveats.append(f"{pct:.0f}% of {own} ceiling ({CEILING_LABELS.get(op, op)} {ceiling[op]:.3g} GB/s)"
+                           + ("; above it: noise or caching" if pct > 105 else ""))
+    if "elapsed_s" in lead and len(lead) and lead["elapsed_s"].median() < 0.1 and q.unit != "ms":
+        caveats.append("under 100 ms: fixed costs weigh")
+    return Side(leader, median, lo, hi, n, tuple(caveats))
+
+
+def num3(value: float) -> str:
+    """Three significant figures, never in exponent notation between 1e-4 and 1e9 (2810, 0.733, 0.000123)."""
+    if not np.isfinite(value):
+        return "-"
+    if value == 0 or not 1e-4 <= abs(value) < 1e9:
+        return f"{value:.3g}"
+    text = np.format_float_positional(float(f"{value:.3g}"), trim="-")
+    return text
+
+
+def _value(side: Side, q: Question) -> str:
+    return f"**{_who_text(side.leader)}** {num3(side.median * q.scale)} {q.unit}"
+
+
+def _interval(side: Side, q: Question) -> str:
+    text = format_ci(side.median * q.scale, side.lo * q.scale, side.hi * q.scale, side.n, fmt="{:.3g}")
+    for token in set(re.findall(r"-?\d+(?:\.\d+)?e[+-]\d+", text)):  # no exponent notation in the book's tables
+        text = text.replace(token, num3(float(token)))
+    return text
+
+
+def comparison(mine: pd.DataFrame, ref: pd.DataFrame, suite: str) -> str:
+    """Markdown: the table of the questions of ``suite`` over the cases both runs measured, and one line naming
+    what only one of them measured ('' when the suite has no declared questions)."""
+    rows_out: list[str] = []
+    only_mine: list[str] = []
+    only_ref: list[str] = []
+    ceil_mine, ceil_ref = ceiling_gbps(mine), ceiling_gbps(ref)
+    more = 0
+    for q in QUESTIONS.get(suite, ()):
+        a, b = _rows(mine, q), _rows(ref, q)
+        if a.empty and b.empty:
+            continue
+        cols = _case_columns(a, b, q)
+        a, b = _keyed(a, cols, q), _keyed(b, cols, q)
+        groups_a, groups_b = set(a["_group"]), set(b["_group"])
+        only_mine += [_describe(g, q) for g in sorted(groups_a - groups_b)]
+        only_ref += [_describe(g, q) for g in sorted(groups_b - groups_a)]
+        candidates = []
+        for group in sorted(groups_a & groups_b):
+            ga, gb = a[a["_group"] == group], b[b["_group"] == group]
+            shared = set(ga["_who"]) & set(gb["_who"])
+            if not shared:
+                only_mine.append(f"{_describe(group, q)} (other contenders)")
+                continue
+            both = pd.concat([ga, gb])
+            nbytes = both["nbytes"].max() if "nbytes" in both else 0
+            prefer = both[q.prefer].max() if q.prefer in both else 0
+            candidates.append((len(shared), 0 if pd.isna(nbytes) else nbytes, 0 if pd.isna(prefer) else prefer,
+                               group, ga, gb, shared))
+        if not candidates:
+            continue
+        # the question's headline: the shared case with the most contenders (then the most bytes)
+        count, _, _, group, ga, gb, shared = max(candidates, key=lambda c: c[:3])
+        more += len(candidates) - 1
+        dropped = (set(ga["_who"]) | set(gb["_who"])) - shared
+        ga, gb = ga[ga["_who"].isin(shared)], gb[gb["_who"].isin(shared)]
+        sa, sb = _side(ga, q, ceil_mine, "its"), _side(gb, q, ceil_ref, "its")
+        caveat = [f"this machine: {'; '.join(sa.caveats)}" if sa.caveats else "",
+                  f"reference: {'; '.join(sb.caveats)}" if sb.caveats else "",
+                  f"{len(dropped)} contender(s) measured by one run only, left out" if dropped else ""]
+        rows_out.append(f"| {_describe(group, q)} ({count} contender{'s' if count > 1 else ''}) | {_value(sa, q)} | "
+                        f"{_value(sb, q)} | this: {md(_interval(sa, q))}; reference: {md(_interval(sb, q))} | "
+                        f"{md('. '.join(c for c in caveat if c)) or '-'} |")
+    if not rows_out and not only_mine and not only_ref:
+        return ""
+    lines = []
+    if rows_out:
+        lines += ["| question (one case both runs measured) | this machine | reference | median [interval] (n) | "
+                  "caveat |", "|---|---|---|---|---|", *rows_out]
+        if more:
+            lines += ["", f"{more} more case(s) both runs measured (other sizes, codecs, settings): the compare "
+                      "chapter and `iobench compare` set them side by side case by case."]
+    else:
+        lines.append("No case was measured by both runs (different sizes, codecs or contenders), so the two machines "
+                     "are not compared here.")
+    one_side = []
+    if only_mine:
+        one_side.append(f"only this machine measured {_listed(only_mine)}")
+    if only_ref:
+        one_side.append(f"only the reference measured {_listed(only_ref)}")
+    if one_side:
+        lines += ["", "Not compared: " + "; ".join(one_side) + "."]
+    return "\n".join(lines)
+
+
+def _listed(items: list[str], limit: int = 2) -> str:
+    items = list(dict.fromkeys(items))
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return "; ".join(items[:limit]) + more
+
+
+def sharding(df: pd.DataFrame) -> str:
+    """Markdown: what sharding buys in the writers suite's sharding sweep, per dataset and inner chunk: the files
+    (inodes) of the store and the cold cutout time, each sharded layout against the unsharded layout of its inner
+    chunk, per writer (the same writer, bytes and cutout positions); a sentence when the run has no sweep."""
+    from benchmarks_lib.chapters.common import ALWAYS_SHARDED
+
+    rows = ok_rows(df)
+    rows = rows[rows["test"] == "sharding"] if "test" in rows and "layout" in rows else rows.iloc[0:0]
+    rows = rows[~rows["backend"].isin(list(ALWAYS_SHARDED))]  # their "unsharded" is one chunk per shard
+    if "verified" in rows:
+        rows = rows[rows["verified"].astype("boolean").fillna(True)]
+    if rows.empty:
+        return "What sharding buys: this run has no sharding sweep (the writers suite's `sharding` test), so it " \
+               "does not say."
+    lines = ["| dataset | sharded vs unsharded (inner chunk) | files (inodes), median over writers | cold cutout, "
+             "sharded vs unsharded, per writer |", "|---|---|---|---|"]
+    for (dataset, layout), part in rows.groupby(["dataset", "layout"], sort=True):
+        layout = str(layout)
+        if not layout.startswith("sharded") or "/" not in layout:
+            continue
+        inner = layout.rsplit("/", 1)[1]
+        plain = rows[(rows["dataset"] == dataset) & (rows["layout"] == f"unsharded {inner}")]
+        writers = sorted(set(part["backend"]) & set(plain["backend"]))
+        if not writers:
+            continue
+        files = [(part[(part["backend"] == w) & (part["operation"] == "total")]["inodes"].median(),
+                  plain[(plain["backend"] == w) & (plain["operation"] == "total")]["inodes"].median()) for w in writers]
+        files = [(s, u) for s, u in files if pd.notna(s) and pd.notna(u)]
+        inodes = (f"{np.median([u for _, u in files]):.0f} unsharded, {np.median([s for s, _ in files]):.0f} sharded"
+                  if files else "not recorded")
+        verdicts = {"faster": [], "slower": [], "not separable": [], "too few iterations": []}
+        for w in writers:
+            cut_s = part[(part["backend"] == w) & (part["operation"] == "read_region_cold")]["elapsed_s"]
+            cut_u = plain[(plain["backend"] == w) & (plain["operation"] == "read_region_cold")]["elapsed_s"]
+            if cut_s.empty or cut_u.empty:
+                continue
+            t = two_sample(cut_u.astype("float64"), cut_s.astype("float64"))
+            key = ("too few iterations" if t.separable is None else "not separable" if not t.separable
+                   else "faster" if t.ratio < 1 else "slower")
+            verdicts[key].append(f"{md(w)} {t.ratio:.2f}x")
+        cut = "; ".join(f"{k} for {len(v)} ({', '.join(v)})" for k, v in verdicts.items() if v) or "not measured"
+        lines.append(f"| {md(dataset)} | {md(layout)} vs {md(f'unsharded {inner}')} ({len(writers)} writers) | "
+                     f"{inodes} | {cut} |")
+    if len(lines) == 2:
+        return "What sharding buys: the sweep has no sharded layout with an unsharded layout of the same inner " \
+               "chunk by the same writer, so it does not say."
+    return ("**What sharding buys** (the writers chapter's sharding sweep; cutout time sharded / unsharded, the "
+            "same writer, bytes and positions, 95% interval of the ratio; acquire-zarr left out: it always shards):"
+            "\n\n" + "\n".join(lines))
+
+
+def lost_data(df: pd.DataFrame) -> str:
+    """One sentence: which library lost data in the parallel suite's unaligned writes (slabs that came back
+    wrong), per store and worker count; which kept every slab; or that the run wrote no unaligned case."""
+    rows = ok_rows(df)
+    if "alignment" not in rows or "workers" not in rows:
+        return "Lost data: this run has no parallel writes, so it does not say which library loses data."
+    rows = rows[(rows["alignment"] == "unaligned") & (rows["operation"] == "write")]
+    if rows.empty:
+        return "Lost data: this run wrote no unaligned case (chunks shared by two workers), so it does not say."
+    store = rows["store"].fillna("file") if "store" in rows else pd.Series("file", index=rows.index)
+    wrong = rows["slabs_wrong"] if "slabs_wrong" in rows else (~rows["verified"].astype(bool)).astype(int)
+    rows = rows.assign(store=store, wrong=wrong.fillna(0), workers=rows["workers"].astype(int))
+    lost, kept = [], []
+    for (backend, where), part in rows.groupby(["backend", "store"], sort=True):
+        bad = part[part["wrong"] > 0]
+        place = "to files" if where == "file" else f"through {md(where)}"
+        if len(bad):
+            ws = sorted(set(bad["workers"]))
+            most = int(bad["wrong"].max())
+            slabs = f" of {int(part['slabs'].max())}" if "slabs" in part and part["slabs"].notna().any() else ""
+            lost.append(f"**{md(backend)}** {place} (W={', '.join(map(str, ws))}; up to {most}{slabs} slabs wrong)")
+        else:
+            kept.append(f"{md(backend)} {place} (W={', '.join(map(str, sorted(set(part['workers']))))})")
+    text = ("Lost data in unaligned parallel writes (two workers per chunk), found by reading the whole array "
+            "back: " + ("; ".join(lost) if lost else "none") + ".")
+    if kept:
+        text += " Every slab came back right from " + "; ".join(kept) + "."
+    return text
+
+
+__all__ = ["QUESTIONS", "Question", "comparison", "lost_data", "sharding"]

@@ -1,0 +1,342 @@
+"""The pages the book generates from its notebooks and runs: each chapter's table of parameters and
+the reference page of every parameter (read from the ``parameters`` cells with ``ast``/``tokenize``,
+never executed), the page describing the machine, and the front page of answers."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import tokenize
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks_lib.base.markup import md, md_code
+from benchmarks_lib.base.paths import ROOT
+from benchmarks_lib.book.frontpage import comparison, lost_data, sharding
+from benchmarks_lib.book.notebooks import chapter_notebooks, tagged_source, template
+from benchmarks_lib.chapters.chapter import chapter_named
+from benchmarks_lib.chapters.common import ceiling_table
+from benchmarks_lib.records.store import load_run, newest_runs
+from benchmarks_lib.run.pool import SHOWN_PHASES, peak_rss_mb, phase_totals
+
+
+@dataclass(frozen=True)
+class NotebookParameter:
+    """One parameter of a notebook: its name, default (as written) and meaning (the comment documenting it).
+
+    Parameters documented by one comment heading their group share ``group`` (that comment's line).
+    """
+
+    name: str
+    default: str
+    meaning: str
+    group: int
+
+
+def parameter_docs(path: Path) -> list[NotebookParameter]:
+    """The parameters of a notebook's ``parameters`` cell, in order, read with ast and tokenize (never executed).
+
+    A parameter's meaning is its own trailing comment, else the block of comment lines heading its group
+    (the assignments directly below one comment, up to a blank line or the next comment).
+    """
+    source = tagged_source(path, "parameters")
+    lines = source.splitlines()
+    comments = {tok.start[0]: tok.string.lstrip("#").strip()
+                for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT}
+
+    def comment_only(n: int) -> bool:
+        return lines[n - 1].lstrip().startswith("#")
+
+    out = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.Assign):
+            continue
+        trailing = [comments[n] for n in range(node.lineno, node.end_lineno + 1) if n in comments]
+        if trailing:
+            meaning, group = " ".join(trailing), node.lineno
+        else:
+            n = node.lineno - 1
+            while n >= 1 and lines[n - 1].strip() and not comment_only(n):  # the group's earlier assignments
+                n -= 1
+            block = []
+            while n >= 1 and comment_only(n):
+                block.insert(0, comments[n])
+                n -= 1
+            meaning, group = " ".join(block), n + 1
+        default = ast.get_source_segment(source, node.value) or ""
+        out += [NotebookParameter(t.id, default, meaning, group) for t in node.targets if isinstance(t, ast.Name)]
+    return out
+
+
+def _markdown_cell(text: str) -> str:
+    """A notebook's own text (a parameter's meaning, its default as written) in a markdown table cell: pipes
+    escaped, ``<`` outside code spans escaped (not HTML)."""
+    parts = text.replace("|", "\\|").split("`")
+    return "`".join(p if i % 2 else p.replace("<", "\\<") for i, p in enumerate(parts))
+
+
+def _code(value: object) -> str:
+    """A parameter's value (from a run, or given to papermill: data) as a code span in a table cell."""
+    return md_code(repr(value), in_table=True)
+
+
+def _listed_value(name: str, value: object, text: bool = False) -> object:
+    """A list parameter given as one comma-separated string (``"lz4,zstd:3"``, as ``papermill -p`` passes it) as
+    the list it means; a shape spec (``*DIMS``: ``"t:64,y:1080:540"``, ``*SHAPE``: ``"512,512,512"``), a ``text``
+    parameter (its default is a string: ``ACCESS = "cutout:32,32,32"``) and anything unparseable stay as given."""
+    from benchmarks_lib.base.specs import SpecError, parse_items
+
+    if text or not isinstance(value, str) or "," not in value or "DIMS" in name.upper() or \
+            name.upper().endswith("SHAPE"):
+        return value
+    try:
+        return parse_items(value, name)
+    except SpecError:
+        return value
+
+
+def _grouped(params: list[NotebookParameter]) -> list[list[NotebookParameter]]:
+    """Consecutive parameters that share their documenting comment, one list per table row."""
+    rows: list[list[NotebookParameter]] = []
+    for p in params:
+        if rows and rows[-1][-1].group == p.group:
+            rows[-1].append(p)
+        else:
+            rows.append([p])
+    return rows
+
+
+def _notebook_path(notebook: str) -> Path:
+    """A chapter notebook's template: in the working directory (a checkout, or notebooks/ in JupyterLab), else where
+    its chapter is (this checkout's notebooks/, or the package that ships it)."""
+    from benchmarks_lib.base.specs import SpecError
+
+    for path in (Path.cwd() / "notebooks" / f"{notebook}.ipynb", Path.cwd() / f"{notebook}.ipynb"):
+        if path.exists():
+            return path
+    with contextlib.suppress(SpecError):
+        if (path := template(notebook, ROOT)).exists():
+            return path
+    raise FileNotFoundError(f"notebook {notebook}.ipynb not found in notebooks/, the working directory or {ROOT}")
+
+
+def parameters_table(notebook: str, values: Mapping[str, object], run=None) -> str:
+    """Markdown: the notebook's parameters, the values this run used and what each means.
+
+    ``values`` are the notebook's globals after its parameters cell (and papermill's); ``run`` (a
+    :class:`~benchmarks_lib.run.runner.RunResult`) gives what a parameter left as None resolved to, and for a
+    loaded run (``LOAD_RUN``) the values that run was measured with.
+    """
+    meta = run.meta if run is not None else {}
+    recorded = {str(k).upper(): v for k, v in meta.get("params", {}).items()}
+    recorded.update({k: meta[k.lower()] for k in ("PROFILE", "RUN_ID") if meta.get(k.lower()) is not None})
+    loaded = bool(values.get("LOAD_RUN"))
+
+    def shown(p: NotebookParameter) -> str:
+        name, text = p.name, p.default.startswith(("'", '"'))
+        if name not in recorded:
+            return _code(_listed_value(name, values.get(name), text))
+        given = values.get(name)
+        marker = " *(profile)*" if given is None and not loaded and name != "RUN_ID" else ""
+        return _code(_listed_value(name, recorded[name], text)) + marker
+
+    lead = ("**Parameters of this run** (measured earlier and loaded: the values it was measured with)" if loaded
+            else "**Parameters of this run** (*(profile)*: left as `None`, so the profile's default)" if meta
+            else "**Parameters of this run**")
+    lines = [lead, "", "| parameter | value | meaning |", "|---|---|---|"]
+    for row in _grouped(parameter_docs(_notebook_path(notebook))):
+        names = ", ".join(f"`{p.name}`" for p in row)
+        lines.append(f"| {names} | {', '.join(shown(p) for p in row)} | "
+                     f"{_markdown_cell(row[0].meaning)} |")
+    return "\n".join(lines)
+
+
+def _notebook_title(path: Path) -> str:
+    """The first ``# `` heading of a notebook's markdown (its chapter title), else its file name."""
+    for cell in json.loads(path.read_text()).get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return path.stem
+
+
+def write_parameters_page(root: Path, names: list[str] | tuple[str, ...], out_dir: Path) -> Path:
+    """The reference page of every chapter notebook's parameters, read from their parameters cells."""
+    lines = ["# Notebook parameters", "",
+             "Every parameter of every chapter, read from the notebooks' `parameters` cells when the book was "
+             "built. Set them with `papermill -p NAME VALUE` or `iobench book --set NAME=VALUE` (see "
+             "[Reproduce and extend](../reproduce.md)); a parameter left as `None` takes the profile's "
+             "default, which `iobench suites --profile quick` lists.", ""]
+    for name in names:
+        path = template(name, root)
+        source = (md_code(path.relative_to(root)) if path.is_relative_to(root)
+                  else f"{md_code(path.name)}, shipped with its package")
+        lines += [f"## {_notebook_title(path)}", "",
+                  f"[The chapter](./{name}.ipynb), from {source}.", "",
+                  "| parameter | default | meaning |", "|---|---|---|"]
+        for row in _grouped(parameter_docs(path)):
+            lines.append(f"| {', '.join(f'`{p.name}`' for p in row)} | "
+                         f"{_markdown_cell(', '.join(f'`{p.default}`' for p in row))} | "
+                         f"{_markdown_cell(row[0].meaning)} |")
+        lines.append("")
+    page = out_dir / "parameters.md"
+    page.write_text("\n".join(lines))
+    return page
+
+
+def harness_lines(runs: list[tuple[str, str, object]]) -> list[str]:
+    """The machine page's section on where the runs' time went: per run (suite, run id, records), the cases'
+    wall time, the share inside timed regions and the seconds of each other phase; then the runner's and the workers'
+    peak RSS (Markdown, text escaped; the run ids head the ceiling sections above it)."""
+    rows = [(suite, totals, df) for suite, _, df in runs if (totals := phase_totals(df)) and totals["case"]]
+    if not rows:
+        return []
+    lines = ["", "## Where the time went", "",
+             "The share of each run's case time spent inside timed regions (the measurements themselves), and "
+             "the seconds of everything around them (see the methodology, *The process a case runs in*).", "",
+             "| suite | case time (s) | timed share | " + " | ".join(f"{n} (s)" for n, _ in SHOWN_PHASES) + " |",
+             "|---|---|---|" + "---|" * len(SHOWN_PHASES)]
+    for suite, t, _ in rows:
+        lines.append(f"| {md(suite)} | {t['case']:.1f} | {t['timed'] / t['case']:.0%} | "
+                     + " | ".join(f"{t.get(name, 0.0):.1f}" for name, _ in SHOWN_PHASES) + " |")
+    lines += ["", "The largest peak RSS over each run's cases: of the runner (the process that plans and records the "
+              "cases) and of the workers (where the measured libraries hold the case's data).", "",
+              "| suite | runner peak RSS (MB) | worker peak RSS (MB) |", "|---|---|---|"]
+    for suite, _, df in rows:
+        peaks = (peak_rss_mb(df, f"{who}_peak_rss_bytes") for who in ("runner", "worker"))
+        lines.append(f"| {md(suite)} | " + " | ".join("" if mb is None else f"{mb:.0f}" for mb in peaks) + " |")
+    return lines
+
+
+def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> Path:
+    """A page describing the machine, from the environment recorded by the runs."""
+    from benchmarks_lib.records.store import find_run
+
+    lines = ["# This machine", "",
+             "Every number in this book was measured on the machine described here, in the runs listed below.", ""]
+    env: dict = {}
+    ceilings, harness = [], []
+    for run_id in run_ids:
+        try:
+            run_dir = find_run(results_dir, run_id)
+        except FileNotFoundError:
+            continue
+        df, meta = load_run(run_dir)
+        env = env or meta.get("environment", {})
+        table = ceiling_table(df)
+        if len(table):
+            ceilings.append((meta["suite"], run_id, table))
+        harness.append((str(meta["suite"]), run_id, df))
+    if env:
+        lines += ["| property | value |", "|---|---|"]
+        for key in sorted(env):
+            value = env[key]
+            if key == "ram_bytes" and isinstance(value, int | float) and value:
+                value = f"{value / 2**30:.1f} GiB"
+            if key == "fs_free_bytes" and isinstance(value, int | float) and value:
+                value = f"{value / 1e9:.0f} GB"
+            lines.append(f"| {md(key)} | {'' if value is None else md(value)} |")
+    else:
+        lines.append("No run was found (build without execution).")
+    for suite, run_id, table in ceilings:
+        lines += ["", f"## Ceiling measured in the {md(suite)} run ({md_code(run_id)})", "",
+                  "| operation | what it is | GB/s median | GB/s min | GB/s max | n |", "|---|---|---|---|---|---|"]
+        for _, r in table.iterrows():
+            lines.append(f"| {md(r['operation'])} | {md(r['what it is'])} | {r['GB/s median']:.3f} | "
+                         f"{r['GB/s min']:.3f} | {r['GB/s max']:.3f} | {r['n']} |")
+    lines += harness_lines(harness)
+    page = out_dir / "machine.md"
+    page.write_text("\n".join(lines) + "\n")
+    return page
+
+
+def _when(meta: dict) -> str:
+    """A run's start as ``YYYY-MM-DD HH:MM UTC`` (as recorded when it cannot be read)."""
+    from datetime import UTC, datetime
+
+    stamp = str(meta.get("started_at") or "")
+    with contextlib.suppress(ValueError):
+        return datetime.fromisoformat(stamp).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return stamp or "time not recorded"
+
+
+def _machine_line(metas: list[dict]) -> str:
+    """Which machine, CPU, cores, profile and when: the runs' first environment."""
+    env = metas[0].get("environment", {})
+    cores = env.get("cpu_affinity") or env.get("cpu_count")
+    return (f"**{md(env.get('machine', 'this machine'))}** ({md(env.get('cpu_model') or 'CPU not recorded')}"
+            f"{f', {md(cores)} usable cores' if cores else ''}), "
+            f"{', '.join(md(p) for p in sorted({str(m.get('profile')) for m in metas}))} profile, "
+            f"{md(min(_when(m) for m in metas))}")
+
+
+def _more_answers(suite: str | None, mine: tuple | None, ref: tuple | None) -> list[str]:
+    """The answers the introduction promises beside the chapter's own: what sharding buys (writers), which library
+    lost data in unaligned parallel writes (parallel); from this machine's run, the reference's when there is none
+    (the parallel one from both, one sentence each)."""
+    if suite == "writers" and (mine or ref):
+        text = sharding((mine or ref)[0])
+        return [text if mine else f"**Reference machine.** {text}"]
+    if suite == "parallel" and (mine or ref):
+        out = [f"**This machine.** {lost_data(mine[0])}"] if mine else []
+        return out + ([f"**Reference machine.** {lost_data(ref[0])}"] if ref else [])
+    return []
+
+
+def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
+                       names: tuple[str, ...] | list[str] | None = None, reference: Path | None = None) -> Path:
+    """The front page: per chapter (``names``; None: every declared chapter), its answer (its ``Chapter.answer``)
+    computed from the run the chapter shows, and a link to the chapter; without a run, how to get one. With a
+    ``reference`` results directory (the committed ``reference/`` run), each answer is followed by a table setting
+    this machine beside the reference's newest run of the chapter's suite on the cases both measured
+    (:func:`.frontpage.comparison`); the writers and parallel chapters add what sharding buys and which library lost
+    data (:func:`.frontpage.sharding`, :func:`.frontpage.lost_data`)."""
+    from benchmarks_lib.records.store import find_run
+
+    runs = {}
+    for name, run_id in run_ids.items():
+        with contextlib.suppress(FileNotFoundError):
+            runs[name] = load_run(find_run(results_dir, run_id))
+    names = chapter_notebooks() if names is None else names
+    suites = {name: chapter_named(name).suite for name in names}
+    ref_dirs = newest_runs(reference) if reference is not None else {}
+    ref_runs = {name: load_run(ref_dirs[suite]) for name, suite in suites.items() if suite in ref_dirs}
+    lines = ["# The answers", ""]
+    if runs:
+        lines += [f"Measured on {_machine_line([meta for _, meta in runs.values()])}; [this machine](machine.md) "
+                  "has the details and its ceiling. Each answer is computed from the run its chapter shows.", ""]
+    else:
+        lines += ["No run was found in the results directory (the book was built without executing its chapters). "
+                  "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
+    if ref_runs:
+        lines += [f"The **reference run** committed with the book ({md_code(reference.name + '/')}): "
+                  f"{_machine_line([meta for _, meta in ref_runs.values()])}. Below each answer, a table sets this "
+                  "machine beside it on the cases both runs measured (the same case: bytes, codec, dataset, layout, "
+                  "fsync, cache state; the same contenders), each against its own ceiling; what only one run "
+                  "measured is named, not compared. The explorer chapter draws both.", ""]
+    for name in names:
+        title = _notebook_title(template(name, root))
+        chapter, suite = chapter_named(name), suites[name]
+        if name in runs or suite is None:  # a chapter that measures nothing states what it shows
+            text = chapter.answer_of(runs[name][0] if name in runs else pd.DataFrame())
+        elif name in ref_runs:
+            theirs = chapter.answer_of(ref_runs[name][0])
+            text = f"Not measured in this build (run `make book`). **Reference machine:** {theirs}"
+        else:
+            text = "Not measured in this build: run `make book` to answer it."
+        parts = [text, *_more_answers(suite, runs.get(name), ref_runs.get(name))]
+        if name in runs and name in ref_runs:
+            table = comparison(runs[name][0], ref_runs[name][0], suite)
+            if table:
+                parts.append("**This machine beside the reference machine**, like for like:\n\n" + table)
+        lines += [f"## {title}", "", "\n\n".join(parts), "",
+                  f"The figures, the tables and every ranking: [{title}]({name}.ipynb).", ""]
+    page = out_dir / "answers.md"
+    page.write_text("\n".join(lines).rstrip() + "\n")
+    return page

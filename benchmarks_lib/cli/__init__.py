@@ -1,0 +1,2 @@
+"""The `iobench` command.
+"""

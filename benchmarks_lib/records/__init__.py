@@ -1,0 +1,2 @@
+"""The result record: tidy rows, parquet I/O, the durability vocabulary.
+"""

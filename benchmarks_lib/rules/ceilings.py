@@ -1,0 +1,63 @@
+"""Each throughput beside the same run's own ceiling: which ceiling operation a row is judged by (same fsync
+policy, same cache state) and the % of it (and of its parallel twin) that the row reached. Below the flags and
+the rankings, which read these columns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benchmarks_lib.suites.ceiling import PARALLEL_SUFFIX
+
+
+def parallel_ceiling_op(operation: str | None) -> str | None:
+    """The parallel twin of a single-stream ceiling operation (``write_fsync`` -> ``write_fsync_parallel``);
+    None for memcpy and the warm read, which have none."""
+    return f"{operation}{PARALLEL_SUFFIX}" if operation in ("write_fsync", "write_nofsync", "read_cold") else None
+
+
+WRITE_OPS = ("total", "write", "append_total", "append_step")
+COLD_READ_OPS = ("read_cold", "read_region_cold")
+
+
+def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["status"] == "ok"]
+
+
+def ceiling_gbps(df: pd.DataFrame) -> dict[str, float]:
+    """Median GB/s of each ceiling operation in these rows (empty when none were measured)."""
+    rows = ok_rows(df)
+    rows = rows[rows["backend"] == "ceiling"]
+    return {str(k): float(v) for k, v in rows.groupby("operation")["gbps"].median().items()}
+
+
+def ceiling_reference(operation: str, fsync_included: bool | None, cache_state: str | None = None) -> str | None:
+    """The ceiling operation a row's GB/s is divided by: same fsync policy, same cache state."""
+    if operation in WRITE_OPS:
+        return "write_fsync" if fsync_included else "write_nofsync"
+    if operation in COLD_READ_OPS or (operation.startswith("read") and cache_state in ("cold", "cold_unverified")):
+        return "read_cold"
+    if operation == "read_warm" or (operation.startswith("read") and cache_state == "warm"):
+        return "memcpy"
+    return None
+
+
+def with_ceiling_fraction(df: pd.DataFrame) -> pd.DataFrame:
+    """Add ``ceiling_op`` and ``pct_of_ceiling`` (GB/s as % of the same run's ceiling)."""
+    out = df.copy()
+    refs: dict[str, dict[str, float]] = {}
+    for run_id, part in df.groupby("run_id", dropna=False):
+        refs[str(run_id)] = ceiling_gbps(part)
+    ops, pcts, parallel = [], [], []
+    for run_id, op, fsync, cache, gbps in zip(out["run_id"], out["operation"], out["fsync_included"],
+                                              out["cache_state"], out["gbps"], strict=True):
+        ref = ceiling_reference(str(op), None if pd.isna(fsync) else bool(fsync), None if pd.isna(cache) else cache)
+        value = refs.get(str(run_id), {}).get(ref) if ref else None
+        ops.append(ref)
+        pcts.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)
+        value = refs.get(str(run_id), {}).get(parallel_ceiling_op(ref)) if ref else None  # the parallel ceiling
+        parallel.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)
+    out["ceiling_op"] = ops
+    out["pct_of_ceiling"] = pcts  # of the single-stream ceiling
+    out["pct_of_parallel_ceiling"] = parallel
+    return out

@@ -1,0 +1,360 @@
+"""Runs a suite: cases x backends x iterations, each case in a worker subprocess.
+
+- Parameters are validated (and unknown ones rejected) before anything is written; so are a run far
+  longer than its profile's (the estimate is stated) and one starting too many processes (``--yes``).
+- A run lives in ``<results>/<machine>/<run-id>/``; re-running the same run id skips the
+  cases already recorded (resume after ``kill -9``: no lost, no duplicated rows). One iobench
+  measures a run at a time: the run and its scratch are locked (``scratch.claim_run``).
+- A case's process never sees the user's AWS variables unless the case names the user's own S3
+  endpoint (:func:`worker_environ`).
+- A case runs in a worker process (``workers``): a fresh one, or, for a suite that declares ``reuse_worker``,
+  one per backend reused across that backend's cases; each records where its seconds went (``t_*_s``).
+- A crash of a case (even a segfault in a native library) becomes an error row with the
+  tail of its stderr, and the sweep goes on.
+- Every run measures the machine's ceiling first (see ``ceiling.py``).
+- Scratch space: one marked directory per run, emptied after every case and removed at the
+  end; nothing outside it is ever deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchmarks_lib.adapters import tracked_packages
+from benchmarks_lib.base.dask_scheduler import parse_cluster
+from benchmarks_lib.base.environment import collect_environment, machine_name
+from benchmarks_lib.base.paths import RESULTS_DIR, SCRATCH_ENV, checkout_dirs, resolve_scratch_root
+from benchmarks_lib.base.scratch import check_scratch_available, claim_run, is_within, remove_tree
+from benchmarks_lib.base.specs import SpecError, parse_count, parse_profile, parse_run_id
+from benchmarks_lib.inputs.user_data import public_params
+from benchmarks_lib.measure.allocator import allocator_state
+from benchmarks_lib.measure.ledger import case_columns
+from benchmarks_lib.records.store import (
+    SCHEMA_VERSION,
+    find_run,
+    load_run,
+    read_run_json,
+    record_is_complete,
+    to_frame,
+    write_atomic_parquet,
+    write_json_atomic,
+)
+from benchmarks_lib.run.executor import CaseFinished, Executor, SerialExecutor
+from benchmarks_lib.run.pool import CaseWorkers, Timeline, timed_share_line
+from benchmarks_lib.run.preflight import (
+    check_processes,
+    check_space,
+    check_time,
+    check_writable_dir,
+    estimate_seconds,
+    format_seconds,
+)
+from benchmarks_lib.run.worker import error_row, finish_rows
+from benchmarks_lib.suites import Case, get_suite
+from benchmarks_lib.suites.ceiling import ceiling_case
+from benchmarks_lib.suites.common import with_defaults
+
+DEFAULT_CEILING_BYTES = {"quick": 64 * 2**20, "standard": 512 * 2**20, "seed": 2 * 2**30}
+RUN_COLUMNS_FROM_ENV = ("machine", "git_commit", "cpu_model", "cpu_count", "ram_bytes", "fs_type", "kernel", "python")
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    df: pd.DataFrame
+    meta: dict
+    #: what ran when in this call (the serial runner's; empty for a loaded run): see ``workers.Timeline``
+    timeline: Timeline = field(default_factory=Timeline)
+
+    @property
+    def failed(self) -> int:
+        return int((self.df["status"] == "error").sum()) if len(self.df) else 0
+
+
+def resolve_params(suite_name: str, params: dict | None, profile: str) -> dict:
+    """Profile defaults overlaid with the given parameters (None means 'profile default')."""
+    suite = get_suite(suite_name)
+    merged = with_defaults(params or {}, parse_profile(profile), suite.profiles, suite_name)
+    merged["iterations"] = parse_count(merged.get("iterations", 3), "iterations", maximum=10_000)
+    merged["warmups"] = parse_count(merged.get("warmups", 1), "warmups", minimum=0, maximum=1000)
+    return merged
+
+
+def plan(suite_name: str, params: dict | None, profile: str, ceiling: bool = True) -> tuple[dict, list[Case], int]:
+    """Validated parameters, the cases (the ceiling first) and the scratch bytes the run needs at once."""
+    suite = get_suite(suite_name)
+    merged = resolve_params(suite_name, params, profile)
+    suite_params = {k: v for k, v in merged.items() if k not in ("iterations", "warmups")}
+    cases = suite.build_cases(suite_params, profile)
+    need = suite.scratch_bytes(cases)
+    if ceiling and suite_name != "ceiling":
+        nbytes = suite.ceiling_bytes(cases) if suite.ceiling_bytes else DEFAULT_CEILING_BYTES[profile]
+        cases = [ceiling_case(nbytes), *cases]
+        need = max(need, nbytes)
+    return merged, cases, need
+
+
+def planned_scratch_bytes(suite_name: str, profile: str) -> int:
+    return plan(suite_name, None, profile)[2]
+
+
+def default_run_id(suite: str, profile: str) -> str:
+    return f"{suite}-{profile}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+def _existing_meta(meta_path: Path, request: dict, run_id: str) -> dict | None:
+    """The run.json of a run being resumed (None for a new run); refused if unreadable or different."""
+    if not meta_path.exists():
+        return None
+    old = read_run_json(meta_path)
+    if {k: old.get(k) for k in request} != json.loads(json.dumps(request)):
+        raise SpecError(f"run id {run_id!r} exists with other parameters; "
+                        "pick another --run-id or the same parameters")
+    return old
+
+
+#: progress(done, total, message, finished): called before (finished=False) and after each case
+Progress = Callable[[int, int, str, bool], None]
+
+
+def print_progress(done: int, total: int, message: str, finished: bool) -> None:
+    """Plain progress: one line per finished case on stderr (logs, notebooks)."""
+    if finished:
+        print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
+
+
+def run_suite(
+    suite_name: str,
+    params: dict | None = None,
+    *,
+    profile: str = "quick",
+    results_dir: str | Path = RESULTS_DIR,
+    run_id: str | None = None,
+    scratch_dir: str | Path | None = None,
+    ceiling: bool = True,
+    case_timeout_s: float = 3600,
+    progress: Progress | None = print_progress,
+    assume_yes: bool | None = None,
+    cluster: str | None = None,
+) -> RunResult:
+    """Measure a suite and return its rows; resumes when ``run_id`` names an existing run.
+
+    ``cluster`` (``local``, or a Dask scheduler address ``tcp://host:port``) runs the cases as Dask tasks,
+    at most one per worker at a time (:mod:`.cluster`); None (the default) runs them here, one after another."""
+    if cluster is not None:
+        cluster = parse_cluster(cluster)
+    merged, cases, need = plan(suite_name, params, profile, ceiling)
+    if cluster is not None:
+        from benchmarks_lib.run.cluster import check_cluster
+
+        check_cluster(cluster)  # a scheduler that is not one, or unreachable: exit 2 before anything is created
+    iterations, warmups = merged["iterations"], merged["warmups"]
+    run_id = parse_run_id(run_id if run_id is not None else default_run_id(suite_name, profile))
+    scratch_root = resolve_scratch_root(scratch_dir)
+    if assume_yes is None:
+        assume_yes = os.environ.get("IOBENCH_YES") == "1"
+
+    # Everything is checked before anything is created: exit 2 means nothing was written.
+    scratch_base = check_writable_dir(scratch_root, "scratch directory")
+    results_base = check_writable_dir(Path(results_dir), "results directory")
+    check_scratch_available(scratch_root, run_id)
+    machine = machine_name()
+    run_dir = Path(results_dir) / machine / run_id
+    if run_dir.exists() and not run_dir.is_dir():
+        raise SpecError(f"run directory {str(run_dir)!r} is a file, not a directory")
+    run_abs, scratch_abs = run_dir.resolve(), (scratch_root / run_id).resolve()
+    if is_within(run_abs, scratch_abs) or is_within(scratch_abs, Path(results_dir).resolve()):
+        raise SpecError(f"scratch directory {str(scratch_root)!r} and results directory {str(results_dir)!r} "
+                        "overlap; scratch is emptied after every case, so keep them apart")
+    meta_path = run_dir / "run.json"
+    # a person's own file is recorded by its name, never its directory (``user_data.public_label``)
+    request = {"suite": suite_name, "profile": profile, "params": public_params(merged)}
+    meta = _existing_meta(meta_path, request, run_id)
+    records = run_dir / "records"
+    todo = [c for c in cases if not record_is_complete(records / f"{c.case_id}.parquet")]
+    estimate = check_load(suite_name, profile, todo, iterations + warmups, cluster, assume_yes)
+    if meta is None:
+        check_space(need, profile, scratch_base, results_base, assume_yes)
+    lock, scratch = claim_run(run_dir, scratch_root, run_id)
+    if progress and estimate and todo:
+        progress(0, len(todo), f"estimated time: about {format_seconds(estimate[0])} for {len(todo)} cases "
+                               f"(the {profile} profile's own run: about {format_seconds(estimate[1])})", True)
+    try:
+        return _measure(cases, request, run_dir, scratch, scratch_root, case_timeout_s=case_timeout_s,
+                        progress=progress, cluster=cluster)
+    finally:
+        remove_tree(scratch, scratch)
+        os.close(lock)
+
+
+def check_load(suite_name: str, profile: str, todo: list[Case], runs: int, cluster: str | None,
+               assume_yes: bool) -> tuple[float, float] | None:
+    """Refuse (unless ``assume_yes``) a run estimated far beyond its profile's time or starting too many
+    processes; the estimate (:func:`preflight.estimate_seconds`)."""
+    suite = get_suite(suite_name)
+    if suite.local_processes:
+        check_processes(max((suite.local_processes(c) for c in todo if c.suite == suite_name), default=0),
+                        f"this {suite_name} run", assume_yes)
+    if cluster is not None and cluster.startswith("local:"):
+        check_processes(int(cluster.partition(":")[2]), f"--cluster {cluster}", assume_yes)
+
+    def defaults(name: str) -> tuple[int, list[Case]]:
+        merged, cases, _ = plan(suite_name, None, name, ceiling=False)
+        return merged["iterations"] + merged["warmups"], cases
+
+    estimate = estimate_seconds(suite, profile, todo, runs, defaults)
+    if estimate is not None:
+        check_time(*estimate, profile, assume_yes)
+    return estimate
+
+
+def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scratch_root: Path, *,
+             case_timeout_s: float, progress: Progress | None, cluster: str | None) -> RunResult:
+    """The cases not yet recorded, each in a fresh worker (or on the cluster), with the run locked and its
+    scratch claimed; run.json is written for a new run and finished at the end."""
+    run_id, profile = run_dir.name, request["profile"]
+    iterations, warmups = request["params"]["iterations"], request["params"]["warmups"]
+    meta_path = run_dir / "run.json"
+    meta = _existing_meta(meta_path, request, run_id)  # read again under the lock: another run may have finished
+    if meta is None:
+        env = collect_environment(scratch_root, tracked_packages())
+        meta = {**request, "schema_version": SCHEMA_VERSION, "run_id": run_id, "environment": env,
+                "started_at": env["collected_at"], "cases": [c.case_id for c in cases],
+                "worker_process": {"allocator": allocator_state(), "reuse": CaseWorkers.policy(request["suite"])}}
+        write_json_atomic(meta, meta_path)
+    records = run_dir / "records"
+    records.mkdir(parents=True, exist_ok=True)
+    todo = [c for c in cases if not record_is_complete(records / f"{c.case_id}.parquet")]
+    if todo and meta.pop("finished_at", None):  # resumed with cases to measure: unfinished until it ends again
+        write_json_atomic(meta, meta_path)
+
+    env = meta["environment"]
+    run_columns = {"run_id": run_id, "profile": profile, **{k: env.get(k) for k in RUN_COLUMNS_FROM_ENV}}
+    done = len(cases) - len(todo)
+    if done and progress:
+        progress(done, len(cases), f"resuming {run_id}: {done} cases already recorded", True)
+    job_base = {"iterations": iterations, "warmups": warmups, "profile": profile, "run_dir": str(run_dir.resolve()),
+                "run_columns": run_columns}
+
+    def limit_of(case: Case) -> float:
+        owner = get_suite(case.suite)
+        return owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
+
+    finished = [done]
+    timeline = Timeline()
+
+    def record(ran: CaseFinished) -> None:
+        """Write one finished case's record (an error row when its worker wrote none)."""
+        case, rows = ran.case, ran.rows
+        if rows is None:  # the worker wrote no rows of its own (crashed, killed, timed out, its host lost)
+            reason = f"worker exited with status {ran.rc}" + (" (killed by signal)" if ran.rc < 0 else "")
+            spent = case_columns(None, 0, int(ran.seconds * 1e9))  # its wall time still counts to the run's
+            rows = finish_rows([{**error_row(case, f"{reason}\n{ran.stderr}"), **spent}], case, run_columns)
+        out = records / f"{case.case_id}.parquet"
+        write_atomic_parquet(to_frame([{**row, **ran.extra} for row in rows]), out)
+        finished[0] += 1
+        if progress:
+            progress(finished[0], len(cases),
+                     f"{get_suite(case.suite).describe(case)}: {_case_status(out)} ({ran.seconds:.1f} s)", True)
+
+    executor = _executor(cluster, scratch, scratch_root, run_id, timeline)
+    with contextlib.closing(executor.run(todo, job_base, {c.case_id: limit_of(c) for c in todo})) as events:
+        for event in events:
+            if isinstance(event, CaseFinished):
+                record(event)
+            elif progress:
+                progress(finished[0], len(cases), get_suite(event.case.suite).describe(event.case), False)
+    df, meta = load_run(run_dir)
+    meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    write_json_atomic(meta, meta_path)
+    if progress and todo and (line := timed_share_line(df)):
+        progress(finished[0], len(cases), line, True)
+    return RunResult(run_dir, df, meta, timeline)
+
+
+def _executor(cluster: str | None, scratch: Path, scratch_root: Path, run_id: str, timeline: Timeline) -> Executor:
+    """The cases here, one after another (``cluster`` None), or as tasks on a Dask cluster (:mod:`.cluster`)."""
+    if cluster is None:
+        return SerialExecutor(scratch, timeline)
+    from benchmarks_lib.run.cluster import DaskExecutor
+
+    return DaskExecutor(cluster, scratch_root, run_id)
+
+
+def _case_status(path: Path) -> str:
+    statuses = pd.read_parquet(path, columns=["status"])["status"]
+    if (statuses == "error").any():
+        return "error"
+    if (statuses == "skip").all():
+        return "skipped"
+    return "ok"
+
+
+#: a notebook's names for the run's own settings -> ``run_or_load``'s keywords
+NOTEBOOK_SETTINGS = {"PROFILE": "profile", "RESULTS_DIR": "results_dir", "LOAD_RUN": "load", "RUN_ID": "run_id"}
+
+
+def notebook_arguments(suite_name: str, namespace: Mapping[str, Any]) -> tuple[dict, dict]:
+    """A notebook's parameters (its globals after the parameters cell and papermill's) as the suite's parameters
+    and the run's settings: each of the suite's parameters from its name in upper case, which the notebook must
+    assign; ``PROFILE``, ``RESULTS_DIR``, ``LOAD_RUN`` and ``RUN_ID`` where it assigns them. Nothing else is read."""
+    names = get_suite(suite_name).parameters
+    missing = [name.upper() for name in names if name.upper() not in namespace]
+    if missing:
+        raise SpecError(f"the notebook assigns no {missing[0]}: its parameters cell assigns every parameter of the "
+                        f"{suite_name!r} suite in upper case ({', '.join(n.upper() for n in names)})")
+    settings = {keyword: namespace[name] for name, keyword in NOTEBOOK_SETTINGS.items() if name in namespace}
+    return {name: namespace[name.upper()] for name in names}, settings
+
+
+def _is_notebook_namespace(suite_name: str, params: Mapping[str, Any]) -> bool:
+    """True when ``params`` names the suite's parameters or the run's settings in upper case (a notebook's)."""
+    upper = {*NOTEBOOK_SETTINGS, *(name.upper() for name in get_suite(suite_name).parameters)}
+    return any(key in upper for key in params)
+
+
+def run_or_load(
+    suite_name: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    profile: str = "quick",
+    results_dir: str | Path | None = None,
+    load: str | Path | None = None,
+    **kwargs,
+) -> RunResult:
+    """The one call a notebook makes: measure now, or load an earlier run (``load``).
+
+    A notebook hands over its parameters with its globals, ``run_or_load("writers", globals())``: the suite's
+    parameters and the run's settings are read from their upper-case names (:func:`notebook_arguments`), which
+    then take the place of the keywords. Otherwise ``params`` are the suite's parameters by their own names.
+    ``results_dir`` None means the checkout's ``results/`` (and, unless ``scratch_dir`` or ``$IOBENCH_SCRATCH``
+    says otherwise, its ``.iobench-scratch/``): see :func:`benchmarks_lib.base.paths.checkout_dirs`.
+    """
+    if params is not None and _is_notebook_namespace(suite_name, params):
+        params, settings = notebook_arguments(suite_name, params)
+        profile = settings.pop("profile", profile)
+        results_dir = settings.pop("results_dir", results_dir)
+        load = settings.pop("load", load)
+        kwargs.update(settings)  # the run id
+    if results_dir is None:
+        results_dir, scratch = checkout_dirs()
+        if kwargs.get("scratch_dir") is None and SCRATCH_ENV not in os.environ:
+            kwargs["scratch_dir"] = scratch
+    if load:
+        run_dir = find_run(results_dir, str(load))
+        df, meta = load_run(run_dir)
+        if meta.get("suite") != suite_name:
+            raise SpecError(f"run {load!r} is a {meta.get('suite')!r} run, not {suite_name!r}")
+        return RunResult(run_dir, df, meta)
+    return run_suite(suite_name, None if params is None else dict(params), profile=profile, results_dir=results_dir,
+                     **kwargs)

@@ -1,0 +1,136 @@
+"""Runs cases in a worker process: one (``measure.fresh.start("benchmarks_lib.run.worker:main", JOB.json)``), or
+one after another (``benchmarks_lib.run.worker:main`` without a job: job paths on stdin, see :func:`main`).
+
+The job file names the case, the context and where to write the rows. Rows are written
+atomically to the records directory, so the parent sees all of a case or none of it. A
+Python exception becomes an error row here; a hard crash (segfault, kill) is turned into an
+error row by the parent from this process's exit status and stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks_lib.base.redact import redact_row
+from benchmarks_lib.measure.allocator import settle_heap
+from benchmarks_lib.measure.ledger import LEDGER, peak_rss, phase, reset_peak_rss
+from benchmarks_lib.records.store import SCHEMA_VERSION, write_atomic
+from benchmarks_lib.suites import Case, CaseContext, get_suite
+
+
+def finish_rows(rows: list[dict], case: Case, run_columns: dict) -> list[dict]:
+    out = []
+    for row in rows:
+        full = {"schema_version": SCHEMA_VERSION, **run_columns, "suite": case.suite, "case_id": case.case_id,
+                "backend": case.backend, "iteration": 0, "status": "ok"}
+        for key, value in case.params.items():
+            if isinstance(value, str | int | float | bool) or value is None:
+                full.setdefault(key, value)
+        full.update(row)
+        out.append(redact_row(full))  # no credential in a record, whatever a library put in its message
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays as the Python values they hold (JSON has no numpy types)."""
+    if isinstance(value, np.generic | np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+#: the most characters of an error's reason a record keeps
+REASON_CHARS = 4000
+
+
+def shorten_reason(reason: str, limit: int = REASON_CHARS) -> str:
+    """At most ``limit`` characters of a reason: its first line (the exception and its message, or how the worker
+    ended; at most a quarter of ``limit``) and the end of the rest (where it was raised, the worker's last words)."""
+    if len(reason) <= limit:
+        return reason
+    first, _, rest = reason.partition("\n")
+    head = first[:limit // 4]
+    return f"{head}\n[...]\n{rest[-(limit - len(head) - 7):]}"  # 7: the marker
+
+
+def exception_reason(exc: BaseException) -> str:
+    """An exception as a reason: ``Type: message`` first, then its traceback, the message not repeated at its end
+    (a long message, an S3 error's XML body say, would otherwise fill the end that ``shorten_reason`` keeps)."""
+    parts = traceback.format_exception(exc)
+    frames = parts[:len(parts) - len(traceback.format_exception_only(exc))]
+    return f"{type(exc).__name__}: {exc}\n{''.join(frames)}"
+
+
+def error_row(case: Case, reason: str, operation: str = "case") -> dict:
+    """A case's error row; a long reason keeps its first line whole (``shorten_reason``)."""
+    return {"operation": operation, "status": "error", "reason": shorten_reason(reason)}
+
+
+def _import_library(backend: str) -> None:
+    """Import the case's library (its adapter's declared modules) before the case: the ``import`` phase."""
+    from benchmarks_lib.adapters import KINDS, adapter_class
+    from benchmarks_lib.base.specs import SpecError
+
+    for kind in KINDS:
+        try:
+            cls = adapter_class(backend, kind)
+        except (SpecError, ImportError):
+            continue
+        for module in (cls.module, *cls.extra_modules):
+            with contextlib.suppress(Exception):  # a missing library is the case's own skip row
+                importlib.import_module(module)
+        return
+
+
+def run_job(job_path: str) -> int:
+    """One case: its rows (and its accounting: ``measure.ledger``) written atomically to the job's rows file."""
+    case_ns = time.perf_counter_ns()
+    job = json.loads(Path(job_path).read_text())
+    case = Case.from_json(job["case"])
+    ctx = CaseContext(scratch=Path(job["scratch"]), iterations=job["iterations"], warmups=job["warmups"],
+                      profile=job["profile"], run_dir=Path(job["run_dir"]))
+    LEDGER.reset()
+    settle_heap()  # the same allocator state at every case's start, fresh worker or reused (``allocator``)
+    reset_peak_rss()
+    status = 0
+    try:
+        with phase("import"):
+            _import_library(case.backend)
+        rows = get_suite(case.suite).run_case(case, ctx)
+        if not rows:
+            rows = [{"operation": "case", "status": "skip", "reason": "the case produced no measurement"}]
+    except Exception as exc:
+        sys.stderr.write(traceback.format_exc())
+        rows = [error_row(case, exception_reason(exc))]
+        status = 3
+    accounting = {"case_ns": case_ns, "body_end_ns": time.perf_counter_ns(), "phases": LEDGER.seconds(),
+                  "intervals": LEDGER.intervals, "worker_peak_rss_bytes": peak_rss(), "pid": os.getpid()}
+    # JSON, atomically: the runner (which has pandas; this process never loads it, so its memory and
+    # start-up are the case's own) turns the rows into the case's parquet record
+    text = json.dumps({"rows": finish_rows(rows, case, job["run_columns"]), "accounting": accounting},
+                      default=_plain)
+    write_atomic(Path(job["rows"]), lambda f: f.write(text.encode()))
+    return status
+
+
+def main(job_path: str | None = None) -> int:
+    """One case (``job_path``), or, without one, a worker serving cases: a job file's path a line on stdin, its
+    status a line back on stdout (the real stdout goes to stderr), until stdin closes."""
+    if job_path is not None:
+        return run_job(job_path)
+    sys.stdout.flush()
+    channel = os.dup(1)
+    os.dup2(2, 1)  # what a library prints cannot reach the channel
+    for line in sys.stdin:
+        status = run_job(line.strip())
+        os.write(channel, f"{status}\n".encode())
+    return 0
