@@ -11,7 +11,7 @@ import pytest
 from benchmarks_lib import servers
 from benchmarks_lib.adapters import adapter_class, backend_status, library, participants
 from benchmarks_lib.adapters import zarr_http as zarr_reads
-from benchmarks_lib.adapters.zarr_fsspec_store import BlockCachedStore
+from benchmarks_lib.adapters.remote.fsspec_store import BlockCachedStore
 from benchmarks_lib.base import scratch
 from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.chapters import cache as chapter
@@ -361,7 +361,7 @@ def test_remote_rows_carry_the_server_cpu_and_its_disk_reads(rows):
 
 
 def test_a_read_whose_eviction_failed_is_cold_unverified(tmp_path, monkeypatch):
-    eviction = importlib.import_module("benchmarks_lib.suites.eviction")  # where the suites evict
+    eviction = importlib.import_module("benchmarks_lib.suites.kit.eviction")  # where the suites evict
 
     def not_evicted(paths, drop_caches=True):
         report = real(paths, drop_caches=drop_caches)

@@ -17,7 +17,7 @@ from benchmarks_lib.records.store import to_frame
 from benchmarks_lib.run.worker import finish_rows
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.compression import SUITE, build_cases
-from benchmarks_lib.suites.roundtrip import MIN_RANKED_ITERATIONS, RoundTrip, measure_round_trips
+from benchmarks_lib.suites.kit.roundtrip import MIN_RANKED_ITERATIONS, RoundTrip, measure_round_trips
 
 pytest.importorskip("pyvista")
 pytest.importorskip("zvtk")
@@ -335,7 +335,7 @@ def test_profiles_build_and_group_points():
 
 def test_data_beyond_generate_bytes_is_whole_chunks_repeated():
     from benchmarks_lib.data.datasets import Dataset
-    from benchmarks_lib.suites.roundtrip import suite_data
+    from benchmarks_lib.suites.kit.roundtrip import suite_data
 
     dataset = Dataset("microscopy", (10, 16, 16), seed=1)
     full, tiled = suite_data(dataset, (2, 8, 8), None)

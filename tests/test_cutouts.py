@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks_lib.base.specs import parse_dims
-from benchmarks_lib.suites.cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
+from benchmarks_lib.suites.kit.cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
 
 
 def _origins(cutouts, kind):

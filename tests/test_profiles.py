@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from benchmarks_lib.suites import get_suite, suite_names
-from benchmarks_lib.suites.roundtrip import MIN_RANKED_ITERATIONS
-from benchmarks_lib.suites.verification import FULL_VERIFY_PROFILES, sample_regions, verify_scope
+from benchmarks_lib.suites.kit.roundtrip import MIN_RANKED_ITERATIONS
+from benchmarks_lib.suites.kit.verification import FULL_VERIFY_PROFILES, sample_regions, verify_scope
 
 SUITE_NAMES = [name for name in suite_names() if name != "ceiling"]
 

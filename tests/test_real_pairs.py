@@ -21,7 +21,7 @@ from benchmarks_lib.inputs.user_data import parse_dataset
 from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.compression import PROFILES, SUITE, build_cases
-from benchmarks_lib.suites.twins import parse_real_datasets
+from benchmarks_lib.suites.kit.twins import parse_real_datasets
 
 pytest.importorskip("pyvista")
 pytest.importorskip("numcodecs")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from benchmarks_lib.measure import resident_bytes
-from benchmarks_lib.suites.eviction import StoreEvictions, advise_out
+from benchmarks_lib.suites.kit.eviction import StoreEvictions, advise_out
 
 
 def _store(tmp_path, files: int = 4, size: int = 256 * 1024):

@@ -15,7 +15,7 @@ from benchmarks_lib.adapters import backend_status, make_adapter
 from benchmarks_lib.adapters.base import Adapter, IndependentRead
 from benchmarks_lib.base.specs import ArraySpec, parse_codec, parse_dims
 from benchmarks_lib.data.datasets import ArrayDigest, Dataset, checksum_array, checksum_blocks, checksum_header
-from benchmarks_lib.suites.verification import verify
+from benchmarks_lib.suites.kit.verification import verify
 
 # (backend, codec, dims): edge chunks on y and x, a partial last chunk/file along z
 CASES = [

@@ -12,7 +12,7 @@ from benchmarks_lib.data.datasets import Dataset, checksum_blocks
 from benchmarks_lib.measure import EvictionReport
 from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import blocks, cutouts, timed_io, verification, writers
-from benchmarks_lib.suites.blocks import BlockSource
+from benchmarks_lib.suites.kit.blocks import BlockSource
 
 
 def test_small_data_is_kept_whole_and_matches_the_dataset():

@@ -158,7 +158,7 @@ def _shares_code(a: type, b: type) -> bool:
 def readers_of(writer: Adapter, store: str = "file") -> list[str]:
     """The array adapters that may verify what ``writer`` wrote to ``store``, in listing order: those that read its
     ``format`` from that store and are another library (no adapter class in common with it). The one rule every
-    suite verifies by (:func:`benchmarks_lib.suites.verification.verifier`)."""
+    suite verifies by (:func:`benchmarks_lib.suites.kit.verification.verifier`)."""
     return participants("array", lambda cls: cls.reads_format(writer.format) and store in cls.stores
                         and not _shares_code(cls, type(writer)))
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 #: the source checkout this package is imported from (for an installed package: the site-packages directory)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: the committed reference run (``standard`` profile): the published book's numbers, shown beside the reader's
 REFERENCE = ROOT / "reference"
 #: where runs go and where their scratch data live, relative to the working directory, unless told otherwise

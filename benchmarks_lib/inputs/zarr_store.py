@@ -2,7 +2,7 @@
 it, the workload's selections and their CRC-32s.
 
 The store holds a seeded dataset (zstd), unsharded or sharded per ``dims``; zarr-python writes it
-(:func:`benchmarks_lib.adapters.zarr_http.write_store`), so its availability is that of the
+(:func:`benchmarks_lib.adapters.remote.zarr_http.write_store`), so its availability is that of the
 ``zarr-python`` array adapter (:data:`WRITER`).
 """
 
@@ -90,7 +90,7 @@ def ensure_zarr_store(directory: str | Path, dims: str, layout: str, dataset: st
             if stale.exists() or stale.is_symlink():
                 remove_tree(stale)
         check_free(directory, store_bytes_bound(dims))
-        from benchmarks_lib.adapters.zarr_http import write_store
+        from benchmarks_lib.adapters.remote.zarr_http import write_store
         from benchmarks_lib.data.datasets import Dataset
 
         try:
@@ -128,7 +128,7 @@ def expected_crc32s(store: Path, workload: str, cutout: list[int], cutouts: int)
         got = json.loads(cached.read_text())
         if got["stored_bytes"] == info["stored_bytes"] and got["crc32"] == info["crc32"]:
             return got["crc32s"]
-    from benchmarks_lib.adapters.zarr_http import read_crc32s
+    from benchmarks_lib.adapters.remote.zarr_http import read_crc32s
 
     spec = parse_dims(info["dims"])
     crcs = read_crc32s(store, zarr_selections(spec.shape, spec.chunks, workload, tuple(cutout), cutouts))

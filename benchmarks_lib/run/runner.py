@@ -62,7 +62,7 @@ from benchmarks_lib.run.preflight import (
 from benchmarks_lib.run.worker import error_row, finish_rows
 from benchmarks_lib.suites import Case, get_suite
 from benchmarks_lib.suites.ceiling import ceiling_case
-from benchmarks_lib.suites.common import with_defaults
+from benchmarks_lib.suites.kit.common import with_defaults
 
 DEFAULT_CEILING_BYTES = {"quick": 64 * 2**20, "standard": 512 * 2**20, "seed": 2 * 2**30}
 RUN_COLUMNS_FROM_ENV = ("machine", "git_commit", "cpu_model", "cpu_count", "ram_bytes", "fs_type", "kernel", "python")

@@ -35,7 +35,7 @@ from benchmarks_lib.base.specs import parse_size
 from benchmarks_lib.measure import cold_read_state, disk_usage, evict_page_cache, measure, sync_store
 from benchmarks_lib.records.durability import durability_columns
 from benchmarks_lib.suites import Case, CaseContext, Suite
-from benchmarks_lib.suites.common import remove_output
+from benchmarks_lib.suites.kit.common import remove_output
 
 BLOCK = 8 * 2**20
 

@@ -51,7 +51,7 @@ from benchmarks_lib.data.examples import EXAMPLES
 from benchmarks_lib.data.meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from benchmarks_lib.inputs.user_data import MeshSpec, dataset_dtype, parse_datasets, sources_param
 from benchmarks_lib.suites import Case, CaseContext, Suite
-from benchmarks_lib.suites.backends import (
+from benchmarks_lib.suites.kit.backends import (
     SuiteBackend,
     array_point_reason,
     array_round_trip,
@@ -60,16 +60,16 @@ from benchmarks_lib.suites.backends import (
     measure_mesh,
     suite_backend,
 )
-from benchmarks_lib.suites.common import remove_output, sized_by, with_defaults
-from benchmarks_lib.suites.own_data import case_dataset, fit_crops
-from benchmarks_lib.suites.roundtrip import (
+from benchmarks_lib.suites.kit.common import remove_output, sized_by, with_defaults
+from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops
+from benchmarks_lib.suites.kit.roundtrip import (
     ArrayData,
     array_data,
     measure_round_trips,
     parse_generate_bytes,
     skip_rows,
 )
-from benchmarks_lib.suites.twins import PAIR_BACKEND, RealPair, pair_missing, pairs_param, parse_real_datasets
+from benchmarks_lib.suites.kit.twins import PAIR_BACKEND, RealPair, pair_missing, pairs_param, parse_real_datasets
 
 ZARR_FORMATS = ("zarr2", "zarr3")
 

@@ -65,11 +65,11 @@ from benchmarks_lib.inputs.user_data import FileDataset, dataset_columns, make_d
 from benchmarks_lib.measure import sync_store, timed
 from benchmarks_lib.records.durability import durability_columns
 from benchmarks_lib.suites import Case, CaseContext, Suite
-from benchmarks_lib.suites.backends import backend_names
-from benchmarks_lib.suites.common import RUN_KEYS, remove_output, sized_by, with_defaults
-from benchmarks_lib.suites.own_data import fit_crops
-from benchmarks_lib.suites.roundtrip import skip_rows
-from benchmarks_lib.suites.verification import SAMPLE_CHUNKS, verifier, verify_scope
+from benchmarks_lib.suites.kit.backends import backend_names
+from benchmarks_lib.suites.kit.common import RUN_KEYS, remove_output, sized_by, with_defaults
+from benchmarks_lib.suites.kit.own_data import fit_crops
+from benchmarks_lib.suites.kit.roundtrip import skip_rows
+from benchmarks_lib.suites.kit.verification import SAMPLE_CHUNKS, verifier, verify_scope
 
 NAME = "parallel"
 BACKENDS = backend_names(lambda cls: getattr(cls, "writes_regions", False), kinds=("array",))

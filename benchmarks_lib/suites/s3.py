@@ -51,12 +51,12 @@ from benchmarks_lib.measure.ledger import phase
 from benchmarks_lib.records.durability import durability_columns
 from benchmarks_lib.servers.link import LinkProcess
 from benchmarks_lib.suites import Case, CaseContext, Suite
-from benchmarks_lib.suites.backends import backend_names
-from benchmarks_lib.suites.common import RUN_KEYS, preferred_spec, sized_by, with_defaults
-from benchmarks_lib.suites.eviction import StoreEvictions
-from benchmarks_lib.suites.own_data import case_dataset, fit_crops
-from benchmarks_lib.suites.roundtrip import skip_rows
-from benchmarks_lib.suites.verification import sample_regions, verifier, verify_scope
+from benchmarks_lib.suites.kit.backends import backend_names
+from benchmarks_lib.suites.kit.common import RUN_KEYS, preferred_spec, sized_by, with_defaults
+from benchmarks_lib.suites.kit.eviction import StoreEvictions
+from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops
+from benchmarks_lib.suites.kit.roundtrip import skip_rows
+from benchmarks_lib.suites.kit.verification import sample_regions, verifier, verify_scope
 
 NAME = "s3"
 BACKENDS = backend_names(lambda cls: "s3" in getattr(cls, "stores", ()), kinds=("array",))

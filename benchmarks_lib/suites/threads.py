@@ -45,16 +45,16 @@ from benchmarks_lib.base.specs import (
 from benchmarks_lib.data.meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from benchmarks_lib.inputs.user_data import dataset_dtype, parse_dataset, sources_param
 from benchmarks_lib.suites import Case, CaseContext, Suite
-from benchmarks_lib.suites.backends import (
+from benchmarks_lib.suites.kit.backends import (
     array_point_reason,
     array_round_trip,
     backend_names,
     measure_mesh,
     suite_backend,
 )
-from benchmarks_lib.suites.common import remove_output, sized_by, with_defaults
-from benchmarks_lib.suites.own_data import case_dataset, fit_crops
-from benchmarks_lib.suites.roundtrip import array_data, measure_round_trips, parse_generate_bytes, skip_rows
+from benchmarks_lib.suites.kit.common import remove_output, sized_by, with_defaults
+from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops
+from benchmarks_lib.suites.kit.roundtrip import array_data, measure_round_trips, parse_generate_bytes, skip_rows
 
 
 def scales_with_threads(cls: type) -> bool:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.chapters import common, tables
-from benchmarks_lib.chapters.compression_points import PAIR_COLUMNS, summarize_points
+from benchmarks_lib.chapters.compression.points import PAIR_COLUMNS, summarize_points
 from benchmarks_lib.chapters.style import SMALL, empty_figure, legend_outside, plt, ratio_log_axis, subplots
 
 #: a twin compresses like its real data when, for every codec, the two ratios are within this factor

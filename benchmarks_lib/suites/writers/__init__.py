@@ -54,20 +54,20 @@ from benchmarks_lib.inputs.user_data import FileDataset, parse_dataset, parse_da
 from benchmarks_lib.measure import disk_usage
 from benchmarks_lib.records.durability import durability_columns
 from benchmarks_lib.suites import Case, CaseContext, Suite
-from benchmarks_lib.suites.blocks import BlockSource, block_step
-from benchmarks_lib.suites.common import preferred_spec, remove_output, unavailable_reason, with_defaults
-from benchmarks_lib.suites.cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
-from benchmarks_lib.suites.eviction import StoreEvictions
-from benchmarks_lib.suites.own_data import case_dataset, fit_crops, refuse_small, refuse_unwritable
-from benchmarks_lib.suites.timed_io import (
+from benchmarks_lib.suites.kit.blocks import BlockSource, block_step
+from benchmarks_lib.suites.kit.common import preferred_spec, remove_output, unavailable_reason, with_defaults
+from benchmarks_lib.suites.kit.cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
+from benchmarks_lib.suites.kit.eviction import StoreEvictions
+from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops, refuse_small, refuse_unwritable
+from benchmarks_lib.suites.kit.timed_io import (
     append_store,
     latency_columns,
     phase_rows,
     timed_read,
     write_store,
 )
-from benchmarks_lib.suites.verification import verify, verify_rows, verify_scope
-from benchmarks_lib.suites.writers_sizes import ceiling_bytes, scratch_bytes, shard_layouts, work_bytes
+from benchmarks_lib.suites.kit.verification import verify, verify_rows, verify_scope
+from benchmarks_lib.suites.writers.sizes import ceiling_bytes, scratch_bytes, shard_layouts, work_bytes
 
 TESTS = ("write", "append", "read", "sharding")
 

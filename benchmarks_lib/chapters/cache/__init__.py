@@ -11,8 +11,8 @@ import pandas as pd
 
 from benchmarks_lib.base.stats import format_values
 from benchmarks_lib.chapters import tables
-from benchmarks_lib.chapters.cache_rows import prepare
-from benchmarks_lib.chapters.cache_text import answer, conclusion
+from benchmarks_lib.chapters.cache.rows import prepare
+from benchmarks_lib.chapters.cache.text import answer, conclusion
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import MB, problems, run_header
 from benchmarks_lib.chapters.server import server_cpu, server_lines, server_rows

@@ -139,7 +139,7 @@ def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) 
 def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
     from benchmarks_lib import servers
     from benchmarks_lib.measure import cold_read_state
-    from benchmarks_lib.suites.eviction import StoreEvictions
+    from benchmarks_lib.suites.kit.eviction import StoreEvictions
 
     q = case.params
     inputs = inputs_dir(ctx.scratch)

@@ -1,7 +1,7 @@
 """A read-only zarr store over HTTP or S3 whose reads go through fsspec file caches (zarr-fsspec's client cache).
 
 It subclasses zarr's ``WrapperStore``, so this module imports zarr and fsspec when it is imported:
-only :meth:`benchmarks_lib.adapters.zarr_fsspec.ZarrFsspecReader.store` imports it, in the fresh
+only :meth:`benchmarks_lib.adapters.remote.zarr_fsspec.ZarrFsspecReader.store` imports it, in the fresh
 process that measures a read (listing adapters never does).
 """
 

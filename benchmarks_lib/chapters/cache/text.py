@@ -6,7 +6,7 @@ import pandas as pd
 
 from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.stats import format_values, two_sample
-from benchmarks_lib.chapters.cache_rows import prepare
+from benchmarks_lib.chapters.cache.rows import prepare
 from benchmarks_lib.chapters.common import MB, median_of, no_answer
 from benchmarks_lib.chapters.flags import point_flags
 from benchmarks_lib.chapters.server import server_lines

@@ -1,11 +1,11 @@
 """zarr-python on fsspec's HTTP filesystem (s3fs for an ``s3://`` location) through ``FsspecStore``; its
-client cache is fsspec's block cache (:class:`benchmarks_lib.adapters.zarr_fsspec_store.BlockCachedStore`)."""
+client cache is fsspec's block cache (:class:`benchmarks_lib.adapters.remote.fsspec_store.BlockCachedStore`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from benchmarks_lib.adapters.zarr_http import ZarrPythonHttpReader
+from benchmarks_lib.adapters.remote.zarr_http import ZarrPythonHttpReader
 from benchmarks_lib.data.storage import S3Target, credentials, from_environment, is_s3
 
 
@@ -32,7 +32,7 @@ class ZarrFsspecReader(ZarrPythonHttpReader):
     def store(cls, url: str, client_cache: bool) -> Any:
         options = cls.s3_options(from_environment(url)) if is_s3(url) else {}
         if client_cache:
-            from benchmarks_lib.adapters.zarr_fsspec_store import BlockCachedStore
+            from benchmarks_lib.adapters.remote.fsspec_store import BlockCachedStore
 
             return BlockCachedStore.from_url(url, storage_options=options)
         import zarr

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from benchmarks_lib.adapters.remote import RemoteReader, timed_read
+from benchmarks_lib.adapters.remote.base import RemoteReader, timed_read
 from benchmarks_lib.base.specs import DimsSpec, parse_dims
 from benchmarks_lib.data.input_formats import ZARR_DATASET, zarr_selections
 
@@ -31,7 +31,7 @@ class ZarrHttpReader(RemoteReader):
     """A Zarr v3 client over HTTP or S3 (an ``s3://`` location at the endpoint of the AWS environment,
     :func:`benchmarks_lib.data.storage.from_environment`), without (``client_cache=False``) or with its own cache."""
 
-    measure_target = "benchmarks_lib.adapters.zarr_http:measure_read"
+    measure_target = "benchmarks_lib.adapters.remote.zarr_http:measure_read"
     #: the locations it reads
     stores: ClassVar[tuple[str, ...]] = ("http", "s3")
     #: further modules it needs for ``s3://`` locations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks_lib.adapters.codec_base import ChunkCodec, Codec
+from benchmarks_lib.adapters.codec.base import ChunkCodec, Codec
 from benchmarks_lib.base.specs import CodecSpec, SpecError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks_lib.adapters.zarr_http import CLIENT_CACHE_BYTES, ZarrPythonHttpReader
+from benchmarks_lib.adapters.remote.zarr_http import CLIENT_CACHE_BYTES, ZarrPythonHttpReader
 
 
 class ZarrObstoreReader(ZarrPythonHttpReader):

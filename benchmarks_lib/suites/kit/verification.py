@@ -14,7 +14,7 @@ from benchmarks_lib.adapters.base import Adapter, IndependentRead
 from benchmarks_lib.base.specs import ArraySpec
 from benchmarks_lib.data.datasets import checksum_blocks
 from benchmarks_lib.measure.ledger import phase
-from benchmarks_lib.suites.blocks import BlockSource, block_indices
+from benchmarks_lib.suites.kit.blocks import BlockSource, block_indices
 
 #: profiles whose every measured write is read back whole; the others read back a point's first measured write
 #: whole and ``SAMPLE_CHUNKS`` chunks of each later one (rows: ``verified_scope``)

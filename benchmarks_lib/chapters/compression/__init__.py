@@ -28,8 +28,8 @@ from benchmarks_lib.chapters.common import (
     with_ceiling_fraction,
     write_ceiling_op,
 )
-from benchmarks_lib.chapters.compression_points import POINT_KEYS, SPEEDS, summarize_points
-from benchmarks_lib.chapters.compression_real import pairs_answer, pairs_figure, pairs_table, problems, without_pairs
+from benchmarks_lib.chapters.compression.points import POINT_KEYS, SPEEDS, summarize_points
+from benchmarks_lib.chapters.compression.real import pairs_answer, pairs_figure, pairs_table, problems, without_pairs
 from benchmarks_lib.chapters.flags import ceiling_mark, point_flags
 from benchmarks_lib.chapters.style import (
     SMALL,

@@ -37,7 +37,7 @@ from benchmarks_lib.chapters.style import (
     subplots,
     too_few,
 )
-from benchmarks_lib.chapters.writers_text import answer, conclusion, label_layouts, verified_text
+from benchmarks_lib.chapters.writers.text import answer, conclusion, label_layouts, verified_text
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 
 TIMES = ("write: create + write + finalize of a new store; append: every frame's call; reads: open to the last "

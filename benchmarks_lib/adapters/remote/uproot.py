@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from benchmarks_lib.adapters.remote import RemoteReader, is_url, timed_read
+from benchmarks_lib.adapters.remote.base import RemoteReader, is_url, timed_read
 from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.data.input_formats import ARRAY_LENGTH, ELEMENT_TYPES, TREE_NAME, entry_bytes
 
@@ -25,7 +25,7 @@ class UprootReader(RemoteReader):
     module = "uproot"
     distribution = "uproot"
     install_hint = "pip install uproot  (or the package extra: pip install 'iobench-book[root]')"
-    measure_target = "benchmarks_lib.adapters.uproot:measure_read"
+    measure_target = "benchmarks_lib.adapters.remote.uproot:measure_read"
     notes = "TTree.iterate(step_size) over every branch; sources: " + ", ".join(SOURCES)
 
     @classmethod

@@ -37,8 +37,8 @@ from benchmarks_lib.measure import (
     timed,
 )
 from benchmarks_lib.records.durability import durability_columns
-from benchmarks_lib.suites.common import remove_output
-from benchmarks_lib.suites.eviction import StoreEvictions
+from benchmarks_lib.suites.kit.common import remove_output
+from benchmarks_lib.suites.kit.eviction import StoreEvictions
 
 #: measured rounds a point gets before its time cap may stop it: the n at which its interval and a ranking exist
 MIN_RANKED_ITERATIONS = 5

@@ -18,17 +18,17 @@ from typing import Any
 import numpy as np
 
 from benchmarks_lib.adapters import adapter_class, backend_status, make_adapter, participants, readers_of
-from benchmarks_lib.adapters.codec_base import ChunkCodec
+from benchmarks_lib.adapters.codec.base import ChunkCodec
 from benchmarks_lib.adapters.library import Library
-from benchmarks_lib.adapters.mesh_base import MeshWriter
+from benchmarks_lib.adapters.mesh.base import MeshWriter
 from benchmarks_lib.base.availability import Unavailable
 from benchmarks_lib.base.specs import ArraySpec, SpecError
 from benchmarks_lib.data.meshes import build_tet_mesh, load_mesh, mesh_digest, mesh_mismatch, mesh_nbytes
 from benchmarks_lib.measure import disk_usage
 from benchmarks_lib.suites import CaseContext
-from benchmarks_lib.suites.common import remove_output
-from benchmarks_lib.suites.roundtrip import ArrayData, RoundTrip, measure_round_trips, skip_rows
-from benchmarks_lib.suites.verification import verifier
+from benchmarks_lib.suites.kit.common import remove_output
+from benchmarks_lib.suites.kit.roundtrip import ArrayData, RoundTrip, measure_round_trips, skip_rows
+from benchmarks_lib.suites.kit.verification import verifier
 
 #: the kinds these suites measure, in the order their backends are listed
 MEASURED_KINDS = ("mesh", "array", "codec")

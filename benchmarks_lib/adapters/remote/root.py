@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from benchmarks_lib.adapters.remote import RemoteReader, is_url, timed_read
+from benchmarks_lib.adapters.remote.base import RemoteReader, is_url, timed_read
 from benchmarks_lib.data.input_formats import TREE_NAME
 
 
@@ -25,7 +25,7 @@ class RootReader(RemoteReader):
     module = "ROOT"
     distribution = "root"
     install_hint = "pip install --pre root  (or the package extra: pip install 'iobench-book[root]')"
-    measure_target = "benchmarks_lib.adapters.root:measure_read"
+    measure_target = "benchmarks_lib.adapters.remote.root:measure_read"
     notes = "TFile::Open + TTreeCache (SetCacheSize) + GetEntry of every entry; TWebFile over HTTP"
 
     @classmethod

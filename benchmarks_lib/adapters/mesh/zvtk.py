@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks_lib.adapters.mesh_base import MeshWriter
+from benchmarks_lib.adapters.mesh.base import MeshWriter
 from benchmarks_lib.base.specs import ZSTD_LEVELS
 
 

@@ -23,9 +23,9 @@ from benchmarks_lib.measure import (
     timed,
 )
 from benchmarks_lib.records.durability import InTime, durability_columns
-from benchmarks_lib.suites.blocks import BlockSource, block_indices
-from benchmarks_lib.suites.eviction import StoreEvictions
-from benchmarks_lib.suites.verification import read_checksum
+from benchmarks_lib.suites.kit.blocks import BlockSource, block_indices
+from benchmarks_lib.suites.kit.eviction import StoreEvictions
+from benchmarks_lib.suites.kit.verification import read_checksum
 
 
 def write_store(adapter: Adapter, path: Path, spec: ArraySpec, source: BlockSource, fsync: bool) -> dict:

@@ -10,7 +10,7 @@ from benchmarks_lib.adapters import adapter_class
 from benchmarks_lib.base.specs import Dim, DimsSpec, SpecError
 from benchmarks_lib.data.datasets import Dataset
 from benchmarks_lib.inputs.user_data import FileDataset, FileSpec, dataset_columns, make_dataset
-from benchmarks_lib.suites.twins import pair_dataset
+from benchmarks_lib.suites.kit.twins import pair_dataset
 
 
 def _writer_class(name: str) -> type | None:

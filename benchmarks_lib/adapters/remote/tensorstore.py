@@ -3,7 +3,7 @@ cache is the ``cache_pool``."""
 
 from __future__ import annotations
 
-from benchmarks_lib.adapters.zarr_http import CLIENT_CACHE_BYTES, SelectionReader, ZarrHttpReader
+from benchmarks_lib.adapters.remote.zarr_http import CLIENT_CACHE_BYTES, SelectionReader, ZarrHttpReader
 
 
 class TensorstoreHttpReader(ZarrHttpReader):

@@ -10,7 +10,7 @@ import numpy as np
 from benchmarks_lib.base.specs import parse_dims
 from benchmarks_lib.inputs.user_data import dataset_dtype
 from benchmarks_lib.suites import Case
-from benchmarks_lib.suites.blocks import POOL_CACHE_LIMIT
+from benchmarks_lib.suites.kit.blocks import POOL_CACHE_LIMIT
 
 
 def shard_layouts(volume: int, shard: int, inner: list[int]) -> list[tuple[str, int, int | None]]:

@@ -43,8 +43,8 @@ from benchmarks_lib.data.storage import parse_s3
 from benchmarks_lib.inputs import root_sample, zarr_store
 from benchmarks_lib.inputs.zarr_store import ZARR_DATASET, ZARR_LAYOUTS
 from benchmarks_lib.suites import Case, Suite
-from benchmarks_lib.suites.cache_reads import config_label, run_case, unavailable_reason
-from benchmarks_lib.suites.common import RUN_KEYS, with_defaults
+from benchmarks_lib.suites.cache.reads import config_label, run_case, unavailable_reason
+from benchmarks_lib.suites.kit.common import RUN_KEYS, with_defaults
 
 NAME = "cache"
 READERS = ("root", "uproot", "zarr")

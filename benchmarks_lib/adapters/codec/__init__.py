@@ -1,0 +1,2 @@
+"""In-memory codecs (the contract in base.py), one file per library.
+"""

@@ -1,0 +1,2 @@
+"""Mesh writers (the contract in base.py), one file per library.
+"""

@@ -1,0 +1,2 @@
+"""What the suites share: blocks, timed I/O, verification, round trips, cutouts, eviction, twins.
+"""
