@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks_lib import servers
 from benchmarks_lib.adapters import adapter_class, backend_status, library, participants
-from benchmarks_lib.adapters import zarr_http as zarr_reads
+from benchmarks_lib.adapters.remote import zarr_http as zarr_reads
 from benchmarks_lib.adapters.remote.fsspec_store import BlockCachedStore
 from benchmarks_lib.base import scratch
 from benchmarks_lib.base.specs import SpecError

@@ -154,7 +154,7 @@ def _events_round_trip(scratch: Path, events: list, monkeypatch, *, writer_fsync
     """A file round trip that logs clear / enter / write / sync / exit, so the order can be checked."""
     from contextlib import contextmanager
 
-    from benchmarks_lib.suites import roundtrip
+    from benchmarks_lib.suites.kit import roundtrip
 
     real_timed = roundtrip.timed
 
@@ -207,7 +207,7 @@ def test_write_rows_say_what_their_time_includes(tmp_path: Path, monkeypatch, fs
 
 def test_a_failed_eviction_is_labelled_cold_unverified(tmp_path: Path, monkeypatch):
     from benchmarks_lib.measure import EvictionReport
-    from benchmarks_lib.suites import eviction
+    from benchmarks_lib.suites.kit import eviction
 
     monkeypatch.setattr(eviction, "evict_page_cache",
                         lambda files, **kw: EvictionReport(1, 8192, resident_bytes_after=8192, dropped_caches=False))

@@ -11,7 +11,8 @@ from benchmarks_lib.base.specs import ArraySpec, parse_dims
 from benchmarks_lib.data.datasets import Dataset, checksum_blocks
 from benchmarks_lib.measure import EvictionReport
 from benchmarks_lib.run.runner import run_suite
-from benchmarks_lib.suites import blocks, cutouts, timed_io, verification, writers
+from benchmarks_lib.suites import writers
+from benchmarks_lib.suites.kit import blocks, cutouts, timed_io, verification
 from benchmarks_lib.suites.kit.blocks import BlockSource
 
 
