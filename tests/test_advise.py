@@ -98,6 +98,24 @@ def test_measure_answers_within_its_budget(tmp_path, capsys):
     assert list((tmp_path / "results").glob("*/advise-tiny/run.json"))
 
 
+def test_a_case_still_running_when_the_budget_ends_is_stopped(tmp_path):
+    """The budget's end stops the case in flight (its worker killed, as on Ctrl-C), wherever the runner waits: the
+    run is left unfinished (resumable) and its scratch removed."""
+    import json
+
+    from benchmarks_lib.advise.plan import BudgetSpent, budget_alarm
+
+    data = _npy(tmp_path / "tiny.npy", 24)
+    params = {"backends": ["raw", "zarr-python", "tensorstore"], "tests": ["write"], "dims": "t:8,y:24:8,x:24",
+              "multipliers": [1], "dataset": f"file:{data}", "iterations": 3, "warmups": 1}
+    with pytest.raises(BudgetSpent, match="during a case"), budget_alarm(1.0):  # 3 fresh workers take longer
+        run_suite("writers", params, results_dir=tmp_path / "results", run_id="stopped",
+                  scratch_dir=tmp_path / "scratch", ceiling=False, progress=None)
+    run_json = next((tmp_path / "results").glob("*/stopped/run.json"))
+    assert "finished_at" not in json.loads(run_json.read_text())
+    assert not (tmp_path / "scratch" / "stopped").exists()
+
+
 def test_a_frame_stream_keeps_its_frames_whole():
     """Appends measure the file's own frames (a frame stream's speed depends on the frame's size), up to 32 MiB
     a frame, about 256 MiB a repeat, never more frames than the file holds."""

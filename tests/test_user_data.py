@@ -3,6 +3,8 @@
 
 import hashlib
 import json
+import math
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -300,3 +302,36 @@ def test_a_mesh_is_refused_where_arrays_are_measured_and_when_unreadable(sources
     err = capsys.readouterr().err
     assert "cannot be read by pyvista" in err and err.count("\n") == 1
     assert not (sources.parent / "results").exists() and not (sources.parent / "scratch").exists()
+
+
+@pytest.mark.parametrize("layout", [
+    {"tile": (32, 48), "compression": "zlib"}, {"rowsperstrip": 7, "compression": "zlib", "predictor": True},
+    {"tile": (16, 16), "compression": "lzma", "byteorder": ">"}, {"rowsperstrip": 10},  # uncompressed: memory-mapped
+    {"tile": (16, 16), "photometric": "rgb", "planarconfig": "separate"},
+    {"tile": (4, 16, 16), "volumetric": True, "compression": "zlib", "photometric": "minisblack"},
+], ids=["tiles", "strips-predictor", "lzma-big-endian", "mapped", "rgb-planes", "volume-tiles"])
+def test_a_tiff_region_is_read_from_the_segments_under_it(tmp_path, layout):
+    """Every TIFF layout a region is read from (tiles, strips, planes, volumes; compressed or memory-mapped) gives
+    the values tifffile gives for the whole file."""
+    tifffile = pytest.importorskip("tifffile")
+    from benchmarks_lib.adapters.user_arrays import open_source
+
+    shape = (3, 70, 90, 3) if "photometric" in layout else (3, 12, 70, 90) if "volumetric" in layout else STACK.shape
+    values = (np.arange(math.prod(shape)) % 65521).astype(np.uint16).reshape(shape)
+    tifffile.imwrite(tmp_path / "x.tif", values, **layout)
+    with open_source(tmp_path / "x.tif") as source:
+        assert source.shape == shape and source._mapped == ("compression" not in layout and "tile" not in layout)
+        index = tuple(slice(1, n - 2) for n in shape)
+        assert np.array_equal(source.read(index), values[index])
+
+
+def test_a_tiff_segment_that_inflates_past_its_tile_is_refused(tmp_path):
+    """A 64x64 tile whose zlib stream inflates to 16 MiB: refused after its tile's bytes, never inflated whole."""
+    tifffile = pytest.importorskip("tifffile")
+    from benchmarks_lib.adapters.user_arrays import open_source
+
+    bomb = zlib.compress(bytes(16 << 20))
+    tifffile.imwrite(tmp_path / "x.tif", iter([bomb] * 4), shape=(128, 128), dtype=np.uint8, tile=(64, 64),
+                     compression="zlib")
+    with open_source(tmp_path / "x.tif") as source, pytest.raises(SpecError, match=r"inflates to more than 4\.1 kB"):
+        source.read((slice(0, 8), slice(0, 8)))

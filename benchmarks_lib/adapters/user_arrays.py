@@ -4,15 +4,28 @@ and VTK ``.vti`` images (an array of point or cell data).
 
 :func:`open_source` names the format from the file's first bytes (a directory must be a Zarr store), opens it
 read-only and returns a :class:`SourceArray`: its shape and dtype (from metadata alone), and ``read(index)``,
-which reads only what the region needs (Zarr, HDF5 and NumPy read the chunks or bytes under it, TIFF one page
-at a time), except a ``.vti``, which VTK reads whole. Nothing here writes, moves or deletes the source: Zarr
-through a read-only store, HDF5 with mode ``r``, NumPy through a read-only memory map. Every bad input (a missing
-file, an unknown format, an inner path that does not exist) is a one-line :class:`~benchmarks_lib.base.specs.SpecError`.
+which reads only what the region needs (Zarr and HDF5 the chunks under it, NumPy and an uncompressed TIFF the bytes
+under it through a memory map, any other TIFF the tiles or strips under it), except a ``.vti``, which VTK reads
+whole. Nothing here writes, moves or deletes the source: Zarr through a read-only store, HDF5 with mode ``r``,
+NumPy through a read-only memory map. Every bad input (a missing file, an unknown format, an inner path that does
+not exist) is a one-line :class:`~benchmarks_lib.base.specs.SpecError`.
+
+Memory is planned from what the file declares, before anything is allocated: a piece that has to be decoded whole
+(a Zarr or HDF5 chunk, a Zarr shard's index, a TIFF tile or strip, a ``.vti`` image) may declare at most
+:func:`piece_limit` bytes, and a ``.npy`` header may not declare more data than its file holds; a file that does is
+refused in one line when it is opened. Reading a region then decodes the region and, at a time, one piece (Zarr: the
+few chunks it reads at once), whatever size the whole array declares; a zlib or LZMA TIFF segment is inflated at most
+to its declared size. The worker that reads a case's data runs under a memory limit (``run.worker.memory_limit``) that
+stops what a library would still over-allocate (a codec trusting its own header, VTK).
 """
 
 from __future__ import annotations
 
+import lzma
 import math
+import os
+import re
+import zlib
 from abc import ABC
 from pathlib import Path
 from typing import Any
@@ -20,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks_lib.base.availability import missing_modules, not_installed
-from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.base.environment import machine_memory
+from benchmarks_lib.base.specs import SpecError, format_bytes
 
 #: what a file's first bytes say it is (HDF5's signature may also sit at 512, 1024, ... bytes: see ``_sniff``)
 MAGIC = {b"\x93NUMPY": "npy", b"\x89HDF\r\n\x1a\n": "hdf5", b"II*\x00": "tiff", b"MM\x00*": "tiff",
@@ -33,6 +47,24 @@ READERS = {"zarr": ("zarr", "pip install 'iobench-book[zarr]'"), "hdf5": ("h5py"
            "vti": ("pyvista", "pip install 'iobench-book[zvtk]'")}
 #: how many names a message about a missing inner path lists at most
 LISTED = 8
+#: the most bytes one piece of a file that is decoded whole (a chunk, tile, strip, shard index, .vti image) may
+#: declare: an eighth of this machine's memory (``base.environment.machine_memory``), at most PIECE_LIMIT
+PIECE_LIMIT, PIECE_SHARE = 1 << 30, 8
+
+
+def piece_limit() -> int:
+    """The most bytes one piece of a person's file may declare here (see :data:`PIECE_LIMIT`)."""
+    memory = machine_memory()
+    return min(PIECE_LIMIT, memory // PIECE_SHARE) if memory else PIECE_LIMIT
+
+
+def check_piece(path: Path, what: str, shape: tuple[int, ...], itemsize: int) -> None:
+    """Refuse (one line) a file whose ``what`` (a piece decoded whole) declares more than :func:`piece_limit`."""
+    nbytes, limit = math.prod(shape) * itemsize, piece_limit()
+    if nbytes > limit:
+        raise SpecError(f"dataset file {str(path)!r} declares a {what} of {'x'.join(map(str, shape))} "
+                        f"({format_bytes(nbytes)}), more than the {format_bytes(limit)} a piece read whole may take "
+                        f"here (1/{PIECE_SHARE} of this machine's memory, at most {PIECE_LIMIT >> 30} GiB)")
 
 
 class SourceArray(ABC):
@@ -127,6 +159,27 @@ def _plain(values: Any) -> np.ndarray:
     return np.array(values, order="C", copy=True)
 
 
+def _check_npy_header(path: Path) -> None:
+    """Refuse (one line) a ``.npy`` whose header declares what the file cannot hold: a negative axis, or more bytes
+    than follow the header (a lying header: the memory map would reach past the file)."""
+    from numpy.lib import format as npy
+
+    try:
+        with open(path, "rb") as f:
+            version = npy.read_magic(f)
+            read = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+            shape, _, dtype = read(f)
+            offset = f.tell()
+    except (ValueError, OSError, SyntaxError, TypeError) as exc:
+        raise SpecError(f"dataset file {str(path)!r} has no readable .npy header: {exc}") from None
+    if any(n < 0 for n in shape):
+        raise SpecError(f"dataset file {str(path)!r}: its .npy header declares shape {shape}, with a negative axis")
+    nbytes, size = math.prod(shape) * dtype.itemsize, os.stat(path).st_size - offset
+    if nbytes > size:
+        raise SpecError(f"dataset file {str(path)!r}: its .npy header declares shape {shape} of {dtype} "
+                        f"({format_bytes(nbytes)}), but the file holds {format_bytes(size)} after its header")
+
+
 class NpySource(SourceArray):
     format = "npy"
 
@@ -134,6 +187,7 @@ class NpySource(SourceArray):
         super().__init__(path)
         if inner:
             raise SpecError(f"dataset file {str(path)!r} is a NumPy .npy array: it has no inner path {inner!r}")
+        _check_npy_header(path)
         try:
             self._array = np.load(path, mmap_mode="r", allow_pickle=False)
         except ValueError as exc:  # object arrays need pickle: not data a writer takes
@@ -172,6 +226,15 @@ class ZarrSource(SourceArray):
                 raise SpecError(f"dataset {str(path)!r}{':' + inner if inner else ''} is a Zarr group, not an array; "
                                 f"name one inside it (file:PATH:NAME): it holds {_listing(arrays)}")
         self.inner, self._array = inner, node
+        self._check_pieces()
+
+    def _check_pieces(self) -> None:
+        """A chunk (a shard's inner chunk) and a shard's index (16 bytes per inner chunk) are decoded whole."""
+        chunks, shards = tuple(self._array.chunks), getattr(self._array, "shards", None)
+        check_piece(self.path, "Zarr chunk", chunks, self.dtype.itemsize)
+        if shards:
+            per_shard = tuple(-(-s // max(c, 1)) for s, c in zip(shards, chunks, strict=True))
+            check_piece(self.path, "Zarr shard index", per_shard, 16)
 
 
 class Hdf5Source(SourceArray):
@@ -196,6 +259,8 @@ class Hdf5Source(SourceArray):
             if not isinstance(node, h5py.Dataset):
                 what = "a group, not a dataset" if node is not None else "not there"
                 raise SpecError(f"HDF5 path {inner!r} in {str(path)!r} is {what}")
+            if node.chunks:  # a chunk is decoded whole; contiguous data is read by hyperslab
+                check_piece(path, "HDF5 chunk", node.chunks, node.dtype.itemsize)
         except BaseException:
             self._file.close()
             raise
@@ -205,8 +270,19 @@ class Hdf5Source(SourceArray):
         self._file.close()
 
 
+#: TIFF compressions whose segments are inflated here first, at most to their segment's declared size (zlib,
+#: LZMA): tifffile's own inflating has no bound, so a lying segment of a few MB could inflate to gigabytes
+_INFLATERS = {8: zlib.decompressobj, 32946: zlib.decompressobj, 34925: lzma.LZMADecompressor}
+#: JPEG compressions (their segments are decoded with the page's tables)
+_JPEG = (6, 7, 33007, 34892)
+
+
 class TiffSource(SourceArray):
-    """A TIFF or OME-TIFF series (``inner``: its index, default 0) at full resolution, read page by page."""
+    """A TIFF or OME-TIFF series (``inner``: its index, default 0) at full resolution, read by region: an
+    uncompressed page through a memory map, any other through the tiles or strips under the region, one at a time.
+
+    Coordinates within a page are tifffile's normalized ones, (separate samples, depth, length, width, contiguous
+    samples): the page's shape is that with its axes of length 1 dropped."""
 
     format = "tiff"
 
@@ -227,22 +303,156 @@ class TiffSource(SourceArray):
                     or len(self._series.pages) != math.prod(self._lead)):
                 raise SpecError(f"TIFF {str(path)!r}: series of shape {self._series.shape} is not a stack of "
                                 f"{self._page_shape} pages; it cannot be read page by page")
+            self._plan_pieces()
         except BaseException:
             self._tif.close()
             raise
-        self.inner, self._array = inner, self._series  # shape and dtype from the series; read page by page
+        self.inner, self._array = inner, self._series  # shape and dtype from the series; read by region
+
+    def _plan_pieces(self) -> None:
+        """The page's normalized shape, its segments' shape and grid, and whether it is memory-mapped; a segment
+        larger than :func:`piece_limit`, or a mapped page reaching past the file, refused."""
+        key = self._series.keyframe
+        self._shaped = tuple(key.shaped)
+        self._axes = _page_axes(self._page_shape, self._shaped)
+        if self._axes is None:
+            raise SpecError(f"TIFF {str(self.path)!r}: pages of shape {self._page_shape} do not match their layout "
+                            f"{self._shaped}; they cannot be read by region")
+        self._mapped = bool(key.is_final and key.dtype is not None and key.dtype.itemsize * 8 == key.bitspersample)
+        if self._mapped:
+            self._check_mapped(self._series.pages[0])
+            return
+        _, _, length, width, samples = self._shaped
+        if key.is_tiled:
+            segment = (1, key.tiledepth, key.tilelength, key.tilewidth, samples)
+        else:
+            segment = (1, 1, max(1, min(key.rowsperstrip, length)), width, samples)
+        self._segment = segment
+        self._grid = tuple(-(-n // s) for n, s in zip(self._shaped[:4], segment[:4], strict=True))
+        check_piece(self.path, "TIFF tile" if key.is_tiled else "TIFF strip",
+                    tuple(n for n in segment[1:] if n > 1) or (1,), key.dtype.itemsize)
+        if math.prod(self._grid) != len(key.dataoffsets):
+            raise SpecError(f"TIFF {str(self.path)!r}: pages of {self._page_shape} in segments of {segment[1:4]} need "
+                            f"{math.prod(self._grid)} segments; the file lists {len(key.dataoffsets)}")
+
+    def _check_mapped(self, page: Any) -> None:
+        """An uncompressed page whose data lies in one run of bytes inside the file."""
+        offsets, counts = page.dataoffsets, page.databytecounts
+        nbytes = math.prod(self._shaped) * self._series.keyframe.dtype.itemsize
+        if (sum(counts) != nbytes or any(o + c != n for o, c, n in zip(offsets, counts, offsets[1:], strict=False))
+                or offsets[0] + nbytes > self._tif.filehandle.size):
+            raise SpecError(f"TIFF {str(self.path)!r}: an uncompressed page of {self._page_shape} "
+                            f"({format_bytes(nbytes)}) is not stored whole inside the file")
 
     def read(self, index: tuple[slice, ...]) -> np.ndarray:
         lead, rest = index[:len(self._lead)], index[len(self._lead):]
         out = np.empty(tuple(s.stop - s.start for s in index), dtype=self.dtype)
+        region = [slice(0, 1)] * 5
+        for axis, sl in zip(self._axes, rest, strict=True):
+            region[axis] = sl
         for pos in np.ndindex(*(s.stop - s.start for s in lead)):
             at = tuple(p + s.start for p, s in zip(pos, lead, strict=True))
             page = self._series.pages[int(np.ravel_multi_index(at, self._lead)) if self._lead else 0]
-            out[pos] = page.asarray()[rest]
+            values = self._mapped_region(page, region) if self._mapped else self._segments_region(page, region)
+            out[pos] = values.reshape(out.shape[len(lead):])
         return out
+
+    def _mapped_region(self, page: Any, region: list[slice]) -> np.ndarray:
+        self._check_mapped(page)
+        key = self._series.keyframe
+        mapped = np.memmap(self._tif.filehandle.path, dtype=key.dtype.newbyteorder(self._tif.byteorder), mode="r",
+                           offset=page.dataoffsets[0], shape=self._shaped)
+        try:
+            return np.array(mapped[tuple(region)], dtype=self.dtype)
+        finally:
+            mapped._mmap.close()
+
+    def _segments_region(self, page: Any, region: list[slice]) -> np.ndarray:
+        """The region of a page from the segments (tiles, strips) under it, decoded one at a time."""
+        key = self._series.keyframe
+        out = np.zeros(tuple(s.stop - s.start for s in region), dtype=self.dtype)  # an empty segment reads as 0
+        decode_args: dict[str, Any] = {"_fullsize": key.is_tiled}
+        if key.compression in _JPEG:
+            decode_args.update(jpegtables=getattr(page, "jpegtables", None), jpegheader=key.jpegheader)
+        ranges = [range(s.start // n, -(-s.stop // n)) for s, n in zip(region[:4], self._segment[:4], strict=True)]
+        for cell in np.ndindex(*(len(r) for r in ranges)):
+            number = int(np.ravel_multi_index(tuple(r[i] for r, i in zip(ranges, cell, strict=True)), self._grid))
+            values, at, shape = key.decode(self._segment_bytes(page, number), number, **decode_args)
+            if values is None:
+                continue
+            values = values.reshape((1, *shape))
+            piece, target = [], []
+            for start, length, want in zip(at, values.shape, region, strict=True):
+                lo, hi = max(start, want.start), min(start + length, want.stop)
+                piece.append(slice(lo - start, hi - start))
+                target.append(slice(lo - want.start, hi - want.start))
+            out[tuple(target)] = values[tuple(piece)]
+        return out
+
+    def _segment_bytes(self, page: Any, number: int) -> bytes | None:
+        """A segment's encoded bytes (None: not stored); refused when they declare, or inflate to, more than the
+        segment holds."""
+        offset, count = page.dataoffsets[number], page.databytecounts[number]
+        if not offset or not count:
+            return None
+        key, limit = self._series.keyframe, piece_limit()
+        if count > limit:
+            raise SpecError(f"TIFF {str(self.path)!r}: a segment of {format_bytes(count)} is more than the "
+                            f"{format_bytes(limit)} a piece read whole may take here")
+        fh = self._tif.filehandle
+        with fh.lock:
+            fh.seek(offset)
+            data = fh.read(count)
+        inflater = _INFLATERS.get(int(key.compression))
+        if inflater is not None:
+            size = math.prod(self._segment) * key.dtype.itemsize
+            if len(inflater().decompress(data, size + 1)) > size:
+                raise SpecError(f"TIFF {str(self.path)!r}: a segment inflates to more than {format_bytes(size)}, "
+                                "the size its page's layout declares")
+        return data
 
     def close(self) -> None:
         self._tif.close()
+
+
+def _page_axes(shape: tuple[int, ...], shaped: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Which of tifffile's 5 normalized axes each axis of a page's ``shape`` is (its axes of length 1 dropped);
+    None where ``shape`` is not ``shaped`` so."""
+    axes, at = [], 0
+    for axis, n in enumerate(shaped):
+        if at < len(shape) and shape[at] == n:
+            axes.append(axis)
+            at += 1
+        elif n != 1:
+            return None
+    return tuple(axes) if at == len(shape) else None
+
+
+#: how much of a ``.vti`` is searched for its extents and arrays (they precede the data, or sit between inline arrays)
+VTI_HEADER_BYTES = 1 << 20
+#: bytes per value of VTK's XML type names (anything else counted as 8)
+VTK_TYPES = {"Int8": 1, "UInt8": 1, "Int16": 2, "UInt16": 2, "Int32": 4, "UInt32": 4, "Float32": 4, "Int64": 8,
+             "UInt64": 8, "Float64": 8}
+
+
+def _check_vti_extents(path: Path) -> None:
+    """Refuse (one line), before VTK allocates anything, a ``.vti`` whose extents declare no points or more bytes
+    (points times the bytes per point of the arrays its header names; at least 1) than :func:`piece_limit`: VTK
+    reads an image whole."""
+    with open(path, "rb") as f:
+        head = f.read(VTI_HEADER_BYTES).split(b"<AppendedData", 1)[0].decode("latin-1")
+    per_point = 0
+    for attributes in re.findall(r"<DataArray\b([^>]*)>", head):
+        kind = re.search(r'\btype\s*=\s*"([^"]*)"', attributes)
+        parts = re.search(r'\bNumberOfComponents\s*=\s*"(\d{1,6})"', attributes)
+        per_point += VTK_TYPES.get(kind.group(1) if kind else "", 8) * (int(parts.group(1)) if parts else 1)
+    for name, text in re.findall(r'\b(WholeExtent|Extent)\s*=\s*"([^"]*)"', head):
+        bounds = [int(v) for v in re.findall(r"-?\d{1,30}", text)]
+        sides = [hi - lo + 1 for lo, hi in zip(bounds[0::2], bounds[1::2], strict=False)]
+        if len(sides) != 3 or min(sides) < 1:
+            raise SpecError(f"VTK image {str(path)!r}: its {name} {text.strip()[:60]!r} is not 3 ranges lo..hi "
+                            "with hi >= lo")
+        check_piece(path, f"VTK image ({name})", tuple(sides[::-1]), max(per_point, 1))
 
 
 class VtiSource(SourceArray):
@@ -255,6 +465,7 @@ class VtiSource(SourceArray):
         import pyvista as pv
 
         super().__init__(path)
+        _check_vti_extents(path)
         image = pv.read(path)
         arrays = {**{k: ("point", v) for k, v in image.point_data.items()},
                   **{k: ("cell", v) for k, v in image.cell_data.items()}}

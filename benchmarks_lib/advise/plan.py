@@ -12,14 +12,20 @@ chunks of the cutout's size and half of it, and unsharded at each size); for 2-D
 reads take the ``read`` test, writes ``write`` and appends ``append``, on a crop of the file. The suite's own time
 estimate (``preflight.estimate_seconds``) fits the plan to the budget: writers are dropped from the end of the
 list, then inner-chunk sizes, then iterations, each drop stated; a budget that not even one writer fits is refused
-before anything runs.
+before anything runs. The budget counts from the start of ``measure``: no case starts after STOP_SHARE of it, and
+a case still running when all of it has passed (its data still being prepared, say) is stopped like Ctrl-C stops
+it, the cases finished before it kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import math
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks_lib.advise.evidence import Workload
@@ -180,13 +186,15 @@ def fit_to_budget(workload: Workload, budget_s: float) -> tuple[dict, list[str]]
 
 
 class BudgetSpent(Exception):
-    """STOP_SHARE of the budget has passed with cases still to measure: the run stops there (resumable)."""
+    """The budget ran out with cases still to measure (STOP_SHARE of it at a case's start or end, all of it during a
+    case): the run stops there (resumable)."""
 
 
-def budget_guard(budget_s: float, progress=None):
-    """``progress`` that raises :class:`BudgetSpent` at the first case event after STOP_SHARE of the budget (the
-    case in flight is stopped with it; the finished cases are recorded)."""
-    start = time.monotonic()
+def budget_guard(budget_s: float, progress=None, start: float | None = None):
+    """``progress`` that raises :class:`BudgetSpent` at the first case event after STOP_SHARE of the budget
+    (counted from ``start``, a ``time.monotonic()``; default now): the case in flight is stopped with it; the
+    finished cases are recorded."""
+    start = time.monotonic() if start is None else start
 
     def guarded(done: int, total: int, message: str, finished: bool) -> None:
         if progress is not None:
@@ -197,9 +205,31 @@ def budget_guard(budget_s: float, progress=None):
     return guarded
 
 
+def _ring(signum: int, frame: object) -> None:
+    raise BudgetSpent("the budget ran out during a case, which was stopped")
+
+
+@contextlib.contextmanager
+def budget_alarm(seconds: float) -> Iterator[None]:
+    """While the block runs, :class:`BudgetSpent` is raised when ``seconds`` have passed, wherever this process
+    waits (a case in flight is then stopped and its worker killed, as on Ctrl-C); only in the main thread, where a
+    signal handler can be set."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _ring)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1.0))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def measure(workload: Workload, budget_s: float, results_dir: str | Path, run_id: str | None,
             scratch_dir: str | Path | None, progress=None):
     """Run the fitted plan (resuming ``run_id`` where it exists): (the ``RunResult``, lines saying what ran)."""
+    start = time.monotonic()
     from benchmarks_lib.base.environment import machine_name
     from benchmarks_lib.records.store import load_run
     from benchmarks_lib.run.runner import RunResult, run_suite
@@ -216,15 +246,17 @@ def measure(workload: Workload, budget_s: float, results_dir: str | Path, run_id
     run_id = run_id or f"advise-{workload.access}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     notes.append(f"run {run_id} in {results_dir} (resume it with --run-id {run_id})")
     try:
-        result = run_suite(suite, params, profile="quick", results_dir=results_dir, run_id=run_id,
-                           scratch_dir=scratch_dir, ceiling=False, progress=budget_guard(budget_s, progress))
+        with budget_alarm(budget_s - (time.monotonic() - start)):
+            result = run_suite(suite, params, profile="quick", results_dir=results_dir, run_id=run_id,
+                               scratch_dir=scratch_dir, ceiling=False,
+                               progress=budget_guard(budget_s, progress, start))
     except BudgetSpent as stop:
         run_dir = Path(results_dir) / machine_name() / run_id
         df, meta = load_run(run_dir)
-        notes.append(f"{stop}: the answer rests on those; --run-id {run_id} measures the rest")
+        notes.append(f"{stop}: the answer rests on the cases finished; --run-id {run_id} measures the rest")
         result = RunResult(run_dir, df, meta)
     return result, notes
 
 
-__all__ = ["WRITERS", "BudgetSpent", "budget_guard", "estimate", "fit_to_budget", "measure", "suite_for",
-           "suite_params", "writers_for"]
+__all__ = ["WRITERS", "BudgetSpent", "budget_alarm", "budget_guard", "estimate", "fit_to_budget", "measure",
+           "suite_for", "suite_params", "writers_for"]

@@ -43,6 +43,20 @@ def collect_memory() -> dict:
     return {"ram_bytes": None}
 
 
+def machine_memory() -> int:
+    """Bytes of memory this process's machine has for it: MemTotal, or its cgroup's limit where that is lower (a
+    container's); 0 where neither can be read."""
+    total = collect_memory()["ram_bytes"] or 0
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit_file).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) > 0 and (not total or int(text) < total):
+            return int(text)
+    return total
+
+
 def collect_filesystem(path: str | Path) -> dict:
     """Filesystem type and device of the mount that holds ``path``."""
     target = Path(path).resolve()

@@ -59,7 +59,7 @@ from benchmarks_lib.run.preflight import (
     estimate_seconds,
     format_seconds,
 )
-from benchmarks_lib.run.worker import error_row, finish_rows
+from benchmarks_lib.run.worker import MEMORY_POLICY, case_memory, error_row, finish_rows
 from benchmarks_lib.suites import Case, get_suite
 from benchmarks_lib.suites.ceiling import ceiling_case
 from benchmarks_lib.suites.kit.common import with_defaults
@@ -230,7 +230,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
         env = collect_environment(scratch_root, tracked_packages())
         meta = {**request, "schema_version": SCHEMA_VERSION, "run_id": run_id, "environment": env,
                 "started_at": env["collected_at"], "cases": [c.case_id for c in cases],
-                "worker_process": {"allocator": allocator_state(), "reuse": CaseWorkers.policy(request["suite"])}}
+                "worker_process": {"allocator": allocator_state(), "reuse": CaseWorkers.policy(request["suite"]),
+                                   "memory_limit": MEMORY_POLICY}}
         write_json_atomic(meta, meta_path)
     records = run_dir / "records"
     records.mkdir(parents=True, exist_ok=True)
@@ -258,6 +259,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
         case, rows = ran.case, ran.rows
         if rows is None:  # the worker wrote no rows of its own (crashed, killed, timed out, its host lost)
             reason = f"worker exited with status {ran.rc}" + (" (killed by signal)" if ran.rc < 0 else "")
+            if "bad_alloc" in ran.stderr or "MemoryError" in ran.stderr:  # a library that aborts when refused memory
+                reason += f": {case_memory(case)[1]}"
             spent = case_columns(None, 0, int(ran.seconds * 1e9))  # its wall time still counts to the run's
             rows = finish_rows([{**error_row(case, f"{reason}\n{ran.stderr}"), **spent}], case, run_columns)
         out = records / f"{case.case_id}.parquet"
