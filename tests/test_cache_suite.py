@@ -361,7 +361,7 @@ def test_remote_rows_carry_the_server_cpu_and_its_disk_reads(rows):
 
 
 def test_a_read_whose_eviction_failed_is_cold_unverified(tmp_path, monkeypatch):
-    eviction = importlib.import_module("benchmarks_lib.suites.kit.eviction")  # where the suites evict
+    eviction = importlib.import_module("benchmarks_lib.measure.eviction")  # where the suites evict
 
     def not_evicted(paths, drop_caches=True):
         report = real(paths, drop_caches=drop_caches)

@@ -13,11 +13,12 @@ from conftest import assert_refused_naming_the_value
 
 from benchmarks_lib.base.scratch import create_marked_dir
 from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.base.stats import MIN_RANK_N
 from benchmarks_lib.records.store import to_frame
 from benchmarks_lib.run.worker import finish_rows
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.compression import SUITE, build_cases
-from benchmarks_lib.suites.kit.roundtrip import MIN_RANKED_ITERATIONS, RoundTrip, measure_round_trips
+from benchmarks_lib.suites.kit.roundtrip import RoundTrip, measure_round_trips
 
 pytest.importorskip("pyvista")
 pytest.importorskip("zvtk")
@@ -143,8 +144,8 @@ def test_failed_verification_is_an_error_row_and_ends_the_point():
 def test_time_cap_stops_repeating_a_point_but_never_below_the_ranked_n():
     rt = RoundTrip(write=lambda: time.sleep(0.02), read=lambda: None, verify=lambda got: None, stored_bytes=lambda: 5)
     rows = measure_round_trips(rt, iterations=8, warmups=1, time_cap_s=0.01, nbytes=10, columns={})
-    # one write and one read row per round: the cap stops the point at MIN_RANKED_ITERATIONS rounds, not before
-    assert len(rows) == 2 * MIN_RANKED_ITERATIONS and rows[0]["compression_ratio"] == 2
+    # one write and one read row per round: the cap stops the point at MIN_RANK_N rounds, not before
+    assert len(rows) == 2 * MIN_RANK_N and rows[0]["compression_ratio"] == 2
     assert {r["verified_scope"] for r in rows} == {"full"}
     rows = measure_round_trips(rt, iterations=3, warmups=0, time_cap_s=0.01, nbytes=10, columns={})
     assert len(rows) == 2 * 3  # fewer iterations asked: all of them
@@ -206,8 +207,7 @@ def test_write_rows_say_what_their_time_includes(tmp_path: Path, monkeypatch, fs
 
 
 def test_a_failed_eviction_is_labelled_cold_unverified(tmp_path: Path, monkeypatch):
-    from benchmarks_lib.measure import EvictionReport
-    from benchmarks_lib.suites.kit import eviction
+    from benchmarks_lib.measure import EvictionReport, eviction
 
     monkeypatch.setattr(eviction, "evict_page_cache",
                         lambda files, **kw: EvictionReport(1, 8192, resident_bytes_after=8192, dropped_caches=False))

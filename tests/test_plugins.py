@@ -71,7 +71,10 @@ threads = suites["threads"].build_cases({{**params["threads"], "backends": ["toy
 compression = suites["compression"].build_cases({{**params["compression"], "array_backends": ["toy"],
                                                   "mesh_backends": [], "real_datasets": []}}, "quick")
 from benchmarks_lib.suites import compression as c, threads as t
-print(json.dumps({{"listed": listed, "imported": imported, "writers": sorted({{case.backend for case in writers}}),
+from benchmarks_lib.advise.evidence import parse_workload
+from benchmarks_lib.advise.plan import writers_for
+advised = writers_for(parse_workload(None, "64,64,64", "uint8", "write"))
+print(json.dumps({{"advised": advised, "listed": listed, "imported": imported, "writers": sorted({{case.backend for case in writers}}),
                   "threads": sorted({{case.backend for case in threads}}), "threads_backends": list(t.BACKENDS),
                   "compression": sorted({{case.backend for case in compression}}),
                   "compression_backends": list(c.ARRAY_BACKENDS), "readers": readers_of(make_adapter("toy")),
@@ -87,6 +90,9 @@ print(json.dumps({{"listed": listed, "imported": imported, "writers": sorted({{c
     assert got["compression"] == ["toy"] and "toy" in got["compression_backends"]  # compressed Zarr chunks
     assert got["readers"] == ["tensorstore"]  # another library: neither zarr-python nor its subclass zarrs
     assert "iobench-toywriter" in got["tracked"]
+    # advise --measure tries every installed writer from what it declares: the toy too, the raw baseline last
+    assert ("toy" in got["advised"]) == backend_status("zarr-python").available and got["advised"][-1] == "raw"
+    assert "ome-writers" not in got["advised"]  # it wraps the others' libraries, which advise measures themselves
 
 
 def test_a_small_writers_run_of_the_toy_is_verified_by_another_library(toy_env, tmp_path):

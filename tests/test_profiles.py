@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks_lib.base.stats import MIN_RANK_N
 from benchmarks_lib.suites import get_suite, suite_names
-from benchmarks_lib.suites.kit.roundtrip import MIN_RANKED_ITERATIONS
 from benchmarks_lib.suites.kit.verification import FULL_VERIFY_PROFILES, sample_regions, verify_scope
 
 SUITE_NAMES = [name for name in suite_names() if name != "ceiling"]
@@ -19,7 +19,7 @@ def test_every_point_of_a_book_profile_is_measured_at_least_five_times(name, pro
     """The profiles a book is built from (quick, and standard: the reference) rank every point at n >= 5; the seed
     profile reproduces the seed benchmarks' own repeats (3) and says "too few iterations to rank" where it ranks."""
     plan = get_suite(name).profiles[profile]
-    assert plan["iterations"] >= MIN_RANKED_ITERATIONS == 5
+    assert plan["iterations"] >= MIN_RANK_N == 5
     if name == "writers":  # appends repeat the whole stream; cutouts repeat over positions
         assert plan["append_repeats"] >= 5 and plan["cutout_positions"] >= 5
 

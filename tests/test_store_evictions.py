@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from benchmarks_lib.measure import resident_bytes
-from benchmarks_lib.suites.kit.eviction import StoreEvictions, advise_out
+from benchmarks_lib.measure.eviction import StoreEvictions, advise_out
 
 
 def _store(tmp_path, files: int = 4, size: int = 256 * 1024):
@@ -23,7 +23,7 @@ def _read_all(store):
 
 
 def test_the_first_eviction_is_the_full_one_and_later_ones_advise_the_files_out(tmp_path, monkeypatch):
-    from benchmarks_lib.suites.kit import eviction
+    from benchmarks_lib.measure import eviction
 
     full = []
     real = eviction.evict_page_cache
@@ -58,7 +58,7 @@ def test_advice_reports_what_stays_resident(tmp_path):
 
 
 def test_the_cache_suite_never_drops_the_machines_caches(tmp_path, monkeypatch):
-    from benchmarks_lib.suites.kit import eviction
+    from benchmarks_lib.measure import eviction
 
     seen = []
     real = eviction.evict_page_cache

@@ -80,6 +80,9 @@ class Adapter(Library, ABC):
     #: refused before a run (``refuses_data``)
     ranks: ClassVar[tuple[int, int]] = (1, 32)
     dtypes: ClassVar[frozenset[str]] = frozenset(DTYPES)
+    #: True when it writes through other adapters' libraries (ome-writers): ``advise --measure`` measures those
+    #: libraries themselves, not the wrapper a second time
+    wraps_others: ClassVar[bool] = False
 
     def __init__(self, threads: int | None = None, option: str | None = None) -> None:
         self.threads = threads

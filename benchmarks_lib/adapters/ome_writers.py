@@ -35,6 +35,7 @@ class OmeWritersAdapter(FrameStream):
     codecs = frozenset({"none", "zstd", "blosc"})
     blosc_cnames = frozenset({"lz4", "zstd"})
     supports_sharding = True
+    wraps_others = True
     ranks = (3, 32)
     notes = "frame stream; fixed codec levels; no threads knob; image at '0'; tensorstore/acquire-zarr backends fsync"
 

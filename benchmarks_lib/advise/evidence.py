@@ -28,6 +28,7 @@ from benchmarks_lib.base.specs import (
     parse_int_list,
     parse_number,
     parse_seconds,
+    shape_text,
 )
 
 ACCESS = ("cutout:Z,Y,X", "full-read", "write", "append", "remote-read:MS", "remote-cutout:Z,Y,X@MS")
@@ -97,7 +98,7 @@ class Workload:
 
     @property
     def cutout_text(self) -> str:
-        return "x".join(map(str, self.cutout or ()))
+        return shape_text(self.cutout or ())
 
     def describe(self) -> str:
         if self.remote:
@@ -240,12 +241,6 @@ def matching_rows(df, workload: Workload):
     return rows
 
 
-def shape_text(value) -> str:
-    if isinstance(value, list | tuple) or hasattr(value, "tolist"):
-        return "x".join(str(int(v)) for v in list(value))
-    return str(value)
-
-
 def with_candidates(rows):
     """The rows with ``candidate`` (what is recommended: writer, codec, chunks, shards) and ``group`` (what is held
     equal: dataset, array shape, cutout kind, bytes) columns; remote reads' as :mod:`.advise_remote` names them."""
@@ -343,4 +338,4 @@ def measured_latencies(results_dirs: Sequence[str | Path], workload: Workload) -
 
 __all__ = ["ACCESS", "BASELINE", "MAX_LATENCY_MS", "QUESTIONS", "Evidence", "Question", "Workload", "evidence_from",
            "find_evidence", "matching_rows", "measured_latencies", "parse_access", "parse_access_pattern",
-           "parse_budget", "parse_workload", "shape_text", "suite_runs", "with_candidates", "writers_runs"]
+           "parse_budget", "parse_workload", "suite_runs", "with_candidates", "writers_runs"]

@@ -31,8 +31,6 @@ from pathlib import Path
 from benchmarks_lib.advise.evidence import Workload
 from benchmarks_lib.base.specs import SpecError
 
-#: writers tried, most wanted first (those that are installed and can do the access pattern)
-WRITERS = ("tensorstore", "zarr-python", "zarrs", "acquire-zarr", "h5py", "wkw", "raw")
 #: the share of the budget the suite's estimate may take (its estimate is for a 2-core machine, and a run also
 #: starts workers and imports libraries)
 BUDGET_SHARE = 0.5
@@ -90,14 +88,15 @@ def suite_for(workload: Workload) -> str:
 
 
 def writers_for(workload: Workload) -> list[str]:
-    """The installed writers that can do the access pattern, most wanted first."""
-    from benchmarks_lib.adapters import adapter_class, backend_status
+    """The installed writers that can do the access pattern, from what each adapter declares (a plug-in writer
+    too), in listing order with the raw baseline last: a plan too long for the budget drops writers from the end."""
+    from benchmarks_lib.adapters import adapter_class, backend_status, registered
 
     out = []
-    for name in WRITERS:
-        if not backend_status(name).available:
-            continue
+    for name in sorted(registered("array"), key=lambda name: name == "raw"):
         cls = adapter_class(name)
+        if cls.wraps_others or not backend_status(name).available:
+            continue
         if workload.remote and ("s3" not in getattr(cls, "stores", ()) or not cls.supports_read):
             continue
         if workload.access == "cutout" and len(workload.shape) == 3 and not cls.supports_sharding:
@@ -258,5 +257,5 @@ def measure(workload: Workload, budget_s: float, results_dir: str | Path, run_id
     return result, notes
 
 
-__all__ = ["WRITERS", "BudgetSpent", "budget_alarm", "budget_guard", "estimate", "fit_to_budget", "measure",
+__all__ = ["BudgetSpent", "budget_alarm", "budget_guard", "estimate", "fit_to_budget", "measure",
            "suite_for", "suite_params", "writers_for"]

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from benchmarks_lib.base.specs import parse_dims
+from benchmarks_lib.base.specs import parse_dims, shape_text
 from benchmarks_lib.rules.ranking import countable
 
 #: the suites whose runs hold remote reads
@@ -39,7 +39,7 @@ def remote_reads(df: pd.DataFrame, operations: Mapping[str, str], dtype: str,
     if "location" in rows:
         rows = rows[rows["location"].isin(REMOTE_LOCATIONS)]
     if cutout is not None:
-        rows = rows[rows["cutout"].astype(str) == "x".join(map(str, cutout))] if "cutout" in rows else rows.iloc[0:0]
+        rows = rows[rows["cutout"].astype(str) == shape_text(cutout)] if "cutout" in rows else rows.iloc[0:0]
     return rows
 
 
@@ -50,8 +50,7 @@ def measured_latencies(df: pd.DataFrame, operations: Mapping[str, str], dtype: s
 
 
 def _text(values) -> str:
-    values = list(values) if values is not None and not isinstance(values, str) else []
-    return "x".join(str(int(v)) for v in values) if values else "none"
+    return shape_text(values, missing="none")
 
 
 def _layout(rows: pd.DataFrame) -> pd.DataFrame:

@@ -68,7 +68,8 @@ def _threads(rows) -> str:
 def _same_data(evidence: Evidence, operation: str, fsync: bool):
     """The run's countable rows of ``operation`` on the evidence's dataset and array shape (a write: of the fsync
     policy ``fsync``), by candidate."""
-    from benchmarks_lib.advise.evidence import shape_text, with_candidates
+    from benchmarks_lib.advise.evidence import with_candidates
+    from benchmarks_lib.base.specs import shape_text
 
     first = evidence.rows.iloc[0]
     df = countable(evidence.run_rows[evidence.run_rows["operation"] == operation])

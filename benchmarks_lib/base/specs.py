@@ -334,6 +334,16 @@ def parse_run_id(value: object) -> str:
     return value
 
 
+def shape_text(shape: object, sep: str = "x", missing: str | None = None) -> str:
+    """``64x128x128``: a shape (a list, a tuple, a numpy array) as text, its axes joined by ``sep``. What is not a
+    shape (None, text from a record) reads as ``missing``, or as itself when ``missing`` is None; so does an empty
+    shape where ``missing`` is given."""
+    if isinstance(shape, list | tuple) or (hasattr(shape, "tolist") and not isinstance(shape, str)):
+        values = [str(int(v)) for v in list(shape)]
+        return sep.join(values) if values or missing is None else missing
+    return str(shape) if missing is None else missing
+
+
 def format_bytes(n: float) -> str:
     """Bytes in the largest decimal unit that keeps a readable number (e.g. 52.4 MB, 1.20 GB)."""
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks_lib.adapters.user_arrays import open_source
-from benchmarks_lib.base.specs import DTYPES, DimsSpec, SpecError, parse_items
+from benchmarks_lib.base.specs import DTYPES, DimsSpec, SpecError, parse_items, shape_text
 from benchmarks_lib.data.datasets import DATASETS, Dataset, RegionBlocks, checksum_blocks, default_step
 from benchmarks_lib.data.examples import ALLOWED_EXAMPLES, example_of, example_path, is_example
 from benchmarks_lib.data.meshes import MESH_SUFFIXES, load_mesh, mesh_nbytes
@@ -126,8 +126,8 @@ class FileSpec:
         while len(shape) > ndim and shape[0] == 1:
             shape = shape[1:]
         if len(shape) != ndim:
-            raise SpecError(f"dataset {self.label} is {len(self.source_shape)}-D {_x(self.source_shape)}; {what} has "
-                            f"{ndim} dimensions: give {what} with {len(shape)}, one per axis of the data")
+            raise SpecError(f"dataset {self.label} is {len(self.source_shape)}-D {shape_text(self.source_shape)}; "
+                            f"{what} has {ndim} dimensions: give {what} with {len(shape)}, one per axis of the data")
         return shape
 
     def fit(self, dims: DimsSpec, what: str = "dims") -> DimsSpec:
@@ -140,8 +140,8 @@ class FileSpec:
                 fitted = fitted.with_size(axis, have)
         origin, _ = self.crop(fitted.shape)
         if any(o + n > have for o, n, have in zip(origin, fitted.shape, source, strict=True)):
-            raise SpecError(f"dataset {self.label}: the crop {_x(fitted.shape)} at {_x(origin, ',')} is larger than "
-                            f"the source {_x(source)}; give smaller {what} or another origin")
+            raise SpecError(f"dataset {self.label}: the crop {shape_text(fitted.shape)} at {shape_text(origin, ',')} "
+                            f"is larger than the source {shape_text(source)}; give smaller {what} or another origin")
         return fitted
 
     def crop(self, shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -155,13 +155,9 @@ class FileSpec:
         size = (rows, *shape[1:])
         origin = self.origin or tuple((have - n) // 2 for n, have in zip(size, source, strict=True))
         if rows < 1 or any(o + n > have for o, n, have in zip(origin, size, source, strict=True)):
-            raise SpecError(f"dataset {self.label}: the crop {_x(shape)} at {_x(origin, ',')} is larger than the "
-                            f"source {_x(source)}; give smaller dims or another origin")
+            raise SpecError(f"dataset {self.label}: the crop {shape_text(shape)} at {shape_text(origin, ',')} is "
+                            f"larger than the source {shape_text(source)}; give smaller dims or another origin")
         return origin, size
-
-
-def _x(shape: tuple[int, ...], sep: str = "x") -> str:
-    return sep.join(str(n) for n in shape)
 
 
 def parse_file_dataset(text: str) -> FileSpec:
@@ -269,7 +265,7 @@ def public_label(value: Any) -> Any:
     if is_file_dataset(value):
         record, path, inner, origin = _split(value)
         where = str(path) if record else path.name
-        return f"file:{where}" + (f":{inner}" if inner else "") + ("@" + _x(origin, ":") if origin else "")
+        return f"file:{where}" + (f":{inner}" if inner else "") + ("@" + shape_text(origin, ":") if origin else "")
     if isinstance(value, list | tuple):
         return [public_label(v) for v in value]
     if isinstance(value, str) and value.strip().startswith("[") and "file:" in value:
@@ -311,8 +307,8 @@ class FileDataset(RegionBlocks):
 
     @property
     def description(self) -> str:
-        return (f"{self.spec.source}: {self.spec.format} {_x(self.spec.source_shape)} {self.dtype}, crop "
-                f"{_x(self.crop_shape)} at {_x(self.crop_origin, ',')}")
+        return (f"{self.spec.source}: {self.spec.format} {shape_text(self.spec.source_shape)} {self.dtype}, crop "
+                f"{shape_text(self.crop_shape)} at {shape_text(self.crop_origin, ',')}")
 
     @property
     def nbytes(self) -> int:

@@ -161,20 +161,20 @@ def write_json_atomic(data: dict, path: Path) -> None:
 
 
 #: what run.json must hold, and of which type (``read_run_json`` refuses anything else)
-RUN_KEYS = {"suite": str, "profile": str, "params": dict, "environment": dict}
+RUN_JSON_KEYS = {"suite": str, "profile": str, "params": dict, "environment": dict}
 
 
 def read_run_json(path: Path) -> dict:
-    """A run's run.json (a regular file of at most 1 MiB holding ``RUN_KEYS``), or a RecordError naming it."""
+    """A run's run.json (a regular file of at most 1 MiB holding ``RUN_JSON_KEYS``), or a RecordError naming it."""
     data = read_regular_file(path, RUN_JSON_MAX_BYTES, "run file")
     try:
         meta = json.loads(data)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, an int of 5000 digits
         raise RecordError(f"run file {str(path)!r} cannot be read ({type(exc).__name__}); "
                           "it is not a run.json written by iobench") from None
-    if not isinstance(meta, dict) or not set(RUN_KEYS) <= set(meta):
+    if not isinstance(meta, dict) or not set(RUN_JSON_KEYS) <= set(meta):
         raise RecordError(f"run file {str(path)!r} is incomplete (no suite/profile/params/environment)")
-    for key, kind in RUN_KEYS.items():
+    for key, kind in RUN_JSON_KEYS.items():
         if not isinstance(meta[key], kind):
             raise RecordError(f"run file {str(path)!r}: {key!r} holds a {type(meta[key]).__name__}; "
                               f"a run.json written by iobench holds a {kind.__name__} there")

@@ -62,7 +62,7 @@ from benchmarks_lib.run.preflight import (
 from benchmarks_lib.run.worker import MEMORY_POLICY, case_memory, error_row, finish_rows
 from benchmarks_lib.suites import Case, get_suite
 from benchmarks_lib.suites.ceiling import ceiling_case
-from benchmarks_lib.suites.kit.common import with_defaults
+from benchmarks_lib.suites.kit.common import RUN_KEYS, with_defaults
 
 DEFAULT_CEILING_BYTES = {"quick": 64 * 2**20, "standard": 512 * 2**20, "seed": 2 * 2**30}
 RUN_COLUMNS_FROM_ENV = ("machine", "git_commit", "cpu_model", "cpu_count", "ram_bytes", "fs_type", "kernel", "python")
@@ -94,7 +94,7 @@ def plan(suite_name: str, params: dict | None, profile: str, ceiling: bool = Tru
     """Validated parameters, the cases (the ceiling first) and the scratch bytes the run needs at once."""
     suite = get_suite(suite_name)
     merged = resolve_params(suite_name, params, profile)
-    suite_params = {k: v for k, v in merged.items() if k not in ("iterations", "warmups")}
+    suite_params = {k: v for k, v in merged.items() if k not in RUN_KEYS}
     cases = suite.build_cases(suite_params, profile)
     need = suite.scratch_bytes(cases)
     if ceiling and suite_name != "ceiling":

@@ -47,13 +47,13 @@ from benchmarks_lib.data.storage import S3Target, parse_s3
 from benchmarks_lib.inputs.arrays import generated
 from benchmarks_lib.inputs.user_data import dataset_dtype, parse_dataset, sources_param
 from benchmarks_lib.measure import cold_read_state, timed
+from benchmarks_lib.measure.eviction import StoreEvictions
 from benchmarks_lib.measure.ledger import phase
 from benchmarks_lib.records.durability import durability_columns
 from benchmarks_lib.servers.link import LinkProcess
 from benchmarks_lib.suites import Case, CaseContext, Suite
 from benchmarks_lib.suites.kit.backends import backend_names
 from benchmarks_lib.suites.kit.common import RUN_KEYS, preferred_spec, sized_by, with_defaults
-from benchmarks_lib.suites.kit.eviction import StoreEvictions
 from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops
 from benchmarks_lib.suites.kit.roundtrip import skip_rows
 from benchmarks_lib.suites.kit.verification import sample_regions, verifier, verify_scope

@@ -13,13 +13,18 @@ import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code
+from benchmarks_lib.base.specs import shape_text
 from benchmarks_lib.chapters import common, tables
 from benchmarks_lib.chapters.compression.points import PAIR_COLUMNS, summarize_points
 from benchmarks_lib.chapters.style import SMALL, empty_figure, legend_outside, plt, ratio_log_axis, subplots
+from benchmarks_lib.suites.kit.twins import ROLE_REAL, ROLE_TWIN
 
 #: a twin compresses like its real data when, for every codec, the two ratios are within this factor
 ALIKE = 1.5
-ROLE_REAL, ROLE_TWIN = "real", "synthetic twin"
+
+
+def _shape(shape: object) -> str:
+    return shape_text(shape, missing="-")
 
 
 def pair_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -30,10 +35,6 @@ def pair_rows(df: pd.DataFrame) -> pd.DataFrame:
 def without_pairs(df: pd.DataFrame) -> pd.DataFrame:
     """Every other row: what the chapter's Pareto fronts compare."""
     return df[df["pair_of"].isna()] if "pair_of" in df else df
-
-
-def _shape_text(shape: object) -> str:
-    return "x".join(str(int(n)) for n in shape) if isinstance(shape, list | tuple | np.ndarray) else "-"
 
 
 def pair_points(df: pd.DataFrame) -> pd.DataFrame:
@@ -54,7 +55,7 @@ def pairs_table(df: pd.DataFrame) -> tables.Table:
         return tables.table(pd.DataFrame({"real data": []}))
     out = pd.DataFrame({
         "real data": both["pair_of"], "twin": both["pair_kind_twin"],
-        "dtype": both["dtype_real"], "shape": both["shape_real"].map(_shape_text), "codec": both["codec"],
+        "dtype": both["dtype_real"], "shape": both["shape_real"].map(_shape), "codec": both["codec"],
         "ratio real": both["compression_ratio_real"], "ratio twin": both["compression_ratio_twin"],
         "twin / real": both["compression_ratio_twin"] / both["compression_ratio_real"],
         "encode MB/s real": both["write_mbps_real"].round(0), "encode MB/s twin": both["write_mbps_twin"].round(0),
@@ -89,7 +90,7 @@ def pairs_answer(df: pd.DataFrame) -> str:
         alike = bool(((factors <= ALIKE) & (factors >= 1 / ALIKE)).all())
         ratios = "; ".join(f"{md_code(r['codec'])} {r['compression_ratio_twin']:.3g}x vs "
                            f"{r['compression_ratio_real']:.3g}x" for _, r in part.iterrows())
-        lines.append(f"- {md(real)} ({md(first['dtype_real'])}, {_shape_text(first['shape_real'])}): "
+        lines.append(f"- {md(real)} ({md(first['dtype_real'])}, {_shape(first['shape_real'])}): "
                      f"**{'yes' if alike else 'no'}**, synthetic {md_code(kind)} compresses "
                      f"{_spread(factors)} than the real data (twin vs real: {ratios}).")
     return (f"Alike means within {ALIKE:g}x of the real data's ratio for every codec, at the same dtype, shape, "
@@ -113,7 +114,7 @@ def pairs_figure(df: pd.DataFrame) -> plt.Figure:
         ax.set_xticks(x, part["codec"], rotation=30, ha="right", fontsize=SMALL)
         ax.set_xlim(-0.6, len(part) - 0.4)
         ratio_log_axis(ax)
-        ax.set_title(f"{name}\n{part['dtype_real'].iloc[0]} {_shape_text(part['shape_real'].iloc[0])}")
+        ax.set_title(f"{name}\n{part['dtype_real'].iloc[0]} {_shape(part['shape_real'].iloc[0])}")
     axes.flat[0].set_ylabel("compression ratio (log)")
     legend_outside(axes.flat[0], below=True)
     fig.suptitle("Real data vs its synthetic twin: same dtype, shape, chunks and codec (in memory)")

@@ -10,6 +10,7 @@ from typing import Any
 
 from benchmarks_lib.adapters import adapter_class, backend_status
 from benchmarks_lib.base.availability import Unavailable
+from benchmarks_lib.base.specs import shape_text
 from benchmarks_lib.inputs import inputs_dir, root_sample, zarr_store
 from benchmarks_lib.inputs.zarr_store import ZARR_DATASET
 from benchmarks_lib.suites import Case, CaseContext
@@ -83,7 +84,7 @@ def _base_row(case: Case) -> dict:
         row.update(operation=f"zarr_read_{q['workload']}", client=q["client"], dataset=ZARR_DATASET, dtype="uint16",
                    codec="zstd:0", layout=q["layout"], workload=q["workload"], client_cache=q["client_cache"],
                    concurrency=q["concurrency"], zarr_dims=q["store"]["dims"],
-                   cutout="x".join(str(c) for c in q["cutout"]) if q["workload"] == "cutouts" else "whole")
+                   cutout=shape_text(q["cutout"]) if q["workload"] == "cutouts" else "whole")
     return row
 
 
@@ -139,7 +140,7 @@ def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) 
 def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
     from benchmarks_lib import servers
     from benchmarks_lib.measure import cold_read_state
-    from benchmarks_lib.suites.kit.eviction import StoreEvictions
+    from benchmarks_lib.measure.eviction import StoreEvictions
 
     q = case.params
     inputs = inputs_dir(ctx.scratch)

@@ -1,7 +1,7 @@
 """The measured round trip shared by the compression and threads suites.
 
 A point (one backend at one setting) runs warm-ups, then up to ``iterations`` rounds,
-stopping early once its timed seconds reach ``time_cap_s`` (never before ``MIN_RANKED_ITERATIONS``).
+stopping early once its timed seconds reach ``time_cap_s`` (never before ``MIN_RANK_N``).
 A round is: remove the last output (untimed, so every timed write starts on a path that does not
 exist), write (timed; with ``fsync`` one ``syncfs`` of the store inside the clock, the same for every
 backend), evict the files from the page cache and prove it (untimed; every cache of the machine is
@@ -26,6 +26,7 @@ import numpy as np
 
 from benchmarks_lib.base.environment import usable_cores
 from benchmarks_lib.base.specs import SpecError, parse_size
+from benchmarks_lib.base.stats import MIN_RANK_N
 from benchmarks_lib.data.datasets import Dataset, checksum_array
 from benchmarks_lib.inputs.arrays import generated
 from benchmarks_lib.measure import (
@@ -36,12 +37,9 @@ from benchmarks_lib.measure import (
     sync_store,
     timed,
 )
+from benchmarks_lib.measure.eviction import StoreEvictions
 from benchmarks_lib.records.durability import durability_columns
 from benchmarks_lib.suites.kit.common import remove_output
-from benchmarks_lib.suites.kit.eviction import StoreEvictions
-
-#: measured rounds a point gets before its time cap may stop it: the n at which its interval and a ranking exist
-MIN_RANKED_ITERATIONS = 5
 
 
 @dataclass
@@ -97,7 +95,7 @@ def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_ca
                         columns: dict, fsync: bool = False) -> list[dict]:
     """Warm-ups, then timed write / evict / read / verify rounds until ``iterations`` or the time cap.
 
-    The cap never stops a point before ``MIN_RANKED_ITERATIONS`` measured rounds (the n a ranking needs).
+    The cap never stops a point before ``MIN_RANK_N`` measured rounds (the n a ranking needs).
     Returns one row per timed operation; a verification failure ends the point with error rows.
     With ``fsync`` the write's timed region ends with :func:`~benchmarks_lib.measure.sync_store`.
     Every cache is dropped before the point's first cold read only (and after a failed proof): see
@@ -115,7 +113,7 @@ def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_ca
     rows: list[dict] = []
     spent = 0.0
     sync = sync_columns(rt, fsync)
-    floor = min(iterations, MIN_RANKED_ITERATIONS)
+    floor = min(iterations, MIN_RANK_N)
     for iteration in range(iterations):
         wrote = timed_write(rt, fsync=fsync)
         stored = rt.stored_bytes()

@@ -22,9 +22,9 @@ from benchmarks_lib.measure import (
     sync_store,
     timed,
 )
+from benchmarks_lib.measure.eviction import StoreEvictions
 from benchmarks_lib.records.durability import InTime, durability_columns
 from benchmarks_lib.suites.kit.blocks import BlockSource, block_indices
-from benchmarks_lib.suites.kit.eviction import StoreEvictions
 from benchmarks_lib.suites.kit.verification import read_checksum
 
 

@@ -23,7 +23,9 @@ from benchmarks_lib.inputs.user_data import FileSpec, is_file_dataset, parse_fil
 
 #: the library that measures the pairs: every codec's chunks encoded and decoded in memory, as a store would
 PAIR_BACKEND = "numcodecs"
-ROLES = ("real", "synthetic twin")
+#: what a row of a pair is (its ``pair_role``): the chapter reads the same names
+ROLE_REAL, ROLE_TWIN = "real", "synthetic twin"
+ROLES = (ROLE_REAL, ROLE_TWIN)
 FORMS = (f"[KIND=]example:NAME ({ALLOWED_EXAMPLES}) or KIND=file:PATH[:INNER][@ORIGIN], KIND one of "
          f"{', '.join(DATASETS)}")
 
@@ -105,5 +107,5 @@ def pair_missing(params: dict, name: str) -> str | None:
     return params.get("pairs", {}).get(name, {}).get("missing")
 
 
-__all__ = ["FORMS", "PAIR_BACKEND", "ROLES", "RealPair", "pair_dataset", "pair_missing", "pairs_param",
-           "parse_real_datasets", "twin_label"]
+__all__ = ["FORMS", "PAIR_BACKEND", "ROLES", "ROLE_REAL", "ROLE_TWIN", "RealPair", "pair_dataset", "pair_missing",
+           "pairs_param", "parse_real_datasets", "twin_label"]

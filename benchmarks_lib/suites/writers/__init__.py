@@ -52,12 +52,12 @@ from benchmarks_lib.data.datasets import Dataset
 from benchmarks_lib.inputs import inputs_dir
 from benchmarks_lib.inputs.user_data import FileDataset, parse_dataset, parse_datasets, sources_param
 from benchmarks_lib.measure import disk_usage
+from benchmarks_lib.measure.eviction import StoreEvictions
 from benchmarks_lib.records.durability import durability_columns
 from benchmarks_lib.suites import Case, CaseContext, Suite
 from benchmarks_lib.suites.kit.blocks import BlockSource, block_step
 from benchmarks_lib.suites.kit.common import preferred_spec, remove_output, unavailable_reason, with_defaults
 from benchmarks_lib.suites.kit.cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
-from benchmarks_lib.suites.kit.eviction import StoreEvictions
 from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops, refuse_small, refuse_unwritable
 from benchmarks_lib.suites.kit.timed_io import (
     append_store,
