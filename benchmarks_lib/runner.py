@@ -51,7 +51,7 @@ from .records import (
 )
 from .scratch import check_scratch_available, claim_run, is_within, remove_tree
 from .specs import SpecError, parse_count, parse_profile, parse_run_id
-from .suites import Case, get_suite
+from .suites import Case, ended_reason, get_suite
 from .suites.common import with_defaults
 from .user_data import public_params
 from .worker import error_row, finish_rows
@@ -250,7 +250,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
         """Write one finished case's record (an error row when its worker wrote none)."""
         case, rows = ran.case, ran.rows
         if rows is None:  # the worker wrote no rows of its own (crashed, killed, timed out, its host lost)
-            reason = f"worker exited with status {ran.rc}" + (" (killed by signal)" if ran.rc < 0 else "")
+            reason = ended_reason(ran.rc, ran.stderr) or \
+                f"worker exited with status {ran.rc}" + (" (killed by signal)" if ran.rc < 0 else "")
             spent = case_columns(None, 0, int(ran.seconds * 1e9))  # its wall time still counts to the run's
             rows = finish_rows([{**error_row(case, f"{reason}\n{ran.stderr}"), **spent}], case, run_columns)
         out = records / f"{case.case_id}.parquet"
