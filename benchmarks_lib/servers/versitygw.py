@@ -141,9 +141,8 @@ def binary_version(path: str, mtime_ns: int = 0) -> str | None:
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10, env={},
                              preexec_fn=die_with_parent).stdout
-        m = re.search(r"^Version\s*:\s*(v\S+)", out, re.MULTILINE)
-        if m:
-            return m.group(1)
+        if said := re.search(r"^Version\s*:\s*(v\S+)", out, re.MULTILINE):
+            return said.group(1)
     return None
 
 
@@ -156,17 +155,16 @@ def server_label(path: str, sidecar: bool) -> str:
 def has_user_xattrs(directory: Path) -> bool:
     """True when files in ``directory`` take ``user.*`` extended attributes (tried on a file of ours, removed)."""
     probe = directory / f".xattr-probe-{secrets.token_hex(4)}"
+    probe.touch(exist_ok=False)
     try:
-        probe.touch(exist_ok=False)
         os.setxattr(probe, "user.iobench", b"1")
         return True
-    except OSError as exc:
+    except OSError as exc:  # not supported, or refused: the server could not set them either
         if exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.EACCES):
             raise
         return False
     finally:
-        with contextlib.suppress(OSError):
-            probe.unlink()
+        probe.unlink()
 
 
 @dataclass(frozen=True)
@@ -311,9 +309,9 @@ class VersityServer:
                 try:
                     self._start()
                     break
-                except PortTaken:
+                except PortTaken as exc:
                     if attempt == PORT_TRIES - 1:
-                        raise
+                        raise PortTaken(f"{exc} ({PORT_TRIES} ports tried, each taken before it bound it)") from None
             self._make_bucket()
             threading.Thread(target=self._watch, name="versitygw-watch", daemon=True).start()
         except BaseException:
@@ -349,7 +347,7 @@ class VersityServer:
                 stop_process(self._proc)
                 self._proc = None
                 if "address already in use" in err:
-                    raise PortTaken(f"port {self.port} was taken")
+                    raise PortTaken(f"versitygw could not bind port {self.port} of {HOST}: address already in use")
                 raise RuntimeError(f"versitygw exited with status {status} before it was ready: "
                                    f"{' '.join(err.split()) or 'no message'}")
             with contextlib.suppress(OSError), urllib.request.urlopen(f"{self.endpoint}{HEALTH_PATH}",
