@@ -115,9 +115,9 @@ def test_on_a_filesystem_without_user_xattrs_the_metadata_goes_to_a_sidecar(tmp_
     assert set(rows["operation"]) == {"write", "read"}
 
 
-def _servers_under(path: Path) -> list[int]:
-    """The versitygw processes serving a directory under ``path``."""
-    found = []
+def _servers_under(path: Path) -> dict[int, Path]:
+    """The versitygw processes serving a directory under ``path``: pid -> its data directory (its last argument)."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
@@ -127,13 +127,19 @@ def _servers_under(path: Path) -> list[int]:
                 continue
             if state != "Z" and Path(argv[0].decode(errors="replace")).name == "versitygw" and \
                     any(str(path) in a.decode(errors="replace") for a in argv):
-                found.append(int(entry.name))
+                found[int(entry.name)] = Path(argv[-2].decode(errors="replace") if argv[-1] == b"" else argv[-1])
     return found
+
+
+def _objects_in(data: Path) -> bool:
+    """True once a client has written an object into the server's bucket directory."""
+    return any(f.is_file() and not any(p.startswith(".") for p in f.relative_to(data).parts)
+               for f in data.rglob("*")) if data.is_dir() else False
 
 
 @needs_versitygw
 def test_a_server_killed_mid_case_fails_that_case_with_the_reason_and_the_next_gets_a_fresh_one(tmp_path):
-    """SIGKILL to the case's server while its client writes (many rounds keep it busy): that case ends at once
+    """SIGKILL to the case's server once its client has written through it: that case ends at once
     with one line naming the server and the signal (its client would retry for minutes), nothing it started
     is left, and the next case starts a server of its own and measures."""
     proc = run_s3(tmp_path, "kill", "-b", "tensorstore", "-b", "zarr-python", "--iterations", "15", wait=False)
@@ -141,11 +147,11 @@ def test_a_server_killed_mid_case_fails_that_case_with_the_reason_and_the_next_g
     try:
         deadline, victim = time.monotonic() + 120, None
         while victim is None and time.monotonic() < deadline and proc.poll() is None:
-            servers = _servers_under(scratch)
-            if servers:
-                time.sleep(1.0)  # the case is under way: its server has answered rounds of writes and reads
-                victim = servers[0]
-                os.kill(victim, signal.SIGKILL)
+            for pid, data in _servers_under(scratch).items():
+                if _objects_in(data):  # the case is under way: a client has written through the server
+                    victim = pid
+                    os.kill(victim, signal.SIGKILL)
+                    break
             time.sleep(0.05)
         assert victim is not None, "no server was seen"
         proc.communicate(timeout=600)
@@ -161,5 +167,5 @@ def test_a_server_killed_mid_case_fails_that_case_with_the_reason_and_the_next_g
                              "signal 9 (SIGKILL)"), reason
     other = rows[rows["backend"] != failed["backend"].iloc[0]]
     assert len(other) and (other["status"] == "ok").all() and other["verified"].all()
-    assert _servers_under(tmp_path) == [] and not list(scratch.rglob("versitygw-*"))
+    assert _servers_under(tmp_path) == {} and not list(scratch.rglob("versitygw-*"))
 
