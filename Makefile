@@ -1,7 +1,8 @@
 # make book   - set up .venv (if missing), execute every notebook on PROFILE, build the HTML book
 # make test   - set up .venv with test dependencies and run the whole test suite, one process per core
 # make lab    - set up .venv and open JupyterLab on notebooks/ (results still go to the repository's results/)
-# make minio  - build the MinIO S3 server once (Go module proxy) into a cache outside the repository
+# make versitygw - build the versitygw S3 server (Apache-2.0) once (Go module proxy) into a cache outside the
+#                  repository; an S3 server of your own is measured with the suites' endpoint parameters instead
 # make lint   - ruff
 # make clean  - remove build outputs and executed notebooks (never results/)
 PYTHON ?= python3
@@ -10,7 +11,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: book test lab lint clean install sysdeps minio setup
+.PHONY: book test lab lint clean install sysdeps versitygw setup
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,23 +36,28 @@ sysdeps:
 	  fi; \
 	else echo "note: not root: fio/nginx/chromium are not installed automatically (tests that need them skip)"; fi
 
-# MinIO for the S3 chapter and tests: its version has one home, benchmarks_lib/servers/minio.py
-MINIO_VERSION := $(shell sed -n 's/^MINIO_VERSION = "\(.*\)"/\1/p' benchmarks_lib/servers/minio.py)
-MINIO_BIN := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/iobench-book/minio/bin/minio
+# versitygw (the local S3 server of the S3 chapters and tests): its version has one home,
+# benchmarks_lib/servers/versitygw.py. A failed build leaves its log beside the binary's folder and one line here;
+# the S3 cases then skip with that reason and the rest of the book goes on.
+VERSITYGW_VERSION := $(shell sed -n 's/^VERSITYGW_VERSION = "\(.*\)"/\1/p' benchmarks_lib/servers/versitygw.py)
+VERSITYGW_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/iobench-book/versitygw
+VERSITYGW_BIN := $(VERSITYGW_DIR)/bin/versitygw
 
-minio:
-	@if [ -n "$$IOBENCH_MINIO" ] || command -v minio >/dev/null 2>&1 || [ -x "$(MINIO_BIN)" ]; then :; \
+versitygw:
+	@if [ -n "$$IOBENCH_VERSITYGW" ] || command -v versitygw >/dev/null 2>&1 || [ -x "$(VERSITYGW_BIN)" ]; then :; \
 	elif command -v go >/dev/null 2>&1; then \
-	  echo "building MinIO $(MINIO_VERSION) into $(MINIO_BIN) (once; a few minutes) ..."; t0=$$(date +%s); \
-	  if GOBIN=$(dir $(MINIO_BIN)) go install github.com/minio/minio@$(MINIO_VERSION); then \
-	    echo "MinIO built in $$(( $$(date +%s) - t0 )) s"; \
-	  else echo "note: the MinIO build failed (the S3 tests skip)"; fi; \
-	else echo "note: neither Go nor a minio binary: the S3 tests skip (install Go, then make minio)"; fi
+	  echo "building versitygw $(VERSITYGW_VERSION) into $(VERSITYGW_BIN) (once; about a minute) ..."; \
+	  t0=$$(date +%s); mkdir -p $(VERSITYGW_DIR); \
+	  if GOBIN=$(VERSITYGW_DIR)/bin go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION) \
+	      > $(VERSITYGW_DIR)/build.log 2>&1; then \
+	    rm -f $(VERSITYGW_DIR)/build.log; echo "versitygw built in $$(( $$(date +%s) - t0 )) s"; \
+	  else echo "note: the versitygw build failed (the S3 cases skip): $$(tail -n 1 $(VERSITYGW_DIR)/build.log)"; fi; \
+	else echo "note: neither Go nor a versitygw binary: the S3 cases skip (install Go, then make versitygw)"; fi
 
-# the Python install, the system tools and MinIO's Go build at the same time: on a fresh machine the MinIO build
-# (minutes) no longer waits for the pip install, nor the pip install for it
+# the Python install, the system tools and versitygw's Go build at the same time: on a fresh machine the Go build
+# (about a minute) does not wait for the pip install, nor the pip install for it
 setup:
-	@$(MAKE) --no-print-directory -j3 --output-sync=target install sysdeps minio
+	@$(MAKE) --no-print-directory -j3 --output-sync=target install sysdeps versitygw
 
 book: setup
 	$(BIN)/iobench book --profile $(PROFILE)

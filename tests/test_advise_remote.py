@@ -1,5 +1,5 @@
-"""``iobench advise`` for remote reads over a link of a given latency: answered from a real s3 run through MinIO
-(skipped where MinIO is absent) and from a cache run written with the records writer, at that latency only (the
+"""``iobench advise`` for remote reads over a link of a given latency: answered from a real s3 run through versitygw
+(skipped where versitygw is absent) and from a cache run written with the records writer, at that latency only (the
 "not covered" line names the latencies measured), bad values refused in one line (exit 2), and ``--measure`` on a
 tiny file through the s3 suite."""
 
@@ -14,10 +14,10 @@ from benchmarks_lib.advise.evidence import parse_workload
 from benchmarks_lib.cli.main import main
 from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 from benchmarks_lib.run.runner import run_suite
-from benchmarks_lib.servers.minio import minio_missing_reason
+from benchmarks_lib.servers.versitygw import versitygw_missing_reason
 from benchmarks_lib.suites.s3 import SUITE as S3
 
-needs_minio = pytest.mark.skipif(minio_missing_reason() is not None, reason=str(minio_missing_reason()))
+needs_versitygw = pytest.mark.skipif(versitygw_missing_reason() is not None, reason=str(versitygw_missing_reason()))
 DIMS = "z:128:32:64,y:512:128:256,x:512:128:256"
 
 
@@ -113,13 +113,13 @@ def test_measure_refuses_what_it_cannot_measure_in_one_line(tmp_path, capsys, mo
     assert main([*argv, "--access", "remote-cutout:8,8,8@5ms"]) == 2
     err = capsys.readouterr().err
     assert "cannot measure remote cutouts on your file" in err and err.count("\n") == 1
-    # no MinIO anywhere it is looked for: said in one line, nothing measured
-    monkeypatch.delenv("IOBENCH_MINIO", raising=False)
+    # no versitygw anywhere it is looked for: said in one line, nothing measured
+    monkeypatch.delenv("IOBENCH_VERSITYGW", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     assert main([*argv, "--access", "remote-read:5ms"]) == 2
     err = capsys.readouterr().err
-    assert "--measure remote-read reads through a MinIO on this machine" in err and "minio" in err
+    assert "--measure remote-read reads through an S3 server on this machine" in err and "versitygw" in err
     assert err.count("\n") == 1 and not (tmp_path / "results").exists()
 
 
@@ -131,7 +131,7 @@ def test_the_workload_keeps_its_latency():
 
 @pytest.fixture(scope="module")
 def s3_run(tmp_path_factory) -> str:
-    """A small real s3 run: two writers through MinIO, at 0 ms and behind a 5 ms link, n=2."""
+    """A small real s3 run: two writers through versitygw, at 0 ms and behind a 5 ms link, n=2."""
     base = tmp_path_factory.mktemp("advise-s3")
     run_suite("s3", {**S3.smoke, "backends": ["tensorstore", "zarr-python"], "latencies_ms": [0, 5],
                      "iterations": 2}, profile="quick", results_dir=base / "results", run_id="s3-tiny",
@@ -139,21 +139,21 @@ def s3_run(tmp_path_factory) -> str:
     return str(base / "results")
 
 
-@needs_minio
+@needs_versitygw
 def test_remote_reads_from_a_real_s3_run(s3_run, capsys):
     argv = ["advise", "--shape", "8,64,64", "--dtype", "uint8", "--results-dir", s3_run]
     assert main([*argv, "--access", "remote-read:5ms"]) == 0
     out = capsys.readouterr().out
     assert "Evidence: run s3-tiny" in out and "operation read" in out and "over S3" in out
-    assert "link: 5 ms per round trip (emulated), bandwidth not limited, server minio" in out
+    assert "link: 5 ms per round trip (emulated), bandwidth not limited, server versitygw v" in out
     assert "(n=2, 50% interval)" in out and "too few iterations to rank (n=2)" in out
     assert "S3 requests at once" in out  # the client's concurrency, from the rows
     assert main([*argv, "--access", "remote-read:10ms"]) == 0
     assert "measured latencies: 0 ms, 5 ms (run s3-tiny)" in capsys.readouterr().out
 
 
-@needs_minio
-def test_measure_reads_your_file_through_minio_behind_the_link(tmp_path, capsys):
+@needs_versitygw
+def test_measure_reads_your_file_through_versitygw_behind_the_link(tmp_path, capsys):
     data = tmp_path / "cube.npy"
     np.save(data, (np.random.default_rng(0).integers(0, 4, (16, 32, 32)) * 40).astype("uint16"))
     assert main(["advise", "--like", str(data), "--access", "remote-read:5ms", "--measure", "--budget", "90s",

@@ -18,8 +18,8 @@ from benchmarks_lib.chapters import cache as chapter
 from benchmarks_lib.inputs import inputs_dir, root_sample, zarr_store
 from benchmarks_lib.measure.fresh import FreshProcessError
 from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame
-from benchmarks_lib.servers.minio import MinioServer, minio_missing_reason
 from benchmarks_lib.servers.nginx import nginx_path
+from benchmarks_lib.servers.versitygw import VersityServer, versitygw_missing_reason
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites import cache as suite
 
@@ -38,7 +38,7 @@ TINY = {
     "zarr_cache": [False, True], "zarr_concurrency": [2], "zarr_dims": "z:8:4:8,y:32:16:32,x:32:16:32",
     "zarr_cutout": "4,12,12", "zarr_cutouts": 2, "read_timeout_s": 120,
 }
-# S3: the Zarr store copied to a real MinIO behind a 2 ms link, read by every client (one layout is enough)
+# S3: the Zarr store copied to a real versitygw behind a 2 ms link, read by every client (one layout is enough)
 S3 = {**TINY, "locations": ["s3"], "latencies_ms": [2], "zarr_layouts": ["sharded"]}
 # nginx: one configuration per reader is enough to show the same counts through another server
 NGINX = {**TINY, "servers": ["nginx"], "locations": ["http"], "cache_sizes": ["1MB"], "async_prefetch": [1],
@@ -72,16 +72,16 @@ def rows(tmp_path_factory):
     out = _run(TINY, tmp, readers)
     if nginx_path():
         out += _run(NGINX, tmp, readers)
-    if minio_missing_reason() is None:
+    if versitygw_missing_reason() is None:
         environment, started = dict(os.environ), []
-        enter = MinioServer.__enter__
+        enter = VersityServer.__enter__
 
         def spy(self):  # remembers each start's credentials, to look for them in the rows
             started.append(enter(self).env)
             return self
 
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(MinioServer, "__enter__", spy)
+            mp.setattr(VersityServer, "__enter__", spy)
             s3_rows = _run(S3, tmp, ["zarr"])
         assert dict(os.environ) == environment, "the S3 site left its credentials in the environment"
         text = json.dumps(s3_rows, default=str)
@@ -266,23 +266,23 @@ def test_zarr_reads_are_verified_and_amplification_is_computed(rows):
         assert min(r["server_requests"] for r in sharded) <= max(r["server_requests"] for r in unsharded)
 
 
-@pytest.mark.skipif(minio_missing_reason() is not None, reason=str(minio_missing_reason()))
+@pytest.mark.skipif(versitygw_missing_reason() is not None, reason=str(versitygw_missing_reason()))
 def test_zarr_reads_through_s3_are_cold_counted_by_the_server_and_keep_no_secret(rows):
-    """Through S3 (a real MinIO behind the emulated link): every client reads and verifies the store, the
+    """Through S3 (a real versitygw behind the emulated link): every client reads and verifies the store, the
     server's own disk reads prove each read cold, its counters and the link's connections are in the row,
     and the credentials are in no row (checked by the fixture)."""
     s3 = [r for r in rows if r.get("location") == "s3"]
     assert {r["client"] for r in s3 if r["status"] == "ok"} >= {"tensorstore", "zarr-obstore"}
     for r in (r for r in s3 if r["status"] == "ok"):
         assert r["verified"] and r["cache_state"] == "cold", r["config"]
-        assert r["server"] == "minio" and r["latency_ms"] == 2
+        assert r["server"] == "versitygw" and r["latency_ms"] == 2 and r["s3_server"].startswith("versitygw v")
         assert r["server_requests"] > 0 and r["server_io_read_bytes"] > 0 and r["server_connections"] >= 1
         assert r["read_amplification"] == pytest.approx(r["server_payload_bytes"] / r["cutout_bytes"])
 
 
 def test_s3_location_parameters_are_checked():
     cases = suite.build_cases({**S3, "readers": ["zarr"], "latencies_ms": [0, 5]}, "quick")
-    assert {(c.params["server"], c.params["latency_ms"]) for c in cases} == {("minio", 0), ("minio", 5)}
+    assert {(c.params["server"], c.params["latency_ms"]) for c in cases} == {("versitygw", 0), ("versitygw", 5)}
     mine = suite.build_cases({**S3, "readers": ["zarr"], "s3_endpoint": "http://127.0.0.1:9", "latencies_ms": [0, 5],
                               "s3_target": "s3://my-bucket/x"}, "quick")
     assert {(c.params["server"], c.params["s3_target"]) for c in mine} == {("endpoint", "s3://my-bucket/x")}
@@ -525,9 +525,9 @@ def test_remote_readers_are_registered_and_listing_imports_no_library():
     assert out.strip() == "[]"
 
 
-@pytest.mark.skipif(minio_missing_reason() is not None, reason=str(minio_missing_reason()))
+@pytest.mark.skipif(versitygw_missing_reason() is not None, reason=str(versitygw_missing_reason()))
 def test_zarr_reads_from_your_own_s3_endpoint_touch_only_their_prefix(tmp_path, monkeypatch):
-    """s3_endpoint: the store goes to the user's server (here a MinIO this test starts, standing in for one),
+    """s3_endpoint: the store goes to the user's server (here a versitygw this test starts, standing in for one),
     with the user's credentials from the AWS environment; the read is verified and labelled ``unknown`` (its
     caches are not ours), and afterwards the bucket holds the user's own object and nothing of ours."""
     import obstore
@@ -535,7 +535,7 @@ def test_zarr_reads_from_your_own_s3_endpoint_touch_only_their_prefix(tmp_path, 
     from benchmarks_lib.adapters.obstore_s3 import s3_store
     from benchmarks_lib.data.storage import parse_s3
 
-    with MinioServer(bucket="mine") as server:
+    with VersityServer(bucket="mine") as server:
         for key, value in server.env.items():
             monkeypatch.setenv(key, value)
         monkeypatch.delenv("AWS_ENDPOINT_URL")

@@ -10,7 +10,7 @@ from conftest import assert_refused_naming_the_value
 
 from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.run.runner import run_suite
-from benchmarks_lib.servers.minio import minio_missing_reason
+from benchmarks_lib.servers.versitygw import versitygw_missing_reason
 from benchmarks_lib.suites.parallel import SUITE, assignments, build_cases
 
 pytest.importorskip("distributed")
@@ -81,9 +81,9 @@ def test_the_workers_of_a_scheduler_of_ones_own_write(workdir):
         assert set(skipped["status"]) == {"skip"} and "fewer than 4" in skipped["reason"].iloc[0]
 
 
-@pytest.mark.skipif(minio_missing_reason() is not None, reason=str(minio_missing_reason()))
+@pytest.mark.skipif(versitygw_missing_reason() is not None, reason=str(versitygw_missing_reason()))
 def test_workers_write_one_array_through_s3(workdir):
-    """targets s3://: the workers write one array as objects on a real MinIO (started by the case; the workers
+    """targets s3://: the workers write one array as objects on a real versitygw (started by the case; the workers
     get its credentials from the environment they start with); it is verified by the other library, the
     server's request counts are in the rows, and no credential is."""
     params = {**SUITE.smoke, "alignments": ["chunk", "unaligned"], "targets": ["s3://iobench/parallel"]}
@@ -96,7 +96,7 @@ def test_workers_write_one_array_through_s3(workdir):
     chunk = rows[rows["alignment"] == "chunk"]
     assert chunk["verified"].all() and set(chunk["workers"]) == {1, 2}
     text = (result.df.to_json() + json.dumps(result.meta)).lower()
-    assert "secret" not in text and "minio_root" not in text
+    assert "secret" not in text and rows["s3_server"].str.startswith("versitygw v").all()
 
 
 def test_s3_targets_on_a_scheduler_of_ones_own_need_an_endpoint():

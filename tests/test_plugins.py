@@ -74,7 +74,8 @@ from benchmarks_lib.suites import compression as c, threads as t
 from benchmarks_lib.advise.evidence import parse_workload
 from benchmarks_lib.advise.plan import writers_for
 advised = writers_for(parse_workload(None, "64,64,64", "uint8", "write"))
-print(json.dumps({{"advised": advised, "listed": listed, "imported": imported, "writers": sorted({{case.backend for case in writers}}),
+print(json.dumps({{"advised": advised, "listed": listed, "imported": imported,
+                  "writers": sorted({{case.backend for case in writers}}),
                   "threads": sorted({{case.backend for case in threads}}), "threads_backends": list(t.BACKENDS),
                   "compression": sorted({{case.backend for case in compression}}),
                   "compression_backends": list(c.ARRAY_BACKENDS), "readers": readers_of(make_adapter("toy")),

@@ -1,5 +1,6 @@
-"""S3 against a real MinIO on 127.0.0.1, started and stopped by the test (skipped, with the reason, where no
-MinIO binary exists: `make minio` builds one when Go is installed)."""
+"""S3 against a real versitygw on 127.0.0.1, started and stopped by the test (skipped, with the reason, where no
+versitygw binary exists: `make versitygw` builds one when Go is installed). Its faults through the command line
+are in ``test_s3_faults.py``."""
 
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ from conftest import assert_refused_naming_the_value
 from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.data.storage import parse_s3
 from benchmarks_lib.run.runner import run_suite
-from benchmarks_lib.servers.minio import MinioServer, minio_missing_reason
+from benchmarks_lib.servers.versitygw import VERSITYGW_VERSION, VersityServer, versitygw_missing_reason
 from benchmarks_lib.suites.s3 import SUITE, build_cases
 
-needs_minio = pytest.mark.skipif(minio_missing_reason() is not None, reason=str(minio_missing_reason()))
+needs_versitygw = pytest.mark.skipif(versitygw_missing_reason() is not None, reason=str(versitygw_missing_reason()))
 
 
 @pytest.mark.parametrize("bad", ["", "s3://", "s3://A_B/x", "http://bucket/x", "s3://ok-bucket/../x", 3, None])
@@ -61,43 +62,109 @@ def test_our_sigv4_signs_as_botocore_does(method: str, path: str, body: bytes):
     assert signed_headers(method, url, body, "AKID", "SECRET/KEY", now=when) == theirs
 
 
-@needs_minio
-def test_minio_starts_counts_and_stops():
-    with MinioServer(bucket="probe") as server:
-        assert server.start_s < 60 and server.port
-        before = server.counts()
-        import obstore
+@needs_versitygw
+def test_versitygw_starts_counts_each_action_and_stops():
+    """The server's own counts per S3 action equal what a client did: 5 PUTs of 10 bytes, one multipart upload of
+    12 MiB in 5 MiB parts (obstore's), 2 GETs and a HEAD; bytes in are the bodies PUT, bytes out those read."""
+    import obstore
 
-        from benchmarks_lib.adapters.obstore_s3 import s3_store
+    from benchmarks_lib.adapters.obstore_s3 import s3_store
 
+    with VersityServer(bucket="probe") as server:
+        assert server.start_s < 60 and server.port and server.label.startswith("versitygw v")
+        if server.executable.endswith("/iobench-book/versitygw/bin/versitygw"):
+            assert server.label == f"versitygw {VERSITYGW_VERSION} (posix)"  # read from the binary itself
         target = replace(parse_s3("s3://probe/x", server.endpoint), credentials=server.store_credentials())
         assert server.store_credentials()["secret_access_key"] not in repr(target)
         store = s3_store(target)
-        obstore.put(store, "a", b"0123456789")
-        assert bytes(obstore.get(store, "a").bytes()) == b"0123456789"
-        after = server.counts() - before
-        assert after.requests.get("putobject") == 1 and after.requests.get("getobject") == 1
-        assert after.received_bytes >= 10 and after.sent_bytes >= 10
+        before = server.counts()
+        for i in range(5):
+            obstore.put(store, f"small{i}", b"0123456789")
+        big = os.urandom(12 << 20)
+        obstore.put(store, "big", big)
+        assert bytes(obstore.get(store, "small3").bytes()) == b"0123456789"
+        assert bytes(obstore.get(store, "big").bytes()) == big
+        assert obstore.head(store, "big")["size"] == len(big)
+        counts = server.counts() - before
+        assert counts.requests == {"putobject": 5, "createmultipartupload": 1, "uploadpart": 3,
+                                   "completemultipartupload": 1, "getobject": 2, "headobject": 1}, counts
+        assert counts.received_bytes == 50 + len(big) and counts.sent_bytes == 10 + len(big)
+        row = counts.as_row()
+        assert (row["s3_requests"], row["s3_put_requests"], row["s3_multipart_parts"], row["s3_get_requests"]) == \
+            (13, 10, 3, 3)
+        assert row["s3_actions"] == ("completemultipartupload 1, createmultipartupload 1, getobject 2, headobject 1, "
+                                     "putobject 5, uploadpart 3")
+        assert server.counts() - server.counts() == type(counts)()  # the marker requests are not counted
         port, data = server.port, server.data_dir
     assert not data.exists()
     with pytest.raises(OSError):  # stopped: nothing listens any more
         socket.create_connection(("127.0.0.1", port), timeout=1)
 
 
-@needs_minio
-def test_every_s3_writer_round_trips_through_minio_and_no_secret_is_recorded(workdir):
-    result = run_suite("s3", SUITE.smoke, profile="quick", results_dir=workdir / "results", run_id="s3",
-                       progress=None)
+def test_statsd_lines_are_parsed_and_only_the_servers_datagrams_count():
+    """What a server sends is data: a line that is not a counter is counted as malformed, and a datagram from a
+    socket that is not the server process's (any local user can send to a UDP port) is refused."""
+    import time
+
+    from benchmarks_lib.servers.statsd import StatsdListener, parse_line
+
+    assert parse_line("versitygw.bytes_written,service=iobench,action=PutObject,status=200:1000|c") == \
+        ("bytes_written", {"service": "iobench", "action": "PutObject", "status": "200"}, 1000)
+    for bad in ("", "x", "a:1|g", "a:b|c", "a" * 2000 + ":1|c"):
+        assert parse_line(bad) is None
+    with StatsdListener() as listener, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        host, port = listener.address.split(":")
+        listener.sender_pid = os.getpid()  # this process is "the server" here
+        sender.sendto(b"v.success_count,action=GetObject:2|c\nnot a counter\nv.success_count,action=GetObject:1|c",
+                      (host, int(port)))
+        assert listener.wait_for("success_count", "GetObject", 3, timeout_s=10)
+        assert listener.malformed == 1
+        child = subprocess.run([sys.executable, "-c", "import socket, sys; socket.socket(socket.AF_INET, "
+                                "socket.SOCK_DGRAM).sendto(b'v.success_count,action=GetObject:100|c', "
+                                f"('{host}', {port}))"], check=True)
+        assert child.returncode == 0
+        deadline = time.monotonic() + 10
+        while listener.refused < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert listener.refused == 1 and listener.totals()[("success_count", "GetObject")] == 3
+
+
+#: two shards of 8 x 64 x 64 (uint16, em_like): each client writes 3 objects (the array's zarr.json and 2 shards)
+KNOWN_DIMS = "z:16:4:8,y:64:32:64,x:64:32:64"
+
+
+def _actions(row) -> dict[str, int]:
+    """``getobject 2, putobject 3`` -> {"getobject": 2, "putobject": 3}."""
+    return {name: int(n) for name, n in (item.rsplit(" ", 1) for item in str(row["s3_actions"]).split(", ") if item)}
+
+
+@needs_versitygw
+def test_every_s3_writer_round_trips_through_versitygw_counted_per_action(workdir):
+    """Each client writes a known array (2 shards) and reads it back: the server's counts per action in the rows
+    are what the client did (one PutObject per object, no multipart at this size, the bodies' bytes in; every
+    stored byte out once by a read), the server is named with its version and licence, no secret is recorded."""
+    params = {**SUITE.smoke, "dims": KNOWN_DIMS}
+    result = run_suite("s3", params, profile="quick", results_dir=workdir / "results", run_id="s3", progress=None)
     df = result.df
     rows = df[(df["backend"] != "ceiling") & (df["status"] == "ok")]
     writes = rows[rows["operation"] == "write"]
     assert set(writes["backend"]) == {"zarr-python", "tensorstore", "acquire-zarr"}
-    assert writes["verified"].all() and (writes["s3_put_requests"] > 0).all() and (writes["objects"] > 0).all()
+    assert writes["verified"].all() and (writes["objects"] == 3).all()
+    for _, w in writes.iterrows():
+        actions = _actions(w)
+        assert actions["putobject"] == w["objects"] == w["s3_put_requests"], (w["backend"], actions)
+        assert "uploadpart" not in actions and w["s3_multipart_parts"] == 0
+        assert w["s3_received_bytes"] == w["bytes_on_disk"] and w["s3_sent_bytes"] <= 1000  # metadata probes only
+        assert w["s3_requests"] == sum(actions.values())
     reads = rows[rows["operation"] == "read"]
     assert set(reads["backend"]) == {"zarr-python", "tensorstore"} and reads["verified"].all()
-    assert (reads["s3_get_requests"] > 0).all()
+    for _, r in reads.iterrows():
+        actions = _actions(r)
+        assert set(actions) <= {"getobject", "headobject"} and actions["getobject"] >= r["objects"], actions
+        assert r["s3_sent_bytes"] == r["bytes_on_disk"] and r["s3_received_bytes"] == 0
+    assert rows["s3_server"].str.fullmatch(r"versitygw v\S+ \(posix(, sidecar metadata)?\)").all()
     assert set(rows["verified_by"]) <= {"zarr-python", "tensorstore"}
-    # each client's S3 concurrency and the setting it comes from; MinIO's CPU seconds over each timed region
+    # each client's S3 concurrency and the setting it comes from; the server's CPU seconds over each timed region
     limits = rows.groupby("backend")["client_concurrency"].first().to_dict()
     assert limits["tensorstore"] == 32 and limits["zarr-python"] == 10 and limits["acquire-zarr"] >= 1, limits
     assert rows["client_concurrency_setting"].str.len().gt(0).all()
@@ -105,21 +172,24 @@ def test_every_s3_writer_round_trips_through_minio_and_no_secret_is_recorded(wor
     assert (rows["server_cpu_s"] >= 0).all() and rows["server_cpu_s"].sum() > 0 and (rows["server_cores"] >= 1).all()
     from benchmarks_lib.chapters import s3 as chapter
 
-    assert "bottleneck" in chapter.conclusion(df) and "server cores busy" in chapter.summary(df)
+    conclusion = chapter.conclusion(df)
+    assert "bottleneck" in conclusion and "server cores busy" in chapter.summary(df)
+    assert "versitygw v" in conclusion and "Apache-2.0" in conclusion and "without fsync" in conclusion
+    assert "Raw baseline" in conclusion and "with fsync" in conclusion and "versitygw v" in chapter.answer(df)
     text = (df.to_json() + json.dumps(result.meta)).lower()
-    assert "aws_secret" not in text and "secret_access_key" not in text and "minio_root" not in text
+    assert "aws_secret" not in text and "secret_access_key" not in text and "root_secret" not in text
 
 
-@needs_minio
-def test_a_killed_owner_takes_its_minio_down(tmp_path):
-    """A case that crashes (SIGKILL here, a segfault in a library in real life) must not leave its MinIO
+@needs_versitygw
+def test_a_killed_owner_takes_its_versitygw_down(tmp_path):
+    """A case that crashes (SIGKILL here, a segfault in a library in real life) must not leave its server
     running and writing into the scratch the runner is about to delete."""
     import subprocess
     import sys
     import time
 
-    script = (f"import os, signal\nfrom benchmarks_lib.servers.minio import MinioServer\n"
-              f"s = MinioServer(root={str(tmp_path)!r}).__enter__()\n"
+    script = (f"import os, signal\nfrom benchmarks_lib.servers.versitygw import VersityServer\n"
+              f"s = VersityServer(root={str(tmp_path)!r}).__enter__()\n"
               "print(s._proc.pid, flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     pid = int(proc.stdout.split()[0])
@@ -136,9 +206,9 @@ def test_a_killed_owner_takes_its_minio_down(tmp_path):
     assert not alive()
 
 
-@needs_minio
-def test_a_slower_link_sits_between_the_clients_and_minio(workdir):
-    """latencies_ms: the clients reach MinIO through the link proxy (its new connections recorded), the rows
+@needs_versitygw
+def test_a_slower_link_sits_between_the_clients_and_versitygw(workdir):
+    """latencies_ms: the clients reach versitygw through the link proxy (its new connections recorded), the rows
     carry their latency, every write is still verified, and the chapter draws time against latency."""
     from benchmarks_lib.chapters import s3 as chapter
 
@@ -153,27 +223,30 @@ def test_a_slower_link_sits_between_the_clients_and_minio(workdir):
 
 
 def test_a_link_needs_the_bundled_server():
-    with pytest.raises(SpecError, match="needs the bundled MinIO"):
+    with pytest.raises(SpecError, match="needs the bundled S3 server"):
         build_cases({"endpoint": "http://10.0.0.5:9000", "latencies_ms": [0, 10]}, "quick")
     assert_refused_naming_the_value(build_cases, {}, {"latencies_ms": [-1]})
 
 
 #: what a user's shell may hold for their own AWS account: each alone made every case against the bundled MinIO
-#: fail (InvalidTokenId, ProfileNotFound, a CA bundle or config file that is not there)
+#: fail (InvalidTokenId, ProfileNotFound, a CA bundle or config file that is not there); and what versitygw itself
+#: would read from its environment (another root key, region, port)
 USERS_AWS = {"AWS_SESSION_TOKEN": "bogus", "AWS_SECURITY_TOKEN": "bogus", "AWS_PROFILE": "nosuch",
              "AWS_DEFAULT_PROFILE": "nosuch", "AWS_CONFIG_FILE": "/nonexistent/config",
              "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials", "AWS_CA_BUNDLE": "/nonexistent/ca.pem",
              "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/nosuch", "AWS_WEB_IDENTITY_TOKEN_FILE": "/nonexistent",
              "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE",
              "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-             "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_SKIP_SIGNATURE": "true"}
+             "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_SKIP_SIGNATURE": "true",
+             "ROOT_ACCESS_KEY_ID": "AKIAVGWROOTEXAMPLE", "ROOT_SECRET_ACCESS_KEY": "vgw/root/secret/EXAMPLEKEY",
+             "VGW_REGION": "eu-nowhere-9", "VGW_PORT": "127.0.0.1:9"}
 
 
-@needs_minio
-def test_the_users_aws_environment_does_not_reach_the_bundled_minio(tmp_path):
-    """Through the CLI, with a user's AWS session token, profile, files, keys and endpoint in its environment:
-    every writer still writes, reads and verifies through the bundled MinIO (its clients get its credentials
-    and nothing inherited), and none of the user's values reaches a record."""
+@needs_versitygw
+def test_the_users_aws_environment_does_not_reach_the_bundled_versitygw(tmp_path):
+    """Through the CLI, with a user's AWS session token, profile, files, keys and endpoint in its environment, and
+    versitygw's own variables: every writer still writes, reads and verifies through the bundled server (it and
+    its clients get its credentials and nothing inherited), and none of the user's values reaches a record."""
     smoke = SUITE.smoke
     cmd = [sys.executable, "-m", "benchmarks_lib", "run", "s3", "-d", smoke["dims"], "--iterations", "1",
            "--warmups", "0", "--run-id", "aws", "--results-dir", "results"]
@@ -191,7 +264,7 @@ def test_the_users_aws_environment_does_not_reach_the_bundled_minio(tmp_path):
 
 
 def _signed(method: str, url: str, body: bytes, credentials: dict[str, str]) -> dict[str, str]:
-    """SigV4 headers for one request to MinIO at ``url`` (the Host it is sent to: the link's or the server's)."""
+    """SigV4 headers for one request to the server at ``url`` (the Host it is sent to: the link's or the server's)."""
     from benchmarks_lib.servers.sigv4 import signed_headers
 
     return signed_headers(method, url, body, credentials["AWS_ACCESS_KEY_ID"], credentials["AWS_SECRET_ACCESS_KEY"]) \
@@ -248,7 +321,7 @@ def link_costs(server_port: int, path: str, size: int, latency_ms: float, creden
 
 
 class _Sink(__import__("http.server").server.BaseHTTPRequestHandler):
-    """Where MinIO is absent: PUT keeps the body in memory, GET returns it (one object)."""
+    """Where versitygw is absent: PUT keeps the body in memory, GET returns it (one object)."""
 
     protocol_version = "HTTP/1.1"
     stored = b""
@@ -273,7 +346,7 @@ class _Sink(__import__("http.server").server.BaseHTTPRequestHandler):
 def test_a_link_costs_one_round_trip_per_request_and_one_per_new_connection():
     """Calibration of the emulated link: a 16 MiB PUT and GET through a 10 ms link cost what they cost straight
     to the server plus one round trip (plus one more, the connect, on a new connection), within 20%; against the
-    real MinIO (an in-process HTTP server where there is none). Medians of 7 interleaved tries per path.
+    real versitygw (an in-process HTTP server where there is none). Medians of 7 interleaved tries per path.
 
     Widened for a small, shared machine: the band above is widened by the proxy's own cost measured in the same
     test (the same proxy at no latency: one more TCP hop on 127.0.0.1, which on 2 busy cores cost a 16 MiB GET
@@ -282,8 +355,8 @@ def test_a_link_costs_one_round_trip_per_request_and_one_per_new_connection():
     import threading
 
     rtt, size = 0.010, 16 << 20
-    if minio_missing_reason() is None:
-        server, path = MinioServer(bucket="cal"), "/cal/object"
+    if versitygw_missing_reason() is None:
+        server, path = VersityServer(bucket="cal"), "/cal/object"
         server.__enter__()
         port, credentials = server.port, server.client_env()
     else:
@@ -307,7 +380,7 @@ def test_a_link_costs_one_round_trip_per_request_and_one_per_new_connection():
                 break
         assert not misses, (misses, {k: round(v * 1000, 1) for k, v in costs.items()})
     finally:
-        if isinstance(server, MinioServer):
+        if isinstance(server, VersityServer):
             server.__exit__(None, None, None)
         else:
             server.shutdown()

@@ -36,8 +36,8 @@ def add_arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--results-dir", action="append",
                     help=f"recorded runs to answer from, repeatable (default: {RESULTS_DIR}/ and reference/)")
     sp.add_argument("--measure", action="store_true",
-                    help="measure the workload on your --like file first (remote-read: the s3 suite, through a MinIO "
-                         "on this machine behind the emulated link)")
+                    help="measure the workload on your --like file first (remote-read: the s3 suite, through a "
+                         "versitygw on this machine behind the emulated link)")
     sp.add_argument("--budget", default="3m", help="time for --measure: 90s, 3m, 1h (default 3m)")
     sp.add_argument("--run-id", help="the --measure run's id; an existing one is resumed")
     sp.add_argument("--scratch-dir", help="scratch directory for --measure")

@@ -4,8 +4,8 @@ fitted to a time budget.
 No second measuring path: the plan is parameters of the writers suite (``run_suite("writers", ...)`` at the quick
 profile, without the ceiling case), measured in its fresh workers with its timed regions, verification and
 records, in a run of its own that ``--run-id`` resumes. Remote full reads (``remote-read:MS``) are the s3 suite's
-instead: each writer that reads S3 writes a crop of the file to a MinIO on 127.0.0.1 behind the emulated link of
-that latency and reads it back (refused in one line where MinIO is not installed); remote cutouts are measured by
+instead: each writer that reads S3 writes a crop of the file to a versitygw on 127.0.0.1 behind the emulated link
+of that latency and reads it back (refused in one line where it is not installed); remote cutouts are measured by
 the cache suite on its own store, not on a person's file, so ``--measure`` refuses them. For cutouts (3-D data)
 the writers suite's ``sharding`` test searches the chunk and shard shapes around the cutout (sharded with inner
 chunks of the cutout's size and half of it, and unsharded at each size); for 2-D data its ``read`` test. Full
@@ -237,10 +237,10 @@ def measure(workload: Workload, budget_s: float, results_dir: str | Path, run_id
         raise SpecError("--measure measures your data: give --like PATH")
     suite = suite_for(workload)
     if suite == "s3":
-        from benchmarks_lib.servers.minio import minio_missing_reason
+        from benchmarks_lib.servers.versitygw import versitygw_missing_reason
 
-        if (missing := minio_missing_reason()) is not None:
-            raise SpecError(f"--measure {workload.access} reads through a MinIO on this machine: {missing}")
+        if (missing := versitygw_missing_reason()) is not None:
+            raise SpecError(f"--measure {workload.access} reads through an S3 server on this machine: {missing}")
     params, notes = fit_to_budget(workload, budget_s)
     run_id = run_id or f"advise-{workload.access}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     notes.append(f"run {run_id} in {results_dir} (resume it with --run-id {run_id})")

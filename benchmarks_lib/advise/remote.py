@@ -1,6 +1,6 @@
 """The rows of remote reads that ``iobench advise`` ranks: the s3 suite's (each writer reads back, through S3, the
-array it wrote to a MinIO behind an emulated link) and the cache suite's Zarr reads (a store zarr-python wrote, read
-over HTTP or S3 by each client, without and with its cache, at each concurrency), at one link latency.
+array it wrote to an S3 server behind an emulated link) and the cache suite's Zarr reads (a store zarr-python wrote,
+read over HTTP or S3 by each client, without and with its cache, at each concurrency), at one link latency.
 
 A candidate is the library, codec, chunks, shards and how it reads (over what, client cache, requests in flight); the
 group held equal is the dataset, array shape, cutout, bytes and the link's bandwidth. Rows are taken at the asked
@@ -108,8 +108,12 @@ def at_latency(rows: pd.DataFrame, latency_ms: float) -> pd.DataFrame:
 
 
 def link_text(row: pd.Series) -> str:
-    """``10 ms per round trip (emulated), 50 MB/s, server minio``: the link a row's read went over."""
-    server = str(row["server"]).split(" ")[0] if "server" in row and pd.notna(row["server"]) else "?"
+    """``10 ms per round trip (emulated), 50 MB/s, server versitygw v1.8.0 (posix)``: the link a row's read went
+    over, and the server at its end (its name and version where the row records them)."""
+    if "s3_server" in row and pd.notna(row["s3_server"]):
+        server = str(row["s3_server"])
+    else:
+        server = str(row["server"]).split(" ")[0] if "server" in row and pd.notna(row["server"]) else "?"
     return f"{float(row['latency_ms']):g} ms per round trip (emulated), {row['link']}, server {server}"
 
 

@@ -269,6 +269,14 @@ def problems(df: pd.DataFrame) -> str:
                                    f"ceiling, no timed region under {SHORT_S * 1e3:.0f} ms.")
 
 
+def s3_servers(rows: pd.DataFrame) -> list[str]:
+    """The S3 servers these rows went through, each with its version as recorded (``s3_server``: ``versitygw
+    v1.8.0 (posix)``, ``MinIO (version not recorded)`` for the runs made on MinIO, or a user's endpoint)."""
+    if "s3_server" not in rows:
+        return []
+    return sorted(set(rows["s3_server"].dropna().astype(str)))
+
+
 def run_header(result, times: str) -> str:
     """Markdown: the run, the machine, n, what the times include (``times``, and fsync as recorded).
 

@@ -4,8 +4,9 @@ Per (backend, alignment, W): the aggregate GB/s (the array's bytes over one wall
 first write submitted to the last finished, with the store's syncfs when fsync is on), its median and
 order-statistic interval over iterations; the per-worker GB/s (each worker's own write of its slab); and
 the verification of the whole array (slabs that came back wrong). A write that failed verification is
-never ranked: it is fast because it lost data. Where the array was also written through S3 (MinIO), each
-store is its own series: there a write ends when every object is acknowledged (no fsync).
+never ranked: it is fast because it lost data. Where the array was also written through S3 (the server named
+with its version in the panel's title), each store is its own series: there a write ends when every object is
+acknowledged (no fsync).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from benchmarks_lib.chapters.common import (
     ok_rows,
     problems,
     run_header,
+    s3_servers,
     with_ceiling_fraction,
     write_ceiling_op,
 )
@@ -62,7 +64,13 @@ def _rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 ALIGNMENTS = ("chunk", "shard", "unaligned")
-STORE_TITLES = {"file": "to files", "s3": "through S3 (MinIO on this machine)"}
+STORE_TITLES = {"file": "to files", "s3": "through S3"}
+
+
+def store_title(store: str, rows: pd.DataFrame) -> str:
+    """A panel's title: ``to files``, or ``through S3`` with the server(s) and version(s) its rows went to."""
+    servers = s3_servers(rows) if store == "s3" else []
+    return STORE_TITLES.get(store, store) + (f"\n({'; '.join(servers)})" if servers else "")
 
 
 def _panels(rows: pd.DataFrame, title: str):
@@ -102,7 +110,7 @@ def aggregate(df: pd.DataFrame):
         ax.set_xticks(sorted(rows["workers"].unique()))
         ax.set(xlabel="workers W (Dask processes)",
                ylabel=f"aggregate GB/s ({WHISKERS})" if ax is panels[0][0] else "",
-               title=STORE_TITLES.get(store, store))
+               title=store_title(store, sub))
     _one_legend(panels)
     return fig
 
@@ -121,7 +129,7 @@ def per_worker(df: pd.DataFrame):
                      hue_order=order, marker="o", ax=ax)
         ax.set_xticks(sorted(rows["workers"].unique()))
         ax.set(xlabel="workers W", ylabel=f"GB/s of one worker ({WHISKERS})" if ax is panels[0][0] else "",
-               title=STORE_TITLES.get(store, store))
+               title=store_title(store, sub))
     _one_legend(panels)
     return fig
 

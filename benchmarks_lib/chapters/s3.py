@@ -4,10 +4,12 @@ Per backend and operation: median GB/s with its 95% bootstrap interval over iter
 server saw per timed region (PUTs, multipart parts, GETs/HEADs), the bytes it received and sent, the objects
 the array became, the client's S3 requests in flight at most ("in flight": its setting), the cores the server's
 CPU time kept busy (whether the server was the bottleneck, said per case), and the verification (the same
-library's read and another library's). A write's time
-ends when every object was acknowledged by the server (S3 has no fsync: an acknowledged PUT is durable as
-far as the server promises). With more than one link latency, each backend is shown at each (one round trip
-per connection and per request, as in the cache chapter).
+library's read and another library's). A write's time ends when every object was acknowledged by the server (S3
+has no fsync: an acknowledged PUT is durable as far as the server promises). The chapter names the server and its
+version (``s3_server``), its licence and what it does with a PUT (versitygw's posix backend: a file write without
+fsync, so a page-cache write), beside the raw baseline's write of the same bytes to the same disk with and without
+fsync (the run's ceiling), so that nobody mistakes a server's page cache for its disk. With more than one link
+latency, each backend is shown at each (one round trip per connection and per request, as in the cache chapter).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from benchmarks_lib.chapters.common import (
     ok_rows,
     problems,
     run_header,
+    s3_servers,
     with_ceiling_fraction,
 )
 from benchmarks_lib.chapters.flags import point_flags
@@ -62,9 +65,10 @@ def speeds(df: pd.DataFrame):
     rows = rows.assign(label=label).sort_values(["backend", "latency_ms"])
     fig, ax = subplots(figsize=(7.2, 1.6 + 0.6 * rows["label"].nunique()))
     sns.barplot(data=rows, y="label", x="gbps", hue="operation", estimator="median", **CI95, ax=ax)
-    draw_ceilings(ax, ceiling_gbps(df), ("write_nofsync", "read_cold"), vertical=True)
+    draw_ceilings(ax, ceiling_gbps(df), ("write_nofsync", "write_fsync", "read_cold"), vertical=True)
     ax.set(xlabel=f"GB/s through S3 ({WHISKERS})", ylabel="",
-           title="One Zarr array through S3 on 127.0.0.1\n(server and client share this machine)")
+           title=f"One Zarr array through S3: {'; '.join(s3_servers(rows)) or 'server not recorded'}\n"
+                 "(server and client share this machine)")
     legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
@@ -86,25 +90,28 @@ def latency(df: pd.DataFrame):
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (backend, link latency, operation): speed, the server's requests and bytes, the link's
-    connections, objects, verification (the codec column only where backends differ in it, the connections only
-    where a link was emulated)."""
+    """One row per (server, backend, link latency, operation): speed, the server's requests and bytes, the link's
+    connections, objects, verification (the server and codec columns only where rows differ in them, the
+    connections only where a link was emulated)."""
     rows = _rows(df)
-    cols = ["backend", "codec", "link ms", "operation", "GB/s", "requests", "PUT", "multipart parts", "part MB",
-            "GET/HEAD", "MB in", "MB out", "connections", "objects", "MB stored", "in flight", "server cores busy",
-            "verified"]
+    cols = ["server", "backend", "codec", "link ms", "operation", "GB/s", "requests", "PUT", "multipart parts",
+            "part MB", "GET/HEAD", "MB in", "MB out", "connections", "objects", "MB stored", "in flight",
+            "server cores busy", "verified"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
     out = []
-    for p in summarize(rows, ["backend", "codec", "latency_ms", "operation"], "gbps").itertuples(index=False):
+    rows = rows.assign(s3_server=rows["s3_server"].astype("string").fillna("-") if "s3_server" in rows else "-")
+    for p in summarize(rows, ["s3_server", "backend", "codec", "latency_ms", "operation"], "gbps").itertuples(
+            index=False):
         part = rows[(rows["backend"] == p.backend) & (rows["codec"] == p.codec) & (rows["operation"] == p.operation)
-                    & (rows["latency_ms"] == p.latency_ms)]
+                    & (rows["latency_ms"] == p.latency_ms) & (rows["s3_server"] == p.s3_server)]
 
         def med(col: str, scale: float = 1.0, part=part) -> str:
             values = part[col].dropna() if col in part else pd.Series(dtype=float)
             return "-" if values.empty else f"{values.astype(float).median() * scale:.4g}"
 
-        out.append({"backend": p.backend, "codec": p.codec, "link ms": f"{p.latency_ms:g}", "operation": p.operation,
+        out.append({"server": p.s3_server, "backend": p.backend, "codec": p.codec, "link ms": f"{p.latency_ms:g}",
+                    "operation": p.operation,
                     "GB/s": format_point(p._asdict()), "requests": med("s3_requests"),
                     "PUT": med("s3_put_requests"), "multipart parts": med("s3_multipart_parts"),
                     "part MB": med("multipart_part_bytes", 1e-6), "GET/HEAD": med("s3_get_requests"),
@@ -117,6 +124,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     # narrower for the page: one codec for all is stated by the figure's labels; no link, no connections counted
     if table["codec"].nunique() == 1:
         table = table.drop(columns="codec")
+    if table["server"].nunique() == 1:  # one server: the conclusion and the figure name it
+        table = table.drop(columns="server")
     if table["link ms"].nunique() == 1:  # one latency: the conclusion says which
         table = table.drop(columns="link ms")
     for col in ("connections", "in flight", "server cores busy"):
@@ -146,6 +155,7 @@ def conclusion(df: pd.DataFrame) -> str:
                      f"{part['objects'].median():.0f} objects.")
     if several:
         lines += _latency_lines(rows)
+    lines += durability_lines(df)
     lines += server_lines(rows)
     lines += ["", "Server and client share this machine's cores here: on a real object store the network and the "
               "server's own limits take their place; run the same chapter with `ENDPOINT` set to measure one."]
@@ -167,6 +177,39 @@ def _latency_lines(rows: pd.DataFrame) -> list[str]:
         lines.append(f"- A {hi:g} ms link added {extra:.2f} s to **{md(backend)}**'s {md(op)} "
                      f"({change_text(two_sample(fast['elapsed_s'], slow['elapsed_s']))}): "
                      f"{per:.1f} ms per request, i.e. {how}.")
+    return lines
+
+
+def durability_lines(df: pd.DataFrame) -> list[str]:
+    """Per S3 server: its name, version and licence, and what it does with a PUT; then the run's raw baseline,
+    the same bytes written to the same disk with and without fsync (the ceiling), the pair an S3 write sits
+    between."""
+    from benchmarks_lib.records.store import OLD_MINIO
+    from benchmarks_lib.servers.versitygw import DURABILITY, LICENCE
+
+    rows = _rows(df)
+    lines = []
+    for name in s3_servers(rows):
+        if name.startswith("versitygw"):
+            said = f"{LICENCE}, on this machine: {DURABILITY}"
+        elif name == OLD_MINIO:
+            said = "the server this run was recorded on; what it does with a PUT was not stated with this run"
+        else:
+            said = "your endpoint: what it does with a PUT is its own (S3 promises only that an acknowledged object " \
+                   "can be read back)"
+        lines.append(f"- **Server** {md(name)} ({said}).")
+    ceiling = ok_rows(df)
+    ceiling = ceiling[ceiling["backend"] == "ceiling"] if len(ceiling) else ceiling
+    speeds = ceiling_gbps(df)
+    if lines and {"write_nofsync", "write_fsync"} <= set(speeds):
+        raw = ceiling[ceiling["operation"] == "write_nofsync"]["nbytes"].dropna()
+        written = rows[rows["operation"] == "write"]["nbytes"].dropna()
+        same = "the same " if len(raw) and len(written) and raw.median() == written.median() else ""
+        size = f"{raw.median() / 1e6:.0f} MB" if len(raw) else "its bytes"
+        lines.append(f"- **Raw baseline**: plain file writes of {same}{size} to the same disk at "
+                     f"{speeds['write_nofsync']:.3g} GB/s without fsync and {speeds['write_fsync']:.3g} GB/s with "
+                     "fsync (this run's ceiling): a server that does not fsync answers at the first kind of speed, "
+                     "and an acknowledged PUT is then as durable as an unflushed file.")
     return lines
 
 
@@ -221,13 +264,15 @@ def answer(df: pd.DataFrame) -> str:
     if not parts:
         return no_answer("verified S3 measurements")
     link = f" at {_at(rows['latency_ms'].iloc[0])}" if rows["latency_ms"].iloc[0] else ""
-    return f"Through S3 (MinIO on this machine{link}), against the best median: " + "; ".join(parts) + "."
+    where = "; ".join(md(name) for name in s3_servers(rows)) or "server not recorded"
+    return f"Through S3 ({where}{link}), against the best median: " + "; ".join(parts) + "."
 
 
 #: the chapter's standard figures, by title (the explorer draws them for any run)
 FIGURES = {"Write and read GB/s through S3": speeds, "S3 time against link latency": latency}
 
-__all__ = ["CHAPTER", "FIGURES", "answer", "conclusion", "header", "latency", "problems", "speeds", "summary"]
+__all__ = ["CHAPTER", "FIGURES", "answer", "conclusion", "durability_lines", "header", "latency", "problems", "speeds",
+           "summary"]
 
 CHAPTER = Chapter("object_storage", suite="s3", answer=answer, summary=summary,
                   conclusion=conclusion, problems=problems, figures=FIGURES, order=60)

@@ -3,7 +3,7 @@
 Credentials never reach a record, a log or the book. For a user's endpoint (AWS, Ceph, a user's own MinIO)
 they come from the standard AWS environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
 ``AWS_SESSION_TOKEN``, a profile...) of the process that writes or reads, as every AWS-compatible client
-expects. For the MinIO this project starts (``servers.minio``) they are that server's and nothing else: its
+expects. For the versitygw this project starts (``servers.versitygw``) they are that server's and nothing else: its
 clients run in processes whose AWS variables are exactly the server's (:func:`environ_with_aws`, nothing of
 the user's inherited), or get them in their configuration (:attr:`S3Target.credentials`).
 """

@@ -273,6 +273,23 @@ def find_run(results_dir: str | Path, run: str) -> Path:
     raise FileNotFoundError(f"run {run!r} not found under {results_dir}; known runs: {known}")
 
 
+#: how a row recorded on the MinIO this project bundled until 2026-11 names its server (its version was not recorded)
+OLD_MINIO = "MinIO (version not recorded)"
+
+
+def named_s3_servers(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with ``s3_server`` (the S3 server and its version) on the rows recorded before it existed: those of
+    the bundled MinIO (their ``server`` column starts with ``minio``) name it :data:`OLD_MINIO`."""
+    import pandas as pd
+
+    if "server" not in df:
+        return df
+    named = df["s3_server"].astype("string") if "s3_server" in df else pd.Series(pd.NA, index=df.index,
+                                                                                    dtype="string")
+    old = df["server"].astype("string").str.startswith("minio").fillna(False) & named.isna()
+    return df.assign(s3_server=named.mask(old, OLD_MINIO)) if old.any() else df
+
+
 def load_run(run_dir: str | Path) -> tuple[pd.DataFrame, dict]:
     """All rows of a run (case files concatenated) and its run.json.
 
@@ -286,7 +303,8 @@ def load_run(run_dir: str | Path) -> tuple[pd.DataFrame, dict]:
     budget = ReadBudget()  # the run's limits, over all its files
     frames = [read_records(f, budget=budget) for f in listed_files(run_dir / "records", ".parquet",
                                                                       "records directory")]
-    df = with_schema_columns(read_old_spellings(pd.concat(frames, ignore_index=True))) if frames else to_frame([])
+    df = with_schema_columns(named_s3_servers(read_old_spellings(pd.concat(frames, ignore_index=True)))) if frames \
+        else to_frame([])
     return df, meta
 
 

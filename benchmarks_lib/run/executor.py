@@ -54,10 +54,10 @@ class Executor(ABC):
 
 def worker_environ(case: Case) -> dict[str, str] | None:
     """A case's process environment: the user's for a case of the user's own S3 endpoint (None: inherited); for
-    any other, the user's without any AWS variable, plus credentials of its own for a MinIO it may start."""
+    any other, the user's without any AWS variable, plus credentials of its own for an S3 server it may start."""
     if get_suite(case.suite).user_s3(case):
         return None
-    from benchmarks_lib.servers.minio import case_environ as bundled_environ
+    from benchmarks_lib.servers.versitygw import case_environ as bundled_environ
 
     return bundled_environ()
 

@@ -50,9 +50,11 @@ def check_writable_dir(path: Path, what: str) -> Path:
     return base
 
 
-def _free_bytes(path: Path) -> int:
+def _free_bytes(path: Path) -> int | None:
+    """Bytes free for this user; None where the filesystem reports no size at all (ramfs: it holds what memory
+    does, which the memory check below bounds)."""
     st = os.statvfs(path)
-    return st.f_bavail * st.f_frsize
+    return st.f_bavail * st.f_frsize if st.f_blocks else None
 
 
 def _available_memory() -> int:
@@ -64,11 +66,11 @@ def _available_memory() -> int:
 
 def check_space(need: int, profile: str, scratch_base: Path, results_base: Path, assume_yes: bool) -> None:
     free = _free_bytes(scratch_base)
-    if need * 1.2 > free:
+    if free is not None and need * 1.2 > free:
         raise SpecError(f"scratch filesystem of {str(scratch_base)!r} has {format_bytes(free)} free; "
                         f"this run needs about {format_bytes(need * 1.2)}")
     free_results = _free_bytes(results_base)
-    if free_results < RESULTS_RESERVE:
+    if free_results is not None and free_results < RESULTS_RESERVE:
         raise SpecError(f"results filesystem of {str(results_base)!r} has {format_bytes(free_results)} free; "
                         f"records need at least {format_bytes(RESULTS_RESERVE)}")
     memory = _available_memory()

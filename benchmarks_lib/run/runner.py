@@ -60,7 +60,7 @@ from benchmarks_lib.run.preflight import (
     format_seconds,
 )
 from benchmarks_lib.run.worker import MEMORY_POLICY, case_memory, error_row, finish_rows
-from benchmarks_lib.suites import Case, get_suite
+from benchmarks_lib.suites import Case, ended_reason, get_suite
 from benchmarks_lib.suites.ceiling import ceiling_case
 from benchmarks_lib.suites.kit.common import RUN_KEYS, with_defaults
 
@@ -258,7 +258,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
         """Write one finished case's record (an error row when its worker wrote none)."""
         case, rows = ran.case, ran.rows
         if rows is None:  # the worker wrote no rows of its own (crashed, killed, timed out, its host lost)
-            reason = f"worker exited with status {ran.rc}" + (" (killed by signal)" if ran.rc < 0 else "")
+            reason = ended_reason(ran.rc, ran.stderr) or \
+                f"worker exited with status {ran.rc}" + (" (killed by signal)" if ran.rc < 0 else "")
             if "bad_alloc" in ran.stderr or "MemoryError" in ran.stderr:  # a library that aborts when refused memory
                 reason += f": {case_memory(case)[1]}"
             spent = case_columns(None, 0, int(ran.seconds * 1e9))  # its wall time still counts to the run's

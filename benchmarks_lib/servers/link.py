@@ -9,7 +9,7 @@ direction, shared by all its connections: each chunk takes its slot in that dire
 propagation delay. Bodies stream through in both directions (nothing is stored and forwarded), so the proxy
 adds the link's cost and not its own.
 
-The builtin server applies the same model itself; for nginx and MinIO a TCP proxy in front
+The builtin server applies the same model itself; for nginx and versitygw a TCP proxy in front
 (:class:`DelayProxy`) is the link. It runs in a process of its own (:class:`LinkProcess`), so its threads
 share no interpreter lock with the client or server they sit between (an S3 signature covers the Host
 header, which passes through unchanged). It counts the connections it accepted and the HTTP requests that

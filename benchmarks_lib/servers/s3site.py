@@ -1,4 +1,4 @@
-"""A local directory served through S3 for remote reads: copied to MinIO on 127.0.0.1 (or to a user's endpoint),
+"""A local directory served through S3 for remote reads: copied to versitygw on 127.0.0.1 (or to a user's endpoint),
 behind the emulated link of :mod:`.link`; the same interface as the HTTP servers (``url_for``, ``reset``,
 ``counters``), so the cache/prefetch chapter reads a Zarr store over S3 as it reads one over HTTP.
 
@@ -6,15 +6,17 @@ The copy is made off the clock with obstore (``adapters.obstore_s3``) and remove
 site made). The clients of the measured read run in processes started with :meth:`S3Site.reader_environ`: for the
 bundled server, exactly its AWS variables (``AWS_ENDPOINT_URL`` naming the link in front of it) and nothing of the
 user's; for a user's endpoint, the user's environment with ``AWS_ENDPOINT_URL`` set to it. This process's own
-environment is never written. With the bundled MinIO the counters are the server's own (requests per S3 call,
-bytes sent, its CPU time and disk reads, so a cold read can be proven); a user's endpoint tells nothing, and its
-page cache is not ours to evict.
+environment is never written. With the bundled versitygw the counters are the server's own (requests per S3
+action, object bytes sent, its CPU time and disk reads, so a cold read can be proven); a user's endpoint tells
+nothing, and its page cache is not ours to evict. A bundled server that dies while the site is up calls
+``on_death`` with the reason (a case ends itself: ``suites.end_case``).
 """
 
 from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -22,13 +24,13 @@ from benchmarks_lib.adapters.obstore_s3 import delete_prefix, upload_tree
 from benchmarks_lib.data.storage import S3Target, environ_with_aws, parse_s3
 from benchmarks_lib.servers.counters import ServerCounters, _proc_cpu_s
 from benchmarks_lib.servers.link import LinkProcess
-from benchmarks_lib.servers.minio import MinioServer, S3Counts
+from benchmarks_lib.servers.versitygw import S3Counts, VersityServer
 
 
 class S3Site:
     """``root`` readable as ``s3://`` objects at ``target`` (a bucket and prefix), a context manager.
 
-    ``endpoint`` None starts a :class:`MinioServer` (its data under ``scratch``); otherwise that endpoint is
+    ``endpoint`` None starts a :class:`VersityServer` (its data under ``scratch``); otherwise that endpoint is
     used with the caller's AWS credentials (the bucket must exist). ``latency_ms`` and ``bandwidth`` put a
     :class:`LinkProcess` between the clients and the bundled server (a user's endpoint has its own link).
     """
@@ -36,11 +38,13 @@ class S3Site:
     kind = "s3"
 
     def __init__(self, root: str | Path, target: str, *, endpoint: str | None = None, scratch: Path | None = None,
-                 latency_ms: float = 0.0, bandwidth: float | None = None) -> None:
+                 latency_ms: float = 0.0, bandwidth: float | None = None,
+                 on_death: Callable[[str], object] | None = None) -> None:
         self.root = Path(root)
         self._target = parse_s3(target, endpoint)
         self._scratch, self.latency_ms, self.bandwidth = scratch, latency_ms, bandwidth
-        self.minio: MinioServer | None = None
+        self.bundled: VersityServer | None = None
+        self._on_death = on_death
         self.link: LinkProcess | None = None
         self.prefix: S3Target | None = None
         self._stack = ExitStack()
@@ -48,7 +52,12 @@ class S3Site:
 
     @property
     def server(self) -> str:
-        return "minio" if self.minio else "endpoint"
+        return "versitygw" if self.bundled else "endpoint"
+
+    @property
+    def label(self) -> str:
+        """The server as rows name it: the bundled one's name and version, or the endpoint."""
+        return self.bundled.label if self.bundled else str(self._target.endpoint)
 
     @property
     def url(self) -> str:
@@ -64,7 +73,7 @@ class S3Site:
     @property
     def data_dir(self) -> Path | None:
         """Where the bundled server keeps the objects (to evict before a cold read); None for a user's endpoint."""
-        return self.minio.data_dir if self.minio else None
+        return self.bundled.data_dir if self.bundled else None
 
     @property
     def client_endpoint(self) -> str:
@@ -75,8 +84,8 @@ class S3Site:
 
     def reader_environ(self) -> dict[str, str]:
         """The whole environment of a process that reads from this site (see the module docstring)."""
-        if self.minio:
-            return environ_with_aws(self.minio.client_env(self.client_endpoint))
+        if self.bundled:
+            return environ_with_aws(self.bundled.client_env(self.client_endpoint))
         return {**os.environ, "AWS_ENDPOINT_URL": self.client_endpoint}
 
     def __enter__(self) -> S3Site:
@@ -84,11 +93,12 @@ class S3Site:
             endpoint = self._target.endpoint
             credentials = None
             if endpoint is None:
-                self.minio = self._stack.enter_context(MinioServer(bucket=self._target.bucket, root=self._scratch))
-                endpoint, credentials = self.minio.endpoint, self.minio.store_credentials()
+                self.bundled = self._stack.enter_context(VersityServer(bucket=self._target.bucket, root=self._scratch,
+                                                                       on_death=self._on_death))
+                endpoint, credentials = self.bundled.endpoint, self.bundled.store_credentials()
                 if self.latency_ms or self.bandwidth:
                     self.link = self._stack.enter_context(
-                        LinkProcess(self.minio.port, latency_ms=self.latency_ms, bandwidth=self.bandwidth))
+                        LinkProcess(self.bundled.port, latency_ms=self.latency_ms, bandwidth=self.bandwidth))
             self.prefix = S3Target(self._target.bucket, self._target.prefix, endpoint, self._target.region,
                                    credentials).child(f"site-{uuid.uuid4().hex[:8]}")
             self._stack.callback(self._delete)
@@ -105,19 +115,19 @@ class S3Site:
         delete_prefix(self.prefix)
 
     def _state(self) -> tuple[S3Counts, int | None, float, dict]:
-        assert self.minio is not None and self.minio.pid is not None
-        return (self.minio.counts(), self.minio.read_bytes(), _proc_cpu_s(self.minio.pid),
-                self.link.charged() if self.link else {})
+        assert self.bundled is not None and self.bundled.pid is not None
+        cpu, disk = _proc_cpu_s(self.bundled.pid), self.bundled.read_bytes()  # before the counters' own request
+        return self.bundled.counts(), disk, cpu, self.link.charged() if self.link else {}
 
     def reset(self) -> None:
         """Start counting anew (before a measured read)."""
-        self._before = self._state() if self.minio else None
+        self._before = self._state() if self.bundled else None
 
     def counters(self) -> ServerCounters | None:
         """What the bundled server saw since :meth:`reset` (None for a user's endpoint): requests (HEAD among
-        them), bytes sent (response bodies, as MinIO counts them), connections (the link's, where there is
+        them), bytes sent (GetObject bodies, as versitygw counts them), connections (the link's, where there is
         one), the server's CPU time and disk reads."""
-        if not self.minio or self._before is None:
+        if not self.bundled or self._before is None:
             return None
         counts, disk, cpu, link = self._state()
         c0, disk0, cpu0, link0 = self._before

@@ -1,5 +1,5 @@
-"""AWS Signature Version 4 for the few plain HTTP requests made to a MinIO of ours (creating its bucket; the tests'
-raw requests), with the standard library.
+"""AWS Signature Version 4 for the few plain HTTP requests made to an S3 server of ours (creating its bucket, the
+request that closes a count of its counters; the tests' raw requests), with the standard library.
 
 No S3 client library is used for them: obstore (the clients' store, :mod:`benchmarks_lib.adapters.obstore_s3`)
 cannot create a bucket, and an SDK session would read the user's AWS profile and files. A request to our own

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,28 @@ class CaseContext:
     warmups: int
     profile: str
     run_dir: Path | None = None
+
+
+#: the exit status of a case's process that ended itself (:func:`end_case`); its reason is its last line of stderr
+CASE_ENDED = 75
+CASE_ENDED_PREFIX = "iobench: "
+
+
+def end_case(reason: str) -> None:
+    """End this case's process now, from any thread, with ``reason`` (made one line) as the case's: for a fault
+    that leaves the case's own thread waiting (its S3 server died under a client that retries for minutes). What
+    the process started dies with it (PDEATHSIG); the runner records the case as failed with ``reason``
+    (:func:`ended_reason`)."""
+    os.write(2, f"\n{CASE_ENDED_PREFIX}{' '.join(reason.split())}\n".encode())
+    os._exit(CASE_ENDED)
+
+
+def ended_reason(rc: int, stderr: str) -> str | None:
+    """The reason a case's process that ended itself gave (:func:`end_case`), or None."""
+    if rc != CASE_ENDED:
+        return None
+    lines = [line for line in stderr.splitlines() if line.startswith(CASE_ENDED_PREFIX)]
+    return lines[-1].removeprefix(CASE_ENDED_PREFIX) if lines else None
 
 
 @dataclass(frozen=True)
@@ -142,4 +165,4 @@ def get_suite(name: str) -> Suite:
     return suite
 
 
-__all__ = ["Case", "CaseContext", "Suite", "get_suite", "suite_names"]
+__all__ = ["CASE_ENDED", "Case", "CaseContext", "Suite", "end_case", "ended_reason", "get_suite", "suite_names"]

@@ -23,11 +23,11 @@ Alignments (what makes concurrent writes safe):
   With one worker it is the same stripes written by one process: safe, and the cost of small writes.
 
 Stores (``targets``): ``file``, a Zarr store in the case's scratch directory, or ``s3://bucket/prefix``, the
-same array as objects through S3: by default on a MinIO this case starts on 127.0.0.1 (fresh credentials,
+same array as objects through S3: by default on a versitygw this case starts on 127.0.0.1 (fresh credentials,
 handed to the workers through the AWS environment they start with), or on ``endpoint`` (credentials from the
 standard AWS variables, on every worker). S3 has no fsync: a write's time ends when every object is
-acknowledged, and the server's own counts of requests and bytes per round are recorded. Each round writes
-under a new prefix and deletes it (only it) afterwards.
+acknowledged (by versitygw: in its page cache, never fsynced), and the server's own counts of requests and bytes
+per round are recorded. Each round writes under a new prefix and deletes it (only it) afterwards.
 
 Nothing assumes one host: with ``cluster`` a Dask scheduler address, that cluster's workers write (a ``file``
 store in the case's scratch directory must then be on a filesystem they share: ``--scratch-dir``; an S3
@@ -64,7 +64,7 @@ from benchmarks_lib.inputs.arrays import generated
 from benchmarks_lib.inputs.user_data import FileDataset, dataset_columns, make_dataset, parse_dataset, sources_param
 from benchmarks_lib.measure import sync_store, timed
 from benchmarks_lib.records.durability import durability_columns
-from benchmarks_lib.suites import Case, CaseContext, Suite
+from benchmarks_lib.suites import Case, CaseContext, Suite, end_case
 from benchmarks_lib.suites.kit.backends import backend_names
 from benchmarks_lib.suites.kit.common import RUN_KEYS, remove_output, sized_by, with_defaults
 from benchmarks_lib.suites.kit.own_data import fit_crops
@@ -131,7 +131,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     stores = _targets(p)
     if common["cluster"] != "local" and any(t != "file" for t in stores) and p["endpoint"] is None:
         raise SpecError(f"targets {p['targets']!r} with cluster {common['cluster']!r} needs an endpoint: a scheduler's "
-                        "workers cannot reach the MinIO this machine starts on 127.0.0.1")
+                        "workers cannot reach the S3 server this machine starts on 127.0.0.1")
     if common["cluster"] != "local":
         from benchmarks_lib.base.dask_scheduler import probe_scheduler
 
@@ -141,7 +141,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
 
 
 def _targets(p: dict) -> dict[str, str | None]:
-    """Each store to write: ``file``, or an S3 URL with its endpoint (None: the MinIO the case starts)."""
+    """Each store to write: ``file``, or an S3 URL with its endpoint (None: the versitygw the case starts)."""
     stores: dict[str, str | None] = {}
     for value in parse_items(p["targets"], "targets", '["file", "s3://iobench/parallel"]'):
         if value == "file":
@@ -259,15 +259,18 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         server = None
         if s3 and p["endpoint"] is None:
             from benchmarks_lib.servers import ServerUnavailable
-            from benchmarks_lib.servers.minio import MinioServer, case_credentials
+            from benchmarks_lib.servers.versitygw import VersityServer, case_credentials
 
             try:
                 # the credentials the runner made for this case's process: its workers inherit them, and no other
-                server = stack.enter_context(MinioServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch,
-                                                         credentials=case_credentials()))
+                server = stack.enter_context(VersityServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch,
+                                                           credentials=case_credentials(), on_death=end_case))
             except ServerUnavailable as exc:
-                return skip_rows(str(exc), columns, ("write",))
-            columns["server"] = f"minio {server.endpoint}"
+                return skip_rows(str(exc), {**columns, "s3_server": "versitygw (not installed)"}, ("write",))
+            columns["server"] = f"{server.label} {server.endpoint}"
+            columns["s3_server"] = server.label
+        elif s3:
+            columns["s3_server"] = p["endpoint"]
         base = parse_s3(p["target"], server.endpoint if server else p["endpoint"]) if s3 else None
         if p["cluster"] == "local":
             cluster = stack.enter_context(start_local_cluster(max(p["workers"]), ctx.scratch / "dask"))

@@ -2,15 +2,18 @@
 
 One case is one backend (every array adapter whose ``stores`` include "s3": tensorstore's s3 kvstore,
 zarr-python through obstore, acquire-zarr's S3 stream) at one link latency. By default each case starts its
-own MinIO on 127.0.0.1 (``servers.minio``) with the credentials the runner made for this case's process, the
-only AWS variables that process has (``servers.minio.case_environ``: nothing of the user's), behind the
-emulated link of the cache chapter (``servers.link.LinkProcess``: one round trip per connection and per
-request, in a process of its own) when ``latencies_ms`` is above 0; with ``endpoint`` it uses that server over
-the real network instead (AWS, Ceph, a user's MinIO: credentials from the user's standard AWS variables, the
-bucket must exist).
+own versitygw (posix backend, Apache-2.0) on 127.0.0.1 (``servers.versitygw``) with the credentials the runner
+made for this case's process, the only AWS variables that process has (``servers.versitygw.case_environ``:
+nothing of the user's), behind the emulated link of the cache chapter (``servers.link.LinkProcess``: one round
+trip per connection and per request, in a process of its own) when ``latencies_ms`` is above 0; with
+``endpoint`` it uses that server over the real network instead (AWS, Ceph, a MinIO or versitygw of the user's:
+credentials from the user's standard AWS variables, the bucket must exist). Each row names the server
+(``s3_server``: its name and version, or the endpoint). A bundled server that dies during the case ends the case
+with the reason (``suites.end_case``); the next case starts its own.
 
 Per iteration, all off the clock unless said: the last round's objects are deleted; **write** (timed: the
-first call to the end of finalize, i.e. every object PUT and acknowledged); with the bundled MinIO, its data
+first call to the end of finalize, i.e. every object PUT and acknowledged: versitygw acknowledges a PUT once
+it is in the page cache, without fsync, as the ceiling's ``write_nofsync`` does); with the bundled server, its data
 files are evicted from the page cache and the eviction checked; **read** (timed: the whole array back
 through S3 by the same library, compared with the data); the array read again by another library and compared
 with the data: whole, or in the quick profile after the first measured round a sample of its chunks
@@ -51,7 +54,7 @@ from benchmarks_lib.measure.eviction import StoreEvictions
 from benchmarks_lib.measure.ledger import phase
 from benchmarks_lib.records.durability import durability_columns
 from benchmarks_lib.servers.link import LinkProcess
-from benchmarks_lib.suites import Case, CaseContext, Suite
+from benchmarks_lib.suites import Case, CaseContext, Suite, end_case
 from benchmarks_lib.suites.kit.backends import backend_names
 from benchmarks_lib.suites.kit.common import RUN_KEYS, preferred_spec, sized_by, with_defaults
 from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops
@@ -110,7 +113,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if not latencies:
         raise SpecError("latencies_ms is empty; give at least one, e.g. [0]")
     if target.endpoint and latencies != [0]:
-        raise SpecError(f"latencies_ms {latencies} needs the bundled MinIO: a link is emulated only in front of a "
+        raise SpecError(f"latencies_ms {latencies} needs the bundled S3 server: a link is emulated only in front of a "
                         "server on 127.0.0.1; with endpoint set, use [0] (its network is the real one)")
     common = {"endpoint": target.endpoint, "target": target.url, "dataset": dataset, "dims": str(dims),
               "codecs": codecs, "seed": p["seed"]}
@@ -149,21 +152,23 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         server, link = None, None
         if p["endpoint"] is None:
             from benchmarks_lib.servers import ServerUnavailable
-            from benchmarks_lib.servers.minio import MinioServer, case_credentials
+            from benchmarks_lib.servers.versitygw import VersityServer, case_credentials
 
             try:
                 with phase("prep"):
-                    server = stack.enter_context(MinioServer(bucket=parse_s3(p["target"]).bucket, root=ctx.scratch,
-                                                             credentials=case_credentials()))
+                    server = stack.enter_context(VersityServer(bucket=parse_s3(p["target"]).bucket,
+                                                               root=ctx.scratch, credentials=case_credentials(),
+                                                               on_death=end_case))
             except ServerUnavailable as exc:
-                return skip_rows(str(exc), columns)
-            columns["server"] = f"minio {server.endpoint} (started in {server.start_s:.1f} s)"
+                return skip_rows(str(exc), {**columns, "s3_server": "versitygw (not installed)"})
+            columns["server"] = f"{server.label} {server.endpoint} (started in {server.start_s:.1f} s)"
+            columns["s3_server"] = server.label
             if p["latency_ms"]:
                 with phase("prep"):
                     link = stack.enter_context(LinkProcess(server.port, latency_ms=p["latency_ms"]))
             direct = parse_s3(p["target"], server.endpoint)
         else:
-            columns["server"] = p["endpoint"]
+            columns["server"] = columns["s3_server"] = p["endpoint"]
             direct = parse_s3(p["target"], p["endpoint"])
         name = f"{backend}-{uuid.uuid4().hex[:8]}"
         # the measured clients go through the link; listing, deleting and verifying go straight to the server
@@ -272,11 +277,11 @@ def case_nbytes(case: Case) -> int:
 SUITE = Suite(
     name=NAME,
     title="Object storage: Zarr through S3",
-    measures="Zarr writers and readers through S3 (a real MinIO on 127.0.0.1, or your endpoint)",
+    measures="Zarr writers and readers through S3 (a real versitygw on 127.0.0.1, or your endpoint)",
     build_cases=build_cases,
     run_case=run_case,
     profiles=PROFILES,
-    case_keys=("dataset", "codec", "nbytes", "latency_ms"),
+    case_keys=("dataset", "codec", "nbytes", "latency_ms", "s3_server"),
     time_budget_s={"quick": 30, "standard": 65},
     user_s3=lambda case: case.params["endpoint"] is not None,
     **sized_by(case_nbytes),

@@ -237,8 +237,10 @@ def zarr_s3_vs_http(df: pd.DataFrame) -> plt.Figure:
         return empty_figure("Zarr through S3 against HTTP (no configuration measured both ways)")
     what = ", ".join(f"{w} at concurrency {int(c)}" for w, c in
                      rows[["workload", "concurrency"]].drop_duplicates().itertuples(index=False))
+    server = rows["s3_server"].astype("string").fillna("server not recorded") if "s3_server" in rows else \
+        "server not recorded"
     rows = rows.assign(store=rows["client"] + " / " + rows["layout"],
-                       protocol=rows["location"].map({"http": "HTTP", "s3": "S3 (MinIO)"}),
+                       protocol=("S3 (" + server + ")").where(rows["location"] == "s3", "HTTP"),
                        cache=rows["client_cache"].map({True: "client cache on", False: "client cache off"}))
     caches = sorted(rows["cache"].unique(), reverse=True)
     order = sorted(rows["store"].unique())
@@ -247,7 +249,7 @@ def zarr_s3_vs_http(df: pd.DataFrame) -> plt.Figure:
     for ax, cache in zip(axes[0], caches, strict=True):
         sub = rows[rows["cache"] == cache]
         sns.barplot(data=sub, estimator="median", **CI95, y="store", x="elapsed_s", hue="protocol",
-                    hue_order=["HTTP", "S3 (MinIO)"], order=order, ax=ax)
+                    hue_order=["HTTP", *sorted(set(rows["protocol"]) - {"HTTP"})], order=order, ax=ax)
         ax.set(xlabel="real time, s", ylabel="", title=f"{cache},\n{common[-1]:g} ms per request")
     fig.suptitle(f"The same reads both ways: {what}\n({WHISKERS})")
     legend_under_figure(fig, list(axes[0]))

@@ -7,7 +7,7 @@ import pandas as pd
 from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.stats import format_values, two_sample
 from benchmarks_lib.chapters.cache.rows import prepare
-from benchmarks_lib.chapters.common import MB, median_of, no_answer
+from benchmarks_lib.chapters.common import MB, median_of, no_answer, s3_servers
 from benchmarks_lib.chapters.flags import point_flags
 from benchmarks_lib.chapters.server import server_lines
 from benchmarks_lib.rules.ranking import change_text, rank_samples, versus_text
@@ -143,13 +143,15 @@ def _one_location(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _s3_lines(rows: pd.DataFrame) -> list[str]:
-    """The same Zarr reads through S3 (MinIO) and over HTTP at the highest latency both have, per client: the
-    time ratio of each configuration measured both ways (same layout, workload, cache and concurrency)."""
+    """The same Zarr reads through S3 and over HTTP at the highest latency both have, per client: the time ratio of
+    each configuration measured both ways (same layout, workload, cache and concurrency); the S3 server named with
+    its version."""
     s3, http = rows[rows["location"] == "s3"], rows[rows["location"] == "http"]
     both = sorted(set(s3["latency_ms"]) & set(http["latency_ms"]))
     if not both:
         return []
     lat = both[-1]
+    where = "; ".join(s3_servers(s3)) or "server not recorded"
     keys = ["layout", "workload", "client_cache", "concurrency"]
     lines = []
     for client in sorted(set(s3["client"]) & set(http["client"])):
@@ -163,7 +165,8 @@ def _s3_lines(rows: pd.DataFrame) -> list[str]:
         span = f"{ratio.min():.2f}x" if len(ratio) == 1 else f"{ratio.min():.2f}x to {ratio.max():.2f}x"
         head_text = f"; {heads.median():.0f} HEAD requests per read (median)" if heads is not None and \
             heads.median() > 0 else ""
-        lines.append(f"- **{md(client)} through S3** at {lat:g} ms took {span} the time of the same read over HTTP "
+        lines.append(f"- **{md(client)} through S3** ({md(where)}) at {lat:g} ms took {span} the time of the same "
+                     "read over HTTP "
                      f"({len(ratio)} configuration(s) measured both ways), with {extra.median():.2f}x the requests"
                      f"{head_text}.")
     return lines

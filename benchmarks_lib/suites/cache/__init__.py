@@ -10,7 +10,7 @@ fresh Python process with the input evicted from the page cache first:
 - ``zarr``: a Zarr v3 store (unsharded and sharded) on the same server, read whole or as a pan
   of overlapping cutouts by ``zarr-fsspec``, ``zarr-obstore`` and ``tensorstore``, without and
   with a client cache, at several concurrency levels; and the same store through S3 (location
-  ``s3``): copied to a MinIO on 127.0.0.1 behind the same emulated link (``servers.s3site``), or to
+  ``s3``): copied to a versitygw on 127.0.0.1 behind the same emulated link (``servers.s3site``), or to
   the user's endpoint (``s3_endpoint``, credentials from the AWS environment).
 
 Rows carry the client's own counters next to the server's (requests, ranges, bytes, its CPU time
@@ -192,7 +192,7 @@ def _http_places(p: dict) -> list[dict]:
 
 
 def _zarr_places(p: dict) -> list[dict]:
-    """Where the Zarr store is read from: each HTTP link, and S3: the bundled MinIO behind each link, or the
+    """Where the Zarr store is read from: each HTTP link, and S3: the bundled versitygw behind each link, or the
     user's endpoint as it is (its own network: no emulated link)."""
     places = _http_places(p)
     if "s3" in p["locations"]:
@@ -200,7 +200,7 @@ def _zarr_places(p: dict) -> list[dict]:
         if p["s3"].endpoint:
             places.append({**s3, "server": "endpoint", "latency_ms": 0.0, "bandwidth": None})
         else:
-            places += [{**s3, "server": "minio", "latency_ms": latency, "bandwidth": p["bandwidth"]}
+            places += [{**s3, "server": "versitygw", "latency_ms": latency, "bandwidth": p["bandwidth"]}
                        for latency in p["latencies_ms"]]
     return places
 
@@ -262,7 +262,7 @@ def scratch_bytes(cases: list[Case]) -> int:
     scratch directory until the run ends), the bundled S3 server's copy of one store, and a margin for a
     case's own scratch."""
     inputs = {_input_key(c.params): input_bytes(c.params) for c in cases}
-    s3 = [input_bytes(c.params) for c in cases if c.params.get("server") == "minio"]
+    s3 = [input_bytes(c.params) for c in cases if c.params.get("server") == "versitygw"]
     return sum(inputs.values()) + max(s3, default=0) + 16 * 2**20
 
 

@@ -13,7 +13,7 @@ from benchmarks_lib.base.availability import Unavailable
 from benchmarks_lib.base.specs import shape_text
 from benchmarks_lib.inputs import inputs_dir, root_sample, zarr_store
 from benchmarks_lib.inputs.zarr_store import ZARR_DATASET
-from benchmarks_lib.suites import Case, CaseContext
+from benchmarks_lib.suites import Case, CaseContext, end_case
 
 
 def _fmt_bytes(n: int) -> str:
@@ -52,10 +52,10 @@ def unavailable_reason(case: Case) -> str | None:
     if reason or q["location"] == "local":
         return reason
     if q["location"] == "s3":
-        from benchmarks_lib.servers.minio import minio_missing_reason
+        from benchmarks_lib.servers.versitygw import versitygw_missing_reason
 
         reason = adapter_class(q["client"], "remote").missing_for("s3")
-        return reason or (minio_missing_reason() if q["server"] == "minio" else None)
+        return reason or (versitygw_missing_reason() if q["server"] == "versitygw" else None)
     if q["server"] == "nginx":
         from benchmarks_lib.servers.nginx import nginx_missing_reason
 
@@ -155,12 +155,14 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
         from benchmarks_lib.servers.s3site import S3Site
 
         server_cm = S3Site(target, q["s3_target"], endpoint=q["s3_endpoint"], scratch=ctx.scratch,
-                           latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
+                           latency_ms=q["latency_ms"], bandwidth=q["bandwidth"], on_death=end_case)
     else:
         server_cm = contextlib.nullcontext()
     rows = []
     with server_cm as server:
         location = server.url_for(target) if server is not None else str(target)
+        if q["location"] == "s3":
+            base["s3_server"] = server.label  # the server and its version, or the user's endpoint
         # what holds the bytes the read fetches: the server's copy for S3 (a user's endpoint: nothing of ours)
         evict = getattr(server, "data_dir", target)
         # the input is only read between reads: flushed once, then advised out (never the machine's caches)
