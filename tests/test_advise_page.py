@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from test_untrusted_book import UNSAFE, _render, _unsafe, payload
 
-from benchmarks_lib.advise import page as advise_page
 from benchmarks_lib.advise.command import advise
 from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.chapters import advise as advise_page
 from benchmarks_lib.chapters.style import plt
 from benchmarks_lib.records.store import load_run, run_dirs, write_atomic_parquet, write_json_atomic
 from benchmarks_lib.run.runner import run_suite

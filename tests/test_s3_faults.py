@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks_lib.records import find_run, load_run
+from benchmarks_lib.records.store import find_run, load_run
 from benchmarks_lib.servers.versitygw import versitygw_missing_reason, versitygw_path
 
 needs_versitygw = pytest.mark.skipif(versitygw_missing_reason() is not None, reason=str(versitygw_missing_reason()))

@@ -30,8 +30,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("suites", ["suites."]),
     ("run", ["run."]),
     ("rules", ["rules."]),
-    ("chapters", ["chapters."]),
     ("advise", ["advise."]),
+    ("chapters", ["chapters."]),
     ("book", ["book."]),
     ("command line", ["cli.", "__main__", ""]),
 ]

@@ -1,7 +1,7 @@
 """The ``iobench advise`` command: its options, the workload read from them, the answer from recorded runs
 (:mod:`.advise`) or from a run of its own (``--measure``: :mod:`.advise_plan`), in :mod:`.advise_text`'s words.
 :func:`answer` is the one path from a workload to the answer: the command prints its lines, the book's advise page
-(:mod:`.advise_page`) shows them with its table and figure."""
+(:mod:`benchmarks_lib.chapters.advise`) shows them with its table and figure."""
 
 from __future__ import annotations
 

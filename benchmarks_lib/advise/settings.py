@@ -6,7 +6,7 @@ policy; it measures neither cutouts nor remote reads). The advice is the fewest 
 from the best median (``chapters.ranking``'s rule), never more than the threads available (``--threads``).
 
 Codec: the compression suite's newest run holding the evidence's dataset and dtype: the recommended codec's ratio
-there, and the setting the compression chapter would take (``chapters.compression.worth_taking``: the best ratio
+there, and the setting the compression chapter would take (``rules.compression.worth_taking``: the best ratio
 among the settings writing no more than ``SLOWDOWN``x slower than the fastest).
 
 Lines are plain text holding record strings (each through ``terminal.visible``).
@@ -21,9 +21,9 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks_lib.advise.evidence import Evidence, Workload, suite_runs
-from benchmarks_lib.advise.words import value_words, versus_words
 from benchmarks_lib.base.terminal import visible
-from benchmarks_lib.rules.ranking import countable, number, rank_samples
+from benchmarks_lib.rules.ranking import countable, rank_samples
+from benchmarks_lib.rules.words import number, value_words, versus_words
 
 #: the threads suite's operation of the same kind as an access pattern's (the others have none)
 THREADS_OPERATIONS = {"full-read": "read", "write": "write"}
@@ -105,8 +105,8 @@ def codec_lines(evidence: Evidence, workload: Workload, results_dirs: Sequence[s
     """One line: the recommended codec's ratio in the newest compression run of the evidence's dataset and dtype
     (else the ratio the evidence's own rows recorded), and the setting that run's chapter would take ([] without
     such a run)."""
-    from benchmarks_lib.chapters.compression import SLOWDOWN, summarize_points, worth_taking
     from benchmarks_lib.records.store import load_run
+    from benchmarks_lib.rules.compression import SLOWDOWN, summarize_points, worth_taking
 
     best = evidence.ranking.leader.rows
     leader = best.iloc[0]

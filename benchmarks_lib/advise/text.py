@@ -19,30 +19,16 @@ import numpy as np
 
 from benchmarks_lib.advise.evidence import BASELINE, Evidence, Workload, measured_latencies
 from benchmarks_lib.advise.settings import codec_lines, threads_advice
-from benchmarks_lib.advise.words import value_words, versus_words
 from benchmarks_lib.base.specs import format_bytes
 from benchmarks_lib.base.stats import two_sample
 from benchmarks_lib.base.terminal import visible
-from benchmarks_lib.rules.ranking import Ranking, countable, number
+from benchmarks_lib.rules.ranking import Verdict, countable
+from benchmarks_lib.rules.words import candidates_verdict, number, value_words, versus_words
 
 #: a candidate's name (``advise.with_candidates``, remote reads with how they read after the shards)
 _CANDIDATE = re.compile(r"^(.*) \| ([^|]*) \| chunks ([^|]*) \| shards ([^| ]*)(?: \| (.*))?$", re.S)
 #: candidates listed after the recommendation (the rest are counted)
 LISTED = 5
-
-
-def _verdict(ranking: Ranking) -> str:
-    status = ranking.status
-    if status == "alone":
-        return "the only candidate measured on these terms: not ranked, nothing to compare it with"
-    if status == "winner":
-        return f"separable from every other of the {len(ranking.entries)} candidates"
-    if status == "too few":
-        return (f"too few iterations to rank (n={ranking.too_few_n}): the recommendation is the best median of "
-                f"{len(ranking.entries)}, not a separable winner")
-    tied = "; ".join(visible(e.name) for e in ranking.tied)
-    return (f"no separable winner: the best median of {len(ranking.entries)} candidates; not separable from it: "
-            f"{tied}")
 
 
 def candidate_fields(candidate: str) -> dict[str, str]:
@@ -162,14 +148,15 @@ def advice_lines(workload: Workload, evidence: Evidence,
     env = evidence.meta.get("environment", {})
     first = evidence.rows.iloc[0]
     read_by = set(best.rows["read_by"].dropna().astype(str)) - {f["writer"]} if "read_by" in best.rows else set()
+    claimed = ranking.status in (Verdict.WINNER, Verdict.ALONE)
     lines = [f"Workload: {visible(workload.describe())}",
-             f"{'Recommendation' if ranking.status in ('winner', 'alone') else 'Best median (no winner claimed)'}: "
+             f"{'Recommendation' if claimed else 'Best median (no winner claimed)'}: "
              f"{'library' if workload.remote else 'writer'} {visible(f['writer'])}, codec {visible(f['codec'])}, "
              f"chunks {visible(f['chunks'])}, shards {visible(f['shards'])}"
              + (f", {visible(f['via'])}" if f["via"] else "")
              + f", threads: {threads.threads if threads else _threads(best.rows)}"
              + (f" (read by {visible(', '.join(sorted(read_by)))})" if read_by else ""),
-             f"  {_verdict(ranking)}"]
+             f"  {candidates_verdict(ranking, visible)}"]
     data = "your data" if evidence.own_data else "synthetic data, not yours (run --measure to measure yours)"
     kind = f", {visible(first['cutout_kind'])} cutouts of {int(first['cutout'])}^{len(first['shape'])}" \
         if workload.access == "cutout" else f", cutouts of {visible(first['cutout'])}" if workload.cutout else ""

@@ -21,7 +21,7 @@ from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.base.stats import format_ci, two_sample
 from benchmarks_lib.chapters.style import CEILING_LABELS
 from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
-from benchmarks_lib.rules.ranking import rank_samples
+from benchmarks_lib.rules.ranking import Verdict, rank_samples
 
 
 @dataclass(frozen=True)
@@ -179,9 +179,9 @@ def _side(rows: pd.DataFrame, q: Question, ceiling: dict[str, float], own: str) 
     ranking = rank_samples(values, q.higher)  # the chapters' one rule: every contender against the leader
     best = ranking.leader
     leader, median, lo, hi, n = best.name, best.median, best.lo, best.hi, best.n
-    caveats = {"alone": ["one contender"], "winner": [],
-               "too few": [f"too few iterations to rank (n={ranking.too_few_n})"],
-               "no separable winner": [f"no separable winner: not separable from {len(ranking.tied)} of "
+    caveats = {Verdict.ALONE: ["one contender"], Verdict.WINNER: [],
+               Verdict.TOO_FEW: [f"too few iterations to rank (n={ranking.too_few_n})"],
+               Verdict.NO_WINNER: [f"no separable winner: not separable from {len(ranking.tied)} of "
                                        f"{len(ranking.others)}"]}[ranking.status]
     lead = rows[rows["_who"] == leader]
     if q.value == "gbps" and len(lead):

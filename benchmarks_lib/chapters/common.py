@@ -15,23 +15,11 @@ from benchmarks_lib.base.markup import markdown_table, md, md_code
 from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
-from benchmarks_lib.rules.ranking import (
-    EQUALS,
-    Entry,
-    Ranking,
-    countable,
-    rank_against_leader,
-    rank_samples,
-    unverified_text,
-    value_text,
-    verdict_text,
-    versus_text,
-)
+from benchmarks_lib.rules.ranking import EQUALS, Entry, Ranking, countable, rank_against_leader, rank_samples
+from benchmarks_lib.rules.words import unverified_text, value_text, verdict_text, versus_text
 from benchmarks_lib.suites.ceiling import describe_ceiling
 
 MB = 1e6
-#: operations of the compression and thread suites -> the side they count for (encode/decode: in memory)
-SIDE = {"write": "write", "encode": "write", "read": "read", "decode": "read"}
 
 
 def ceiling_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -39,7 +39,8 @@ from benchmarks_lib.chapters.style import (
     too_few,
 )
 from benchmarks_lib.rules.ceilings import ceiling_gbps
-from benchmarks_lib.rules.ranking import countable, number, rank_samples
+from benchmarks_lib.rules.ranking import Verdict, countable, rank_samples
+from benchmarks_lib.rules.words import number
 
 TIMES = ("write: from the W writes submitted to the last one finished (each worker opens the array and writes "
          "its own ranges, handed to it before the clock); the array's metadata is created before the clock")
@@ -220,11 +221,11 @@ def _choice(b: pd.DataFrame) -> str:
     alignment, workers = setting[pick.name]
     one = groups.get((alignment, 1))
     gain = f", {pick.median / one['gbps'].median():.2f}x one worker" if one is not None and workers != 1 else ""
-    why = {"winner": f"separable from every other setting (n={pick.n})",
-           "too few": f"too few iterations to rank (n={r.too_few_n}): the best median",
-           "alone": "the only setting measured",
-           "no separable winner": f"the fewest workers not separable from the best median ({md(r.leader.name)})"}
-    if r.status == "no separable winner" and pick is r.leader:
+    why = {Verdict.WINNER: f"separable from every other setting (n={pick.n})",
+           Verdict.TOO_FEW: f"too few iterations to rank (n={r.too_few_n}): the best median",
+           Verdict.ALONE: "the only setting measured",
+           Verdict.NO_WINNER: f"the fewest workers not separable from the best median ({md(r.leader.name)})"}
+    if r.status is Verdict.NO_WINNER and pick is r.leader:
         why[r.status] = f"the best median; not separable from it: {', '.join(md(e.name) for e in r.tied)}"
     flags = "".join(f"; {f}" for f in point_flags(pick.rows))
     count = f"{workers} worker{'s' if workers != 1 else ''}"

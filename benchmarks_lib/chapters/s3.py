@@ -32,7 +32,8 @@ from benchmarks_lib.chapters.common import (
 from benchmarks_lib.chapters.flags import point_flags
 from benchmarks_lib.chapters.style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, sns, subplots
 from benchmarks_lib.rules.ceilings import ceiling_gbps
-from benchmarks_lib.rules.ranking import answer_clause, change_text, number, rank_against_leader
+from benchmarks_lib.rules.ranking import rank_against_leader
+from benchmarks_lib.rules.words import answer_clause, change_text, number
 
 TIMES = ("write: create to finalize, every object PUT and acknowledged by the server; read: the whole array back "
          "through S3 after the server's files were evicted from the page cache")

@@ -19,7 +19,6 @@ from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import (
     MB,
-    SIDE,
     digits3,
     error_warning,
     no_answer,
@@ -44,7 +43,9 @@ from benchmarks_lib.chapters.style import (
 )
 from benchmarks_lib.rules.amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
 from benchmarks_lib.rules.ceilings import ceiling_gbps
-from benchmarks_lib.rules.ranking import countable, rank_samples, verdict_text, versus_text
+from benchmarks_lib.rules.compression import SIDE
+from benchmarks_lib.rules.ranking import countable, rank_samples
+from benchmarks_lib.rules.words import verdict_text, versus_text
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
          "checked page-cache eviction; a point stops repeating once its timed seconds reach TIME_CAP_S")

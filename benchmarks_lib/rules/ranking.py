@@ -4,22 +4,36 @@ Within a group of equals (``EQUALS``: the same codec, bytes, fsync policy, write
 state and dataset), only rows with status ``ok`` whose verification did not fail count. The leader is the
 best median; every other entry is stated against the leader (never against its neighbour): its factor to the
 leader with the 95% interval of ``stats.two_sample`` and whether it is separable from the leader. The leader
-is the winner only when every other entry is separable from it; otherwise the text says "no separable winner"
-and lists the entries not separable from it. Below ``MIN_RANK_N`` iterations: "too few iterations to rank
-(n=k)". Reads are named by the library that read (``read_by``) and the layout, where recorded.
+is the winner only when every other entry is separable from it; otherwise the verdict is
+:attr:`Verdict.NO_WINNER`, with the entries not separable from it. Below ``MIN_RANK_N`` iterations:
+:attr:`Verdict.TOO_FEW`. Reads are named by the library that read (``read_by``) and the layout, where recorded. The
+words are in :mod:`.words`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 import pandas as pd
 
-from benchmarks_lib.base.markup import md
-from benchmarks_lib.base.stats import CONFIDENCE, MIN_RANK_N, TwoSample, coverage, median_ci, two_sample
+from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, median_ci, two_sample
+
+
+class Verdict(StrEnum):
+    """What the rule says of a group: the one status type of every page, ``iobench advise`` and ``compare``."""
+
+    #: one contender: nothing to rank it against
+    ALONE = "alone"
+    #: the best median is separable from every other contender
+    WINNER = "winner"
+    #: some contender is not separable from the best median
+    NO_WINNER = "no separable winner"
+    #: a comparison had fewer than ``MIN_RANK_N`` iterations
+    TOO_FEW = "too few"
+
 
 #: what a group of equals holds fixed besides the codec (the ones recorded in the rows)
 EQUALS = ("nbytes", "fsync_included", "writer_fsyncs", "cutout_kind", "cache_state", "dataset")
@@ -77,17 +91,17 @@ class Ranking:
         return min(ns) if ns else None
 
     @property
-    def status(self) -> str:
-        """``alone``, ``winner``, ``no separable winner`` or ``too few``."""
+    def status(self) -> Verdict:
+        """The rule's verdict on the group."""
         if not self.others:
-            return "alone"
+            return Verdict.ALONE
         if self.tied:
-            return "no separable winner"
-        return "too few" if self.too_few_n is not None else "winner"
+            return Verdict.NO_WINNER
+        return Verdict.TOO_FEW if self.too_few_n is not None else Verdict.WINNER
 
     @property
     def winner(self) -> Entry | None:
-        return self.leader if self.status == "winner" else None
+        return self.leader if self.status is Verdict.WINNER else None
 
 
 def rank_samples(samples: Mapping[str, Iterable[float]], higher: bool, key: dict | None = None,
@@ -188,100 +202,5 @@ def _rank_group(group: pd.DataFrame, value: str, higher: bool, key: dict) -> Ran
                         failed_verification(group, group["_entry"]))
 
 
-# -- the words --------------------------------------------------------------------------------------------
-
-
-def number(value: float) -> str:
-    """About three significant digits, never in exponent notation (1337, 596, 2.31, 0.0123)."""
-    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
-
-
-def value_text(entry: Entry, unit: str, scale: float = 1.0) -> str:
-    """``0.1 [0.099, 0.101] GB/s (n=5, 94% interval)``: the entry's median with its interval and its coverage
-    where that is below 95%."""
-    text = f"{number(entry.median * scale)}"
-    if np.isfinite(entry.lo) and np.isfinite(entry.hi):
-        text += f" [{number(entry.lo * scale)}, {number(entry.hi * scale)}]"
-        cover = coverage(entry.n)
-        if cover < CONFIDENCE:
-            return f"{text} {unit} (n={entry.n}, {math.floor(100 * cover + 0.5)}% interval)"
-    return f"{text} {unit} (n={entry.n})"
-
-
-def versus_text(entry: Entry, ranking: Ranking, worse: str = "slower") -> str:
-    """``2.00x slower than a [1.98x, 2.02x], separable``: the entry against the leader, never its neighbour."""
-    t = entry.vs_leader
-    if t is None:
-        return "the best median"
-    factor, lo, hi = entry.factor(ranking.higher)
-    interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
-    verdict = t.verdict()
-    if t.separable is False:
-        verdict = f"not separable from {md(ranking.leader.name)} (95% interval of the ratio includes 1)"
-    return f"{factor:.2f}x {worse} than {md(ranking.leader.name)}{interval}, {verdict}"
-
-
-def verdict_text(ranking: Ranking, what: str = "backends") -> str:
-    """The group's verdict: the winner in bold, or "no separable winner" with the group, or too few iterations."""
-    status, leader = ranking.status, md(ranking.leader.name)
-    if status == "alone":
-        return f"not ranked: no other of the {what} measured this on these terms"
-    if status == "winner":
-        return f"**{leader}** is the fastest of {len(ranking.entries)} {what}, separable from every other"
-    if status == "too few":
-        return f"too few iterations to rank (n={ranking.too_few_n}); the best median of {len(ranking.entries)} " \
-               f"{what} is {leader}'s"
-    tied = ", ".join(md(e.name) for e in ranking.tied)
-    return (f"no separable winner among {len(ranking.entries)} {what}: not separable from the best median "
-            f"({leader}): {tied}")
-
-
-def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
-                  details: Callable[[Entry], Sequence[str]] = lambda e: ()) -> str:
-    """The front page's clause for one group: ``**a** at 1.2 GB/s (...), the fastest of 3 writers, separable
-    from every other (next: b, 1.50x slower [1.4x, 1.6x])``; "no separable winner among 3 writers: ..." with the
-    entries not separable from the best median; "too few iterations to rank (n=2): ..."; a lone entry unranked."""
-    best = r.leader
-    extra = "; ".join(details(best))
-    head = value(best) + (f" ({extra})" if extra else "")
-    name = md(best.name)
-    if r.status == "alone":
-        return f"{name} at {head}, the only one of the {what} on these terms, so it is not ranked"
-    if r.status == "winner":
-        nxt = r.others[0]
-        return (f"**{name}** at {head}, the fastest of {len(r.entries)} {what}, separable from every other "
-                f"(next: {md(nxt.name)}, {_factor_only(nxt, r)})")
-    if r.status == "too few":
-        return f"too few iterations to rank (n={r.too_few_n}): the best median of {len(r.entries)} {what} is " \
-               f"{name}'s, {head}"
-    tied = ", ".join(f"{md(e.name)} ({_factor_only(e, r)})" for e in r.tied)
-    return (f"no separable winner among {len(r.entries)} {what}: the best median is {name}'s, {head}; not "
-            f"separable from it: {tied}")
-
-
-def _factor_only(entry: Entry, r: Ranking, worse: str = "slower") -> str:
-    factor, lo, hi = entry.factor(r.higher)
-    interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
-    return f"{factor:.2f}x {worse}{interval}"
-
-
-def change_text(t: TwoSample, better: str = "faster", worse: str = "slower") -> str:
-    """What B did against A (``two_sample(a, b)`` of times): ``**4.0x faster** [3.9x, 4.1x], separable`` when
-    separable, else the verdict alone (never a factor as a claim the data cannot make)."""
-    if not t.separable:
-        return t.verdict()
-    gain = t.ratio < 1 if not t.higher else t.ratio > 1
-    factor, lo, hi = (1 / t.ratio, 1 / t.hi, 1 / t.lo) if t.ratio < 1 else (t.ratio, t.lo, t.hi)
-    return f"**{factor:.1f}x {better if gain else worse}** [{lo:.2f}x, {hi:.2f}x], separable"
-
-
-def unverified_text(ranking: Ranking) -> str:
-    """A clause naming the contenders left out because their verification failed ('' when none)."""
-    if not ranking.unverified:
-        return ""
-    return f"; rows that failed verification are not ranked: {', '.join(map(md, ranking.unverified))}"
-
-
-__all__ = ["EQUALS", "MIN_RANK_N", "Entry", "Ranking", "answer_clause", "change_text", "countable", "entry_names",
-           "failed_verification", "number", "rank_against_leader", "rank_samples", "unverified_text", "value_text",
-           "verdict_text", "versus_text"]
+__all__ = ["EQUALS", "MIN_RANK_N", "Entry", "Ranking", "Verdict", "countable", "entry_names", "failed_verification",
+           "rank_against_leader", "rank_samples"]

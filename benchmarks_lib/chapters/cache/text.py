@@ -10,7 +10,8 @@ from benchmarks_lib.chapters.cache.rows import prepare
 from benchmarks_lib.chapters.common import MB, median_of, no_answer, s3_servers
 from benchmarks_lib.chapters.flags import point_flags
 from benchmarks_lib.chapters.server import server_lines
-from benchmarks_lib.rules.ranking import change_text, rank_samples, versus_text
+from benchmarks_lib.rules.ranking import Verdict, rank_samples
+from benchmarks_lib.rules.words import change_text, versus_text
 
 
 def _ttreecache_pair(at: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
@@ -93,8 +94,9 @@ def _uproot_lines(rows: pd.DataFrame) -> list[str]:
 
 
 def _status(r) -> str:
-    return {"winner": "separable from every other", "too few": f"too few iterations to rank (n={r.too_few_n})",
-            "no separable winner": "there is no separable winner"}.get(r.status, "")
+    return {Verdict.WINNER: "separable from every other",
+            Verdict.TOO_FEW: f"too few iterations to rank (n={r.too_few_n})",
+            Verdict.NO_WINNER: "there is no separable winner"}.get(r.status, "")
 
 
 def _change(before: pd.DataFrame, after: pd.DataFrame) -> str:

@@ -19,7 +19,6 @@ from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import (
     MB,
-    SIDE,
     digits3,
     error_warning,
     no_answer,
@@ -28,7 +27,6 @@ from benchmarks_lib.chapters.common import (
     with_ceiling_fraction,
     write_ceiling_op,
 )
-from benchmarks_lib.chapters.compression.points import POINT_KEYS, SPEEDS, summarize_points
 from benchmarks_lib.chapters.compression.real import pairs_answer, pairs_figure, pairs_table, problems, without_pairs
 from benchmarks_lib.chapters.flags import ceiling_mark, point_flags
 from benchmarks_lib.chapters.style import (
@@ -45,7 +43,16 @@ from benchmarks_lib.chapters.style import (
 )
 from benchmarks_lib.data.meshes import MESH_DATASET
 from benchmarks_lib.rules.ceilings import ceiling_gbps
-from benchmarks_lib.rules.ranking import countable, rank_samples, versus_text
+from benchmarks_lib.rules.compression import (
+    POINT_KEYS,
+    SIDE,
+    SLOWDOWN,
+    pareto_front,
+    summarize_points,
+    worth_taking,
+)
+from benchmarks_lib.rules.ranking import Verdict, countable, rank_samples
+from benchmarks_lib.rules.words import versus_text
 
 #: ceiling operations drawn on throughput axes, per side
 CEILING_OPS = {"write_mbps": ("memcpy", "write_nofsync", "write_fsync"), "read_mbps": ("memcpy", "read_cold")}
@@ -118,35 +125,6 @@ def zvtk_throughput(df: pd.DataFrame) -> plt.Figure:
     legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
-
-
-# -- Pareto front -------------------------------------------------------------------------
-def pareto_front(df: pd.DataFrame, speed: str = "write_mbps", *, in_memory: bool = False) -> pd.DataFrame:
-    """Points no other point of the same dataset beats on both compression ratio and ``speed``.
-
-    ``df`` is records (or ``summarize_points`` output); ``speed`` is ``write_mbps`` or ``read_mbps``;
-    ``in_memory`` lets codec-only (encode/decode) points compete with stores. Returns the front's
-    points per dataset, fastest first.
-    """
-    if speed not in SPEEDS:
-        raise ValueError(f"speed {speed!r} is unknown; allowed: {', '.join(SPEEDS)}")
-    points = df if speed in df and "compression_ratio" in df and "operation" not in df else summarize_points(df)
-    if not in_memory and "in_memory" in points:
-        points = points[~points["in_memory"].fillna(False).astype(bool)]
-    points = points.dropna(subset=[speed, "compression_ratio"])
-    fronts = []
-    for _, part in points.groupby("dataset", sort=True):
-        part = part.sort_values([speed, "compression_ratio"], ascending=[False, False])
-        best_ratio = -np.inf
-        keep = []
-        for idx, ratio in zip(part.index, part["compression_ratio"], strict=True):
-            if ratio > best_ratio:
-                keep.append(idx)
-                best_ratio = ratio
-        fronts.append(part.loc[keep])
-    if not fronts:
-        return points.iloc[0:0]
-    return pd.concat(fronts).reset_index(drop=True)
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -317,22 +295,11 @@ def _write_verdict(rows: pd.DataFrame, dataset: str, pick: pd.Series) -> list[st
     r = rank_samples({f"{b} {c}": p["elapsed_s"] for (b, c), p in rows.groupby(["backend", "codec"])}, False)
     if len(r.entries) < 2:
         return []
-    words = {"winner": "the fastest write is separable from every other",
-             "too few": f"too few iterations to rank the writes (n={r.too_few_n})",
-             "no separable winner": f"no separable winner among the writes ({len(r.tied) + 1} not separable)"}
+    words = {Verdict.WINNER: "the fastest write is separable from every other",
+             Verdict.TOO_FEW: f"too few iterations to rank the writes (n={r.too_few_n})",
+             Verdict.NO_WINNER: f"no separable winner among the writes ({len(r.tied) + 1} not separable)"}
     entry = next((e for e in r.others if e.name == f"{pick['backend']} {pick['codec']}"), None)
     return [words[r.status], *([f"the pick: {versus_text(entry, r)}"] if entry is not None else [])]
-
-
-#: the front page's trade-off: the best ratio among the stores writing at least 1/SLOWDOWN of the fastest write
-SLOWDOWN = 2.0
-
-
-def worth_taking(points: pd.DataFrame) -> list[tuple[str, pd.Series, pd.Series]]:
-    """Per dataset of ``summarize_points`` output: (dataset, the fastest write, the pick: the store setting with the
-    best compression ratio among those writing within ``SLOWDOWN``x of the fastest, a point of the write front)."""
-    parts = pareto_front(points, "write_mbps").groupby("dataset", sort=True)  # each fastest first: ratio rises
-    return [(d, p.iloc[0], p[p["write_mbps"] >= p["write_mbps"].iloc[0] / SLOWDOWN].iloc[-1]) for d, p in parts]
 
 
 def answer(df: pd.DataFrame) -> str:

@@ -15,8 +15,8 @@ import pandas as pd
 from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.base.specs import shape_text
 from benchmarks_lib.chapters import common, tables
-from benchmarks_lib.chapters.compression.points import PAIR_COLUMNS, summarize_points
 from benchmarks_lib.chapters.style import SMALL, empty_figure, legend_outside, plt, ratio_log_axis, subplots
+from benchmarks_lib.rules.compression import PAIR_COLUMNS, summarize_points
 from benchmarks_lib.suites.kit.twins import ROLE_REAL, ROLE_TWIN
 
 #: a twin compresses like its real data when, for every codec, the two ratios are within this factor

@@ -21,7 +21,8 @@ from benchmarks_lib.chapters.common import (
     with_ceiling_fraction,
 )
 from benchmarks_lib.chapters.flags import point_flags
-from benchmarks_lib.rules.ranking import answer_clause, countable, number
+from benchmarks_lib.rules.ranking import countable
+from benchmarks_lib.rules.words import answer_clause, number
 
 
 def label_layouts(rows: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,152 @@
+"""The rule's words, the one place they are written: a median with its interval and n, an entry against the
+leader, a group's verdict, the front page's clause, a change between runs. Record strings in them (the entries'
+names) go through ``escape``: Markdown for the book (``markup.md``, the default), ``terminal.visible`` for the
+terminal."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from benchmarks_lib.base.markup import md
+from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage
+from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict
+
+#: how a record string is made safe where the words are shown
+Escape = Callable[[str], str]
+
+
+def number(value: float) -> str:
+    """About three significant digits, never in exponent notation (1337, 596, 2.31, 0.0123)."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def value_text(entry: Entry, unit: str, scale: float = 1.0) -> str:
+    """``0.1 [0.099, 0.101] GB/s (n=5, 94% interval)``: the entry's median with its interval and its coverage
+    where that is below 95%."""
+    text = f"{number(entry.median * scale)}"
+    if np.isfinite(entry.lo) and np.isfinite(entry.hi):
+        text += f" [{number(entry.lo * scale)}, {number(entry.hi * scale)}]"
+        cover = coverage(entry.n)
+        if cover < CONFIDENCE:
+            return f"{text} {unit} (n={entry.n}, {math.floor(100 * cover + 0.5)}% interval)"
+    return f"{text} {unit} (n={entry.n})"
+
+
+def versus_text(entry: Entry, ranking: Ranking, worse: str = "slower", escape: Escape = md) -> str:
+    """``2.00x slower than a [1.98x, 2.02x], separable``: the entry against the leader, never its neighbour."""
+    t = entry.vs_leader
+    if t is None:
+        return "the best median"
+    factor, lo, hi = entry.factor(ranking.higher)
+    interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
+    verdict = t.verdict()
+    if t.separable is False:
+        verdict = f"not separable from {escape(ranking.leader.name)} (95% interval of the ratio includes 1)"
+    return f"{factor:.2f}x {worse} than {escape(ranking.leader.name)}{interval}, {verdict}"
+
+
+def verdict_text(ranking: Ranking, what: str = "backends", escape: Escape = md) -> str:
+    """The group's verdict: the winner in bold, or no separable winner with the group, or too few iterations."""
+    status, leader = ranking.status, escape(ranking.leader.name)
+    if status is Verdict.ALONE:
+        return f"not ranked: no other of the {what} measured this on these terms"
+    if status is Verdict.WINNER:
+        return f"**{leader}** is the fastest of {len(ranking.entries)} {what}, separable from every other"
+    if status is Verdict.TOO_FEW:
+        return f"too few iterations to rank (n={ranking.too_few_n}); the best median of {len(ranking.entries)} " \
+               f"{what} is {leader}'s"
+    tied = ", ".join(escape(e.name) for e in ranking.tied)
+    return (f"no separable winner among {len(ranking.entries)} {what}: not separable from the best median "
+            f"({leader}): {tied}")
+
+
+def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
+                  details: Callable[[Entry], Sequence[str]] = lambda e: (), escape: Escape = md) -> str:
+    """The front page's clause for one group: ``**a** at 1.2 GB/s (...), the fastest of 3 writers, separable
+    from every other (next: b, 1.50x slower [1.4x, 1.6x])``; "no separable winner among 3 writers: ..." with the
+    entries not separable from the best median; "too few iterations to rank (n=2): ..."; a lone entry unranked."""
+    best = r.leader
+    extra = "; ".join(details(best))
+    head = value(best) + (f" ({extra})" if extra else "")
+    name = escape(best.name)
+    if r.status is Verdict.ALONE:
+        return f"{name} at {head}, the only one of the {what} on these terms, so it is not ranked"
+    if r.status is Verdict.WINNER:
+        nxt = r.others[0]
+        return (f"**{name}** at {head}, the fastest of {len(r.entries)} {what}, separable from every other "
+                f"(next: {escape(nxt.name)}, {_factor_only(nxt, r)})")
+    if r.status is Verdict.TOO_FEW:
+        return f"too few iterations to rank (n={r.too_few_n}): the best median of {len(r.entries)} {what} is " \
+               f"{name}'s, {head}"
+    tied = ", ".join(f"{escape(e.name)} ({_factor_only(e, r)})" for e in r.tied)
+    return (f"no separable winner among {len(r.entries)} {what}: the best median is {name}'s, {head}; not "
+            f"separable from it: {tied}")
+
+
+def _factor_only(entry: Entry, r: Ranking, worse: str = "slower") -> str:
+    factor, lo, hi = entry.factor(r.higher)
+    interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
+    return f"{factor:.2f}x {worse}{interval}"
+
+
+def change_text(t: TwoSample, better: str = "faster", worse: str = "slower") -> str:
+    """What B did against A (``two_sample(a, b)`` of times): ``**4.0x faster** [3.9x, 4.1x], separable`` when
+    separable, else the verdict alone (never a factor as a claim the data cannot make)."""
+    if not t.separable:
+        return t.verdict()
+    gain = t.ratio < 1 if not t.higher else t.ratio > 1
+    factor, lo, hi = (1 / t.ratio, 1 / t.hi, 1 / t.lo) if t.ratio < 1 else (t.ratio, t.lo, t.hi)
+    return f"**{factor:.1f}x {better if gain else worse}** [{lo:.2f}x, {hi:.2f}x], separable"
+
+
+def unverified_text(ranking: Ranking, escape: Escape = md) -> str:
+    """A clause naming the contenders left out because their verification failed ('' when none)."""
+    if not ranking.unverified:
+        return ""
+    return f"; rows that failed verification are not ranked: {', '.join(map(escape, ranking.unverified))}"
+
+
+# -- iobench advise's words (plain text) ------------------------------------------------------------
+
+
+def value_words(entry: Entry, unit: str) -> str:
+    """``0.92 [0.82, 1.4] ms per cutout (n=8)``: the median, its interval and n (its coverage where below 95%)."""
+    scale, unit = (1e3, "ms per cutout") if unit == "s per cutout" else (1.0, unit)
+    text = f"{number(entry.median * scale)}"
+    if math.isfinite(entry.lo) and math.isfinite(entry.hi):
+        text += f" [{number(entry.lo * scale)}, {number(entry.hi * scale)}]"
+    cover = coverage(entry.n)
+    note = "" if cover >= CONFIDENCE else f", {math.floor(100 * cover + 0.5)}% interval" if cover > 0 else \
+        ", too few for an interval"
+    return f"{text} {unit} (n={entry.n}{note})"
+
+
+def versus_words(entry: Entry, ranking: Ranking, than: str = "the recommendation") -> str:
+    """``1.53x worse than the recommendation [1.09x, 2.24x], separable``: against the leader, never a neighbour."""
+    factor, lo, hi = entry.factor(ranking.higher)
+    t = entry.vs_leader
+    interval = f" [{lo:.2f}x, {hi:.2f}x]" if math.isfinite(lo) and math.isfinite(hi) else ""
+    verdict = "no interval" if t is None else t.verdict()
+    return f"{factor:.2f}x worse than {than}{interval}, {verdict}"
+
+
+def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
+    """``iobench advise``'s verdict on its candidates (the terminal passes ``terminal.visible``)."""
+    status = ranking.status
+    if status is Verdict.ALONE:
+        return "the only candidate measured on these terms: not ranked, nothing to compare it with"
+    if status is Verdict.WINNER:
+        return f"separable from every other of the {len(ranking.entries)} candidates"
+    if status is Verdict.TOO_FEW:
+        return (f"too few iterations to rank (n={ranking.too_few_n}): the recommendation is the best median of "
+                f"{len(ranking.entries)}, not a separable winner")
+    tied = "; ".join(escape(e.name) for e in ranking.tied)
+    return (f"no separable winner: the best median of {len(ranking.entries)} candidates; not separable from it: "
+            f"{tied}")
+
+
+__all__ = ["Escape", "answer_clause", "candidates_verdict", "change_text", "number", "unverified_text", "value_text",
+           "value_words", "verdict_text", "versus_text", "versus_words"]
