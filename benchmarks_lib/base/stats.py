@@ -18,9 +18,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas only where a frame is read: the measuring worker imports this module for MIN_RANK_N
+    import pandas as pd
 
 CONFIDENCE = 0.95
 #: below this many iterations on either side nothing is ranked (at n=5 the median interval is the range, 94%)
@@ -39,11 +42,13 @@ def _check(confidence: float) -> None:
 
 def _finite(values: Iterable[float]) -> np.ndarray:
     """The finite values as floats (anything that is not a number dropped)."""
-    v = values if isinstance(values, (np.ndarray, pd.Series)) else list(values)
+    v = values if isinstance(values, np.ndarray) or hasattr(values, "to_numpy") else list(values)
     raw = np.asarray(v)
     if raw.dtype.kind in "fiub":
         v = raw.astype(float)
     else:
+        import pandas as pd
+
         v = np.asarray(pd.to_numeric(pd.Series(v, dtype="object"), errors="coerce"), dtype=float)
     return v[np.isfinite(v)]
 
@@ -202,6 +207,8 @@ def ratio_ci(a: Iterable[float], b: Iterable[float],
 def summarize(df: pd.DataFrame, by: str | Sequence[str], value: str,
               confidence: float = CONFIDENCE) -> pd.DataFrame:
     """One row per group of ``by``: the group keys, ``median``, ``ci_lo``, ``ci_hi`` and ``n`` of ``value``."""
+    import pandas as pd
+
     keys = [by] if isinstance(by, str) else list(by)
     cols = [*keys, "median", "ci_lo", "ci_hi", "n"]
     if df.empty:
