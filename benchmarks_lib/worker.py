@@ -26,6 +26,7 @@ from .measure.ledger import LEDGER, peak_rss, phase, reset_peak_rss
 from .records import SCHEMA_VERSION, write_atomic
 from .redact import redact_row
 from .suites import Case, CaseContext, get_suite
+from .user_files import hide_directories
 
 
 def finish_rows(rows: list[dict], case: Case, run_columns: dict) -> list[dict]:
@@ -37,7 +38,8 @@ def finish_rows(rows: list[dict], case: Case, run_columns: dict) -> list[dict]:
             if isinstance(value, str | int | float | bool) or value is None:
                 full.setdefault(key, value)
         full.update(row)
-        out.append(redact_row(full))  # no credential in a record, whatever a library put in its message
+        # no credential in a record, and no directory of a person's file:, whatever a library put in its message
+        out.append(hide_directories(redact_row(full), case.params))
     return out
 
 
