@@ -97,11 +97,11 @@ def regular_file(path: Path, what: str) -> None:
         raise UserFileError(f"{what} {str(path)!r} is {file_kind(mode)}; only regular files are read")
 
 
-def read_head(path: Path, offsets: tuple[int, ...], size: int) -> list[bytes]:
-    """``size`` bytes at each of ``offsets`` of a person's regular file, opened without blocking."""
+def read_head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of a person's regular file, opened without blocking."""
     fd = open_regular(path, "dataset file", error=UserFileError, where="", follow=True)
     try:
-        return [os.pread(fd, size, offset) for offset in offsets]
+        return os.pread(fd, size, 0)
     finally:
         os.close(fd)
 
@@ -120,8 +120,8 @@ def inspect(target: str, text: str, **kwargs: Any) -> dict:
             raise UserFileError(f"dataset {text!r}: reading its metadata took more than {INSPECT_TIMEOUT_S} s; is "
                                 "its file on a mount that does not answer?") from None
         if exc.returncode < 0:
-            raise UserFileError(f"dataset {text!r}: its reader crashed on the file "
-                                f"({signal.Signals(-exc.returncode).name})") from None
+            why = signal.strsignal(-exc.returncode) or f"signal {-exc.returncode}"
+            raise UserFileError(f"dataset {text!r}: its reader crashed on the file ({why})") from None
         raise  # a bug of ours: its traceback
     if "error" in reply:
         raise UserFileError(reply["error"])
@@ -155,13 +155,9 @@ def hide_directories(row: dict, params: dict) -> dict:
     folders = sorted((d.rstrip("/") + "/" for d in folders if d.strip("/")), key=len, reverse=True)
     if not folders:
         return row
-    out = {}
-    for key, value in row.items():
-        if isinstance(value, str):
-            for folder in folders:
-                value = value.replace(folder, "")
-        out[key] = value
-    return out
+    # a folder where a path starts (not ".../zarr/data/" for a file in "/data/")
+    where = re.compile(r"(?<![\w./~-])(?:" + "|".join(map(re.escape, folders)) + ")")
+    return {key: where.sub("", value) if isinstance(value, str) else value for key, value in row.items()}
 
 
 class _Alone(io.BufferedReader):
@@ -178,13 +174,18 @@ def open_alone(path: Path) -> BinaryIO:
     return _Alone(io.FileIO(open_regular(path, "dataset file", error=UserFileError, where="", follow=True), "rb"))
 
 
-#: the files an OME-XML says hold its image's planes (``<UUID FileName="...">``)
-_OME_FILES = re.compile(r"<(?:\w+:)?UUID\b[^>]*?\bFileName\s*=\s*[\"']([^\"']*)[\"']")
+#: the files an OME-XML says hold its image's planes (``<UUID FileName="NAME">urn:uuid:...</UUID>``), and its own
+#: UUID (``<OME UUID="...">``: planes under it are in this file, whatever its name now)
+_OME_FILES = re.compile(r"<(?:\w+:)?UUID\b[^>]*?\bFileName\s*=\s*[\"']([^\"']*)[\"'][^>]*>([^<]*)<")
+_OME_UUID = re.compile(r"<(?:\w+:)?OME\b[^>]*?\bUUID\s*=\s*[\"']([^\"']*)[\"']")
 
 
 def ome_other_files(xml: str | None, name: str) -> list[str]:
-    """The files other than ``name`` that an OME-TIFF's OME-XML names as holding its image."""
-    return sorted({html.unescape(found) for found in _OME_FILES.findall(xml or "")} - {name})
+    """The files other than ``name`` (and this file's UUID) that an OME-TIFF's OME-XML names as holding its
+    image."""
+    own = _OME_UUID.search(xml or "")
+    return sorted({html.unescape(file) for file, uuid in _OME_FILES.findall(xml or "")
+                   if html.unescape(file) != name and (own is None or uuid.strip() != own.group(1))})
 
 
 # -- Zarr -----------------------------------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ class SourceArray(ABC):
 
 def _sniff(path: Path) -> str | None:
     """The format a file's first bytes name, or None (the file opened without blocking: ``user_files``)."""
-    head = read_head(path, (0,), 2048 + 8)[0]
+    head = read_head(path, 2048 + 8)
     if head.lstrip().startswith((b"<?xml", b"<VTKFile")):
         return "vti" if b"ImageData" in head[:576] else "vtk-xml"
     for magic, name in MAGIC.items():
