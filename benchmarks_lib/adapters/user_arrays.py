@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import struct
+import tokenize
 from abc import ABC
 from pathlib import Path
 from typing import Any
@@ -37,10 +38,11 @@ READERS = {"zarr": ("zarr", "pip install 'iobench-book[zarr]'"), "hdf5": ("h5py"
            "vti": ("pyvista", "pip install 'iobench-book[zvtk]'")}
 #: how many names a message about a missing inner path lists at most
 LISTED = 8
-#: what a reader library raises on a file it cannot read (a lying header, a truncated file, an impossible dtype);
-#: not AttributeError, NameError, ImportError and the like, which are bugs
+#: what a reader library raises on a file it cannot read (a lying header, a truncated file, an impossible dtype;
+#: ``struct.error`` from tifffile, ``TokenError`` from a NumPy header); not AttributeError, NameError, ImportError
+#: and the like, which are bugs
 READ_ERRORS = (OSError, ValueError, LookupError, TypeError, RuntimeError, ArithmeticError, EOFError, MemoryError,
-               struct.error)
+               struct.error, tokenize.TokenError)
 
 
 class SourceArray(ABC):
