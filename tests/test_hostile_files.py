@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -145,7 +146,7 @@ def _hostile_data(d: Path) -> None:
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(d / "sock3.zarr"))  # a socket where a store goes
     sock.close()
-    _zarr2(d / "void2.zarr", dtype="|V8", fill_value=None)
+    _zarr2(d / "void2.zarr", dtype="|V8", fill_value=[1, 2])
     _zarr2(d / "nanfill2.zarr", fill_value="NaN")
     _zarr2(d / "textfill2.zarr", fill_value="abc")
     _zarr2(d / "chunk0_2.zarr", chunks=[0, 8, 8])
@@ -164,7 +165,7 @@ def _hostile_data(d: Path) -> None:
     (d / "negative.npy").write_bytes(_npy_header("(-4, 16, 16)") + b"\0" * 64)
     os.mkfifo(d / "plane.fifo")
     _ome_tiff_naming(d / "planes.ome.tif", "plane.fifo")
-    (d / "junk.tif").write_bytes(b"II*\x00" + os.urandom(60))
+    (d / "junk.tif").write_bytes(b"II*\x00" + random.Random(28).randbytes(60))
     (d / "far.tif").write_bytes(b"II*\x00" + (2**31).to_bytes(4, "little") + b"\0" * 56)
     (d / "negative.vti").write_text(_vti("0 -5 0 1 0 1"))
     (d / "junk.vti").write_text('<?xml version="1.0"?>\n<VTKFile type="ImageData"><ImageData WholeExtent="a b')
