@@ -71,10 +71,7 @@ def _split(text: str) -> tuple[bool, Path, str | None, tuple[int, ...] | None]:
             if c == ":" and os.path.lexists(body[:i]):
                 path, inner = body[:i], body[i + 1:] or None
                 break
-    try:
-        return record, Path(path).expanduser().absolute(), inner, origin
-    except RuntimeError:  # ~user of no user: the path as given, which does not exist
-        return record, Path(path).absolute(), inner, origin
+    return record, Path(os.path.expanduser(path)).absolute(), inner, origin  # an unknown ~user stays as written
 
 
 @dataclass(frozen=True)
@@ -184,8 +181,7 @@ def parse_file_dataset(text: str) -> FileSpec:
 
 
 def _read_metadata(text: str, path: str, inner: str | None) -> dict:
-    """(In a fresh process) what :class:`FileSpec` takes from the file's metadata, checked; a Zarr store's every file
-    looked at."""
+    """(In a fresh process) what :class:`FileSpec` takes from the file's metadata, checked (a store's every file)."""
     with open_source(path, inner) as source:
         dtype, shape, fmt, inner_read = source.dtype, source.shape, source.format, source.inner
     if fmt == "zarr":
