@@ -30,10 +30,10 @@ TINY = ["-d", "t:2,y:32:16,x:48", "--iterations", "1", "--warmups", "0", "--para
 LONG = "n" * 300
 
 
-def iobench(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+def iobench(args: list[str], cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "IOBENCH_SCRATCH": str(cwd / "scratch"), **(env or {})}
     return subprocess.run([sys.executable, "-m", "benchmarks_lib", *args], cwd=cwd, capture_output=True, text=True,
-                          env=full_env, timeout=600, stdin=subprocess.DEVNULL)
+                          env=full_env, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def tree_digest(root: Path) -> dict[str, str]:

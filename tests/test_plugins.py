@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import declare_adapters, install_distribution, python_path
 
-from benchmarks_lib.adapters import backend_status
+from benchmarks_lib.adapters import adapter_class, backend_status
 from benchmarks_lib.adapters.library import ENTRY_POINT_GROUPS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,15 +138,22 @@ print(json.dumps({"listed": registered("array"), "available": status.available, 
 
 
 def test_the_recipe_counts_the_files_each_writer_takes():
-    """CONTRIBUTING.md's "a new writer (N files)" holds for every built-in writer (its module in adapters/ and one
-    line in pyproject.toml; no module outside adapters/ names its class) and for the toy package."""
+    """CONTRIBUTING.md's "a new writer (N files, M with a new dependency)" holds for every built-in writer (its module
+    in adapters/, one entry-point line in pyproject.toml, no module outside adapters/ naming its class; its library's
+    pin in an extra of pyproject.toml and the same pin in environment.yml) and for the toy package (its own files)."""
     text = (ROOT / "CONTRIBUTING.md").read_text()
-    recipe = re.search(r"^## Recipe: a new writer \((\d+) files\)\n(.*?)^## ", text, re.S | re.M)
-    assert recipe, "CONTRIBUTING.md has no 'Recipe: a new writer (N files)'"
-    stated, steps = int(recipe.group(1)), re.findall(r"^\d+\. ", recipe.group(2), re.M)
-    assert len(steps) == stated and ENTRY_POINT_GROUPS["array"] in recipe.group(2)
+    recipe = re.search(r"^## Recipe: a new writer \((\d+) files, (\d+) with a new dependency\)\n(.*?)^## ", text,
+                       re.S | re.M)
+    assert recipe, "CONTRIBUTING.md has no 'Recipe: a new writer (N files, M with a new dependency)'"
+    stated, with_dependency = int(recipe.group(1)), int(recipe.group(2))
+    steps = re.findall(r"^\d+\. `([^`]+)`", recipe.group(3), re.M)
+    assert len(steps) == with_dependency and ENTRY_POINT_GROUPS["array"] in recipe.group(3)
+    assert steps[stated - 1:] == ["pyproject.toml", "environment.yml"]
     pyproject = (ROOT / "pyproject.toml").read_text()
-    declared = tomllib.loads(pyproject)["project"]["entry-points"][ENTRY_POINT_GROUPS["array"]]
+    project = tomllib.loads(pyproject)["project"]
+    pinned = [*project["dependencies"], *(pin for extra in project["optional-dependencies"].values() for pin in extra)]
+    environment = (ROOT / "environment.yml").read_text()
+    declared = project["entry-points"][ENTRY_POINT_GROUPS["array"]]
     sources = {path: path.read_text() for path in (ROOT / "benchmarks_lib").rglob("*.py")}
     for name, target in declared.items():
         module, _, cls = target.partition(":")
@@ -156,4 +163,7 @@ def test_the_recipe_counts_the_files_each_writer_takes():
         naming = {path for path, source in sources.items() if re.search(rf"\b{cls}\b", source)}
         assert all(own.parent in path.parents for path in naming), (name, naming)  # its own and adapters built on it
         assert len({own, ROOT / "pyproject.toml"}) == stated
+        # its library pinned once (an extra; numpy, the raw baseline's, a dependency), the same pin in environment.yml
+        pins = {pin for pin in pinned if pin.split("==")[0] == adapter_class(name).distribution}
+        assert len(pins) == 1 and f"- {pins.pop()}" in environment, name
     assert len([p for p in TOY.iterdir() if p.is_file()]) == stated  # a package of its own: the same files

@@ -7,8 +7,10 @@ read-only and returns a :class:`SourceArray`: its shape and dtype (from metadata
 which reads only what the region needs (Zarr and HDF5 the chunks under it, NumPy and an uncompressed TIFF the bytes
 under it through a memory map, any other TIFF the tiles or strips under it), except a ``.vti``, which VTK reads
 whole. Nothing here writes, moves or deletes the source: Zarr through a read-only store, HDF5 with mode ``r``,
-NumPy through a read-only memory map. Every bad input (a missing file, an unknown format, an inner path that does
-not exist) is a one-line :class:`~benchmarks_lib.base.specs.SpecError`.
+NumPy through a read-only memory map. Every file a library opens is checked first
+(:mod:`benchmarks_lib.adapters.user_files`: regular files only, none outside the store or the file's directory).
+Every bad input (a missing file, an unknown format, an inner path that does not exist, a file its library cannot
+read) is a one-line :class:`~benchmarks_lib.base.specs.SpecError`.
 
 Memory is planned from what the file declares, before anything is allocated: a piece that has to be decoded whole
 (a Zarr or HDF5 chunk, a Zarr shard's index, a TIFF tile or strip, a ``.vti`` image) may declare at most
@@ -25,6 +27,8 @@ import lzma
 import math
 import os
 import re
+import struct
+import tokenize
 import zlib
 from abc import ABC
 from pathlib import Path
@@ -32,6 +36,14 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks_lib.adapters.user_files import (
+    checked_store,
+    hdf5_dataset,
+    ome_other_files,
+    open_alone,
+    read_head,
+    source_kind,
+)
 from benchmarks_lib.base.availability import missing_modules, not_installed
 from benchmarks_lib.base.environment import machine_memory
 from benchmarks_lib.base.specs import SpecError, format_bytes
@@ -65,6 +77,13 @@ def check_piece(path: Path, what: str, shape: tuple[int, ...], itemsize: int) ->
         raise SpecError(f"dataset file {str(path)!r} declares a {what} of {'x'.join(map(str, shape))} "
                         f"({format_bytes(nbytes)}), more than the {format_bytes(limit)} a piece read whole may take "
                         f"here (1/{PIECE_SHARE} of this machine's memory, at most {PIECE_LIMIT >> 30} GiB)")
+
+
+#: what a reader library raises on a file it cannot read (a lying header, a truncated file, an impossible dtype;
+#: ``struct.error`` from tifffile, ``TokenError`` from a NumPy header); not AttributeError, NameError, ImportError
+#: and the like, which are bugs
+READ_ERRORS = (OSError, ValueError, LookupError, TypeError, RuntimeError, ArithmeticError, EOFError, MemoryError,
+               struct.error, tokenize.TokenError)
 
 
 class SourceArray(ABC):
@@ -103,34 +122,28 @@ class SourceArray(ABC):
 
 
 def _sniff(path: Path) -> str | None:
-    """The format a file's first bytes name, or None."""
-    with open(path, "rb") as f:
-        head = f.read(64)
-        if head.lstrip().startswith((b"<?xml", b"<VTKFile")):
-            return "vti" if b"ImageData" in head + f.read(512) else "vtk-xml"
-        for magic, name in MAGIC.items():
-            if head.startswith(magic):
-                return name
-        for offset in (512, 1024, 2048):  # HDF5's user block: the signature at a power of two from 512
-            f.seek(offset)
-            if f.read(8) == b"\x89HDF\r\n\x1a\n":
-                return "hdf5"
+    """The format a file's first bytes name, or None (the file opened without blocking: ``user_files``)."""
+    head = read_head(path, 2048 + 8)
+    if head.lstrip().startswith((b"<?xml", b"<VTKFile")):
+        return "vti" if b"ImageData" in head[:576] else "vtk-xml"
+    for magic, name in MAGIC.items():
+        if head.startswith(magic):
+            return name
+    for offset in (512, 1024, 2048):  # HDF5's user block: the signature at a power of two from 512
+        if head[offset:offset + 8] == b"\x89HDF\r\n\x1a\n":
+            return "hdf5"
     return None
 
 
 def detect_format(path: Path) -> str:
-    """One of :data:`FORMATS` for ``path``, or a SpecError that says what it is not."""
-    if not path.exists():
-        raise SpecError(f"dataset file {str(path)!r} does not exist")
-    if path.is_dir():
+    """One of :data:`FORMATS` for ``path``, or a SpecError that says what it is not (a FIFO, a device or a socket
+    is refused before it is opened: ``user_files.source_kind``)."""
+    if source_kind(path) == "directory":
         if any((path / m).exists() for m in ZARR_MARKERS):
             return "zarr"
         raise SpecError(f"dataset {str(path)!r} is a directory but not a Zarr store (no zarr.json, .zarray or "
                         ".zgroup in it)")
-    try:
-        kind = _sniff(path)
-    except OSError as exc:
-        raise SpecError(f"dataset file {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+    kind = _sniff(path)
     if kind in FORMATS:
         return kind
     what = "a VTK XML file that is not an image (.vti)" if kind else "of no format iobench reads"
@@ -139,14 +152,25 @@ def detect_format(path: Path) -> str:
 
 
 def open_source(path: str | Path, inner: str | None = None) -> SourceArray:
-    """The array at ``path`` (and ``inner`` inside it), opened read-only."""
+    """The array at ``path`` (and ``inner`` inside it), opened read-only.
+
+    The one place a person's file meets its reader library: what the library raises on a file it cannot read
+    (:data:`READ_ERRORS`) becomes one line naming the file; anything else is a bug of ours and stays a traceback.
+    """
     path = Path(path)
     kind = detect_format(path)
     module, hint = READERS[kind]
     if missing_modules([module]):
         raise SpecError(f"dataset {str(path)!r} is {kind}: reading it needs " + not_installed(module, hint))
-    return {"zarr": ZarrSource, "hdf5": Hdf5Source, "tiff": TiffSource, "npy": NpySource,
-            "vti": VtiSource}[kind](path, inner)
+    cls = {"zarr": ZarrSource, "hdf5": Hdf5Source, "tiff": TiffSource, "npy": NpySource, "vti": VtiSource}[kind]
+    try:
+        return cls(path, inner)
+    except SpecError:
+        raise
+    except READ_ERRORS as exc:
+        lines = str(exc).strip().splitlines()
+        why = f"{type(exc).__name__}: {lines[0][:300]}" if lines else type(exc).__name__
+        raise SpecError(f"dataset {str(path)!r} cannot be read as {kind}: {why}") from None
 
 
 def _listing(names: list[str]) -> str:
@@ -206,25 +230,32 @@ class ZarrSource(SourceArray):
 
     def __init__(self, path: Path, inner: str | None) -> None:
         import zarr
-        from zarr.storage import LocalStore
 
         super().__init__(path)
-        store = LocalStore(str(path), read_only=True)
+        store = checked_store(path)  # every file regular and inside the store, metadata at most 1 MiB
         try:
             node = zarr.open(store=store, mode="r", path=inner or "")
+        except SpecError:  # a file of the store that is not read (user_files): it names the file
+            raise
         except (FileNotFoundError, KeyError, ValueError) as exc:
             if inner:
                 raise SpecError(f"dataset {str(path)!r} holds no array or group {inner!r}") from None
             raise SpecError(f"dataset {str(path)!r} cannot be opened as Zarr: {exc}") from None
         if isinstance(node, zarr.Group):
-            levels = node.attrs.get("multiscales") or node.attrs.get("ome", {}).get("multiscales")
-            if levels:
-                first = levels[0]["datasets"][0]["path"]
-                node, inner = node[first], f"{inner}/{first}" if inner else first
+            if first := _first_level(path, node.attrs):
+                try:
+                    node = node[first]
+                except KeyError:
+                    raise SpecError(f"OME-Zarr {str(path)!r}: its multiscales name level {first!r}, which is not in "
+                                    "the store") from None
+                inner = f"{inner}/{first}" if inner else first
             else:
                 arrays = sorted(name for name, _ in node.arrays())
                 raise SpecError(f"dataset {str(path)!r}{':' + inner if inner else ''} is a Zarr group, not an array; "
                                 f"name one inside it (file:PATH:NAME): it holds {_listing(arrays)}")
+        if not isinstance(node, zarr.Array) or any(n < 1 for n in node.chunks):
+            raise SpecError(f"dataset {str(path)!r}{':' + inner if inner else ''} is not a Zarr array of chunks of at "
+                            f"least one element (chunks {getattr(node, 'chunks', None)})")
         self.inner, self._array = inner, node
         self._check_pieces()
 
@@ -237,6 +268,25 @@ class ZarrSource(SourceArray):
             check_piece(self.path, "Zarr shard index", per_shard, 16)
 
 
+def _first_level(path: Path, attrs: Any) -> str | None:
+    """The path of an OME-Zarr image's first (full-resolution) level, or None for a group that is no image; one
+    that is not a relative path inside the group is refused."""
+    ome = attrs.get("ome")
+    levels = attrs.get("multiscales") or (ome.get("multiscales") if isinstance(ome, dict) else None)
+    if not levels:
+        return None
+    try:
+        first = levels[0]["datasets"][0]["path"]
+    except (LookupError, TypeError):
+        first = None
+    if not isinstance(first, str) or not first:
+        raise SpecError(f"OME-Zarr {str(path)!r}: its multiscales name no level (multiscales[0].datasets[0].path)")
+    if first.startswith("/") or any(part in ("", ".", "..") for part in first.split("/")):
+        raise SpecError(f"OME-Zarr {str(path)!r}: its first level's path {first!r} leads out of the image; a "
+                        "level is a relative path inside it")
+    return first
+
+
 class Hdf5Source(SourceArray):
     """A dataset inside an HDF5 file (``file.h5:/path``); a file holding one dataset needs no path."""
 
@@ -247,6 +297,8 @@ class Hdf5Source(SourceArray):
 
         super().__init__(path)
         self._file = h5py.File(path, "r")
+        #: files opened through external links (every file the path leads to is checked: ``user_files``)
+        self._linked: list[h5py.File] = []
         try:
             if inner is None:
                 found: list[str] = []
@@ -255,19 +307,20 @@ class Hdf5Source(SourceArray):
                     raise SpecError(f"dataset file {str(path)!r} holds {len(found)} HDF5 datasets; name one "
                                     f"(file:PATH:/NAME): {_listing(['/' + n for n in found])}")
                 inner = "/" + found[0]
-            node = self._file.get(inner)
+            node = hdf5_dataset(self._file, inner, self._linked)
             if not isinstance(node, h5py.Dataset):
                 what = "a group, not a dataset" if node is not None else "not there"
                 raise SpecError(f"HDF5 path {inner!r} in {str(path)!r} is {what}")
             if node.chunks:  # a chunk is decoded whole; contiguous data is read by hyperslab
                 check_piece(path, "HDF5 chunk", node.chunks, node.dtype.itemsize)
         except BaseException:
-            self._file.close()
+            self.close()
             raise
         self.inner, self._array = inner, node
 
     def close(self) -> None:
-        self._file.close()
+        for f in (*self._linked, self._file):
+            f.close()
 
 
 #: TIFF compressions whose segments are inflated here first, at most to their segment's declared size (zlib,
@@ -290,8 +343,16 @@ class TiffSource(SourceArray):
         import tifffile
 
         super().__init__(path)
-        self._tif = tifffile.TiffFile(path)
+        self._fh = open_alone(path)  # tifffile opens no other file a TIFF names
         try:
+            self._tif = tifffile.TiffFile(self._fh, name=path.name)
+        except BaseException:
+            self._fh.close()
+            raise
+        try:
+            if others := ome_other_files(self._tif.ome_metadata, path.name):
+                raise SpecError(f"OME-TIFF {str(path)!r} spreads its image over other files too "
+                                f"({_listing(others)}); iobench reads a TIFF that holds its whole image")
             series = self._tif.series
             if inner is not None and not (inner.isdigit() and int(inner) < len(series)):
                 raise SpecError(f"TIFF {str(path)!r} has no series {inner!r}; it has {len(series)} "
@@ -305,7 +366,7 @@ class TiffSource(SourceArray):
                                 f"{self._page_shape} pages; it cannot be read page by page")
             self._plan_pieces()
         except BaseException:
-            self._tif.close()
+            self.close()
             raise
         self.inner, self._array = inner, self._series  # shape and dtype from the series; read by region
 
@@ -413,6 +474,7 @@ class TiffSource(SourceArray):
 
     def close(self) -> None:
         self._tif.close()
+        self._fh.close()
 
 
 def _page_axes(shape: tuple[int, ...], shaped: tuple[int, ...]) -> tuple[int, ...] | None:

@@ -4,6 +4,7 @@ A ``run.json`` that is a link to ``/dev/zero``, a FIFO named like a record, or a
 into gigabytes is refused with one line naming the file and the limit, before it is read. A symbolic link is
 never followed from inside a run directory (its target may lie anywhere). The limits are far above what
 iobench writes: the largest run of the seed profile (writers) holds about 300,000 rows, 300 MB decoded.
+A person's own data files are opened the same way (:func:`open_regular`, from :mod:`.user_files`).
 """
 
 from __future__ import annotations
@@ -45,36 +46,49 @@ def _limit(nbytes: int) -> str:
     return f"{nbytes / 2**30:g} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:g} MiB"
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, from its mode: "a FIFO", "a symbolic link", ..."""
     kinds = {stat.S_ISLNK: "a symbolic link", stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a FIFO",
              stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}
     return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
 
 
-def _refuse_unless_regular(path: Path, st: os.stat_result, what: str, limit: int) -> None:
+def _refuse_unless_regular(path: Path, st: os.stat_result, what: str, limit: int | None, error: type[SpecError],
+                           where: str) -> None:
     if not stat.S_ISREG(st.st_mode):
-        raise RecordError(f"{what} {str(path)!r} is {_kind(st.st_mode)}; only regular files inside the run "
-                          "directory are read")
-    if st.st_size > limit:
-        raise RecordError(f"{what} {str(path)!r} is {format_bytes(st.st_size)}; at most {_limit(limit)} is "
-                          "read")
+        raise error(f"{what} {str(path)!r} is {file_kind(st.st_mode)}; only regular files{where} are read")
+    if limit is not None and st.st_size > limit:
+        raise error(f"{what} {str(path)!r} is {format_bytes(st.st_size)}; at most {_limit(limit)} is read")
+
+
+def open_regular(path: str | Path, what: str, limit: int | None = None, *, error: type[SpecError] = RecordError,
+                 where: str = " inside the run directory", follow: bool = False) -> int:
+    """A read-only descriptor of a regular file of at most ``limit`` bytes, or ``error`` naming it.
+
+    Checked before opening (``lstat``, or ``stat`` where ``follow``: a FIFO or device is never opened, and a link
+    only where ``follow``) and again on the open file (opened without blocking, and without following a link
+    unless ``follow``, so a file swapped in between cannot hang or lead out).
+    """
+    path = Path(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        _refuse_unless_regular(path, os.stat(path) if follow else os.lstat(path), what, limit, error, where)
+        fd = os.open(path, flags)
+    except OSError as exc:
+        why = "a symbolic link" if exc.errno == errno.ELOOP and not follow else exc.strerror
+        raise error(f"{what} {str(path)!r} cannot be read ({why})") from None
+    try:
+        _refuse_unless_regular(path, os.fstat(fd), what, limit, error, where)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def read_regular_file(path: str | Path, limit: int, what: str) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes, or a RecordError naming it.
-
-    Checked before opening (``lstat``: a link, FIFO or device is never opened) and again on the open file
-    (opened without following a link and without blocking, so a file swapped in between cannot hang or lead out).
-    """
-    path = Path(path)
-    try:
-        _refuse_unless_regular(path, os.lstat(path), what, limit)
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
-        raise RecordError(f"{what} {str(path)!r} cannot be read ({why})") from None
-    with os.fdopen(fd, "rb") as fh:
-        _refuse_unless_regular(path, os.fstat(fd), what, limit)
+    """The bytes of a regular file of at most ``limit`` bytes inside a run directory, or a RecordError naming it
+    (:func:`open_regular`: a link, FIFO or device is never opened)."""
+    with os.fdopen(open_regular(path, what, limit), "rb") as fh:
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise RecordError(f"{what} {str(path)!r} grew while read; at most {_limit(limit)} is read")
@@ -91,7 +105,7 @@ def listed_files(directory: Path, suffix: str, what: str, limit: int = RUN_MAX_F
     except FileNotFoundError:
         return []
     if not stat.S_ISDIR(st.st_mode):
-        raise RecordError(f"{what} {str(directory)!r} is {_kind(st.st_mode)}; only a directory inside the run "
+        raise RecordError(f"{what} {str(directory)!r} is {file_kind(st.st_mode)}; only a directory inside the run "
                           "directory is read")
     names = []
     with os.scandir(directory) as entries:
@@ -199,3 +213,50 @@ def read_parquet_bounded(path: Path, budget: ReadBudget, columns: list[str] | No
     except Exception as exc:  # pyarrow raises several types for a damaged file
         raise RecordError(f"record file {str(path)!r} cannot be read ({type(exc).__name__}); "
                           "it is damaged or not a parquet file") from None
+
+
+# -- a person's own files (a dataset, a mesh): regular files only, never opened blocking --------------------
+
+
+class UserFileError(SpecError):
+    """A person's file that is not read: a FIFO, a device, a link out of its place, too large; the message names it."""
+
+
+def person_stat(path: Path, what: str) -> os.stat_result:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        raise UserFileError(f"{what} {str(path)!r} does not exist") from None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise UserFileError(f"{what} {str(path)[:80]!r}... is a name of {len(str(path)):,} characters, too long "
+                                "for the system") from None
+        raise UserFileError(f"{what} {str(path)!r} cannot be read ({exc.strerror})") from None
+
+
+def source_kind(path: Path) -> str:
+    """``"directory"`` or ``"file"`` for the path a person gave (a link to their data is followed); anything else
+    (a FIFO, a device, a socket) is refused before it is opened."""
+    mode = person_stat(path, "dataset file").st_mode
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if not stat.S_ISREG(mode):
+        raise UserFileError(f"dataset file {str(path)!r} is {file_kind(mode)}; only regular files (or a Zarr "
+                            "store's directory) are read")
+    return "file"
+
+
+def regular_file(path: Path, what: str) -> None:
+    """A person's file that must be a regular file (a mesh): anything else refused before it is opened."""
+    mode = person_stat(path, what).st_mode
+    if not stat.S_ISREG(mode):
+        raise UserFileError(f"{what} {str(path)!r} is {file_kind(mode)}; only regular files are read")
+
+
+def read_head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of a person's regular file, opened without blocking."""
+    fd = open_regular(path, "dataset file", error=UserFileError, where="", follow=True)
+    try:
+        return os.pread(fd, size, 0)
+    finally:
+        os.close(fd)

@@ -67,6 +67,9 @@ def load_mesh(path: str | Path) -> pv.UnstructuredGrid:
     import pyvista as pv
     from vtkmodules.vtkCommonCore import vtkLogger
 
+    from benchmarks_lib.base.untrusted import regular_file
+
+    regular_file(Path(path), "mesh file")  # a FIFO would block VTK's open, /dev/zero would read without end
     # VTK prints its errors itself and pyvista logs them again: the one line below says what went wrong
     cutoff, logged = vtkLogger.GetCurrentVerbosityCutoff(), logging.root.manager.disable
     vtkLogger.SetStderrVerbosity(vtkLogger.VERBOSITY_OFF)

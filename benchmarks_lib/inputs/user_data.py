@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks_lib.adapters.user_arrays import open_source
+from benchmarks_lib.adapters.user_files import check_store_tree, inspect
 from benchmarks_lib.base.specs import DTYPES, DimsSpec, SpecError, parse_items, shape_text
 from benchmarks_lib.data.datasets import DATASETS, Dataset, RegionBlocks, checksum_blocks, default_step
 from benchmarks_lib.data.examples import ALLOWED_EXAMPLES, example_of, example_path, is_example
@@ -65,12 +66,12 @@ def _split(text: str) -> tuple[bool, Path, str | None, tuple[int, ...] | None]:
     if not body:
         raise SpecError(f"dataset {text!r} names no file; give file:PATH[:INNER]")
     path, inner = body, None
-    if not Path(body).exists():
+    if not os.path.lexists(body):
         for i, c in enumerate(body):
-            if c == ":" and Path(body[:i]).exists():
+            if c == ":" and os.path.lexists(body[:i]):
                 path, inner = body[:i], body[i + 1:] or None
                 break
-    return record, Path(path).expanduser().absolute(), inner, origin
+    return record, Path(os.path.expanduser(path)).absolute(), inner, origin  # an unknown ~user stays as written
 
 
 @dataclass(frozen=True)
@@ -162,22 +163,31 @@ class FileSpec:
 
 def parse_file_dataset(text: str) -> FileSpec:
     """A ``file:`` (or ``example:``) dataset, its file opened (read-only) for its metadata: it exists, is a format
-    read here, holds the inner array, has a dtype of :data:`specs.DTYPES` and at least 2 dimensions."""
+    read here, holds the inner array, has a dtype of :data:`specs.DTYPES` and at least 2 dimensions. The file is
+    read in a fresh process (``user_files.inspect``) that a stuck or crashing library cannot take this one with."""
     example = None
     if is_example(text):
         example, declared = example_of(text)
         record, path, inner, origin = False, example_path(text), declared.inner, None
     else:
         record, path, inner, origin = _split(text)
+    read = inspect(f"{__name__}:_read_metadata", text, path=str(path), inner=inner)
+    return FileSpec(str(path), inner, origin, record, read["format"], read["inner"], tuple(read["shape"]),
+                    read["dtype"], example)
+
+
+def _read_metadata(text: str, path: str, inner: str | None) -> dict:
+    """(In a fresh process) what :class:`FileSpec` takes from the file's metadata, checked (a store's every file)."""
     with open_source(path, inner) as source:
         dtype, shape, fmt, inner_read = source.dtype, source.shape, source.format, source.inner
+    if fmt == "zarr":
+        check_store_tree(Path(path))
     native = dtype.newbyteorder("=") if dtype.byteorder not in ("=", "|") else dtype
     if native.name not in DTYPES:
         raise SpecError(f"dataset {text!r} has dtype {dtype}; the writers take {', '.join(DTYPES)}")
     if len(shape) < 2 or 0 in shape:
         raise SpecError(f"dataset {text!r} has shape {shape}; the suites measure arrays of >= 2 non-empty dimensions")
-    return FileSpec(str(path), inner, origin, record, fmt, inner_read, tuple(int(n) for n in shape), dtype.str,
-                    example)
+    return {"format": fmt, "inner": inner_read, "shape": [int(n) for n in shape], "dtype": dtype.str}
 
 
 @dataclass(frozen=True)
@@ -204,14 +214,17 @@ class MeshSpec:
 
 
 def parse_mesh_file(text: str) -> MeshSpec:
-    """A ``file:`` mesh: it exists and pyvista reads a mesh with points from it (read whole, once, to know)."""
+    """A ``file:`` mesh: a regular file from which pyvista reads a mesh with points (read whole, once, to know; in
+    a fresh process, as :func:`parse_file_dataset`)."""
     record, path, inner, origin = _split(text)
     if inner or origin:
         raise SpecError(f"dataset {text!r} is a mesh file: it takes no inner path or crop origin")
-    if not path.is_file():
-        raise SpecError(f"dataset file {str(path)!r} does not exist")
+    return MeshSpec(str(path), record, **inspect(f"{__name__}:_read_mesh", text, path=str(path)))
+
+
+def _read_mesh(text: str, path: str) -> dict:
     mesh = load_mesh(path)
-    return MeshSpec(str(path), record, int(mesh.n_points), int(mesh.n_cells), mesh_nbytes(mesh))
+    return {"points": int(mesh.n_points), "cells": int(mesh.n_cells), "nbytes": mesh_nbytes(mesh)}
 
 
 def is_mesh_file(value: object) -> bool:

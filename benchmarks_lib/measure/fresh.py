@@ -35,7 +35,12 @@ STDERR_LINES = 15
 
 
 class FreshProcessError(RuntimeError):
-    """A child process failed; the message carries the tail of its stderr."""
+    """A child process failed; the message carries the tail of its stderr. ``returncode``: the child's exit status
+    (negative: the signal that ended it), None where it did not finish in time."""
+
+    def __init__(self, message: str, returncode: int | None = None) -> None:
+        super().__init__(message)
+        self.returncode = returncode
 
 
 def command(target: str, *args: str) -> list[str]:
@@ -88,7 +93,7 @@ def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict
         raise Unavailable(reply["unavailable"])
     if proc.returncode != 0 or not isinstance(reply, dict) or "result" not in reply:
         tail = "\n".join(stderr.strip().splitlines()[-STDERR_LINES:])
-        raise FreshProcessError(f"{target} failed (exit {proc.returncode}): {tail}")
+        raise FreshProcessError(f"{target} failed (exit {proc.returncode}): {tail}", proc.returncode)
     return reply["result"]
 
 

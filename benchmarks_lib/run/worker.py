@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks_lib.adapters.user_files import hide_directories
 from benchmarks_lib.base.environment import machine_memory
 from benchmarks_lib.base.redact import redact_row
 from benchmarks_lib.base.specs import format_bytes
@@ -70,7 +71,8 @@ def finish_rows(rows: list[dict], case: Case, run_columns: dict) -> list[dict]:
             if isinstance(value, str | int | float | bool) or value is None:
                 full.setdefault(key, value)
         full.update(row)
-        out.append(redact_row(full))  # no credential in a record, whatever a library put in its message
+        # no credential in a record, and no directory of a person's file:, whatever a library put in its message
+        out.append(hide_directories(redact_row(full), case.params))
     return out
 
 
