@@ -160,8 +160,8 @@ def _write_run(results: Path, run_id: str, suite: str, df: pd.DataFrame) -> None
 def test_the_front_page_answers_from_the_runs_and_links_every_chapter(tmp_path):
     df = _frame(_ceiling() + _writes("a", "lz4", FAST) + _writes("b", "lz4", SLOW))
     _write_run(tmp_path / "results", "run-w", "writers", df)
-    page = write_answers_page(ROOT, tmp_path / "results", tmp_path, {"writer_comparison": "run-w",
-                                                                     "thread_scaling": "gone"}).read_text()
+    page = write_answers_page(ROOT, tmp_path / "results", tmp_path, {"writers": "run-w",
+                                                                     "threads": "gone"}).read_text()
     assert page.startswith("# ") and "**vm** (Test CPU, 2 usable cores), quick profile, 2026-11-22 14:31 UTC" in page
     assert writers.answer(df) in page and "[this machine](machine.md)" in page
     for name in NOTEBOOKS:

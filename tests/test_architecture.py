@@ -35,7 +35,7 @@ def test_every_name_the_trace_of_iterations_mentions_exists():
     assert {"notebook_arguments", "run_suite", "CaseContext", "run_case", "rank_samples", "MIN_RANK_N"} <= names
     missing = sorted(n for n in names if not _defined(n))
     assert not missing, missing
-    notebook = json.loads((ROOT / "notebooks" / "writer_comparison.ipynb").read_text())
+    notebook = json.loads((ROOT / "notebooks" / "writers.ipynb").read_text())
     parameters = next(c for c in notebook["cells"] if "parameters" in c["metadata"].get("tags", []))
     assert re.search(r"^ITERATIONS = ", "".join(parameters["source"]), re.M)
 

@@ -100,16 +100,16 @@ def test_a_bad_timeout_is_refused_before_anything_runs(tmp_path, value):
 def test_ctrl_c_in_book_is_one_line_and_leaves_no_kernel(tmp_path):
     """Ctrl-C as a terminal sends it (SIGINT to the whole process group) while a chapter executes."""
     smoke = get_suite("writers").smoke
-    sets = [a for k, v in smoke.items() for a in ("--set", f"writer_comparison:{k.upper()}={json.dumps(v)}")]
+    sets = [a for k, v in smoke.items() for a in ("--set", f"writers:{k.upper()}={json.dumps(v)}")]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks_lib", "book", "--notebook", "writer_comparison", "--results-dir",
+        [sys.executable, "-m", "benchmarks_lib", "book", "--notebook", "writers", "--results-dir",
          str(tmp_path / "results"), *sets], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         env={**os.environ, "IOBENCH_SCRATCH": str(tmp_path / "scratch")})
-    with checkout_notebook_kept("writer_comparison"):
+    with checkout_notebook_kept("writers"):
         try:
             first = proc.stderr.readline()
-            assert "executing writer_comparison.ipynb" in first, first
+            assert "executing writers.ipynb" in first, first
             time.sleep(4)
             os.killpg(proc.pid, signal.SIGINT)
             out, err = proc.communicate(timeout=120)
@@ -118,7 +118,7 @@ def test_ctrl_c_in_book_is_one_line_and_leaves_no_kernel(tmp_path):
                 os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err + out
-    assert "book interrupted while executing writer_comparison" in err and "--run-id" not in err
+    assert "book interrupted while executing writers" in err and "--run-id" not in err
     time.sleep(1)
     assert not kernels_of(str(tmp_path / "scratch")) and not kernels_of(str(tmp_path / "results"))
 

@@ -163,3 +163,18 @@ def test_the_recipe_counts_the_files_each_chapter_takes():
                          module_file(toy[CHAPTERS_GROUP]["toy_copies"], TOY),
                          TOY / "iobench_toychapter" / "toy_copies.ipynb"}
     assert len(toy_files) == stated - 1  # a package of its own: the recipe's files but the test
+
+
+def test_a_chapter_has_one_name_and_its_old_notebook_name_still_finds_it():
+    """Notebook, suite, chapter module and page share the suite's name; the old notebook names still work."""
+    from benchmarks_lib.book.build import split_parameters
+    from benchmarks_lib.chapters.chapter import RENAMED, chapter_named, chapters
+
+    for chapter in chapters():
+        if chapter.suite is not None and chapter.folder is None:  # the built-in measuring chapters
+            assert chapter.notebook == chapter.suite
+            assert (ROOT / "benchmarks_lib" / "chapters" / chapter.suite).exists() or \
+                (ROOT / "benchmarks_lib" / "chapters" / f"{chapter.suite}.py").exists()
+    for old, new in RENAMED.items():
+        assert chapter_named(old).notebook == new
+    assert split_parameters({"writer_comparison:ITERATIONS": 3}, ["writers"], ROOT) == {"writers": {"ITERATIONS": 3}}

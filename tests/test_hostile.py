@@ -128,7 +128,7 @@ PROBES: dict[str, list[str]] = {
     "book-set-unknown-key": ["book", "--set", "NOT_A_PARAMETER=1"],
     "book-set-reserved-key": ["book", "--set", "PROFILE=seed"],
     "book-set-unknown-notebook": ["book", "--set", "nope:BACKENDS=[\"raw\"]"],
-    "book-set-key-not-in-notebook": ["book", "--set", "cache_prefetch:BACKENDS=[\"raw\"]"],
+    "book-set-key-not-in-notebook": ["book", "--set", "cache:BACKENDS=[\"raw\"]"],
     "book-set-no-equals": ["book", "--set", "BACKENDS"],
     "book-set-twice": ["book", "--set", "BACKENDS=1", "--set", "BACKENDS=2"],
     "book-unknown-notebook": ["book", "--notebook", "../../etc/passwd"],
@@ -315,7 +315,7 @@ RECORD_PROBES: dict[str, list[str]] = {
     "show-record-struct-column": ["show", "structcol"],
     "show-record-text-where-numbers-go": ["show", "wrongcol"],
     # -- a run still in progress is not drawn from as if it were finished
-    "book-from-incomplete-run": ["book", "--from", "inprogress", "--notebook", "writer_comparison"],
+    "book-from-incomplete-run": ["book", "--from", "inprogress", "--notebook", "writers"],
 }
 
 
@@ -480,7 +480,7 @@ def test_book_from_passes_over_an_incomplete_run_for_an_older_finished_one(tmp_p
     make_run(tmp_path, "running", meta={"suite": "writers", "profile": "quick", "params": {}, "environment": {},
                                         "run_id": "running"})
     os.utime(finished / "run.json", (1, 1))  # the finished run is the older one
-    assert recorded_runs(tmp_path, ["writer_comparison"]) == {"writer_comparison": finished}
+    assert recorded_runs(tmp_path, ["writers"]) == {"writers": finished}
 
 
 XML_ADAPTER = '''

@@ -85,7 +85,7 @@ def test_notebooks_execute_and_the_book_builds(built_book, monkeypatch):
         assert "cell_input" not in page and "highlight-ipython3" not in page, f"{name}: code shown in the book"
         assert "Parameters of this run" in page and '<th class="head"><p>meaning</p></th>' in page, name
         assert "<p>| " not in page, f"{name}: a markdown table left unrendered"
-    writers = (html / "book" / "executed" / "writer_comparison.html").read_text()
+    writers = (html / "book" / "executed" / "writers.html").read_text()
     assert "Conclusion" in writers and "<img" in writers
     assert "APPEND_FRAMES" in writers and "Append test: total frames" in writers  # the parameters table
     # the compare chapter reads the runs this build just made: one per suite, so nothing to compare yet, and it
@@ -197,8 +197,8 @@ def test_every_page_of_the_book_in_a_browser(built_book):
             if path == html / "index.html":
                 assert page.url.endswith("book/executed/answers.html"), page.url
                 page.screenshot(path=shots / "front_page.png", full_page=True)
-            elif path.name == "writer_comparison.html":
-                page.screenshot(path=shots / "writer_comparison.png", full_page=True)
+            elif path.name == "writers.html":
+                page.screenshot(path=shots / "writers.png", full_page=True)
             elif path.name == "explorer.html":  # the embedded widgets render without a kernel
                 page.wait_for_selector(".widget-dropdown select", timeout=30_000)
                 assert page.locator(".widget-dropdown select").count() >= 3
@@ -208,7 +208,7 @@ def test_every_page_of_the_book_in_a_browser(built_book):
             if seen:
                 problems[str(path.relative_to(html))] = seen
     assert not problems, json.dumps(problems, indent=1)
-    assert all((shots / f"{name}.png").stat().st_size for name in ("front_page", "writer_comparison", "explorer"))
+    assert all((shots / f"{name}.png").stat().st_size for name in ("front_page", "writers", "explorer"))
     kept = ROOT / "_build" / "screenshots"  # where a person looks for them after `make test` (ignored by git)
     kept.mkdir(parents=True, exist_ok=True)
     for png in shots.glob("*.png"):
@@ -221,7 +221,7 @@ def test_book_from_a_directory_without_runs_is_refused_before_anything_runs(tmp_
     _copy_project(tmp_path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(SpecError, match="no 'writers' run there"):
-        build_book(from_runs=tmp_path / "empty", notebooks=["writer_comparison"], root=tmp_path)
+        build_book(from_runs=tmp_path / "empty", notebooks=["writers"], root=tmp_path)
     assert not (tmp_path / "book" / "executed").exists()
 
 
@@ -253,7 +253,7 @@ def test_every_suite_parameter_is_a_documented_notebook_parameter():
         assert code.count(f'ib.run_or_load("{suite.name}", globals())') == 1 and code.count("run_or_load(") == 1, name
         spelled = [k for k in suite.parameters if re.search(rf"[\"']{k}[\"']\s*:", code)]  # a dict of them
         assert not spelled, (name, spelled)
-    assert tagged_source(template("writer_comparison", ROOT), "parameters").count("BACKENDS = ") == 1
+    assert tagged_source(template("writers", ROOT), "parameters").count("BACKENDS = ") == 1
 
 
 def test_the_book_shows_no_code():
@@ -291,7 +291,7 @@ def test_every_parameter_has_its_meaning():
         assert [p.name for p in docs] == notebook_parameters(path), name
         for p in docs:
             assert p.meaning and p.default and "Every parameter below" not in p.meaning, (name, p)
-    by_name = {p.name: p for p in parameter_docs(ROOT / "notebooks" / "writer_comparison.ipynb")}
+    by_name = {p.name: p for p in parameter_docs(ROOT / "notebooks" / "writers.ipynb")}
     assert by_name["PROFILE"].default == '"quick"' and by_name["APPEND_STEP"].meaning.startswith("Append test")
     assert by_name["APPEND_STEP"].group == by_name["APPEND_FRAMES"].group != by_name["FSYNC"].group
 
@@ -301,12 +301,12 @@ def test_parameters_table_shows_the_values_used():
 
     run = SimpleNamespace(meta={"profile": "quick", "run_id": "r1", "params": {"backends": "raw,zarrs",
                                                                                 "tests": ["write"]}})
-    table = parameters_table("writer_comparison", {"BACKENDS": "raw,zarrs", "TESTS": None, "RUN_ID": None}, run)
+    table = parameters_table("writers", {"BACKENDS": "raw,zarrs", "TESTS": None, "RUN_ID": None}, run)
     rows = {line.split(" | ")[0].strip("| `"): line for line in table.splitlines() if line.startswith("| `")}
     assert "`['raw', 'zarrs']` |" in rows["BACKENDS"] and "`['write']` *(profile)*" in rows["TESTS"]
     assert "`'r1'` |" in rows["RUN_ID"] and "blosc-\\<lz4\\|zstd" in rows["CODEC"]  # escaped: not HTML, not a column
     assert "`APPEND_FRAMES`, `APPEND_STEP`, `APPEND_REPEATS`" in table
-    loaded = parameters_table("writer_comparison", {"LOAD_RUN": "r1", "TESTS": None}, run)
+    loaded = parameters_table("writers", {"LOAD_RUN": "r1", "TESTS": None}, run)
     assert "*(profile)*" not in loaded and "loaded" in loaded
 
 
@@ -333,7 +333,7 @@ def test_papermill_cli_takes_lists_as_text_and_from_yaml(tmp_path, monkeypatch):
     for i, key in enumerate(lists):  # alternately "a,b" and '["a", "b"]'
         value = smoke[key]
         args += ["-p", key.upper(), ",".join(map(str, value)) if i % 2 else json.dumps(value)]
-    source = "notebooks/writer_comparison.ipynb"
+    source = "notebooks/writers.ipynb"
     done = _papermill(source, str(tmp_path / "out.ipynb"), *args, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     df, meta = load_run(find_run(tmp_path / "results", "cli"))

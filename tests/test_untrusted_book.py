@@ -298,7 +298,7 @@ SHOWN_TEXT = """() => document.body.innerText
     + Array.from(document.querySelectorAll("option")).map(o => o.text).join(" ")"""
 #: page -> payloads it must show as text (proof that the poisoned fields reached it, escaped, not dropped)
 MUST_SHOW = {"machine.html": (1, 2, 4, 16), "answers.html": (3, 8, 20),
-             "writer_comparison.html": (12, 13, 15, 20, 22), "compression_sweep.html": (8, 21),
+             "writers.html": (12, 13, 15, 20, 22), "compression.html": (8, 21),
              "compare.html": (12, 18), "explorer.html": (20, 40)}
 
 

@@ -28,7 +28,7 @@ from benchmarks_lib.book.notebooks import (
     write_table_of_contents,
 )
 from benchmarks_lib.book.sphinx_offline import STATIC_WIDGETS
-from benchmarks_lib.chapters.chapter import chapter_named
+from benchmarks_lib.chapters.chapter import chapter_named, notebook_name
 from benchmarks_lib.records.store import newest_runs, read_run_json
 
 
@@ -78,6 +78,7 @@ def split_parameters(parameters: dict, names: list[str], root: Path) -> dict[str
     out: dict[str, dict] = {n: {} for n in names}
     for key, value in parameters.items():
         notebook, _, name = key.rpartition(":")
+        notebook = notebook_name(notebook)
         if name in BOOK_PARAMETERS:
             raise SpecError(f"parameter {name!r} is set by the book itself; use --profile / --results-dir")
         targets = [notebook] if notebook else [n for n in names if name in declared[n]]
@@ -258,7 +259,7 @@ def build_book(
     root = project_root(root)
     chapters = chapter_notebooks()
     table_of_contents(root)  # a _toc.yml without the chapters' part is refused before anything runs
-    names = notebooks or list(chapters)
+    names = [notebook_name(n) for n in notebooks] if notebooks else list(chapters)
     unknown = [n for n in names if n not in chapters]
     if unknown:
         raise SpecError(f"notebook {unknown[0]!r} is unknown; allowed: {', '.join(chapters)}")

@@ -91,8 +91,20 @@ def chapters() -> tuple[Chapter, ...]:
     return tuple(chapter for _, chapter in sorted(out, key=lambda item: item[0]))
 
 
+#: each measuring chapter has one name, its suite's, for its notebook, chapter module and page; the notebooks' names
+#: before that are still accepted wherever a notebook is named (``iobench book --notebook``, ``--set NOTEBOOK:KEY``)
+RENAMED = {"writer_comparison": "writers", "compression_sweep": "compression", "thread_scaling": "threads",
+           "cache_prefetch": "cache", "parallel_writes": "parallel", "object_storage": "s3"}
+
+
+def notebook_name(name: str) -> str:
+    """The notebook a name means today (an old name mapped, ``RENAMED``)."""
+    return RENAMED.get(name, name)
+
+
 def chapter_named(notebook: str) -> Chapter:
-    """The chapter whose notebook is ``notebook``; SpecError naming the allowed ones."""
+    """The chapter whose notebook is ``notebook`` (or was, ``RENAMED``); SpecError naming the allowed ones."""
+    notebook = notebook_name(notebook)
     for chapter in chapters():
         if chapter.notebook == notebook:
             return chapter
@@ -119,4 +131,4 @@ def measuring() -> dict[str, Chapter]:
     return {c.suite: c for c in chapters() if c.suite is not None}
 
 
-__all__ = ["Chapter", "chapter_named", "chapter_of", "chapters", "measuring", "run_table"]
+__all__ = ["RENAMED", "Chapter", "chapter_named", "chapter_of", "chapters", "measuring", "notebook_name", "run_table"]

@@ -238,5 +238,5 @@ FIGURES = {"Aggregate GB/s vs workers": aggregate, "Per-worker GB/s vs workers":
 
 __all__ = ["CHAPTER", "FIGURES", "aggregate", "answer", "conclusion", "header", "per_worker", "problems", "summary"]
 
-CHAPTER = Chapter("parallel_writes", suite="parallel", answer=answer, summary=summary,
+CHAPTER = Chapter("parallel", suite="parallel", answer=answer, summary=summary,
                   conclusion=conclusion, problems=problems, figures=FIGURES, order=50)

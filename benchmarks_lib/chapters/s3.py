@@ -275,5 +275,5 @@ FIGURES = {"Write and read GB/s through S3": speeds, "S3 time against link laten
 __all__ = ["CHAPTER", "FIGURES", "answer", "conclusion", "durability_lines", "header", "latency", "problems", "speeds",
            "summary"]
 
-CHAPTER = Chapter("object_storage", suite="s3", answer=answer, summary=summary,
+CHAPTER = Chapter("s3", suite="s3", answer=answer, summary=summary,
                   conclusion=conclusion, problems=problems, figures=FIGURES, order=60)

@@ -385,5 +385,5 @@ FIGURES = {
     "Speed-up (Amdahl)": speedup,
 }
 
-CHAPTER = Chapter("thread_scaling", suite="threads", answer=answer, summary=summary,
+CHAPTER = Chapter("threads", suite="threads", answer=answer, summary=summary,
                   conclusion=conclusion, problems=problems, figures=FIGURES, order=30)

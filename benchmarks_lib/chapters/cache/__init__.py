@@ -308,5 +308,5 @@ FIGURES = {
     "Server CPU": server_cpu,
 }
 
-CHAPTER = Chapter("cache_prefetch", suite="cache", answer=answer, summary=summary,
+CHAPTER = Chapter("cache", suite="cache", answer=answer, summary=summary,
                   conclusion=conclusion, problems=problems, figures=FIGURES, order=40)

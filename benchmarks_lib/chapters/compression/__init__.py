@@ -336,5 +336,5 @@ FIGURES = {
     "Real data beside synthetic (ratios)": pairs_figure,
 }
 
-CHAPTER = Chapter("compression_sweep", suite="compression", answer=answer, summary=summary,
+CHAPTER = Chapter("compression", suite="compression", answer=answer, summary=summary,
                   conclusion=conclusion, problems=problems, figures=FIGURES, order=20)

@@ -324,5 +324,5 @@ FIGURES = {
     "Memory and threads": memory_and_threads,
 }
 
-CHAPTER = Chapter("writer_comparison", suite="writers", answer=answer, summary=summary,
+CHAPTER = Chapter("writers", suite="writers", answer=answer, summary=summary,
                   conclusion=conclusion, problems=problems, figures=FIGURES, order=10)
