@@ -52,10 +52,11 @@ def link_payload(n: int) -> str:
 def payload(n: int, img: str = "x") -> str:
     """Markup that runs ``alert(n)`` wherever it is not escaped: HTML (closing a table cell, a tag, a script
     element in any spelling), Markdown links and images, MyST roles, substitutions and math, mathtext for figures.
-    It opens with bare links and a direction change (``link_payload``): a record string read is cut at 256
-    characters (``base.untrusted``), so what matters most comes first."""
-    return (f"{link_payload(n)}<img src={img} onerror=alert({n})></td></tr></table></Script >"
-            f"<script>alert({n})</script>"
+    Bare links and a direction change (``link_payload``) follow its first elements: a record string read is cut
+    at 256 characters (``base.untrusted``), and a figure's label or a table's cell at fewer, so what matters most
+    comes first."""
+    return (f"<img src={img} onerror=alert({n})></td></tr></table></Script ><script>alert({n})</script>"
+            f"{link_payload(n)}"
             f'<iframe src="javascript:alert({n})"></iframe>[l{n}](javascript:alert({n})) '
             f"![i{n}](javascript:alert({n})) <javascript:alert({n})> `c{n}` {{eval-rst}}`r{n}` $\\alert{n}$ "
             f'{{{{ "zq" ~ "jx{n}" }}}} {{{n}}} | *e* _u_ \\ &lt; %s')

@@ -5,10 +5,10 @@ iobench in it. Python puts the working directory first on the import path of ``p
 (the case workers, the servers, the notebooks' kernels, multiprocessing's spawned children), and resolves an empty
 or relative ``PYTHONPATH`` entry against it. So every Python child this package starts gets :func:`child_env`
 (``PYTHONSAFEPATH=1``, which its own children inherit, and a ``PYTHONPATH`` of absolute entries with this package's
-parent first) and :data:`SAFE_PATH` on its command line. The command line itself starts again so before it imports
-anything else (:func:`reexec_safe`, ``benchmarks_lib.__main__``), and drops the working directory from its path
-should it not (:func:`drop_working_directory`).
-It imports only what the interpreter has loaded when it starts (``os``, ``sys``), so nothing from there either.
+parent first) and :data:`SAFE_PATH` on its command line. The command line itself restarts that way before it
+imports anything else (:func:`reexec_safe`, ``benchmarks_lib.__main__``), and drops the working directory from its
+path should it not have restarted (:func:`drop_working_directory`). This module imports only what the interpreter
+has loaded when it starts (``os``, ``sys``), so nothing from the working directory either.
 """
 
 from __future__ import annotations

@@ -220,8 +220,8 @@ def bounded_json(value: object, limit: int = TEXT_MAX_CHARS, *, escape: bool = T
 
 
 def _bounded(values: pa.Array, limit: int) -> pa.Array:
-    """Text values bounded as :func:`bounded_text` bounds one: in Python where a format character is to be
-    escaped (rare), else in Arrow, so a long value is never made a Python string."""
+    """Text values bounded as :func:`bounded_text` bounds one: in Arrow, or in Python where a format character is
+    to be escaped (rare: then the dictionary's values are made Python strings)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
