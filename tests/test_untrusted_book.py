@@ -196,12 +196,13 @@ def test_bare_links_stay_text_and_format_characters_show_as_escapes():
     from benchmarks_lib.base.terminal import HIDDEN, visible
 
     for value in ("https://evil.example/fix.sh", "<https://evil.example>", "mailto:m@evil.example", "HTTPS://E.X",
-                  "www.evil.example", "evil.example/fix.sh", "m@evil.example", "ftp://x.org", "see http://x.org."):
+                  "www.evil.example", "evil.example/fix.sh", "m@evil.example", "ftp://x.org", "see http://x.org.",
+                  "x //127.0.0.1/a", "http://localhost:8000/a", "mailto:m@localhost"):
         for page in (False, True):
             for context in ("{}", "| a |\n|---|\n| {} |"):
                 html = _render(context.format(md(value)), page=page)
                 assert "<a" not in html and html_text(value).replace("&#x27;", "'") in html, (value, html)
-    assert md("1.5 GB/s at 14:31") == "1.5 GB/s at 14:31"  # no needless escapes
+    assert md("recommended: 1.5 GB/s at 14:31") == "recommended: 1.5 GB/s at 14:31"  # no needless escapes
     for value in ("a\u202eb", "\u2066x\u2069", "\u200ez\u200f", "\ufeff", "\U000e0041"):
         shown = visible(value)
         assert not HIDDEN.search(shown) and shown in _render(md(value)) and shown in html_text(value)

@@ -8,10 +8,10 @@ escape their cells; figures never read ``$`` as math (``style.subplots``), and `
 stretching a figure.
 
 Nothing a record says becomes a link: the notebooks' Markdown is rendered with linkify on (GFM), which makes
-``https://x``, ``www.x.org``, ``x.org/a`` and ``a@x.org`` live links, so ``md`` escapes a scheme's ``:`` and a
-domain's ``.`` (an escaped character is a token of its own: no link spans it), and a link never forms in a code
-span. Nor does a record change the text's direction: format characters (a right-to-left override, U+202E)
-are shown as their escapes, as on the terminal (``base.terminal``).
+``https://x``, ``//127.0.0.1``, ``www.x.org``, ``x.org/a`` and ``a@x.org`` live links, so ``md`` escapes a
+scheme's ``:`` and ``//`` and a domain's ``.`` (an escaped character is a token of its own: no link spans it), and
+a link never forms in a code span. Nor does a record change the text's direction: format characters (a
+right-to-left override, U+202E) are shown as their escapes, as on the terminal (``base.terminal``).
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from benchmarks_lib.base.terminal import visible, visible_format
 #: escaped wherever they stand: raw HTML and entities (``< > &``), code spans and MyST roles, links and images,
 #: emphasis, table cells, MyST substitutions and math, headings and footnotes
 _ALWAYS = frozenset("\\`*_{}[]()<>&!|$~#^")
-#: escaped where a link could form: a ``:`` after a letter (a scheme: ``https:``, ``mailto:``) and a ``.`` before
-#: a letter (a domain: ``www.x.org``, ``x.org/a``, ``a@x.org``); ``14:31`` and ``1.5`` stay as they are
-_LINK = re.compile(r"(?<=[^\W\d_]):|\.(?=[^\W\d_])")
+#: escaped where a link could form: a scheme's ``:`` and ``//`` (``https://``, ``//127.0.0.1``, ``mailto:``) and a
+#: ``.`` before a letter (a domain: ``www.x.org``, ``x.org/a``, ``a@x.org``); ``label: value``, ``14:31`` and
+#: ``1.5`` stay as they are
+_LINK = re.compile(r":(?=//)|/(?=/)|(?i:(?<=mailto)):|\.(?=[^\W\d_])")
 #: a leading ``1.`` or ``1)`` would start an ordered list where a value opens a line
 _ORDERED = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 
