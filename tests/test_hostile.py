@@ -24,6 +24,7 @@ import pytest
 from conftest import declare_adapters, python_path
 
 from benchmarks_lib.base.environment import machine_name
+from benchmarks_lib.base.terminal import HIDDEN
 
 TINY = ["-d", "t:2,y:32:16,x:48", "--iterations", "1", "--warmups", "0", "--param", "multipliers=[1]",
         "--test", "write", "-b", "raw"]
@@ -288,6 +289,21 @@ def _hostile_runs(home: Path) -> None:
     _write_table(make_run(results, "wrongcol") / "records" / RECORD, {"gbps": ["fast"]})
     make_run(home / "inprogress", "running", meta={"suite": "writers", "profile": "quick", "params": {},
                                                    "environment": {}, "run_id": "running"})
+    _write_table(make_run(results, "manynames") / "records" / RECORD, {"backend": [f"b{i}" for i in range(257)]})
+    (home / "crafted.vtu").write_text(CRAFTED_VTU)
+
+
+#: a mesh whose point-data array (too short: VTK warns about it, quoting its name) is named with a right-to-left
+#: override, a C1 control (NEL) and a line of its own that pretends all went well
+CRAFTED_VTU = """<?xml version="1.0"?>
+<VTKFile type="UnstructuredGrid" version="0.1" byte_order="LittleEndian"><UnstructuredGrid>
+<Piece NumberOfPoints="4" NumberOfCells="1"><PointData>
+<DataArray type="Float32" Name="&#x202E;evil&#x85;C1&#10;iobench: all good, exit 0" format="ascii">0 1</DataArray>
+</PointData><Points><DataArray type="Float32" NumberOfComponents="3" format="ascii">0 0 0 1 0 0 0 1 0 0 0 1</DataArray>
+</Points><Cells><DataArray type="Int32" Name="connectivity" format="ascii">0 1 2 3</DataArray>
+<DataArray type="Int32" Name="offsets" format="ascii">4</DataArray>
+<DataArray type="UInt8" Name="types" format="ascii">10</DataArray></Cells></Piece></UnstructuredGrid></VTKFile>
+"""
 
 
 RECORD_PROBES: dict[str, list[str]] = {
@@ -316,6 +332,12 @@ RECORD_PROBES: dict[str, list[str]] = {
     "show-record-text-where-numbers-go": ["show", "wrongcol"],
     # -- a run still in progress is not drawn from as if it were finished
     "book-from-incomplete-run": ["book", "--from", "inprogress", "--notebook", "writers"],
+    # -- every summary groups by the names: more distinct values of one than a run holds are refused, not summed up
+    "show-257-distinct-backends": ["show", "manynames"],
+    "compare-257-distinct-backends": ["compare", "good", "manynames"],
+    "export-257-distinct-backends": ["export", "manynames", "-o", "x.csv"],
+    # -- what VTK says about a person's file reaches the terminal as one escaped line
+    "compression-crafted-mesh-vtk-message": ["run", "compression", "--dataset", "file:crafted.vtu"],
 }
 
 
@@ -333,7 +355,10 @@ SAID = {"show-run-json-link-to-dev-zero": ["is a symbolic link"], "show-run-json
         "show-record-over-a-million-rows": ["1,000,001 rows; at most 1,000,000 rows"],
         "show-record-decodes-past-1gib": ["at most 1 GiB of a run is read"],
         "pack-record-link-out-of-run": [RECORD, "symbolic link"],
-        "book-from-incomplete-run": ["'inprogress/", "incomplete"]}
+        "book-from-incomplete-run": ["'inprogress/", "incomplete"],
+        "show-257-distinct-backends": [RECORD, "column 'backend'", "more than 256 distinct values"],
+        "compression-crafted-mesh-vtk-message": ["(VTK: Cannot read point data array",
+                                                 '"\\u202eevil\\x85C1\\niobench: all good, exit 0"']}
 
 
 @pytest.mark.parametrize("name", list(RECORD_PROBES))
@@ -343,6 +368,7 @@ def test_a_hostile_results_directory_is_refused_in_one_line(hostile: tuple[Path,
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert not HIDDEN.search(proc.stderr.rstrip("\n")), ascii(proc.stderr)  # no control or direction change
     assert lines[0].startswith("iobench"), lines
     assert tree_digest(home) == before  # nothing packed, exported or renamed
     assert "not part of any run" not in proc.stdout
@@ -355,6 +381,51 @@ def test_a_run_of_more_than_ten_thousand_record_files_is_refused_before_reading_
         (records / f"case-{i:05d}.parquet").touch()
     proc = iobench(["show", "many"], tmp_path)
     assert proc.returncode == 2 and "more than 10,000 .parquet files; at most 10,000 are read" in proc.stderr
+
+
+def _peak_rss_mb(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
+    """``iobench args`` through the real command line, and its peak RSS (MB) as the kernel counted it."""
+    script = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+              "sys.stdout.write(p.stdout); sys.stderr.write(p.stderr); "
+              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(p.returncode)")
+    full_env = {**os.environ, "IOBENCH_SCRATCH": str(cwd / "scratch")}
+    proc = subprocess.run([sys.executable, "-c", script, sys.executable, "-m", "benchmarks_lib", *args], cwd=cwd,
+                          capture_output=True, text=True, env=full_env, timeout=600, stdin=subprocess.DEVNULL)
+    *err, peak = proc.stderr.splitlines() or ["0"]
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, "\n".join(err)), int(peak) / 1024
+
+
+def test_a_long_name_is_cut_where_read_in_bounded_memory(tmp_path: Path):
+    """834 rows with one backend name of 1 MiB (834 MiB once decoded, under the 1 GiB a run may decode; a parquet
+    file of kilobytes): read as one dictionary value, cut to 256 characters before it is repeated per row."""
+    name = "y" * 2**20
+    _write_table(make_run(tmp_path / "results", "longname") / "records" / RECORD,
+                 {"backend": [name] * 834, "elapsed_s": [1.0] * 834})
+    shown, peak = _peak_rss_mb(["show", "longname"], tmp_path)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr[-2000:]
+    assert peak < 500, peak  # 1.96 GB before names were cut where read
+    assert "y" * 256 not in shown.stdout and len(shown.stdout) < 20_000
+    exported = iobench(["export", "longname", "-o", "out.csv"], tmp_path)
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    assert {r["backend"] for r in csv.DictReader((tmp_path / "out.csv").open())} == {"y" * 255 + "\u2026"}
+
+
+def test_a_time_that_is_not_a_positive_finite_number_is_never_ranked(tmp_path: Path):
+    """Forged times (-5000 s, an infinity, zero) make their rows error rows saying so: shown as failures, never in
+    a summary or a comparison."""
+    for run_id, forged in (("forged", [-5000.0, float("inf"), 0.0]), ("honest", [1.2, 1.3, 1.1])):
+        n = 6
+        pd.DataFrame({"status": ["ok"] * n, "operation": ["total"] * n, "backend": ["fast"] * 3 + ["slow"] * 3,
+                      "suite": ["writers"] * n, "test": ["write"] * n, "run_id": [run_id] * n, "dataset": ["d"] * n,
+                      "elapsed_s": [*forged, 1.0, 1.1, 0.9], "nbytes": [10**8] * n, "iteration": [0, 1, 2] * 2}
+                     ).to_parquet(make_run(tmp_path / "results", run_id) / "records" / RECORD, index=False)
+    for command in (["show", "forged"], ["compare", "honest", "forged"]):
+        proc = iobench(command, tmp_path)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        for bad in ("-5000", "inf"):
+            assert all("not a positive finite number" in line for line in proc.stdout.splitlines() if bad in line)
+    assert "elapsed_s -5000 is not a positive finite number; the row is not counted" in iobench(
+        ["show", "forged"], tmp_path).stdout
 
 
 def test_at_least_130_probes():
@@ -432,7 +503,7 @@ def _markup_run(results: Path, run_id: str) -> None:
     run_dir = make_run(results, run_id, meta=meta)
     pd.DataFrame({**MARKUP, "status": ["ok", "ok", "error", "ok"], "operation": ["total"] * 3 + ["write"],
                   "suite": "writers", "run_id": run_id, "iteration": [0, 1, 0, 0],
-                  "elapsed_s": [1.0, 2.0, None, -1.5], "gbps": [1.0, 0.5, None, 2.0],
+                  "elapsed_s": [1.0, 2.0, None, 1.5], "gbps": [1.0, 0.5, None, 2.0],
                   "rss_growth_bytes": [-5, 1, None, 2]}).to_parquet(run_dir / "records" / RECORD, index=False)
 
 
@@ -461,7 +532,7 @@ def test_export_neutralises_spreadsheet_formulas_and_keeps_numbers(home: Path):
     rows = list(csv.DictReader((home / "out.csv").open(newline="")))
     assert [r["backend"] for r in rows] == ["[/]x", "[link=https://evil]y[/link]", "'" + MARKUP["backend"][2],
                                              "'+x\x1b[2J"]
-    assert rows[-1]["elapsed_s"] == "-1.5" and float(rows[0]["rss_growth_bytes"]) == -5  # numbers stay numbers
+    assert rows[-1]["elapsed_s"] == "1.5" and float(rows[0]["rss_growth_bytes"]) == -5  # numbers stay numbers
 
 
 def test_show_says_when_a_run_is_incomplete(home: Path):

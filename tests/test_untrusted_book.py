@@ -44,10 +44,19 @@ COLUMN_NUMBER = {"dataset": 8, "backend": 20, "codec": 21, "reason": 22, "config
                  "cutout_kind": 26, "server": 27, "alignment": 28, "machine": 29, "run_id": 12, "profile": 13}
 
 
+def link_payload(n: int) -> str:
+    """Text that linkify (on in the notebooks' GFM Markdown) makes a live link, and a right-to-left override."""
+    return f"https://evil.example/{n} www.evil.example m{n}@evil.example \u202e{n} "
+
+
 def payload(n: int, img: str = "x") -> str:
     """Markup that runs ``alert(n)`` wherever it is not escaped: HTML (closing a table cell, a tag, a script
-    element in any spelling), Markdown links and images, MyST roles, substitutions and math, mathtext for figures."""
+    element in any spelling), Markdown links and images, MyST roles, substitutions and math, mathtext for figures.
+    Bare links and a direction change (``link_payload``) follow its first elements: a record string read is cut
+    at 256 characters (``base.untrusted``), and a figure's label or a table's cell at fewer, so what matters most
+    comes first."""
     return (f"<img src={img} onerror=alert({n})></td></tr></table></Script ><script>alert({n})</script>"
+            f"{link_payload(n)}"
             f'<iframe src="javascript:alert({n})"></iframe>[l{n}](javascript:alert({n})) '
             f"![i{n}](javascript:alert({n})) <javascript:alert({n})> `c{n}` {{eval-rst}}`r{n}` $\\alert{n}$ "
             f'{{{{ "zq" ~ "jx{n}" }}}} {{{n}}} | *e* _u_ \\ &lt; %s')
@@ -120,7 +129,9 @@ def poison_results(source: Path, dest: Path) -> Path:
 #: what must never come out of a rendered page: elements that run script, handlers, javascript: URLs
 UNSAFE = {"element": re.compile(r"<(img|script|iframe|svg|object|embed)\b", re.I),
           "handler": re.compile(r"<[a-z][^>]*\son[a-z]+\s*=", re.I),
-          "javascript URL": re.compile(r"""(href|src)\s*=\s*["']?\s*javascript:""", re.I)}
+          "javascript URL": re.compile(r"""(href|src)\s*=\s*["']?\s*javascript:""", re.I),
+          "link from a record": re.compile(r"""<a\b[^>]*href\s*=\s*["']?[^"'>]*evil\.example""", re.I),
+          "direction change": re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")}
 
 
 def _render(text: str, *, page: bool = False) -> str:
@@ -174,6 +185,32 @@ def test_markdown_table_escapes_headers_and_cells():
 
 def test_html_text_escapes_quotes_and_tags():
     assert html_text('<b a="1">\'') == "&lt;b a=&quot;1&quot;&gt;&#x27;"
+
+
+def test_bare_links_stay_text_and_format_characters_show_as_escapes():
+    """linkify (GFM, and the pages' MyST) finds no link in a record string, and a direction change is shown as its
+    escape, the same in Markdown, in HTML and on the terminal (one definition: ``base.terminal.HIDDEN``)."""
+    import sys
+    import unicodedata
+
+    from benchmarks_lib.base.terminal import HIDDEN, visible
+
+    for value in ("https://evil.example/fix.sh", "<https://evil.example>", "mailto:m@evil.example", "HTTPS://E.X",
+                  "www.evil.example", "evil.example/fix.sh", "m@evil.example", "ftp://x.org", "see http://x.org.",
+                  "x //127.0.0.1/a", "http://localhost:8000/a", "mailto:m@localhost"):
+        for page in (False, True):
+            for context in ("{}", "| a |\n|---|\n| {} |"):
+                html = _render(context.format(md(value)), page=page)
+                assert "<a" not in html and html_text(value).replace("&#x27;", "'") in html, (value, html)
+    assert md("recommended: 1.5 GB/s at 14:31") == "recommended: 1.5 GB/s at 14:31"  # no needless escapes
+    for value in ("a\u202eb", "\u2066x\u2069", "\u200ez\u200f", "\ufeff", "\U000e0041"):
+        shown = visible(value)
+        assert not HIDDEN.search(shown) and shown in _render(md(value)) and shown in html_text(value)
+        assert f"<code>{shown}</code>" in _render(md_code(value))
+    hidden = {c for c in range(sys.maxunicode + 1) if HIDDEN.match(chr(c))}
+    kinds = {c: unicodedata.category(chr(c)) for c in range(sys.maxunicode + 1)}
+    assert {c for c, k in kinds.items() if k in ("Cc", "Cf", "Zl", "Zp")} <= hidden
+    assert {kinds[c] for c in hidden} <= {"Cc", "Cf", "Zl", "Zp", "Cn"}  # Cn: assigned by a later Unicode
 
 
 # -- every chapter and page from the poisoned reference runs --------------------------------------------------
@@ -286,6 +323,9 @@ FIND_PAYLOADS = """() => {
     }
     document.querySelectorAll('img[src="x"], img[src="y"], iframe')
         .forEach(el => found.push(el.outerHTML.slice(0, 120)));
+    document.querySelectorAll('a[href*="evil.example"]')
+        .forEach(el => found.push("link " + el.outerHTML.slice(0, 120)));
+    if (document.body.innerText.includes("\u202e")) found.push("a right-to-left override in the text");
     document.querySelectorAll("script").forEach(s => {
         const type = (s.type || "").toLowerCase();
         if ((type === "" || type.includes("javascript") || type === "module") && s.textContent.includes("alert("))

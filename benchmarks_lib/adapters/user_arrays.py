@@ -526,15 +526,18 @@ class VtiSource(SourceArray):
     def __init__(self, path: Path, inner: str | None) -> None:
         import pyvista as pv
 
+        from benchmarks_lib.data.meshes import vtk_message_line, vtk_messages
+
         super().__init__(path)
         _check_vti_extents(path)
-        image = pv.read(path)
+        with vtk_messages() as said:  # what VTK says about a person's file is quoted escaped, never printed
+            image = pv.read(path)
         arrays = {**{k: ("point", v) for k, v in image.point_data.items()},
                   **{k: ("cell", v) for k, v in image.cell_data.items()}}
         name = inner or image.active_scalars_name or (next(iter(arrays)) if len(arrays) == 1 else None)
         if name not in arrays:
             raise SpecError(f"VTK image {str(path)!r} has no array {inner or ''!r}; name one (file:PATH:NAME): "
-                            f"{_listing(sorted(arrays))}")
+                            f"{_listing(sorted(arrays))}" + (f" (VTK: {vtk_message_line(said)})" if said else ""))
         where, values = arrays[name]
         nx, ny, nz = (max(1, d - 1) for d in image.dimensions) if where == "cell" else image.dimensions
         values = np.asarray(values)

@@ -6,6 +6,12 @@ versions) is data. MyST and the Markdown outputs of notebooks pass raw HTML thro
 span) or ``markdown_table`` (every cell escaped), and HTML only through ``html_text``. pandas' own HTML tables
 escape their cells; figures never read ``$`` as math (``style.subplots``), and ``short`` keeps a long name from
 stretching a figure.
+
+Nothing a record says becomes a link: the notebooks' Markdown is rendered with linkify on (GFM), which makes
+``https://x``, ``//127.0.0.1``, ``www.x.org``, ``x.org/a`` and ``a@x.org`` live links, so ``md`` escapes a
+scheme's ``:`` and ``//`` and a domain's ``.`` (an escaped character is a token of its own: no link spans it), and
+a link never forms in a code span. Nor does a record change the text's direction: format characters (a
+right-to-left override, U+202E) are shown as their escapes, as on the terminal (``base.terminal``).
 """
 
 from __future__ import annotations
@@ -17,25 +23,34 @@ import string
 
 import pandas as pd
 
+from benchmarks_lib.base.terminal import visible, visible_format
+
 #: escaped wherever they stand: raw HTML and entities (``< > &``), code spans and MyST roles, links and images,
 #: emphasis, table cells, MyST substitutions and math, headings and footnotes
 _ALWAYS = frozenset("\\`*_{}[]()<>&!|$~#^")
+#: escaped where a link could form: a scheme's ``:`` and ``//`` (``https://``, ``//127.0.0.1``, ``mailto:``) and a
+#: ``.`` before a letter (a domain: ``www.x.org``, ``x.org/a``, ``a@x.org``); ``label: value``, ``14:31`` and
+#: ``1.5`` stay as they are
+_LINK = re.compile(r":(?=//)|/(?=/)|(?i:(?<=mailto)):|\.(?=[^\W\d_])")
 #: a leading ``1.`` or ``1)`` would start an ordered list where a value opens a line
 _ORDERED = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 
 
 def one_line(value: object) -> str:
-    """``value`` as text on one line: line breaks (any Unicode kind) and other control characters become spaces."""
+    """``value`` as text on one line: line breaks (any Unicode kind) and other control characters become spaces,
+    format characters (bidirectional overrides, zero-width characters) their escapes (``\\u202e``)."""
     text = " ".join(str(value).splitlines())
-    return "".join(" " if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text)
+    return visible_format("".join(" " if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text))
 
 
 def md(value: object) -> str:
     """``value`` as literal Markdown text (MyST or GFM, in a paragraph, a list or a table cell): it renders as
-    the same characters and can never form HTML, a link, an image, a role, a directive, math or a table cell."""
+    the same characters and can never form HTML, a link (linkify's bare ones included), an image, a role, a
+    directive, math or a table cell."""
     text = one_line(value)
     out = "".join("\\" + c if c in _ALWAYS else c for c in text)
-    if text and text[0] in string.punctuation and text[0] not in _ALWAYS:  # "-", "+", "=", ":", "%" open a line
+    out = _LINK.sub(lambda m: "\\" + m.group(), out)
+    if text and text[0] in string.punctuation and not out.startswith("\\"):  # "-", "+", "=", "%" open a line
         out = "\\" + out
     return _ORDERED.sub(r"\1\\\2", out)
 
@@ -62,8 +77,8 @@ def short(value: object, limit: int = 48) -> str:
 
 
 def html_text(value: object) -> str:
-    """``value`` as HTML text (quotes too, so it is safe in an attribute)."""
-    return html.escape(str(value), quote=True)
+    """``value`` as HTML text (quotes too, so it is safe in an attribute), its hidden characters shown as escapes."""
+    return html.escape(visible(value), quote=True)
 
 
 def _cell(value: object) -> str:

@@ -4,7 +4,14 @@ A ``run.json`` that is a link to ``/dev/zero``, a FIFO named like a record, or a
 into gigabytes is refused with one line naming the file and the limit, before it is read. A symbolic link is
 never followed from inside a run directory (its target may lie anywhere). The limits are far above what
 iobench writes: the largest run of the seed profile (writers) holds about 300,000 rows, 300 MB decoded.
-A person's own data files are opened the same way (:func:`open_regular`, from :mod:`.user_files`).
+A person's own data files are opened the same way (:func:`open_regular`, from
+:mod:`benchmarks_lib.adapters.user_files`).
+
+Text stays cheap to show whatever a record holds. It is read as dictionaries (each distinct value once), and each
+dictionary is bounded before its values are repeated per row: a value longer than :data:`TEXT_MAX_CHARS` is cut
+and ends in an ellipsis, format characters (a right-to-left override) are shown as escapes (``\u202e``), and a
+run whose text column holds more than :data:`DISTINCT_MAX` distinct values (every summary groups by them: 8,090
+backend names took minutes) is refused in one line naming the file, the column and the limit.
 """
 
 from __future__ import annotations
@@ -12,11 +19,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchmarks_lib.base.specs import SpecError, format_bytes
+from benchmarks_lib.base.terminal import FORMAT_RE2, visible_format
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -35,6 +43,15 @@ FILE_MAX_PARTS = 10_000
 #: what a record column may hold: numbers, booleans, text, lists of integers (``to_frame``'s types)
 COLUMN_KINDS = "numbers, booleans, text or lists of integers"
 BATCH_ROWS = 65_536
+#: the most characters of a text value read (iobench's names are far shorter); a longer value is cut to end in
+#: ``…``. A failure's reason (iobench keeps 4,000 characters of one) and a run's parameters (a path) may be longer.
+TEXT_MAX_CHARS = 256
+LONG_TEXT_MAX_CHARS = 4096
+#: the most distinct values of one text column in one run; a case's id and a failure's reason may differ on every
+#: case (one record file each)
+DISTINCT_MAX = 256
+DISTINCT_MAX_OF = {"case_id": RUN_MAX_FILES, "reason": RUN_MAX_FILES}
+ELLIPSIS = "\u2026"
 
 
 class RecordError(SpecError):
@@ -124,6 +141,8 @@ class ReadBudget:
 
     rows: int = RUN_MAX_ROWS
     nbytes: int = RUN_MAX_BYTES
+    #: text column -> the distinct values read so far (each bounded: at most ``DISTINCT_MAX`` of them)
+    distinct: dict[str, set[str]] = field(default_factory=dict)
 
     def afford(self, path: Path, rows: int = 0, nbytes: int = 0) -> None:
         """A RecordError naming the file and the limit when ``rows`` or ``nbytes`` are more than is left."""
@@ -139,6 +158,20 @@ class ReadBudget:
         self.afford(path, rows, nbytes)
         self.rows -= rows
         self.nbytes -= nbytes
+
+    def see(self, path: Path, name: str, values: pa.Array) -> None:
+        """Count the distinct ``values`` of text column ``name``: a RecordError naming the file, the column and the
+        limit when its run would hold more than its limit (``DISTINCT_MAX``, ``DISTINCT_MAX_OF``)."""
+        import pyarrow.compute as pc
+
+        limit = DISTINCT_MAX_OF.get(name, DISTINCT_MAX)
+        seen = self.distinct.setdefault(name, set())
+        many = len(values) > limit and pc.count_distinct(values).as_py() > limit  # then never made Python strings
+        if not many:
+            seen.update(v for v in values.to_pylist() if v is not None)
+        if many or len(seen) > limit:
+            raise RecordError(f"record file {str(path)!r}: column {name!r} brings its run to more than {limit:,} "
+                              f"distinct values; at most {limit:,} distinct values of a column are read")
 
 
 def _allowed(kind: pa.DataType) -> bool:
@@ -183,11 +216,60 @@ def _check_footer(path: Path, parquet: pq.ParquetFile, names: list[str], budget:
                               f"a record holds {COLUMN_KINDS}")
 
 
+def bounded_text(value: str, limit: int = TEXT_MAX_CHARS, *, escape: bool = True) -> str:
+    """``value`` with its format characters escaped (unless not ``escape``) and cut to at most ``limit`` characters
+    (``…`` last)."""
+    value = visible_format(value) if escape else value
+    return value if len(value) <= limit else value[:limit - 1] + ELLIPSIS
+
+
+def bounded_json(value: object, limit: int = TEXT_MAX_CHARS, *, escape: bool = True) -> object:
+    """A value read from JSON with every string in it (keys too) bounded as :func:`bounded_text` bounds one."""
+    if isinstance(value, str):
+        return bounded_text(value, limit, escape=escape)
+    if isinstance(value, list):
+        return [bounded_json(v, limit, escape=escape) for v in value]
+    if isinstance(value, dict):
+        return {bounded_text(k, limit, escape=escape): bounded_json(v, limit, escape=escape) for k, v in value.items()}
+    return value
+
+
+def _bounded(values: pa.Array, limit: int) -> pa.Array:
+    """Text values bounded as :func:`bounded_text` bounds one: in Arrow, or in Python where a format character is
+    to be escaped (rare: then the dictionary's values are made Python strings)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pc.any(pc.match_substring_regex(values, FORMAT_RE2)).as_py():
+        return pa.array([v if v is None else bounded_text(v, limit) for v in values.to_pylist()], values.type)
+    too_long = pc.greater(pc.utf8_length(values), limit)
+    if not pc.any(too_long).as_py():
+        return values
+    return pc.if_else(too_long, pc.binary_join_element_wise(pc.utf8_slice_codeunits(values, 0, limit - 1), ELLIPSIS,
+                                                            ""), values)
+
+
+def _bounded_text(path: Path, batch: pa.RecordBatch, budget: ReadBudget) -> pa.RecordBatch:
+    """``batch`` with each text column's dictionary bounded (``_bounded``) and its distinct values counted."""
+    import pyarrow as pa
+
+    columns = []
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        if pa.types.is_dictionary(column.type):
+            limit = LONG_TEXT_MAX_CHARS if name == "reason" else TEXT_MAX_CHARS
+            dictionary = _bounded(column.dictionary, limit)
+            budget.see(path, name, dictionary)
+            column = pa.DictionaryArray.from_arrays(column.indices, dictionary)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
 def read_parquet_bounded(path: Path, budget: ReadBudget, columns: list[str] | None = None) -> pa.Table:
     """The columns (all by default) of a parquet record file, read within ``budget``.
 
     The footer is checked first (``_check_footer``); text is read as dictionaries and counted at its decoded
-    size before it is decoded, so no file decodes past the budget.
+    size before it is decoded, so no file decodes past the budget. Each dictionary (a column's distinct values)
+    is bounded (``_bounded_text``) before it is decoded into a value per row.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -204,7 +286,7 @@ def read_parquet_bounded(path: Path, budget: ReadBudget, columns: list[str] | No
         batches = []
         for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=names, use_pandas_metadata=False):
             budget.spend(path, nbytes=_decoded_bytes(batch))
-            batches.append(batch)
+            batches.append(_bounded_text(path, batch, budget))
         table = pa.Table.from_batches(batches) if batches else schema.empty_table().select(names)
         decoded = [table.column(n).cast(schema.field(n).type) if n in text else table.column(n) for n in names]
         return pa.Table.from_arrays(decoded, schema=pa.schema([schema.field(n) for n in names], schema.metadata))

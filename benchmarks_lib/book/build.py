@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks_lib.base.importpath import SAFE_PATH, child_env
 from benchmarks_lib.base.paths import REFERENCE, RESULTS_DIR, ROOT
 from benchmarks_lib.base.specs import SpecError, parse_profile, parse_seconds
 from benchmarks_lib.base.terminal import visible
@@ -114,15 +115,22 @@ def notebook_timeout(suite: str | None, profile: str | None) -> float:
 
 def _kernel_manager(log, env: dict[str, str]):
     """A kernel manager whose kernel writes its own log (ZMQ warnings, tracebacks of its shutdown) to ``log``, not
-    to the reader's terminal, and gets ``env`` on top of this process's environment (passed, never set here)."""
+    to the reader's terminal, and gets ``env`` on top of this process's environment (passed, never set here).
+
+    The kernel imports nothing from its working directory: safe-path on, only absolute ``PYTHONPATH`` entries
+    (``importpath.child_env``), and IPython told not to add the directory back. It starts as ``-m ipykernel``, not
+    ``-m ipykernel_launcher``, which drops the first entry of its path when that names the working directory (as
+    Python without safe-path puts it there): in a book built in its own checkout, that is this package's parent."""
     from jupyter_client.manager import AsyncKernelManager
 
     class LoggedKernelManager(AsyncKernelManager):
         async def _async_pre_start_kernel(self, **kw):
             cmd, kw = await super()._async_pre_start_kernel(**kw)
             kw["stderr"] = kw["stdout"] = log
-            kw["env"] = {**kw.get("env", os.environ), **env}
-            return cmd, kw
+            kw["env"] = child_env({**kw.get("env", os.environ), **env})
+            if cmd[1:3] == ["-m", "ipykernel_launcher"]:  # Jupyter's own kernel (not one of a person's)
+                cmd = [cmd[0], SAFE_PATH, "-m", "ipykernel", *cmd[3:]]
+            return [*cmd, "--IPKernelApp.ignore_cwd=True"], kw
 
     return LoggedKernelManager
 
@@ -323,7 +331,7 @@ def build_book(
         return root / "_build" / "html" / "index.html"
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "--toc", str(toc), "-W", "-n",
            "--keep-going"]
-    jb_env = {**os.environ, **({STATIC_WIDGETS: "1"} if widgets is not None else {})}
+    jb_env = child_env({**os.environ, **({STATIC_WIDGETS: "1"} if widgets is not None else {})})
     jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=jb_env)
     if jb.returncode != 0:
         sys.stderr.write(jb.stdout[-6000:] + jb.stderr[-6000:])

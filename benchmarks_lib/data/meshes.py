@@ -9,10 +9,12 @@ about 531 MB, the "500 MB" mesh of zvtk's compression benchmark. The writers tha
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyvista as pv
 
 from benchmarks_lib.base.specs import SpecError
+from benchmarks_lib.base.terminal import visible
 from benchmarks_lib.measure import fresh
 
 #: the ``dataset`` column of mesh rows
@@ -61,33 +64,68 @@ def parse_mesh_n(value: Any) -> int:
 MESH_SUFFIXES = (".vtu", ".vtk", ".vtp", ".vts", ".vtr", ".ply", ".stl", ".obj")
 
 
-def load_mesh(path: str | Path) -> pv.UnstructuredGrid:
-    """A person's mesh file as the mesh writers take it: read with pyvista (which never writes it) and cast to an
-    unstructured grid, without the ``vtkOriginalCellIds`` array a cast may add."""
+@contextlib.contextmanager
+def vtk_messages(*, raise_errors: bool = False) -> Iterator[list[str]]:
+    """VTK's and pyvista's messages while a person's file is read, collected in the list this yields and never
+    printed: VTK writes its warnings and errors to stderr itself (in colour), pyvista logs and warns them again,
+    and a crafted file puts what it likes in them (an array named with a right-to-left override, a C1 control
+    and a line "iobench: all good, exit 0"). Show them with :func:`vtk_message_line`. ``raise_errors``: a VTK
+    error raises ``pyvista.VTKExecutionError`` when the block ends (its message collected too)."""
     import pyvista as pv
     from vtkmodules.vtkCommonCore import vtkLogger
+
+    messages: list[str] = []
+    cutoff, logged = vtkLogger.GetCurrentVerbosityCutoff(), logging.root.manager.disable
+    vtkLogger.SetStderrVerbosity(vtkLogger.VERBOSITY_OFF)
+    logging.disable(logging.CRITICAL)
+    catcher = pv.VtkErrorCatcher(raise_errors=raise_errors, send_to_logging=False)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with catcher:
+                    yield messages
+            finally:
+                messages += [str(w.message) for w in caught] + [str(e) for e in catcher.events]
+    finally:
+        vtkLogger.SetStderrVerbosity(cutoff)
+        logging.disable(logged)
+
+
+#: the lines of a VTK message that say where, not what: VTK's source location, pyvista's naming of its reader
+_WHERE = ("ERROR: In ", "Warning: In ", "The VTK reader ")
+
+
+def vtk_message_line(messages: list[str], limit: int = 300) -> str:
+    """The first message on one line: what VTK said (not where), every line break and hidden character shown as
+    its escape (``\\n``, ``\\u202e``), at most ``limit`` characters; '' when there is none."""
+    said = "\n".join(line for line in (messages[0].split("\n") if messages else [])
+                     if not line.lstrip().startswith(_WHERE)).strip().strip('"')
+    line = visible(said)
+    line = line if len(line) <= limit else line[:limit - 1] + "\u2026"
+    return line + (f" (and {len(messages) - 1} more)" if len(messages) > 1 else "")
+
+
+def load_mesh(path: str | Path) -> pv.UnstructuredGrid:
+    """A person's mesh file as the mesh writers take it: read with pyvista (which never writes it) and cast to an
+    unstructured grid, without the ``vtkOriginalCellIds`` array a cast may add. What VTK says about the file is
+    never printed: a failure's one line quotes it, escaped (``vtk_messages``)."""
+    import pyvista as pv
 
     from benchmarks_lib.base.untrusted import regular_file
 
     regular_file(Path(path), "mesh file")  # a FIFO would block VTK's open, /dev/zero would read without end
-    # VTK prints its errors itself and pyvista logs them again: the one line below says what went wrong
-    cutoff, logged = vtkLogger.GetCurrentVerbosityCutoff(), logging.root.manager.disable
-    vtkLogger.SetStderrVerbosity(vtkLogger.VERBOSITY_OFF)
-    logging.disable(logging.CRITICAL)
     try:
-        with warnings.catch_warnings(), pv.VtkErrorCatcher(raise_errors=True, send_to_logging=False):
-            warnings.simplefilter("ignore")
+        with vtk_messages(raise_errors=True) as messages:
             mesh = pv.read(path)
     except Exception as exc:  # pyvista and VTK raise many kinds for a file they cannot read
         lines = [line for line in str(exc).strip().splitlines() if not line.startswith("ERROR: In ")]
-        raise SpecError(f"mesh file {str(path)!r} cannot be read by pyvista: {(lines or [type(exc).__name__])[0]}"
-                        ) from None
-    finally:
-        vtkLogger.SetStderrVerbosity(cutoff)
-        logging.disable(logged)
+        raise SpecError(f"mesh file {str(path)!r} cannot be read by pyvista: "
+                        f"{visible((lines or [type(exc).__name__])[0])}") from None
     if not isinstance(mesh, pv.DataSet) or mesh.n_points == 0:
+        said = f" (VTK: {vtk_message_line(messages)})" if messages else ""
         raise SpecError(f"mesh file {str(path)!r} cannot be read by pyvista as a mesh: it read an empty "
-                        f"{type(mesh).__name__}")
+                        f"{type(mesh).__name__}{said}")
     grid = mesh.cast_to_unstructured_grid()
     if "vtkOriginalCellIds" in grid.cell_data and "vtkOriginalCellIds" not in mesh.cell_data:
         grid.cell_data.remove("vtkOriginalCellIds")

@@ -3,8 +3,9 @@
 A fresh process is how a measurement starts without another's state: a case (the runner's
 worker), a cold read whose RSS baseline must be the reader's own, a server whose CPU must not
 mix with the client's, a renderer whose crash must not take the caller down. The child is
-``python -m benchmarks_lib.measure.fresh module:function ...``; the package's ``__init__`` is
-lazy, so the child imports only the target's module and what it needs.
+``python -P -m benchmarks_lib.measure.fresh module:function ...``; the package's ``__init__`` is
+lazy, so the child imports only the target's module and what it needs, and nothing from its working directory
+(:mod:`benchmarks_lib.base.importpath`).
 
 - :func:`call` runs ``function(**kwargs)`` once and returns its JSON result;
 - :func:`start` starts ``function(*args)`` as a long-lived child (its return value is the exit
@@ -21,15 +22,12 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 from benchmarks_lib.base.availability import Unavailable
+from benchmarks_lib.base.importpath import SAFE_PATH, child_env
 
 ENTRY = "benchmarks_lib.measure.fresh"
-#: the directory holding this copy of benchmarks_lib: first on the child's path, so the child runs
-#: the same code as its parent whatever put the parent's copy on its path
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 #: how many lines of a failed child's stderr an error quotes
 STDERR_LINES = 15
 
@@ -45,7 +43,7 @@ class FreshProcessError(RuntimeError):
 
 def command(target: str, *args: str) -> list[str]:
     """The command line that runs ``module:function`` in a fresh interpreter."""
-    return [sys.executable, "-m", ENTRY, target, *args]
+    return [sys.executable, SAFE_PATH, "-m", ENTRY, target, *args]
 
 
 def die_with_parent() -> None:
@@ -58,10 +56,9 @@ def start(target: str, *args: str, env: dict[str, str] | None = None, base_env: 
           **popen: Any) -> subprocess.Popen:
     """``function(*args)`` in a child: own session (Ctrl-C reaches the parent only, which stops
     it), killed with its parent (PR_SET_PDEATHSIG), so nothing keeps running behind a killed run.
-    Its environment is ``base_env`` (default: this process's) with ``env`` added."""
-    python_path = os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))
-    env = {**(os.environ if base_env is None else base_env), "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path,
-           **(env or {})}
+    Its environment is ``base_env`` (default: this process's) with ``env`` added, safe-path on and only absolute
+    ``PYTHONPATH`` entries after this package's parent (``importpath.child_env``)."""
+    env = {**child_env(os.environ if base_env is None else base_env), "PYTHONUNBUFFERED": "1", **(env or {})}
     return subprocess.Popen(command(target, *args), env=env,
                             start_new_session=True, preexec_fn=die_with_parent, **popen)
 

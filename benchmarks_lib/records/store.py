@@ -29,9 +29,12 @@ import numpy as np
 
 from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.base.untrusted import (
+    LONG_TEXT_MAX_CHARS,
     RUN_JSON_MAX_BYTES,
     ReadBudget,
     RecordError,
+    bounded_json,
+    bounded_text,
     listed_files,
     read_parquet_bounded,
     read_regular_file,
@@ -165,10 +168,16 @@ RUN_JSON_KEYS = {"suite": str, "profile": str, "params": dict, "environment": di
 
 
 def read_run_json(path: Path) -> dict:
-    """A run's run.json (a regular file of at most 1 MiB holding ``RUN_JSON_KEYS``), or a RecordError naming it."""
+    """A run's run.json (a regular file of at most 1 MiB holding ``RUN_JSON_KEYS``), or a RecordError naming it.
+
+    Its strings are bounded as the records' are (``untrusted.bounded_json``); the parameters' (compared as they
+    are when a run is resumed, escaped wherever shown) only cut past the length of a path."""
     data = read_regular_file(path, RUN_JSON_MAX_BYTES, "run file")
     try:
         meta = json.loads(data)
+        if isinstance(meta, dict):
+            meta = {bounded_text(k): bounded_json(v, LONG_TEXT_MAX_CHARS, escape=False) if k == "params" else
+                    bounded_json(v) for k, v in meta.items()}
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, an int of 5000 digits
         raise RecordError(f"run file {str(path)!r} cannot be read ({type(exc).__name__}); "
                           "it is not a run.json written by iobench") from None
@@ -201,14 +210,41 @@ def _check_column_types(table: pa.Table, path: Path) -> None:
                               f"{'numbers' if expected not in kinds else expected} there")
 
 
+#: what a row is ranked by: a value there that is not a positive finite number makes the row invalid
+RANKED_COLUMNS = ("elapsed_s", "gbps")
+
+
+def invalid_as_errors(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every row whose time or rate (``RANKED_COLUMNS``) is there but not a positive finite number
+    (a forged -5000 s, an infinity) made an error row saying so, the values dropped: nothing counts or ranks it."""
+    import pandas as pd
+
+    reasons = pd.Series(None, index=df.index, dtype="object")
+    for col in (c for c in RANKED_COLUMNS if c in df):
+        values = df[col].astype("float64")
+        bad = values.notna() & ~(np.isfinite(values) & (values > 0))
+        reasons[bad] = [f"the record's {col} {v:g} is not a positive finite number; the row is not counted"
+                        for v in values[bad]]
+    bad = reasons.notna()
+    if not bad.any():
+        return df
+    df = df.assign(**({} if "reason" in df else {"reason": pd.Series(None, index=df.index, dtype="object")}))
+    df.loc[bad, [c for c in RANKED_COLUMNS if c in df]] = np.nan
+    bad &= df["status"] != "error"  # an error row keeps its own reason
+    df.loc[bad, "status"] = "error"
+    df.loc[bad, "reason"] = reasons[bad]
+    return df
+
+
 def read_records(path: Path, columns: list[str] | None = None, budget: ReadBudget | None = None) -> pd.DataFrame:
     """One case's records (only ``columns`` when given), within ``budget`` (a run's limits by default), or a
-    RecordError naming the file."""
+    RecordError naming the file. A row with a time that is no positive finite number is an error row
+    (``invalid_as_errors``)."""
     table = read_parquet_bounded(Path(path), budget or ReadBudget(), columns)
     if "status" not in table.column_names or "operation" not in table.column_names:
         raise RecordError(f"record file {str(path)!r} has no status/operation columns; not an iobench record")
     _check_column_types(table, Path(path))
-    return table.to_pandas()
+    return invalid_as_errors(table.to_pandas())
 
 
 def with_schema_columns(df: pd.DataFrame) -> pd.DataFrame:
