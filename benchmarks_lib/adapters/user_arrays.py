@@ -421,7 +421,8 @@ class TiffSource(SourceArray):
     def _mapped_region(self, page: Any, region: list[slice]) -> np.ndarray:
         self._check_mapped(page)
         key = self._series.keyframe
-        mapped = np.memmap(self._tif.filehandle.path, dtype=key.dtype.newbyteorder(self._tif.byteorder), mode="r",
+        # the file we opened ourselves (tifffile holds it without a descriptor: its raw file has one)
+        mapped = np.memmap(self._fh.raw, dtype=key.dtype.newbyteorder(self._tif.byteorder), mode="r",
                            offset=page.dataoffsets[0], shape=self._shaped)
         try:
             return np.array(mapped[tuple(region)], dtype=self.dtype)
