@@ -109,7 +109,7 @@ def test_progress_shows_a_message_as_text(capsys, monkeypatch, terminal):
 
     from rich.console import Console
 
-    from benchmarks_lib.cli import main as cli
+    from benchmarks_lib.cli import common as cli
 
     out = io.StringIO()
     monkeypatch.setattr(cli, "err", Console(file=out, force_terminal=True, width=200))

@@ -1,0 +1,47 @@
+"""``iobench book``: execute the notebooks (papermill) and build the HTML book."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from benchmarks_lib.base.terminal import text, visible
+from benchmarks_lib.cli.common import console, one_line, parse_assignments, with_profile, with_yes
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    sp = sub.add_parser("book", help="execute the notebooks (papermill) and build the HTML book")
+    with_profile(sp)
+    sp.add_argument("--no-execute", action="store_true", help="build from already executed notebooks")
+    sp.add_argument("--from", dest="from_runs", metavar="DIR",
+                    help="draw every chapter from the newest recorded run of its suite in DIR (e.g. reference/), "
+                         "measuring nothing")
+    sp.add_argument("--notebook", action="append", help="only these notebooks (stem), repeatable")
+    sp.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="a notebook parameter (JSON value) for every notebook, or NOTEBOOK:KEY=VALUE for one")
+    sp.add_argument("--timeout", metavar="SECONDS",
+                    help="seconds one cell may run before the book calls it hung (default: 4x its suite's stated "
+                         "time on the profile, at least 600)")
+    with_yes(sp)
+    sp.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchmarks_lib.book.build import BookError, build_book
+
+    try:
+        index = build_book(profile=args.profile, results_dir=args.results_dir, execute=not args.no_execute,
+                           notebooks=args.notebook, parameters=parse_assignments(args.set, "--set"),
+                           assume_yes=args.yes, from_runs=args.from_runs, timeout=args.timeout)
+    except BookError as exc:
+        print(f"iobench: error: {one_line(exc)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as exc:
+        where = f" while executing {exc}" if str(exc) else ""
+        kept = ("nothing was measured" if args.from_runs
+                else f"the cases measured so far are kept in {visible(args.results_dir)}")
+        print(f"iobench: book interrupted{where}; {kept}; no book was built (run the command again to build it)",
+              file=sys.stderr)
+        return 130
+    console.print(text(f"book: {index}"))
+    return 0
