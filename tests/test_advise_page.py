@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_untrusted_book import UNSAFE, _render, _unsafe, payload
+from test_book_untrusted import UNSAFE, _render, _unsafe, payload
 
 from benchmarks_lib.advise.command import advise
 from benchmarks_lib.base.specs import SpecError

@@ -124,7 +124,7 @@ def test_ctrl_c_in_book_is_one_line_and_leaves_no_kernel(tmp_path):
 
 
 def test_without_widgets_the_explorer_draws_its_first_selection_as_static_figures(tmp_path, monkeypatch):
-    from test_explore import record_run
+    from test_chapters_explore import record_run
 
     from benchmarks_lib.base.specs import SpecError
     from benchmarks_lib.chapters import explore

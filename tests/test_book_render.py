@@ -45,7 +45,7 @@ MEASURE = r"""() => {
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> dict[str, dict]:
     """Page -> what ``MEASURE`` found in it, for one book built from the reference runs (minutes: one build)."""
-    from test_notebooks import _book_pages, _browser_problem, _chromium, _copy_project, _goto
+    from test_book_notebooks import _book_pages, _browser_problem, _chromium, _copy_project, _goto
 
     from benchmarks_lib.book.build import build_book
     from benchmarks_lib.book.notebooks import chapter_notebooks

@@ -350,7 +350,7 @@ def _names(numbers) -> list[str]:
 def test_a_book_from_poisoned_runs_runs_no_script_in_a_browser(tmp_path, monkeypatch):
     """ONE book build (``--from`` the poisoned copy of reference/, which is also the book's reference run), then
     every page in headless Chromium: no dialog opens and no element of a payload exists, page by page."""
-    from test_notebooks import _book_pages, _browser_problem, _chromium, _copy_project, _goto
+    from test_book_notebooks import _book_pages, _browser_problem, _chromium, _copy_project, _goto
 
     from benchmarks_lib.book.build import build_book
 

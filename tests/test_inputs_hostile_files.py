@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_hostile import iobench, tree_digest
+from test_cli_hostile import iobench, tree_digest
 
 TINY = ["-d", "t:2,y:16,x:16", "--iterations", "1", "--warmups", "0", "--param", "multipliers=[1]", "--test",
         "write", "-b", "raw"]

@@ -1,6 +1,6 @@
 """S3 against a real versitygw on 127.0.0.1, started and stopped by the test (skipped, with the reason, where no
 versitygw binary exists: `make versitygw` builds one when Go is installed). Its faults through the command line
-are in ``test_s3_faults.py``."""
+are in ``test_servers_s3_faults.py``."""
 
 from __future__ import annotations
 

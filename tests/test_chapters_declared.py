@@ -104,10 +104,10 @@ print(json.dumps({"figures": len(explore.figures(runs, "Copy time")), "names": e
 def test_the_tests_hold_the_toy_chapter_to_the_built_ins_rules(toy_env):
     """The notebooks' and the front page's tests read the declared chapters: installed, the toy is among them."""
     args = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q", "-rA",
-            "tests/test_answers.py", "-k", "empty_or_all_skipped"]
+            "tests/test_book_answers.py", "-k", "empty_or_all_skipped"]
     assert "[toy_copies]" in run(args, toy_env, cwd=ROOT).stdout
-    args = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q", "tests/test_notebooks.py",
-            "-m", "not slow", "-k", "documented or clean or no_code or meaning"]
+    args = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q",
+            "tests/test_book_notebooks.py", "-m", "not slow", "-k", "documented or clean or no_code or meaning"]
     run(args, toy_env, cwd=ROOT)
     code = "from benchmarks_lib.book.notebooks import chapter_notebooks; print(chapter_notebooks()[-1])"
     assert run([sys.executable, "-c", code], toy_env).stdout.strip() == "toy_copies"
@@ -151,7 +151,7 @@ def test_the_recipe_counts_the_files_each_chapter_takes():
     for chapter in measuring:
         own = module_file(declared[CHAPTERS_GROUP][chapter.notebook], ROOT)
         suite = module_file(declared[SUITES_GROUP][chapter.suite], ROOT)
-        tests = sorted((ROOT / "tests").glob(f"test_{chapter.suite}*.py"))
+        tests = sorted((ROOT / "tests").glob(f"test_suites_{chapter.suite}*.py"))
         files = {own, suite, chapter.template(ROOT), ROOT / "pyproject.toml", *tests[:1]}
         assert len(files) == stated and all(path.exists() for path in files), (chapter.notebook, files)
         # declared once, in its own module: no module names the notebook (its name is the suite's, which the suite's

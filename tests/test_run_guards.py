@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import declare_adapters, python_path
-from test_hostile import tree_digest
+from test_cli_hostile import tree_digest
 
 from benchmarks_lib.base.environment import machine_name
 from benchmarks_lib.base.redact import redact

@@ -4,7 +4,7 @@ import json
 import shutil
 
 import pytest
-from test_notebooks import MEASURING, NOTEBOOKS, ROOT, suite_of
+from test_book_notebooks import MEASURING, NOTEBOOKS, ROOT, suite_of
 
 from benchmarks_lib.suites import get_suite
 

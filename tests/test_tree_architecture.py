@@ -1,6 +1,6 @@
 """The tree is the architecture: ARCHITECTURE.md names only what exists, the top of the package holds only packages,
-no module is named by a sibling's prefix, and each concept has one home (see also test_one_home.py and
-test_structure.py)."""
+no module is named by a sibling's prefix, and each concept has one home (see also test_tree_one_home.py and
+test_tree_structure.py)."""
 
 from __future__ import annotations
 
@@ -86,3 +86,10 @@ def test_one_home_each():
     imports = [node.module for p in (PACKAGE / "advise").rglob("*.py") for node in ast.walk(ast.parse(SOURCES[p]))
                if isinstance(node, ast.ImportFrom) and node.module]
     assert not [m for m in imports if m.startswith("benchmarks_lib.chapters")]
+
+
+def test_every_test_file_says_its_layer():
+    layers = {"base", "measure", "data", "records", "adapters", "inputs", "servers", "suites", "run", "rules", "advise",
+              "chapters", "book", "cli", "tree"}
+    unnamed = [p.name for p in (ROOT / "tests").glob("test_*.py") if p.stem.split("_")[1] not in layers]
+    assert not unnamed, unnamed
