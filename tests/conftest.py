@@ -68,6 +68,21 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None, -slow[item.path]))
 
 
+def write_notebook(root: Path, name: str, code: str) -> Path:
+    """``root/notebooks/<name>.ipynb``: a ``parameters`` cell (``RESULTS_DIR = None``) and one code cell, for tests
+    that execute a notebook through the book's own path (``book.build.execute_notebook``)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python",
+                                                           "display_name": "Python 3"}})
+    nb.cells = [nbformat.v4.new_code_cell("RESULTS_DIR = None", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell(code)]
+    (root / "notebooks").mkdir(exist_ok=True)
+    path = root / "notebooks" / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
 def assert_refused_naming_the_value(build_cases, base: dict, params: dict) -> None:
     """``build_cases`` refuses ``params`` (one bad value) with a SpecError naming it and what is allowed."""
     from benchmarks_lib.base.specs import SpecError

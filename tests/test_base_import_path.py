@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import write_notebook
 
 from benchmarks_lib.base.importpath import PACKAGE_PARENT, child_env, drop_working_directory, python_path
 
@@ -107,15 +108,10 @@ def test_a_kernel_started_in_a_planted_directory_imports_the_real_modules(tmp_pa
     markers = tmp_path / "markers"
     markers.mkdir()
     plant(tmp_path, markers)
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python",
-                                                           "display_name": "Python 3"}})
-    nb.cells = [nbformat.v4.new_code_cell("RESULTS_DIR = None", metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell("import sys, numpy, zarr, h5py\nprint(numpy.__file__, sys.path)")]
-    (tmp_path / "notebooks").mkdir()
-    nbformat.write(nb, tmp_path / "notebooks" / "imports.ipynb")
+    notebook = write_notebook(tmp_path, "imports", "import sys, numpy, zarr, h5py\nprint(numpy.__file__, sys.path)")
     out = tmp_path / "executed"
     out.mkdir()
-    executed = execute_notebook(tmp_path / "notebooks" / "imports.ipynb", profile=None, results_dir=tmp_path,
+    executed = execute_notebook(notebook, profile=None, results_dir=tmp_path,
                                 parameters={}, out_dir=out, root=tmp_path, timeout=120)
     printed = "".join(o.get("text", "") for o in nbformat.read(executed, as_version=4).cells[-1].outputs)
     assert str(tmp_path) not in printed.split()[0] and "'', " not in printed, printed

@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
+from conftest import write_notebook
 
 from benchmarks_lib.book.build import BookError, execute_notebook, notebook_timeout
 from benchmarks_lib.suites import get_suite
@@ -58,12 +58,7 @@ def processes_marked(marker: str) -> list[int]:
 
 
 def test_a_hung_cell_is_one_line_naming_the_notebook_and_the_cell(tmp_path):
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python",
-                                                           "display_name": "Python 3"}})
-    nb.cells = [nbformat.v4.new_code_cell("RESULTS_DIR = None", metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell("import time  # iobench-hang-test\n\ntime.sleep(120)")]
-    (tmp_path / "notebooks").mkdir()
-    nbformat.write(nb, tmp_path / "notebooks" / "hang.ipynb")
+    write_notebook(tmp_path, "hang", "import time  # iobench-hang-test\n\ntime.sleep(120)")
     out = tmp_path / "executed"
     out.mkdir()
     t0 = time.monotonic()

@@ -36,17 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks_lib.adapters.user_files import (
-    checked_store,
-    hdf5_dataset,
-    ome_other_files,
-    open_alone,
-    read_head,
-    source_kind,
-)
+from benchmarks_lib.adapters.user_files import checked_store, hdf5_dataset, ome_other_files, open_alone
 from benchmarks_lib.base.availability import missing_modules, not_installed
 from benchmarks_lib.base.environment import machine_memory
 from benchmarks_lib.base.specs import SpecError, format_bytes
+from benchmarks_lib.base.untrusted import read_head, source_kind
 
 #: what a file's first bytes say it is (HDF5's signature may also sit at 512, 1024, ... bytes: see ``_sniff``)
 MAGIC = {b"\x93NUMPY": "npy", b"\x89HDF\r\n\x1a\n": "hdf5", b"II*\x00": "tiff", b"MM\x00*": "tiff",
@@ -137,7 +131,7 @@ def _sniff(path: Path) -> str | None:
 
 def detect_format(path: Path) -> str:
     """One of :data:`FORMATS` for ``path``, or a SpecError that says what it is not (a FIFO, a device or a socket
-    is refused before it is opened: ``user_files.source_kind``)."""
+    is refused before it is opened: ``base.untrusted.source_kind``)."""
     if source_kind(path) == "directory":
         if any((path / m).exists() for m in ZARR_MARKERS):
             return "zarr"

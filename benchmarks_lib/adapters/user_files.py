@@ -7,7 +7,7 @@ the machine (``/etc/passwd`` measured as someone's data). So every file is check
 are (:func:`.untrusted.open_regular`):
 
 - the path a person gives (``file:PATH``, ``advise --like``, a mesh) may be a link, to their data: what it names
-  must be a regular file, or a directory for a Zarr store (:func:`source_kind`, :func:`regular_file`);
+  must be a regular file, or a directory for a Zarr store (``base.untrusted.source_kind`` and ``regular_file``);
 - a Zarr store is read through :func:`checked_store`: every key a regular file inside the store (a link may point
   within it, never out), opened without blocking, metadata files at most :data:`METADATA_MAX_BYTES`; before a run,
   :func:`check_store_tree` looks at every entry of the store (up to :data:`STORE_SCAN_MAX`), so that a chunk that
@@ -45,9 +45,6 @@ from benchmarks_lib.base.untrusted import (
     file_kind,
     open_regular,
     person_stat,
-    read_head,
-    regular_file,
-    source_kind,
 )
 
 if TYPE_CHECKING:
@@ -369,6 +366,5 @@ def hdf5_dataset(file: h5py.File, inner: str, opened: list[h5py.File]) -> Any:
     return node
 
 
-__all__ = ["METADATA_MAX_BYTES", "UserFileError", "check_store_tree", "checked_store", "hdf5_dataset",
-           "hide_directories", "inspect", "ome_other_files", "open_alone", "read_head", "read_store_key",
-           "regular_file", "source_kind"]
+__all__ = ["METADATA_MAX_BYTES", "check_store_tree", "checked_store", "hdf5_dataset", "hide_directories", "inspect",
+           "ome_other_files", "open_alone", "read_store_key"]
