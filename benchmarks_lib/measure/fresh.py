@@ -28,6 +28,8 @@ from benchmarks_lib.base.availability import Unavailable
 from benchmarks_lib.base.importpath import SAFE_PATH, child_env
 
 ENTRY = "benchmarks_lib.measure.fresh"
+#: how long the pipes of a killed child are drained before the caller goes on
+KILLED_PIPES_S = 5.0
 #: how many lines of a failed child's stderr an error quotes
 STDERR_LINES = 15
 
@@ -78,7 +80,10 @@ def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except BaseException:
         proc.kill()
-        proc.communicate()
+        # a process the child started may still hold its pipes open: the wait for them is bounded, so a signal or
+        # a timeout ends the caller however the child's descendants behave
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=KILLED_PIPES_S)
         if isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
             raise FreshProcessError(f"{target} did not finish within {timeout_s} s") from None
         raise
