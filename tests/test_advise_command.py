@@ -145,7 +145,7 @@ def test_the_raw_baseline_is_shown_beside_the_answer_not_ranked(tmp_path, capsys
     results = tmp_path / "results"
     run_suite("writers", {"backends": ["raw", "tensorstore"], "tests": ["append"],
                           "dataset": f"file:{tmp_path / 'frames.npy'}", "dims": "t:8,y:64:32,x:64",
-                          "append_frames": 8, "append_step": 4, "append_repeats": 2, "iterations": 2, "warmups": 0},
+                          "append_frames": 8, "append_step": 4, "iterations": 2, "warmups": 0},
               results_dir=results, run_id="frames", scratch_dir=tmp_path / "scratch", ceiling=False, progress=None)
     assert main(["advise", "--like", str(tmp_path / "frames.npy"), "--access", "append",
                  "--results-dir", str(results)]) == 0

@@ -137,8 +137,7 @@ def suite_params(workload: Workload, backends: list[str], inner: list[int]) -> d
         params.update(tests=["write"], dims=_dims(workload.shape, 64), multipliers=[1])
     else:  # append: frames along the first axis
         dims, frames = append_plan(workload.shape, workload.dtype)
-        params.update(tests=["append"], dims=dims, append_frames=frames, append_step=max(1, frames // 4),
-                      append_repeats=ITERATIONS)
+        params.update(tests=["append"], dims=dims, append_frames=frames, append_step=max(1, frames // 4))
     return params
 
 

@@ -182,7 +182,9 @@ def _side(rows: pd.DataFrame, q: Question, ceiling: dict[str, float], own: str) 
     caveats = {Verdict.ALONE: ["one contender"], Verdict.WINNER: [],
                Verdict.TOO_FEW: [f"too few iterations to rank (n={ranking.too_few_n})"],
                Verdict.NO_WINNER: [f"no separable winner: not separable from {len(ranking.tied)} of "
-                                       f"{len(ranking.others)}"]}[ranking.status]
+                                       f"{len(ranking.others)}"],
+               Verdict.EQUIVALENT: [f"a tie: equivalent to {len(ranking.equivalent)} of {len(ranking.others)} "
+                                    "(within 5%)"]}[ranking.status]
     lead = rows[rows["_who"] == leader]
     if q.value == "gbps" and len(lead):
         first = lead.iloc[0]

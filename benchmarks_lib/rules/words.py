@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from benchmarks_lib.base.markup import md
-from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage
+from benchmarks_lib.base.stats import CONFIDENCE, MARGIN, TwoSample, coverage
 from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict
 
 #: how a record string is made safe where the words are shown
@@ -43,9 +43,27 @@ def versus_text(entry: Entry, ranking: Ranking, worse: str = "slower", escape: E
     factor, lo, hi = entry.factor(ranking.higher)
     interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
     verdict = t.verdict()
-    if t.separable is False:
-        verdict = f"not separable from {escape(ranking.leader.name)} (95% interval of the ratio includes 1)"
+    if t.separable is False and not t.equivalent:
+        verdict = f"not separable from {escape(ranking.leader.name)} (the interval of the ratio includes 1)"
     return f"{factor:.2f}x {worse} than {escape(ranking.leader.name)}{interval}, {verdict}"
+
+
+def _too_few(ranking: Ranking) -> str:
+    return f"too few {'rounds' if ranking.paired else 'iterations'} to rank (n={ranking.too_few_n})"
+
+
+def _equivalent(ranking: Ranking, escape: Escape) -> str:
+    """``a tie: a, b and c are equivalent (every interval within 5%)``, then the rest, separable from them."""
+    names = [escape(ranking.leader.name), *(escape(e.name) for e in ranking.equivalent)]
+    tie = f"{', '.join(names[:-1])} and {names[-1]}"
+    rest = len(ranking.entries) - len(names)
+    after = f"; the other {rest} are separable from them" if rest else ""
+    return f"a tie: {tie} are equivalent (each interval within {MARGIN:.0%} of the best median){after}"
+
+
+def why_text(ranking: Ranking) -> str:
+    """`` (separated at round 12)``: why its rounds stopped, where measured in rounds ('' otherwise)."""
+    return f" ({ranking.why})" if ranking.why else ""
 
 
 def verdict_text(ranking: Ranking, what: str = "backends", escape: Escape = md) -> str:
@@ -56,8 +74,9 @@ def verdict_text(ranking: Ranking, what: str = "backends", escape: Escape = md) 
     if status is Verdict.WINNER:
         return f"**{leader}** is the fastest of {len(ranking.entries)} {what}, separable from every other"
     if status is Verdict.TOO_FEW:
-        return f"too few iterations to rank (n={ranking.too_few_n}); the best median of {len(ranking.entries)} " \
-               f"{what} is {leader}'s"
+        return f"{_too_few(ranking)}; the best median of {len(ranking.entries)} {what} is {leader}'s"
+    if status is Verdict.EQUIVALENT:
+        return _equivalent(ranking, escape)
     tied = ", ".join(escape(e.name) for e in ranking.tied)
     return (f"no separable winner among {len(ranking.entries)} {what}: not separable from the best median "
             f"({leader}): {tied}")
@@ -79,8 +98,9 @@ def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
         return (f"**{name}** at {head}, the fastest of {len(r.entries)} {what}, separable from every other "
                 f"(next: {escape(nxt.name)}, {_factor_only(nxt, r)})")
     if r.status is Verdict.TOO_FEW:
-        return f"too few iterations to rank (n={r.too_few_n}): the best median of {len(r.entries)} {what} is " \
-               f"{name}'s, {head}"
+        return f"{_too_few(r)}: the best median of {len(r.entries)} {what} is {name}'s, {head}"
+    if r.status is Verdict.EQUIVALENT:
+        return f"{_equivalent(r, escape)}; the best median is {name}'s, {head}"
     tied = ", ".join(f"{escape(e.name)} ({_factor_only(e, r)})" for e in r.tied)
     return (f"no separable winner among {len(r.entries)} {what}: the best median is {name}'s, {head}; not "
             f"separable from it: {tied}")
@@ -141,12 +161,14 @@ def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
     if status is Verdict.WINNER:
         return f"separable from every other of the {len(ranking.entries)} candidates"
     if status is Verdict.TOO_FEW:
-        return (f"too few iterations to rank (n={ranking.too_few_n}): the recommendation is the best median of "
-                f"{len(ranking.entries)}, not a separable winner")
+        return (f"{_too_few(ranking)}: the recommendation is the best median of {len(ranking.entries)}, not a "
+                "separable winner")
+    if status is Verdict.EQUIVALENT:
+        return f"{_equivalent(ranking, escape)}: any of them will do"
     tied = "; ".join(escape(e.name) for e in ranking.tied)
     return (f"no separable winner: the best median of {len(ranking.entries)} candidates; not separable from it: "
             f"{tied}")
 
 
 __all__ = ["Escape", "answer_clause", "candidates_verdict", "change_text", "number", "unverified_text", "value_text",
-           "value_words", "verdict_text", "versus_text", "versus_words"]
+           "value_words", "verdict_text", "versus_text", "versus_words", "why_text"]

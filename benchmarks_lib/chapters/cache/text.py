@@ -96,7 +96,8 @@ def _uproot_lines(rows: pd.DataFrame) -> list[str]:
 def _status(r) -> str:
     return {Verdict.WINNER: "separable from every other",
             Verdict.TOO_FEW: f"too few iterations to rank (n={r.too_few_n})",
-            Verdict.NO_WINNER: "there is no separable winner"}.get(r.status, "")
+            Verdict.NO_WINNER: "there is no separable winner",
+            Verdict.EQUIVALENT: "a tie: the rest are equivalent to it (within 5%)"}.get(r.status, "")
 
 
 def _change(before: pd.DataFrame, after: pd.DataFrame) -> str:

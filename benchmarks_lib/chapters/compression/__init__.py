@@ -297,7 +297,8 @@ def _write_verdict(rows: pd.DataFrame, dataset: str, pick: pd.Series) -> list[st
         return []
     words = {Verdict.WINNER: "the fastest write is separable from every other",
              Verdict.TOO_FEW: f"too few iterations to rank the writes (n={r.too_few_n})",
-             Verdict.NO_WINNER: f"no separable winner among the writes ({len(r.tied) + 1} not separable)"}
+             Verdict.NO_WINNER: f"no separable winner among the writes ({len(r.tied) + 1} not separable)",
+             Verdict.EQUIVALENT: f"a tie among the writes ({len(r.equivalent) + 1} equivalent within 5%)"}
     entry = next((e for e in r.others if e.name == f"{pick['backend']} {pick['codec']}"), None)
     return [words[r.status], *([f"the pick: {versus_text(entry, r)}"] if entry is not None else [])]
 

@@ -1,5 +1,5 @@
-"""The paired rule for contenders measured in rounds (issue 30's statistics; the runner does not measure in rounds
-yet, so no chapter uses it): each round measures every contender once, in a fresh random order, and a contender
+"""The paired rule for contenders measured in rounds (``run.rounds``; the ranking uses it where rows were measured
+in rounds: ``rules.ranking``): each round measures every contender once, in a fresh random order, and a contender
 is compared with the leader by the per-round log ratios ``d_r = log(t_contender_r / t_leader_r)``.
 
 - The estimate is the Hodges-Lehmann estimate (the median of the Walsh averages ``(d_i + d_j) / 2``, i <= j) and
@@ -33,12 +33,12 @@ from functools import cache
 
 import numpy as np
 
+from benchmarks_lib.base.stats import MARGIN, TwoSample
+
 #: the rounds after which a question is looked at; the last is the cap
 LOOKS = (8, 12, 16, 20)
 #: the false "separable" rate allowed per question, over all its comparisons and looks
 ALPHA = 0.05
-#: a ratio within 1 +- MARGIN (both ends of its interval) is equivalent for practical purposes
-MARGIN = 0.05
 #: paths of the null simulation in :func:`look_level`
 NULL_PATHS = 200_000
 #: the critical counts (:func:`critical_count`) at each of ``LOOKS`` for 2..5 contenders, derived by
@@ -209,5 +209,31 @@ def look(times: dict[str, np.ndarray], looks: tuple[int, ...] = LOOKS, margin: f
     return Look(leader, intervals, answer, n)
 
 
+def rounds_count(n: int, contenders: int, looks: tuple[int, ...] = LOOKS) -> int:
+    """The critical count for a comparison of ``n`` rounds in a question of ``contenders``: its look's (a question
+    stopped at a look), else the count at the same per-look level (a budget or a cap that ended it between looks)."""
+    if contenders < 2 or n < 1:
+        return 0
+    if n in looks:
+        return critical_counts(contenders, looks)[looks.index(n)]
+    return critical_count(n, look_level(contenders, looks))
+
+
+def versus_leader(leader: np.ndarray, other: np.ndarray, contenders: int, higher: bool = False) -> TwoSample:
+    """``other`` against the leader from their values in the same rounds (positive numbers, round by round): the HL
+    ratio other/leader with the exact interval at the level of a question of ``contenders``
+    (:func:`rounds_count`), as the ranking's ``TwoSample`` (``paired``; n_a = n_b = the rounds)."""
+    d = np.log(np.asarray(other, dtype=float)) - np.log(np.asarray(leader, dtype=float))
+    n = len(d)
+    k = rounds_count(n, contenders)
+    if n == 0:
+        return TwoSample(math.nan, math.nan, math.nan, 0, 0, None, higher, paired=True)
+    iv = paired_interval(d, k)
+    if k == 0:
+        return TwoSample(iv.ratio, math.nan, math.nan, n, n, None, higher, paired=True)
+    return TwoSample(iv.ratio, iv.lo, iv.hi, n, n, bool(iv.lo > 1 or iv.hi < 1), higher, iv.coverage, paired=True)
+
+
 __all__ = ["ALPHA", "LOOKS", "MARGIN", "Answer", "Look", "PairedInterval", "critical_count", "critical_counts",
-           "family_rate", "look", "look_level", "paired_interval", "signed_rank_cdf", "walsh_averages"]
+           "family_rate", "look", "look_level", "paired_interval", "rounds_count", "signed_rank_cdf", "versus_leader",
+           "walsh_averages"]
