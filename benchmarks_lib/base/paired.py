@@ -186,9 +186,10 @@ class Look:
 def look(times: dict[str, np.ndarray], looks: tuple[int, ...] = LOOKS, margin: float = MARGIN) -> Look:
     """The question's state after its rounds: ``times`` holds each contender's time per round (the same rounds,
     in the same order; lower is better). The leader is the best median; each other contender is compared with it
-    by its per-round log ratios, with the critical count of its look (:func:`critical_counts`). Separated: every
-    other's interval lies above 1.
-    Equivalent: every interval lies within 1 +- ``margin``. At the last look anything else is not separable."""
+    by its per-round log ratios, with the critical count of its look (:func:`critical_counts`). Answered when every
+    other's interval lies within 1 +- ``margin`` (equivalent: a tie with the leader) or above 1 and not within it
+    (separated): "equivalent" when any is equivalent, else "separated". At the last look anything else is not
+    separable."""
     names = sorted(times)
     rounds = {len(np.asarray(times[name])) for name in names}
     if len(names) < 2 or len(rounds) != 1:
@@ -200,12 +201,12 @@ def look(times: dict[str, np.ndarray], looks: tuple[int, ...] = LOOKS, margin: f
     logs = {name: np.log(np.asarray(times[name], dtype=float)) for name in names}
     leader = min(names, key=lambda name: float(np.median(logs[name])))
     intervals = {name: paired_interval(logs[name] - logs[leader], k) for name in names if name != leader}
-    if all(iv.lo > 1 for iv in intervals.values()):
-        answer = Answer.SEPARATED
-    elif all(1 / (1 + margin) <= iv.lo and iv.hi <= 1 + margin for iv in intervals.values()):
-        answer = Answer.EQUIVALENT
-    else:
+    equivalent = {name for name, iv in intervals.items() if 1 / (1 + margin) <= iv.lo and iv.hi <= 1 + margin}
+    separated = {name for name, iv in intervals.items() if iv.lo > 1} - equivalent
+    if len(equivalent) + len(separated) < len(intervals):
         answer = Answer.NOT_SEPARABLE if n >= looks[-1] else Answer.OPEN
+    else:  # a difference within the margin is equivalent, never separated
+        answer = Answer.EQUIVALENT if equivalent else Answer.SEPARATED
     return Look(leader, intervals, answer, n)
 
 

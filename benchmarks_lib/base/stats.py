@@ -167,8 +167,11 @@ class TwoSample:
         if self.equivalent:
             return f"equivalent (the whole interval within {MARGIN:.0%})"
         if self.separable is None:
-            return f"too few iterations to rank (n={min(self.n_a, self.n_b)})"
-        return "separable" if self.separable else "not separable (95% interval of the ratio includes 1)"
+            return f"too few {'rounds' if self.paired else 'iterations'} to rank (n={min(self.n_a, self.n_b)})"
+        if not self.paired:
+            return "separable" if self.separable else "not separable (95% interval of the ratio includes 1)"
+        interval = f"{self.coverage:.1%} interval, paired over {self.n_a} rounds"
+        return f"separable ({interval})" if self.separable else f"not separable ({interval}, includes 1)"
 
 
 def two_sample(a: Iterable[float], b: Iterable[float], higher: bool = False,

@@ -67,7 +67,12 @@ def why_text(ranking: Ranking) -> str:
 
 
 def verdict_text(ranking: Ranking, what: str = "backends", escape: Escape = md) -> str:
-    """The group's verdict: the winner in bold, or no separable winner with the group, or too few iterations."""
+    """The group's verdict: the winner in bold, or no separable winner with the group, or too few iterations; then
+    why its rounds stopped, where measured in rounds."""
+    return _verdict_text(ranking, what, escape) + why_text(ranking)
+
+
+def _verdict_text(ranking: Ranking, what: str, escape: Escape) -> str:
     status, leader = ranking.status, escape(ranking.leader.name)
     if status is Verdict.ALONE:
         return f"not ranked: no other of the {what} measured this on these terms"
@@ -86,7 +91,13 @@ def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
                   details: Callable[[Entry], Sequence[str]] = lambda e: (), escape: Escape = md) -> str:
     """The front page's clause for one group: ``**a** at 1.2 GB/s (...), the fastest of 3 writers, separable
     from every other (next: b, 1.50x slower [1.4x, 1.6x])``; "no separable winner among 3 writers: ..." with the
-    entries not separable from the best median; "too few iterations to rank (n=2): ..."; a lone entry unranked."""
+    entries not separable from the best median; "too few iterations to rank (n=2): ..."; a lone entry unranked;
+    then why its rounds stopped, where measured in rounds."""
+    return _answer_clause(r, value, what, details, escape) + why_text(r)
+
+
+def _answer_clause(r: Ranking, value: Callable[[Entry], str], what: str, details: Callable[[Entry], Sequence[str]],
+                   escape: Escape) -> str:
     best = r.leader
     extra = "; ".join(details(best))
     head = value(best) + (f" ({extra})" if extra else "")

@@ -105,8 +105,11 @@ class RoundsExecutor(Executor):
     ``iterations`` in the job is the cap of rounds, ``budget_s`` the seconds the rounds may take (None: no limit)."""
 
     def __init__(self, scratch: Path, timeline: Timeline, seed: int, budget_s: float | None = None,
-                 looks: tuple[int, ...] = LOOKS, margin: float = MARGIN) -> None:
+                 partial: Path | None = None, looks: tuple[int, ...] = LOOKS, margin: float = MARGIN) -> None:
         self.scratch, self.timeline, self.seed, self.budget_s = scratch, timeline, seed, budget_s
+        #: where each open case's rows are appended as they come (a JSON line per row; the runner removes a case's
+        #: file once its record is written), so that a killed run loses no measured round
+        self.partial = partial
         self.looks, self.margin = looks, margin
         self.questions: dict[tuple, Question] = {}
         self.rounds_done = 0
@@ -266,6 +269,9 @@ class RoundsExecutor(Executor):
             load_cols = {k: columns.get(k) for k in columns if k not in CASE_COLUMNS}
             got = [{**r, **load_cols} for r in got]
             rows[case.case_id].extend(got)
+            if self.partial is not None and got:
+                with open(self.partial / f"{case.case_id}.jsonl", "a") as f:
+                    f.write("".join(json.dumps(r, default=str) + "\n" for r in got))
             self._qrows += question_rows(got, get_suite(case.suite).questions)
             if ended:
                 return finish(case, rc, stderr, "error" if rc else "nothing more to measure")

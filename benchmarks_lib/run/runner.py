@@ -286,12 +286,14 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
             rows = finish_rows([{**error_row(case, f"{reason}\n{ran.stderr}"), **spent}], case, run_columns)
         out = records / f"{case.case_id}.parquet"
         write_atomic_parquet(to_frame([{**row, **ran.extra} for row in rows]), out)
+        (partial / f"{case.case_id}.jsonl").unlink(missing_ok=True)  # its rounds so far: in the record now
         finished[0] += 1
         if progress:
             progress(finished[0], len(cases),
                      f"{get_suite(case.suite).describe(case)}: {_case_status(out)} ({ran.seconds:.1f} s)", True)
 
     t_start = time.perf_counter()
+    partial = keep_interrupted_rounds(run_dir, progress)
     in_rounds = [c for c in todo if cluster is None and get_suite(c.suite).rounds is not None]
     whole = [c for c in todo if c not in in_rounds]
     limits = {c.case_id: limit_of(c) for c in todo}
@@ -301,7 +303,7 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
             continue
         if part is in_rounds:
             left = None if budget_s is None else max(0.0, budget_s - (time.perf_counter() - t_start))
-            executor = rounds = RoundsExecutor(scratch, timeline, round_seed(run_id), left)
+            executor = rounds = RoundsExecutor(scratch, timeline, round_seed(run_id), left, partial)
             timeline.one_worker = False
         else:
             executor = _executor(cluster, scratch, scratch_root, run_id, timeline)
@@ -324,6 +326,25 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
     if progress and todo and (line := timed_share_line(df)):
         progress(finished[0], len(cases), line, True)
     return RunResult(run_dir, df, meta, timeline)
+
+
+def keep_interrupted_rounds(run_dir: Path, progress: Progress | None) -> Path:
+    """The run's directory of rounds in progress (``partial/``: each open case's rows so far, a JSON line per row,
+    so that a kill -9 loses no measured round); those an interrupted run left are moved to ``interrupted/``, kept and
+    never read (a resumed run measures their cases again from their set-up, in rounds of its own)."""
+    partial = run_dir / "partial"
+    left = sorted(p for p in partial.glob("*.jsonl") if p.is_file() and not p.is_symlink()) \
+        if partial.is_dir() and not partial.is_symlink() else []
+    if left:
+        kept = run_dir / "interrupted" / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        kept.mkdir(parents=True, exist_ok=True)
+        for path in left:
+            path.rename(kept / path.name)
+        if progress:
+            progress(0, 0, f"the rounds an interrupted run measured of {len(left)} case(s) are kept in "
+                           f"{kept.relative_to(run_dir)}/ (not shown); those cases are measured again", True)
+    partial.mkdir(parents=True, exist_ok=True)
+    return partial
 
 
 def _executor(cluster: str | None, scratch: Path, scratch_root: Path, run_id: str, timeline: Timeline) -> Executor:
