@@ -1,6 +1,6 @@
-"""The tables of book/methodology.md's "Statistics" section: the paired rule of ``benchmarks_lib/rules/paired.py``
+"""The tables of book/methodology.md's "Statistics" section: the paired rule of ``benchmarks_lib/base/paired.py``
 simulated question by question with its own ``look`` (the real leader, intervals, critical counts and answers),
-on the drift models of ``tests/test_rules_paired.py`` (``_drift``: none, a 1.3x step half-way, a 2x load burst
+on the drift models of ``tests/test_base_paired.py`` (``_drift``: none, a 1.3x step half-way, a 2x load burst
 over 20% of the run, AR(1) drift; heavy tails: 10% of iterations 2x slower).
 
 A question measures its contenders in rounds, each round in a fresh random order over the question's time slots
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks_lib.base.stats import two_sample
-from benchmarks_lib.rules.paired import ALPHA, LOOKS, MARGIN, Answer, look
+from benchmarks_lib.base.paired import ALPHA, LOOKS, MARGIN, Answer, look
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = LOOKS[-1]
@@ -32,8 +32,8 @@ SCENARIOS = {"none": "no drift", "step": "1.3x step half-way", "burst": "2x load
 
 @cache
 def drift_model():
-    """``_drift(kind, slots, rng, questions)`` of ``tests/test_rules_paired.py``: the host's slowdown per slot."""
-    spec = importlib.util.spec_from_file_location("paired_tests", ROOT / "tests" / "test_rules_paired.py")
+    """``_drift(kind, slots, rng, questions)`` of ``tests/test_base_paired.py``: the host's slowdown per slot."""
+    spec = importlib.util.spec_from_file_location("paired_tests", ROOT / "tests" / "test_base_paired.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module._drift
@@ -72,7 +72,7 @@ class Cell:
 
 def simulate(truth: list[float], scenario: str = "none", cv: float = 0.1, questions: int = 2000,
              seed: int = 0) -> Cell:
-    """Each question asked of ``rules.paired.look`` at every look until it stops (contender ``c0`` is the first of
+    """Each question asked of ``base.paired.look`` at every look until it stops (contender ``c0`` is the first of
     ``truth``)."""
     times = round_times(np.asarray(truth, dtype=float), scenario, cv, questions, seed)
     names = [f"c{j}" for j in range(len(truth))]

@@ -18,7 +18,7 @@ is compared with the leader by the per-round log ratios ``d_r = log(t_contender_
   whenever the question stops.
 - A difference whose whole interval lies within ``MARGIN`` (5%) is "equivalent", not "separable".
 
-Simulated (``tests/test_rules_paired.py``, 3,000 questions each, 10% lognormal noise): identical contenders are
+Simulated (``tests/test_base_paired.py``, 3,000 questions each, 10% lognormal noise): identical contenders are
 falsely called separable in 4.8-5.5% of questions for 2, 3.9-4.6% for 3 and 3.0-3.6% for 5, with no drift, a 1.3x
 step half-way, a 2x load burst over 20% of the run, AR(1) drift or 10% of iterations 2x slower. Two contenders 1.15x
 apart are separated by the cap in 96% of questions at 10% CV and 22% at 30%; 1.3x apart in 100% and 64%.
@@ -43,7 +43,7 @@ ALPHA = 0.05
 NULL_PATHS = 200_000
 #: the critical counts (:func:`critical_count`) at each of ``LOOKS`` for 2..5 contenders, derived by
 #: :func:`look_level` on 2,000,000 null paths: false "separable" over all looks 4.97%, 1.54%, 0.78% and 0.46% per
-#: pair (targets 5%, 1.67%, 0.83%, 0.5%); ``tests/test_rules_paired.py`` measures them again on other paths
+#: pair (targets 5%, 1.67%, 0.83%, 0.5%); ``tests/test_base_paired.py`` measures them again on other paths
 CRITICAL_COUNTS = {2: (2, 11, 25, 44), 3: (0, 7, 19, 36), 4: (0, 5, 15, 31), 5: (0, 3, 13, 28)}
 
 

@@ -93,6 +93,9 @@ class Ranking:
     paired: bool = False
     #: why its rounds stopped ("separated at round 12", "budget spent at round 8"); "" when not measured in rounds
     why: str = ""
+    #: names measured in fewer of its rounds than the others (left out for the budget, or ended by a failure): not
+    #: ranked, since they cannot be paired on the same rounds
+    fewer_rounds: tuple[str, ...] = ()
 
     @property
     def tied(self) -> tuple[Entry, ...]:
@@ -194,14 +197,18 @@ def _rank_group(group: pd.DataFrame, value: str, higher: bool, key: dict) -> Ran
     ok = countable(group)
     parts = {str(name): part for name, part in ok.groupby("_entry", sort=True)}
     unverified = failed_verification(group, group["_entry"])
-    rounds = per_round(parts, value)
-    why = ""
-    if rounds is not None:
-        stops = ok["rounds_stop"].dropna().astype(str).unique() if "rounds_stop" in ok else []
+    paired = per_round(parts, value)
+    rounds, why, fewer = None, "", ()
+    if paired is not None:
+        rounds, fewer = paired
+        parts = {n: p for n, p in parts.items() if n not in fewer}
+        ranked = ok[ok["_entry"].astype(str).isin(list(parts))]
+        stops = ranked["rounds_stop"].dropna().astype(str).unique() if "rounds_stop" in ranked else []
         n = len(set.intersection(*(set(v) for v in rounds.values())))
         why = "; ".join(sorted(stops)) if len(stops) else f"{n} rounds"
-    return rank_samples({n: p[value].astype("float64") for n, p in parts.items()}, higher, key, parts, unverified,
-                        rounds, why)
+    ranking = rank_samples({n: p[value].astype("float64") for n, p in parts.items()}, higher, key, parts, unverified,
+                           rounds, why)
+    return replace(ranking, fewer_rounds=tuple(fewer)) if fewer else ranking
 
 
 __all__ = ["EQUALS", "MIN_RANK_N", "Entry", "Ranking", "Verdict", "countable", "entry_names", "failed_verification",

@@ -134,10 +134,15 @@ def change_text(t: TwoSample, better: str = "faster", worse: str = "slower") -> 
 
 
 def unverified_text(ranking: Ranking, escape: Escape = md) -> str:
-    """A clause naming the contenders left out because their verification failed ('' when none)."""
-    if not ranking.unverified:
-        return ""
-    return f"; rows that failed verification are not ranked: {', '.join(map(escape, ranking.unverified))}"
+    """A clause naming the contenders left out because their verification failed or they were measured in fewer
+    rounds ('' when none)."""
+    out = ""
+    if ranking.unverified:
+        out += f"; rows that failed verification are not ranked: {', '.join(map(escape, ranking.unverified))}"
+    if ranking.fewer_rounds:
+        out += f"; measured in fewer rounds than the others (left out for the budget, or a failure), so not " \
+               f"ranked: {', '.join(map(escape, ranking.fewer_rounds))}"
+    return out
 
 
 # -- iobench advise's words (plain text) ------------------------------------------------------------

@@ -84,6 +84,8 @@ class RoundDone:
     open_cases: int
     answered: int
     questions: int
+    #: what the planner left out before this round, in words
+    left_out: tuple[str, ...] = ()
 
 
 def _plain(value):
@@ -112,6 +114,10 @@ class RoundsExecutor(Executor):
         self.partial = partial
         self.looks, self.margin = looks, margin
         self.questions: dict[tuple, Question] = {}
+        #: each open case's seconds in the last round (its step and the runner's work around it)
+        self._cost: dict[str, float] = {}
+        #: what the planner left out, in words (the runner prints them)
+        self.left_out: list[str] = []
         self.rounds_done = 0
         self.stopped = ""
 
@@ -194,7 +200,8 @@ class RoundsExecutor(Executor):
                 q.cases |= set(group["case_id"].astype(str))
                 if q.closed:
                     continue
-                values = per_round({str(n): p for n, p in group.groupby("_entry", sort=True)}, "elapsed_s") or {}
+                values = (per_round({str(n): p for n, p in group.groupby("_entry", sort=True)}, "elapsed_s")
+                          or ({}, []))[0]
                 complete = {name: np.asarray([v[r] for r in range(rounds)]) for name, v in values.items()
                             if all(r in v for r in range(rounds))}
                 q.rounds = rounds
@@ -243,6 +250,9 @@ class RoundsExecutor(Executor):
                 self._close_worker(state["worker"])  # none of its cases is open any more: its memory back
             got = rows.pop(case.case_id)
             columns = spent.pop(case.case_id, {})
+            if not got and rc == 0:  # opened, never stepped: the budget or the cap ended the rounds first
+                got = finish_rows([{"operation": "case", "status": "skip", "reason": f"not measured: {reason}"}], case,
+                                  job_base["run_columns"])
             if not got:  # its worker died before it wrote a row: the runner makes the error row
                 return CaseFinished(case, None, rc, stderr, columns.get("t_case_s") or 0.0)
             out = [{**r, **{k: v for k, v in columns.items() if k not in r or k in CASE_COLUMNS},
@@ -287,6 +297,10 @@ class RoundsExecutor(Executor):
                     yield done
             round_s = 0.0
             while self._state:
+                before = len(self.left_out)
+                if self.rounds_done and (self.rounds_done < cap) and deadline < math.inf:
+                    for case_id, why in self._plan(deadline - time.perf_counter(), cap, by_id):
+                        yield finish(by_id[case_id], 0, "", why)
                 if self.rounds_done >= cap:
                     if cap < self.looks[0]:
                         self.stopped = f"a fixed {cap} rounds, below the first look at {self.looks[0]}"
@@ -310,8 +324,10 @@ class RoundsExecutor(Executor):
                     if not self._state[case_id]["opened"] and (done := step(case, "open")) is not None:
                         yield done
                         continue
+                    t_case = time.perf_counter()
                     if (done := step(case, "step", self.rounds_done, position)) is not None:
                         yield done
+                    self._cost[case_id] = time.perf_counter() - t_case
                 self.rounds_done += 1
                 round_s = time.perf_counter() - t0
                 if self.rounds_done in self.looks and self.rounds_done <= cap:
@@ -319,7 +335,8 @@ class RoundsExecutor(Executor):
                 for case_id in [c for c in self._state if self._answered(c, cap)]:
                     yield finish(by_id[case_id], 0, "", self._why(case_id))
                 yield RoundDone(self.rounds_done, round_s, len(self._state),
-                                sum(q.closed for q in self.questions.values()), len(self.questions))
+                                sum(q.closed for q in self.questions.values()), len(self.questions),
+                                tuple(self.left_out[before:]))
             for case_id in list(self._state):
                 yield finish(by_id[case_id], 0, "", self.stopped)
         except BaseException:
@@ -332,6 +349,40 @@ class RoundsExecutor(Executor):
             self._workers.clear()
             for state in self._state.values():
                 remove_tree(state["scratch"], self.scratch)
+
+    def _plan(self, left_s: float, cap: int, by_id: Mapping[str, Case]) -> list[tuple[str, str]]:
+        """Before a round: the cases to close because the time left cannot carry every open case to the next look
+        (or the cap). Below the first look the cases their suites declare optional are left out, the dearest first;
+        after it, the dearest open questions are given up, so that the cheaper ones still reach their next look.
+        Returns (case id, why) of the cases to close now."""
+        r = self.rounds_done
+        target = min([look for look in self.looks if look > r] + [cap])
+
+        def need(ids) -> float:
+            return (target - r) * sum(self._cost.get(c, 0.0) for c in ids)
+
+        open_ids = set(self._state)
+        if need(open_ids) <= left_s:
+            return []
+        out: list[tuple[str, str]] = []
+        if r < self.looks[0]:
+            why = f"left out at round {r}: {self.looks[0]} rounds of every case do not fit the budget"
+            for case_id in sorted((c for c in open_ids if get_suite(by_id[c].suite).optional(by_id[c])),
+                                  key=lambda c: -self._cost.get(c, 0.0)):
+                if need(open_ids) <= left_s:
+                    break
+                open_ids.discard(case_id)
+                out.append((case_id, why))
+                self.left_out.append(f"{get_suite(by_id[case_id].suite).describe(by_id[case_id])} ({why})")
+            return out
+        why = f"budget spent at round {r}: given up for cheaper questions, not separable"
+        for q in sorted((q for q in self.questions.values() if not q.closed),
+                        key=lambda q: -sum(self._cost.get(c, 0.0) for c in q.cases & open_ids)):
+            if need(open_ids) <= left_s:
+                break
+            q.answer, q.why, q.rounds = "budget spent", why, r
+            open_ids -= {c for c in q.cases if all(o.closed for o in self.questions.values() if c in o.cases)}
+        return [(c, why) for c in sorted(set(self._state) - open_ids) if c not in dict(out)]
 
     def _answered(self, case_id: str, cap: int) -> bool:
         """True when ``case_id`` may close: the first look (or the cap below it) reached, and every question it is in
@@ -347,7 +398,7 @@ class RoundsExecutor(Executor):
     def record(self) -> dict:
         """What ``run.json`` keeps of the rounds: the seed, the looks, the margin, the budget and every question."""
         return {"seed": self.seed, "looks": list(self.looks), "margin": self.margin, "budget_s": self.budget_s,
-                "rounds": self.rounds_done, "stopped": self.stopped,
+                "rounds": self.rounds_done, "stopped": self.stopped, "left_out": self.left_out,
                 "questions": [q.record() for q in self.questions.values()]}
 
 

@@ -312,6 +312,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
                 if isinstance(event, CaseFinished):
                     record(event)
                 elif isinstance(event, RoundDone):
+                    for line in event.left_out if progress else ():
+                        progress(finished[0], len(cases), f"left out: {line}", True)
                     if progress:
                         progress(finished[0], len(cases), f"round {event.rounds}: {event.answered} of "
                                  f"{event.questions} questions answered, {event.open_cases} cases still open "

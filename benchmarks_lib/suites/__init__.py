@@ -134,6 +134,9 @@ class Suite:
     #: (case, ctx) -> a generator that measures the case one round at a time (:data:`Rounds`); None: the case runs
     #: ``run_case`` whole, its iterations back to back
     rounds: Callable[[Case, CaseContext], Rounds] | None = None
+    #: case -> True when a run may leave it out when even the first look's rounds of every case do not fit its
+    #: budget (the dearest first; the run says which)
+    optional: Callable[[Case], bool] = lambda case: False
     #: the operations whose ``elapsed_s`` are compared between contenders measured in the same rounds: a question is
     #: one operation at one value of the ``case_keys`` recorded (the runner stops asking it once it is answered)
     questions: tuple[str, ...] = ()

@@ -19,7 +19,8 @@ Tests (seeds 000, 001, 003):
   latency, per-step wall time (laps of the region), sustained fps, peak-memory ratio.
 - ``read``: full read cold (page cache evicted and proven: ``cache_state`` is ``cold`` or
   ``cold_unverified``; every cache dropped once per store, then its files only: ``eviction``) and warm,
-  each one timed region; cutouts of ``cutout`` per side, aligned to chunks and unaligned, at several positions.
+  each one timed region; cutouts of ``cutout`` per side, aligned to chunks and unaligned, one of each a round at
+  the round's position (``cutout_positions`` of each kind, in turn).
 - ``sharding``: a cube with shards of ``shard`` and inner chunks ``inner_chunks`` versus
   unsharded chunks of the inner size and of the shard size: write, read, cutout, bytes, inodes.
 
@@ -294,8 +295,9 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
                 extra: dict, cutout: int, positions: int, fsync: bool, pool_bytes: int,
                 timed_writes: bool = False) -> Iterator[Point | list[dict]]:
     """A store's reads as a point: each round a cold full read (page cache evicted and proven), a warm one and one
-    cold cutout at every position. With ``timed_writes`` (sharding) each round first writes a new store, timed and
-    verified, and reads that one; otherwise one store is written (untimed, read back whole) in the set-up.
+    cold cutout of each kind (aligned, unaligned) at the round's position. With ``timed_writes`` (sharding) each
+    round first writes a new store, timed and verified, and reads that one; otherwise one store is written (untimed,
+    read back whole) in the set-up.
 
     The store holds the (tiled) pool of a ``BlockSource``, so no data is generated while anything is timed; full
     reads and cutouts are checked against that same pool."""
@@ -309,6 +311,7 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
     source = BlockSource(dataset, step, pool_bytes).prepare(inputs_dir(ctx.scratch))
     extra["data_tiled"] = source.tiled
     path = ctx.scratch / f"store-{name}"
+    plan = plan_cutouts(dims.shape, cutout, positions)  # ``positions`` of each kind, aligned first
     files: list[Path] = []
     state: dict = {}
 
@@ -343,9 +346,11 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
             rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": r,
                          "verified": _same_blocks(blocks, source), **row, **row_extra})
             del blocks
-        # one cold read per position: the positions are the parts of a round's cutout point, so it covers where
-        # a cutout falls
-        for n, (kind, index) in enumerate(plan_cutouts(dims.shape, cutout, positions)):
+        # one cold cutout of each kind a round, at the round's position (the same for every writer and layout in
+        # the round, so they pair): over the rounds the positions cover where a cutout falls
+        for n, (kind, index) in enumerate(plan):
+            if n % positions != max(r, 0) % positions:
+                continue
             row, data = timed_read(reader, read_path, spec, files, True, step, index, evictions=evictions)
             rows.append({"operation": "read_region_cold", "iteration": r, "cutout_kind": kind, "cutout_index": n,
                          "cutout_origin": [s.start for s in index], "verified": _same(data, source.region(index)),

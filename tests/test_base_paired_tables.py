@@ -1,5 +1,5 @@
 """``tools/paired_tables.py``, the script behind book/methodology.md's simulation tables, kept working: each of its
-tables at a small size, drawn from the real ``rules.paired.look`` and ``stats.two_sample``."""
+tables at a small size, drawn from the real ``base.paired.look`` and ``stats.two_sample``."""
 
 from __future__ import annotations
 
