@@ -43,14 +43,18 @@ def test_the_answer_rests_on_the_recorded_rows(recorded, capsys):
     assert "Cost against " in out and "files on disk:" in out
 
 
-def test_a_workload_no_run_covers_says_so_in_one_line(recorded, capsys):
-    data, results, _ = recorded
+def test_a_workload_no_run_covers_says_so_and_names_the_nearest(recorded, capsys):
+    data, results, run_id = recorded
     assert main(["advise", "--like", data, "--access", "write", "--results-dir", results]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and out[0].startswith("Not covered:") and "--measure" in out[0]
-    # cutouts of another size are another workload: not covered either
+    assert out[0].startswith("Not covered: none of the 1 writers run read (1 in ") and "--measure" in out[-1]
+    assert out[1].startswith("  nearest measured: nothing; none of them holds rows of total")  # no write test ran
+    # cutouts of another size are another workload: not covered either, the measured size named
     assert main(["advise", "--like", data, "--access", "cutout:16,16,16", "--results-dir", results]) == 0
-    assert capsys.readouterr().out.startswith("Not covered:")
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0].startswith("Not covered:") and out[0].endswith("measured cutouts of 16x16x16 of uint16")
+    assert f"nearest measured: cutouts of 8x8x8 of uint16, dataset file:cube.npy 32x32x32, run {run_id}" in out[1]
+    assert out[1].endswith("it differs in: cutouts of 8x8x8, not 16x16x16")
 
 
 @pytest.mark.parametrize("argv, says", [
