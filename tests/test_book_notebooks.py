@@ -305,7 +305,7 @@ def test_parameters_table_shows_the_values_used():
     rows = {line.split(" | ")[0].strip("| `"): line for line in table.splitlines() if line.startswith("| `")}
     assert "`['raw', 'zarrs']` |" in rows["BACKENDS"] and "`['write']` *(profile)*" in rows["TESTS"]
     assert "`'r1'` |" in rows["RUN_ID"] and "blosc-\\<lz4\\|zstd" in rows["CODEC"]  # escaped: not HTML, not a column
-    assert "`APPEND_FRAMES`, `APPEND_STEP`, `APPEND_REPEATS`" in table
+    assert "`APPEND_FRAMES`, `APPEND_STEP`" in table
     loaded = parameters_table("writers", {"LOAD_RUN": "r1", "TESTS": None}, run)
     assert "*(profile)*" not in loaded and "loaded" in loaded
 
