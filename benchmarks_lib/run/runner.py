@@ -34,6 +34,7 @@ import pandas as pd
 from benchmarks_lib.adapters import tracked_packages
 from benchmarks_lib.base.dask_scheduler import parse_cluster
 from benchmarks_lib.base.environment import collect_environment, machine_name
+from benchmarks_lib.base.paired import LOOKS
 from benchmarks_lib.base.paths import RESULTS_DIR, SCRATCH_ENV, checkout_dirs, resolve_scratch_root
 from benchmarks_lib.base.scratch import check_scratch_available, claim_run, is_within, remove_tree
 from benchmarks_lib.base.specs import SpecError, parse_count, parse_duration, parse_profile, parse_run_id
@@ -315,9 +316,10 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
                     for line in event.left_out if progress else ():
                         progress(finished[0], len(cases), f"left out: {line}", True)
                     if progress:
-                        progress(finished[0], len(cases), f"round {event.rounds}: {event.answered} of "
-                                 f"{event.questions} questions answered, {event.open_cases} cases still open "
-                                 f"({event.seconds:.1f} s)", True)
+                        answered = f"{event.answered} of {event.questions} questions answered" if event.questions \
+                            else f"first look at round {LOOKS[0]}"
+                        progress(finished[0], len(cases), f"round {event.rounds} ({event.seconds:.1f} s): {answered}, "
+                                 f"{event.open_cases} cases still open", True)
                 elif progress:
                     progress(finished[0], len(cases), get_suite(event.case.suite).describe(event.case), False)
     df, meta = load_run(run_dir)

@@ -310,7 +310,7 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
     step = block_step(dims, dataset.dtype, writer.write_alignment(spec), pool_bytes)
     source = BlockSource(dataset, step, pool_bytes).prepare(inputs_dir(ctx.scratch))
     extra["data_tiled"] = source.tiled
-    path = ctx.scratch / f"store-{name}"
+    path = ctx.scratch / "".join(c if c.isalnum() else "-" for c in f"store-{name}")  # a layout's "128/32": no folder
     plan = plan_cutouts(dims.shape, cutout, positions)  # ``positions`` of each kind, aligned first
     files: list[Path] = []
     state: dict = {}
