@@ -4,6 +4,7 @@ servers, the client's counts against the server's, skip rows, parameter validati
 import importlib.util
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -315,6 +316,31 @@ def test_missing_libraries_and_servers_become_skip_rows(tmp_path, monkeypatch):
         assert row["status"] == "skip" and "nginx" in row["reason"]
     assert not list(tmp_path.glob("*.root"))
 
+
+
+def test_a_library_found_missing_at_the_first_read_is_the_cases_skip_row(tmp_path, monkeypatch):
+    """A broken install shows only when the fresh reader starts (it replies "unavailable"): the case, set up and its
+    server started, ends with a skip row saying why, measured whole as in rounds, and its server is stopped."""
+    from benchmarks_lib.base.availability import Unavailable
+    from benchmarks_lib.suites.cache import reads
+
+    def broken(*args, **kwargs):
+        raise Unavailable("tensorstore is broken here: pip install --force-reinstall tensorstore")
+
+    monkeypatch.setattr(reads, "_read_once", broken)
+    case = suite.build_cases({**TINY, "readers": ["zarr"], "zarr_clients": ["tensorstore"], "zarr_layouts": ["sharded"],
+                              "zarr_cache": [False]}, "quick")[0]
+    if suite.unavailable_reason(case):
+        pytest.skip(suite.unavailable_reason(case))
+    ctx = _context(tmp_path)
+    (row,) = suite.run_case(case, replace(ctx, iterations=3))
+    assert row["status"] == "skip" and "broken here" in row["reason"] and row["operation"] == "zarr_read_cutouts"
+    steps = suite.rounds(case, ctx)
+    assert next(steps) == []
+    with pytest.raises(StopIteration) as end:
+        next(steps)
+    assert [r["status"] for r in end.value.value] == ["skip"]
+    assert not _live_processes_mentioning(str(tmp_path))
 
 # -- figures and conclusion ----------------------------------------------------------------------
 
