@@ -4,6 +4,8 @@ servers, the client's counts against the server's, skip rows, parameter validati
 import importlib.util
 import json
 import os
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -315,6 +317,31 @@ def test_missing_libraries_and_servers_become_skip_rows(tmp_path, monkeypatch):
     assert not list(tmp_path.glob("*.root"))
 
 
+
+def test_a_library_found_missing_at_the_first_read_is_the_cases_skip_row(tmp_path, monkeypatch):
+    """A broken install shows only when the fresh reader starts (it replies "unavailable"): the case, set up and its
+    server started, ends with a skip row saying why, measured whole as in rounds, and its server is stopped."""
+    from benchmarks_lib.base.availability import Unavailable
+    from benchmarks_lib.suites.cache import reads
+
+    def broken(*args, **kwargs):
+        raise Unavailable("tensorstore is broken here: pip install --force-reinstall tensorstore")
+
+    monkeypatch.setattr(reads, "_read_once", broken)
+    case = suite.build_cases({**TINY, "readers": ["zarr"], "zarr_clients": ["tensorstore"], "zarr_layouts": ["sharded"],
+                              "zarr_cache": [False]}, "quick")[0]
+    if suite.unavailable_reason(case):
+        pytest.skip(suite.unavailable_reason(case))
+    ctx = _context(tmp_path)
+    (row,) = suite.run_case(case, replace(ctx, iterations=3))
+    assert row["status"] == "skip" and "broken here" in row["reason"] and row["operation"] == "zarr_read_cutouts"
+    steps = suite.rounds(case, ctx)
+    assert next(steps) == []
+    with pytest.raises(StopIteration) as end:
+        next(steps)
+    assert [r["status"] for r in end.value.value] == ["skip"]
+    assert not _live_processes_mentioning(str(tmp_path))
+
 # -- figures and conclusion ----------------------------------------------------------------------
 
 
@@ -563,3 +590,49 @@ def test_the_fresh_reads_timed_regions_count_as_the_cases_timed_time(tmp_path):
     timed = LEDGER.seconds()["timed"]
     reads = {r["iteration"]: r["elapsed_s"] for r in rows if r.get("elapsed_s")}
     assert reads and timed >= 0.99 * sum(reads.values()) and not any("_timed_span_ns" in r for r in rows)
+
+
+# -- rounds --------------------------------------------------------------------------------------
+
+
+def test_a_small_run_is_measured_in_rounds_each_case_set_up_once(workdir):
+    """The smoke run's Zarr reads over HTTP by two clients, 9 rounds at most: every ok read carries its round,
+    run.json states the question, each case's server was started once and served every round of it (its URL is one
+    per case, none shared)."""
+    from benchmarks_lib.run.runner import run_suite
+
+    params = {**suite.SUITE.smoke, "readers": ["zarr"], "locations": ["http"],
+              "zarr_clients": ["zarr-obstore", "tensorstore"], "iterations": 9}
+    cases = suite.build_cases(params, "quick")
+    if reason := next(filter(None, map(suite.unavailable_reason, cases)), None):
+        pytest.skip(reason)
+    result = run_suite("cache", params, results_dir=workdir / "results", run_id="rounds", ceiling=False,
+                       progress=None, budget="30m")
+    df = result.df
+    ok = df[(df["status"] == "ok") & df["operation"].isin(suite.SUITE.questions)]
+    assert set(ok["operation"]) == {"zarr_read_cutouts"} and ok["round"].notna().all()
+    assert set(ok["case_id"]) == {c.case_id for c in cases} and ok["verified"].all()
+    assert ok["cache_state"].isin(["cold", "cold_unverified"]).all()
+    for _, rows in ok.groupby("case_id"):  # one read per round, numbered 0.. in order; one server for all of them
+        assert sorted(rows["round"]) == list(range(len(rows))) and 8 <= len(rows) <= 9
+        assert rows["server_url"].nunique() == 1
+    assert ok.groupby("case_id")["server_url"].first().is_unique
+    (question,) = result.meta["rounds"]["questions"]
+    assert question["operation"] == "zarr_read_cutouts" and len(question["cases"]) == 2
+    assert question["answer"] != "open" and question["rounds"] >= 8
+    # closed, each case stopped its server: nothing serves the run's scratch any more, and the scratch is gone
+    assert not _live_processes_mentioning(str(workdir / "scratch")) and not any((workdir / "scratch").iterdir())
+
+
+def _live_processes_mentioning(text: str) -> list[str]:
+    """Command lines of live (not zombie) processes that mention ``text``."""
+    found = []
+    for proc in filter(lambda p: p.name.isdigit(), Path("/proc").iterdir()):
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmd and state != "Z":
+            found.append(cmd)
+    return found

@@ -181,6 +181,29 @@ def test_every_s3_writer_round_trips_through_versitygw_counted_per_action(workdi
 
 
 @needs_versitygw
+def test_a_small_run_is_measured_in_rounds_each_case_with_one_server(workdir):
+    """The smoke run, 9 rounds at most after a warm-up: every ok write and read carries its round, run.json states
+    the questions, each case started its versitygw once and wrote and read through it in every round (its address
+    and start are one per case, none shared), and at the end no server is left."""
+    from test_servers_s3_faults import _servers_under
+
+    params = {**SUITE.smoke, "iterations": 9, "warmups": 1}
+    result = run_suite("s3", params, results_dir=workdir / "results", run_id="rounds", ceiling=False, progress=None,
+                       budget="30m")
+    df = result.df
+    ok = df[(df["status"] == "ok") & df["operation"].isin(SUITE.questions)]
+    assert set(ok["operation"]) == {"write", "read"} and ok["round"].notna().all() and ok["verified"].all()
+    assert set(ok["backend"]) == {"zarr-python", "tensorstore", "acquire-zarr"}
+    for _, rows in ok.groupby(["case_id", "operation"]):  # one per round, numbered 0.. in order
+        assert sorted(rows["round"]) == list(range(len(rows))) and 8 <= len(rows) <= 9
+    assert (ok.groupby("case_id")["server"].nunique() == 1).all() and ok.groupby("case_id")["server"].first().is_unique
+    questions = result.meta["rounds"]["questions"]
+    assert {q["operation"] for q in questions} == {"write", "read"}
+    assert all(q["answer"] != "open" and q["rounds"] >= 8 for q in questions)
+    assert _servers_under(workdir) == {} and not any((workdir / "scratch").iterdir())
+
+
+@needs_versitygw
 def test_a_killed_owner_takes_its_versitygw_down(tmp_path):
     """A case that crashes (SIGKILL here, a segfault in a library in real life) must not leave its server
     running and writing into the scratch the runner is about to delete."""

@@ -9,15 +9,21 @@ trip per connection and per request, in a process of its own) when ``latencies_m
 ``endpoint`` it uses that server over the real network instead (AWS, Ceph, a MinIO or versitygw of the user's:
 credentials from the user's standard AWS variables, the bucket must exist). Each row names the server
 (``s3_server``: its name and version, or the endpoint). A bundled server that dies during the case ends the case
-with the reason (``suites.end_case``); the next case starts its own.
+with the reason (``suites.end_case``); the other cases have their own.
 
-Per iteration, all off the clock unless said: the last round's objects are deleted; **write** (timed: the
+A case is measured in rounds (``suites.Rounds``): its data generated, its server and link started and its warm-up
+rounds run once, before the first round; they stay up until the case closes. Every case of a run is open at once,
+each in its own worker with its own server (the quick profile's 3, the standard's 6), and each worker holds its
+128 MiB array between rounds (a quick run's workers peaked at 0.9-1.0 GB each on 2026-11-27: the array, the copy
+read back and the library's buffers; the server holds nothing between rounds).
+
+Per round, all off the clock unless said: **write** a new array under the case's prefix (timed: the
 first call to the end of finalize, i.e. every object PUT and acknowledged: versitygw acknowledges a PUT once
 it is in the page cache, without fsync, as the ceiling's ``write_nofsync`` does); with the bundled server, its data
 files are evicted from the page cache and the eviction checked; **read** (timed: the whole array back
 through S3 by the same library, compared with the data); the array read again by another library and compared
 with the data: whole, or in the quick profile after the first measured round a sample of its chunks
-(``verified_scope``). Every cache of the machine is dropped before the first cold read only (see
+(``verified_scope``); its objects deleted. Every cache of the machine is dropped before the first cold read only (see
 :mod:`.eviction`). The server's own counters give requests per S3 call (PUT, multipart parts, GET, HEAD,
 LIST) and bytes in and out for each timed region, and its CPU seconds (/proc/PID/stat, read outside the
 region) with the cores it may use; the multipart part size each library chose is stated where it used
@@ -27,6 +33,7 @@ multipart, and each row states the client's S3 request concurrency and the setti
 
 from __future__ import annotations
 
+import itertools
 import math
 import uuid
 from contextlib import ExitStack
@@ -54,9 +61,10 @@ from benchmarks_lib.measure.eviction import StoreEvictions
 from benchmarks_lib.measure.ledger import phase
 from benchmarks_lib.records.durability import durability_columns
 from benchmarks_lib.servers.link import LinkProcess
-from benchmarks_lib.suites import Case, CaseContext, Suite, end_case
+from benchmarks_lib.suites import Case, CaseContext, Rounds, Suite, end_case
 from benchmarks_lib.suites.kit.backends import backend_names
 from benchmarks_lib.suites.kit.common import RUN_KEYS, preferred_spec, sized_by, with_defaults
+from benchmarks_lib.suites.kit.in_rounds import whole_case
 from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops
 from benchmarks_lib.suites.kit.roundtrip import skip_rows
 from benchmarks_lib.suites.kit.verification import sample_regions, verifier, verify_scope
@@ -69,19 +77,20 @@ CODECS = "blosc-lz4:5:shuffle,lz4"
 #: shards of 1 x 2 x 2 chunks (4 MiB): acquire-zarr 0.10.0 crashed (SIGSEGV) here writing shards of
 #: 2 x 2 x 2 chunks (16 MiB) to S3, which it writes fine to a local disk; such a case is its error row.
 #: quick: the standard profile's cases without the emulated link (the same array, codec and server: a quick run
-#: compares with the standard reference), n = 5. Both arrays are 128 MiB (4 MiB shards of 1 MiB chunks): a
+#: compares with the standard reference), in rounds (at most ``iterations``, each question stopped once answered,
+#: within the profile's time). Both arrays are 128 MiB (4 MiB shards of 1 MiB chunks): a
 #: timed write or read lasts >= ~0.13 s here; the 256 MiB of the reference of 2026-11-26 took twice as long
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
         "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
         "latencies_ms": [0],
-        "dims": "z:128:16:16,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0, "iterations": 5,
+        "dims": "z:128:16:16,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0, "iterations": 20,
         "warmups": 1,
     },
     "standard": {
         "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
         "latencies_ms": [0, 10],
-        "dims": "z:128:16:16,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0, "iterations": 5,
+        "dims": "z:128:16:16,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0, "iterations": 20,
         "warmups": 1,
     },
     "seed": {
@@ -128,7 +137,10 @@ def _object_bytes(target: S3Target) -> tuple[int, int]:
     return len(sizes), sum(sizes)
 
 
-def run_case(case: Case, ctx: CaseContext) -> list[dict]:
+def rounds(case: Case, ctx: CaseContext) -> Rounds:
+    """The case in rounds (``suites.Rounds``): the data generated, the server (and the link) started and kept for the
+    case's life, the warm-up round-trips run, before the first yield; each round then writes a new array and reads
+    it back, verified, and deletes it. Closing it stops the server and the link."""
     p, backend = case.params, case.backend
     cls = adapter_class(backend, "array")
     dims = parse_dims(p["dims"])
@@ -147,7 +159,6 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     verified_by = verifier(cls(), spec, "s3")  # another library that reads this from S3
     columns["verified_by"] = verified_by
     values = generated(dataset, tuple(slice(None) for _ in dims.shape), ctx.scratch)  # before any clock
-    rows: list[dict] = []
     with ExitStack() as stack:
         server, link = None, None
         if p["endpoint"] is None:
@@ -175,10 +186,13 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
         target = (replace(direct, endpoint=link.url) if link else direct).child(name)
         direct = direct.child(name)
         columns["s3_prefix"] = target.url
+        stack.callback(_delete, direct)  # whatever a failed round left, before the server stops
         evictions = StoreEvictions()  # every cache dropped before the first cold read only (see .eviction)
-        for it in range(-ctx.warmups, ctx.iterations):
-            with phase("teardown"):
-                delete_prefix(direct)
+
+        def round_trip(it: int | None) -> list[dict]:
+            """Round ``it``'s rows (a warm-up's: none): a new array written (timed), the server's copy evicted,
+            read back (timed), verified by another library, and its objects deleted, all off the clock unless said:
+            an open case keeps nothing on the server between rounds."""
             writer = cls()
             before = _snapshot(server, link)
             with timed(sample=False, io=False) as wrote:
@@ -216,17 +230,33 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
                 read_row |= {**columns, **read.result.as_row(), "operation": "read", "iteration": it,
                              "gbps": dataset.nbytes / read.result.elapsed_s / 1e9, "cache_state": state,
                              "verified": ok, "objects": objects, "bytes_on_disk": stored}
-            if it >= 0:  # a warm-up round is not verified (nor recorded)
+            rows: list[dict] = []
+            if it is not None:  # a warm-up round is not verified (nor recorded)
                 scope = verify_scope(ctx.profile, it)
                 verified = _verify(verified_by, direct, spec, values, scope) if verified_by else None
                 row.update(verified=verified, verified_scope=scope if verified_by else None)
-                rows.append(row)
-                if read_row:
-                    rows.append(read_row)
-        with phase("teardown"):
-            delete_prefix(direct)
-            stack.close()  # the server and the link stop
-    return rows
+                rows = [row, *([read_row] if read_row else [])]
+            _delete(direct)
+            return rows
+
+        for _ in range(ctx.warmups):
+            round_trip(None)
+        try:
+            yield []
+            for r in itertools.count():
+                yield round_trip(r)
+        finally:  # closed (or failed): the last objects deleted, then the server and the link stop
+            with phase("teardown"):
+                stack.close()
+
+
+def _delete(direct: S3Target) -> None:
+    """Every object under the case's prefix (only it), off the clock."""
+    with phase("teardown"):
+        delete_prefix(direct)
+
+
+run_case = whole_case(rounds)
 
 
 def _snapshot(server: Any, link: LinkProcess | None) -> tuple | None:
@@ -280,6 +310,8 @@ SUITE = Suite(
     measures="Zarr writers and readers through S3 (a real versitygw on 127.0.0.1, or your endpoint)",
     build_cases=build_cases,
     run_case=run_case,
+    rounds=rounds,
+    questions=("write", "read"),
     profiles=PROFILES,
     case_keys=("dataset", "codec", "nbytes", "latency_ms", "s3_server"),
     time_budget_s={"quick": 30, "standard": 65},
@@ -288,4 +320,4 @@ SUITE = Suite(
     smoke={"dims": "z:8:4:8,y:64:32:64,x:64:32:64", "iterations": 1, "warmups": 0},
 )
 
-__all__ = ["BACKENDS", "PROFILES", "SUITE", "build_cases", "run_case"]
+__all__ = ["BACKENDS", "PROFILES", "SUITE", "build_cases", "rounds", "run_case"]

@@ -1,7 +1,9 @@
 """The cache/prefetch chapter (seed 004): TTree and Zarr reads, local, over HTTP and through S3. The plan only.
 
-The readers are ``remote`` adapters; each configuration is one :class:`Case`, each measured read one
-fresh Python process with the input evicted from the page cache first:
+The readers are ``remote`` adapters; each configuration is one :class:`Case`, measured in rounds
+(``suites.Rounds``): set up once (its input, the values its reads must return, its server started and kept until
+the case closes), then each round one measured read, a fresh Python process with the input evicted from the page
+cache first:
 
 - ``root``: seed 004's benchmark with real ROOT: TTreeCache size x ``TFile.AsyncPrefetching``
   x location (local file; HTTP through ``TWebFile`` at each latency) on seed 004's sample file.
@@ -43,7 +45,7 @@ from benchmarks_lib.data.storage import parse_s3
 from benchmarks_lib.inputs import root_sample, zarr_store
 from benchmarks_lib.inputs.zarr_store import ZARR_DATASET, ZARR_LAYOUTS
 from benchmarks_lib.suites import Case, Suite
-from benchmarks_lib.suites.cache.reads import config_label, run_case, unavailable_reason
+from benchmarks_lib.suites.cache.reads import config_label, rounds, run_case, unavailable_reason
 from benchmarks_lib.suites.kit.common import RUN_KEYS, with_defaults
 
 NAME = "cache"
@@ -56,20 +58,22 @@ UPROOT_SOURCES = ("fsspec", "http", "multithreaded")
 ZARR_CLIENTS = ("zarr-fsspec", "zarr-obstore", "tensorstore")
 ZARR_WORKLOADS = ("whole", "cutouts")
 
-#: ``quick`` answers the chapter's question (what a read cache buys a remote read) at n = 5 reads per configuration,
-#: each read a fresh process on a cold input (~1.5 s of process start-up around a 0.3-3 s read on 2 cores): ROOT
-#: without and with a TTreeCache, and one Zarr client (tensorstore) without and with its cache, over one emulated
-#: link (10 ms, 50 MB/s). Its Zarr cases are the standard profile's own (the same store, layout, cutouts,
-#: concurrency, link and bandwidth: a quick run compares with the standard reference); its TTree is smaller than
-#: standard's (1500 entries x 16 branches: ~110 transactions without a cache instead of thousands). zarr-python's
-#: clients (fsspec: 16.5 s of the quick book's 64 s here), uproot, local files, async prefetching, the unsharded
-#: layout and S3 are standard's. ``standard`` sets local reads beside the 10 ms link: ROOT with and
+#: ``quick`` answers the chapter's question (what a read cache buys a remote read) in rounds (``run.rounds``: at most
+#: ``iterations``, each question stopped once answered, the whole run within the profile's time), one read per
+#: configuration per round, each a fresh process on a cold input (~1.5 s of process start-up around a 0.3-3 s read
+#: on 2 cores): ROOT without and with a TTreeCache, and one Zarr client (tensorstore) without and with its cache,
+#: over one emulated link (10 ms, 50 MB/s). Its Zarr cases are the standard profile's own (the same store, layout,
+#: cutouts, concurrency, link and bandwidth: a quick run compares with the standard reference); its TTree is smaller
+#: than standard's (1500 entries x 16 branches: ~110 transactions without a cache instead of thousands).
+#: zarr-python's clients (fsspec: 16.5 s of the quick book's 64 s here), uproot, local files, async prefetching, the
+#: unsharded layout and S3 are standard's. ``standard`` sets local reads beside the 10 ms link: ROOT with and
 #: without a TTreeCache, uproot (its default fsspec source) at a small and a large step, and every Zarr client and
 #: layout, with and without its cache, reading cutouts at concurrency 8 over HTTP and through S3 (about 10 minutes
-#: on 2 cores at n = 5; each Zarr read ~1 s in a ~2.5 s case, ROOT without a TTreeCache ~20 s, uproot's 100 MB step
-#: ~22 s). A 0 ms link, async prefetching, whole-array reads, concurrency 1 and uproot's other sources are
-#: parameters (``latencies_ms``, ``async_prefetch``, ``zarr_workloads``, ``zarr_concurrency``, ``uproot_sources``);
-#: the reference of 2026-11-22 measured them at n = 3 (async prefetching moved ROOT's 10 ms read by under 1%).
+#: on 2 cores at the reference's n = 5; each Zarr read ~1 s in a ~2.5 s case, ROOT without a TTreeCache ~20 s,
+#: uproot's 100 MB step ~22 s). A 0 ms link, async prefetching, whole-array reads, concurrency 1 and uproot's other
+#: sources are parameters (``latencies_ms``, ``async_prefetch``, ``zarr_workloads``, ``zarr_concurrency``,
+#: ``uproot_sources``); the reference of 2026-11-22 measured them at n = 3 (async prefetching moved ROOT's 10 ms
+#: read by under 1%).
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
         "readers": ["root", "zarr"], "entries": 1500, "branches": 16, "auto_flush": 300,
@@ -80,7 +84,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "zarr_workloads": ["cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [8],
         "zarr_dims": "z:128:32:64,y:512:128:256,x:512:128:256", "zarr_cutout": "48,192,192", "zarr_cutouts": 8,
         "s3_endpoint": None, "s3_target": "s3://iobench/cache", "s3_workloads": None, "s3_concurrency": None,
-        "read_timeout_s": 600, "iterations": 5, "warmups": 0,
+        "read_timeout_s": 600, "iterations": 20, "warmups": 0,
     },
     "standard": {
         "readers": ["root", "uproot", "zarr"], "entries": 2000, "branches": 128, "auto_flush": None,
@@ -91,7 +95,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "zarr_workloads": ["cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [8],
         "zarr_dims": "z:128:32:64,y:512:128:256,x:512:128:256", "zarr_cutout": "48,192,192", "zarr_cutouts": 8,
         "s3_endpoint": None, "s3_target": "s3://iobench/cache", "s3_workloads": ["cutouts"], "s3_concurrency": [8],
-        "read_timeout_s": 1800, "iterations": 5, "warmups": 0,
+        "read_timeout_s": 1800, "iterations": 20, "warmups": 0,
     },
     "seed": {
         "readers": ["root", "uproot"], "entries": 10_000, "branches": 2000, "auto_flush": None,
@@ -259,11 +263,11 @@ def _input_key(params: dict) -> str:
 
 def scratch_bytes(cases: list[Case]) -> int:
     """Disk the run needs on scratch: every input (sample files, Zarr stores: they live in the run's
-    scratch directory until the run ends), the bundled S3 server's copy of one store, and a margin for a
-    case's own scratch."""
+    scratch directory until the run ends), the bundled S3 server's copy of the store for every S3 case (measured in
+    rounds, every case is open at once, each with its own server), and a margin for the cases' own scratch."""
     inputs = {_input_key(c.params): input_bytes(c.params) for c in cases}
     s3 = [input_bytes(c.params) for c in cases if c.params.get("server") == "versitygw"]
-    return sum(inputs.values()) + max(s3, default=0) + 16 * 2**20
+    return sum(inputs.values()) + sum(s3) + 16 * 2**20
 
 
 SUITE = Suite(
@@ -272,6 +276,11 @@ SUITE = Suite(
     measures="ROOT-style TTreeCache and prefetch, uproot, Zarr clients: reads local, over HTTP and through S3",
     build_cases=build_cases,
     run_case=run_case,
+    rounds=rounds,
+    questions=("root_read", "uproot_iterate", "zarr_read_cutouts", "zarr_read_whole"),
+    # a case's process only starts servers and fresh readers (each read is a process of its own), so one worker per
+    # reader holds its open cases (the standard profile opens 32 at once)
+    reuse_worker=True,
     profiles=PROFILES,
     scratch_bytes=scratch_bytes,
     label_keys=("reader", "client", "location", "latency_ms", "cache_bytes", "async_prefetch", "layout",
@@ -291,4 +300,4 @@ SUITE = Suite(
 )
 
 __all__ = ["LOCATIONS", "PROFILES", "READERS", "SUITE", "ZARR_CLIENTS", "ZARR_WORKLOADS", "build_cases",
-           "config_label", "parse_params", "run_case", "scratch_bytes", "unavailable_reason"]
+           "config_label", "parse_params", "rounds", "run_case", "scratch_bytes", "unavailable_reason"]

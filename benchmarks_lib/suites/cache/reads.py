@@ -1,10 +1,13 @@
 """The cache chapter's cases run: one configuration's reads, each a fresh process on an input evicted from the page
 cache, with the client's and the server's counters and the proof that the read was cold (the plan is in
-:mod:`.cache`)."""
+:mod:`.cache`). A case is measured in rounds (``suites.Rounds``): set up once (its input, the values its reads must
+return, its HTTP or S3 server), then one read per round."""
 
 from __future__ import annotations
 
-import contextlib
+import itertools
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,8 @@ from benchmarks_lib.base.availability import Unavailable
 from benchmarks_lib.base.specs import shape_text
 from benchmarks_lib.inputs import inputs_dir, root_sample, zarr_store
 from benchmarks_lib.inputs.zarr_store import ZARR_DATASET
-from benchmarks_lib.suites import Case, CaseContext, end_case
+from benchmarks_lib.suites import Case, CaseContext, Rounds, end_case
+from benchmarks_lib.suites.kit.in_rounds import whole_case
 
 
 def _fmt_bytes(n: int) -> str:
@@ -92,20 +96,32 @@ def _skip_rows(case: Case, reason: str) -> list[dict]:
     return [{**_base_row(case), "iteration": 0, "status": "skip", "reason": reason}]
 
 
-def run_case(case: Case, ctx: CaseContext) -> list[dict]:
-    """Measure one configuration ``ctx.iterations`` times, each read a fresh process on a cold input.
+def rounds(case: Case, ctx: CaseContext) -> Rounds:
+    """The configuration in rounds (``suites.Rounds``): its input prepared, the values its reads must return computed
+    and its server started (kept for the case's life, stopped on close) before the first yield; then each round one
+    measured read, in a fresh process on an input evicted from the page cache first.
 
-    Warm-ups are not run: every iteration starts cold by design (fresh process, evicted input).
+    Warm-ups are not run: every read starts cold by design (fresh process, evicted input).
     """
     from benchmarks_lib.servers import ServerUnavailable
 
-    reason = unavailable_reason(case)
-    if reason:
+    if reason := unavailable_reason(case):
         return _skip_rows(case, reason)
-    try:
-        return _measure_case(case, ctx)
-    except (Unavailable, ServerUnavailable) as exc:  # found missing only later (e.g. a broken install)
-        return _skip_rows(case, str(exc))
+    with ExitStack() as stack:
+        try:
+            read = _open_case(case, ctx, stack)
+        except (Unavailable, ServerUnavailable) as exc:  # found missing only later (e.g. a broken install)
+            return _skip_rows(case, str(exc))
+        yield []
+        for r in itertools.count():
+            try:
+                row = read(r)
+            except (Unavailable, ServerUnavailable) as exc:  # found missing at its first read
+                return _skip_rows(case, str(exc))
+            yield [row]
+
+
+run_case = whole_case(rounds)
 
 
 def _prepare_input(q: dict, inputs: Path) -> tuple[Path, dict, Any]:
@@ -137,7 +153,9 @@ def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) 
     return reader.read(location, timeout_s=q["timeout_s"], environ=environ, **settings)
 
 
-def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
+def _open_case(case: Case, ctx: CaseContext, stack: ExitStack) -> Callable[[int], dict]:
+    """Set ``case`` up (its input, the values its reads must return, its server entered on ``stack``) and return
+    the measured read of a round: evict, reset the server's counters, read in a fresh process, prove it cold."""
     from benchmarks_lib import servers
     from benchmarks_lib.measure import cold_read_state
     from benchmarks_lib.measure.eviction import StoreEvictions
@@ -149,51 +167,51 @@ def _measure_case(case: Case, ctx: CaseContext) -> list[dict]:
     # before any eviction: computing them may read the store (and so fill the page cache)
     expected = (zarr_store.expected_crc32s(target, q["workload"], q["cutout"], q["cutouts"])
                 if q["reader"] == "zarr" else None)
+    server: Any = None
     if q["location"] == "http":
-        server_cm = servers.serve(inputs, q["server"], latency_ms=q["latency_ms"], bandwidth=q["bandwidth"])
+        server = stack.enter_context(servers.serve(inputs, q["server"], latency_ms=q["latency_ms"],
+                                                   bandwidth=q["bandwidth"]))
     elif q["location"] == "s3":
         from benchmarks_lib.servers.s3site import S3Site
 
-        server_cm = S3Site(target, q["s3_target"], endpoint=q["s3_endpoint"], scratch=ctx.scratch,
-                           latency_ms=q["latency_ms"], bandwidth=q["bandwidth"], on_death=end_case)
-    else:
-        server_cm = contextlib.nullcontext()
-    rows = []
-    with server_cm as server:
-        location = server.url_for(target) if server is not None else str(target)
-        if q["location"] == "s3":
-            base["s3_server"] = server.label  # the server and its version, or the user's endpoint
-        # what holds the bytes the read fetches: the server's copy for S3 (a user's endpoint: nothing of ours)
-        evict = getattr(server, "data_dir", target)
-        # the input is only read between reads: flushed once, then advised out (never the machine's caches)
-        evictions = StoreEvictions(drop_caches=False)
-        for iteration in range(max(1, ctx.iterations)):
-            report = evictions.evict(evict) if evict is not None else None
-            if server is not None:
-                server.reset()
-            metrics = _read_once(q, location, server, expected)
-            sums = metrics.pop("branch_sums", None)
-            row = {**base, **metrics, **(report.as_row() if report else {}), "iteration": iteration, "status": "ok"}
-            if q["reader"] in ("root", "uproot"):
-                row["verified"] = (metrics.get("nbytes") == info.entry_bytes and metrics.get("entries") == info.entries
-                                   and root_sample.sums_match(sums, info))
-            counters = server.counters() if server is not None else None
-            if report is None:  # a user's S3 endpoint: its caches are its own
-                row["cache_state"] = "unknown"
-                rows.append(row)
-                continue
-            if counters is not None:
-                row.update(counters.as_row())
-                # the server read the file: its disk reads prove the read was cold
-                disk_read, needed = counters.io_read_bytes, min(counters.payload_bytes, base["file_bytes"])
-                if q["reader"] == "zarr" and metrics.get("cutout_bytes"):
-                    # bytes moved per byte asked for; "_stored" divides by the cutout's compressed share
-                    row["read_amplification"] = counters.payload_bytes / metrics["cutout_bytes"]
-                    row["read_amplification_stored"] = row["read_amplification"] * base["compression_ratio"]
-            else:
-                asked = metrics.get("root_bytes_read", metrics.get("client_bytes")) or 0
-                disk_read, needed = metrics.get("io_read_bytes"), min(asked, base["file_bytes"])
-            row["cache_state"] = cold_read_state(report, disk_read, needed)
-            evictions.saw(row["cache_state"])
-            rows.append(row)
-    return rows
+        server = stack.enter_context(S3Site(target, q["s3_target"], endpoint=q["s3_endpoint"], scratch=ctx.scratch,
+                                            latency_ms=q["latency_ms"], bandwidth=q["bandwidth"], on_death=end_case))
+        base["s3_server"] = server.label  # the server and its version, or the user's endpoint
+    location = server.url_for(target) if server is not None else str(target)
+    if server is not None and (q["location"] == "http" or server.bundled):
+        base["server_url"] = server.url  # a server of ours, started once for the case: the same in every round
+    # what holds the bytes the read fetches: the server's copy for S3 (a user's endpoint: nothing of ours)
+    evict = getattr(server, "data_dir", target)
+    # the input is only read between reads: flushed once, then advised out (never the machine's caches)
+    evictions = StoreEvictions(drop_caches=False)
+
+    def read(iteration: int) -> dict:
+        report = evictions.evict(evict) if evict is not None else None
+        if server is not None:
+            server.reset()
+        metrics = _read_once(q, location, server, expected)
+        sums = metrics.pop("branch_sums", None)
+        row = {**base, **metrics, **(report.as_row() if report else {}), "iteration": iteration, "status": "ok"}
+        if q["reader"] in ("root", "uproot"):
+            row["verified"] = (metrics.get("nbytes") == info.entry_bytes and metrics.get("entries") == info.entries
+                               and root_sample.sums_match(sums, info))
+        counters = server.counters() if server is not None else None
+        if report is None:  # a user's S3 endpoint: its caches are its own
+            row["cache_state"] = "unknown"
+            return row
+        if counters is not None:
+            row.update(counters.as_row())
+            # the server read the file: its disk reads prove the read was cold
+            disk_read, needed = counters.io_read_bytes, min(counters.payload_bytes, base["file_bytes"])
+            if q["reader"] == "zarr" and metrics.get("cutout_bytes"):
+                # bytes moved per byte asked for; "_stored" divides by the cutout's compressed share
+                row["read_amplification"] = counters.payload_bytes / metrics["cutout_bytes"]
+                row["read_amplification_stored"] = row["read_amplification"] * base["compression_ratio"]
+        else:
+            asked = metrics.get("root_bytes_read", metrics.get("client_bytes")) or 0
+            disk_read, needed = metrics.get("io_read_bytes"), min(asked, base["file_bytes"])
+        row["cache_state"] = cold_read_state(report, disk_read, needed)
+        evictions.saw(row["cache_state"])
+        return row
+
+    return read

@@ -63,6 +63,8 @@ def whole_case(rounds: Callable[[Case, CaseContext], Rounds]) -> Callable[[Case,
         try:
             for r in range(ctx.iterations):
                 rows += [{**row, "iteration": r} for row in next(steps)]
+        except StopIteration as end:  # nothing more to measure: a skip found in a round (a library found missing)
+            rows += list(end.value or [])
         finally:
             steps.close()
         return rows
