@@ -48,7 +48,7 @@ from benchmarks_lib.rules.ranking import countable, rank_samples
 from benchmarks_lib.rules.words import verdict_text, versus_text
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
-         "checked page-cache eviction; a point stops repeating once its timed seconds reach TIME_CAP_S")
+         "checked page-cache eviction; one write and read of every thread count per round")
 
 
 def header(result) -> str:

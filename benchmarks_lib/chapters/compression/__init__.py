@@ -59,8 +59,7 @@ CEILING_OPS = {"write_mbps": ("memcpy", "write_nofsync", "write_fsync"), "read_m
 
 
 TIMES = ("write: the store (or the .vtu / zvtk file) written to the page cache, no fsync unless FSYNC; read: "
-         "back cold after a checked page-cache eviction, verified; a point stops repeating once its timed seconds "
-         "reach TIME_CAP_S")
+         "back cold after a checked page-cache eviction, verified; one write and read of every point per round")
 
 
 def header(result) -> str:
