@@ -329,6 +329,8 @@ SUITE = Suite(
     rounds=rounds,
     # the chapter ranks the writes of each dataset (``chapters.compression``): a store setting's write time
     questions=("write",),
+    # the real data beside its twins: in memory, its ratios the answer (its times shown, never ranked)
+    optional=lambda case: "pairs" in case.params,
     profiles=PROFILES,
     # vtu without compression is base64 text (~1.4x the data); keep room for two outputs
     **sized_by(case_nbytes),

@@ -192,6 +192,8 @@ SUITE = Suite(
     # the chapter ranks each side's thread counts and stores (``chapters.threads``: encode/decode are the sides of
     # a codec in memory)
     questions=("write", "read", "encode", "decode"),
+    # more threads than this machine's usable cores: oversubscribed, outside the Amdahl fit
+    optional=lambda case: case.params["threads"] > usable_cores(),
     profiles=PROFILES,
     **sized_by(case_nbytes),
     label_keys=("dataset", "codec", "level", "threads"),
