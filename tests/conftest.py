@@ -136,12 +136,26 @@ def small_run_in_rounds(suite_name: str, base: Path, rounds: int = 9, **params):
     return df, meta
 
 
-def count_calls(monkeypatch, module, name: str, counts: Counter, key: str | None = None) -> None:
-    """Each call of ``module.name`` from now on counted in ``counts[key or name]``."""
+def count_calls(monkeypatch, module, name: str, counts: Counter) -> None:
+    """Each call of ``module.name`` from now on counted in ``counts[name]``."""
     real = getattr(module, name)
 
     def counted(*args, **kwargs):
-        counts[key or name] += 1
+        counts[name] += 1
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, name, counted)
+
+
+def count_round_trip_writes(monkeypatch, counts: Counter) -> None:
+    """Each write of the shared round trip (``kit.roundtrip.timed_write``) from now on counted in ``counts``: a
+    warm-up's (untimed) as ``warm-up``, a measured one as ``write``."""
+    from benchmarks_lib.suites.kit import roundtrip
+
+    real = roundtrip.timed_write
+
+    def counted(rt, *, fsync: bool, sample: bool = True):
+        counts["write" if sample else "warm-up"] += 1
+        return real(rt, fsync=fsync, sample=sample)
+
+    monkeypatch.setattr(roundtrip, "timed_write", counted)

@@ -9,7 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import assert_refused_naming_the_value, case_in_rounds, count_calls, small_run_in_rounds
+from conftest import (
+    assert_refused_naming_the_value,
+    case_in_rounds,
+    count_calls,
+    count_round_trip_writes,
+    small_run_in_rounds,
+)
 
 from benchmarks_lib.base.scratch import create_marked_dir
 from benchmarks_lib.base.specs import SpecError
@@ -254,14 +260,12 @@ def test_a_case_is_set_up_once_and_each_round_measures_it_once(tmp_path: Path, m
     """The mesh built or the array made and the warm-up run once, in the case's set-up; then each round one write
     and one read, numbered by the round."""
     from benchmarks_lib.suites import threads
-    from benchmarks_lib.suites.kit import backends, roundtrip
+    from benchmarks_lib.suites.kit import backends
 
     made: Counter = Counter()
     count_calls(monkeypatch, threads, "array_data", made)
     count_calls(monkeypatch, backends, "build_tet_mesh", made)
-    real_write = roundtrip.timed_write
-    monkeypatch.setattr(roundtrip, "timed_write", lambda rt, *, fsync, sample=True: (
-        made.update(["write" if sample else "warm-up"]), real_write(rt, fsync=fsync, sample=sample))[1])
+    count_round_trip_writes(monkeypatch, made)
     for case in build_cases({**TINY, "backends": ["zvtk", "zarr-python"], "threads": [2]}, "quick"):
         made.clear()
         setup, *rounds = case_in_rounds(SUITE, case, tmp_path / case.case_id, 9)
