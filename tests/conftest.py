@@ -93,3 +93,69 @@ def assert_refused_naming_the_value(build_cases, base: dict, params: dict) -> No
     shown = [value, *value] if isinstance(value, list) else [value]  # the value, or the list item at fault
     assert any(repr(v) in message or str(v) in message for v in shown)
     assert any(word in message for word in ("allowed", "e.g.", "must be"))
+
+
+def case_in_rounds(suite, case, scratch: Path, rounds: int, warmups: int = 1) -> list[list[dict]]:
+    """``case`` stepped as a worker steps it for the runner's rounds (``suite.rounds``): its set-up's rows, then each
+    round's, then its end; its scratch (a marked directory made here) left empty."""
+    from benchmarks_lib.base.scratch import create_marked_dir
+    from benchmarks_lib.suites import CaseContext
+
+    scratch = create_marked_dir(scratch)
+    steps = suite.rounds(case, CaseContext(scratch=scratch, iterations=rounds, warmups=warmups, profile="quick"))
+    try:
+        out = [next(steps) for _ in range(rounds + 1)]
+    finally:
+        steps.close()
+    assert [p.name for p in scratch.iterdir()] == [".iobench-scratch"], f"{case.backend} left files behind"
+    return out
+
+
+def small_run_in_rounds(suite_name: str, base: Path, rounds: int = 9, **params):
+    """A small run of ``suite_name`` (its smoke parameters and ``params``, at most ``rounds`` rounds, one warm-up, a
+    budget no busy test machine spends), checked to be measured in rounds: every ok row of a question operation has
+    its round (its iteration), and run.json states the questions, each closed. Returns (rows, run.json)."""
+    import json
+
+    from benchmarks_lib.run.runner import run_suite
+    from benchmarks_lib.suites import get_suite
+
+    suite = get_suite(suite_name)
+    result = run_suite(suite_name, {**suite.smoke, "iterations": rounds, "warmups": 1, **params}, profile="quick",
+                       results_dir=base / "results", scratch_dir=base / "scratch", run_id="rounds", ceiling=False,
+                       progress=None, assume_yes=True, budget="10m")
+    df, meta = result.df, json.loads((result.run_dir / "run.json").read_text())
+    assert not (df["status"] == "error").any(), df[df["status"] == "error"]["reason"].tolist()
+    asked = df[df["operation"].isin(suite.questions) & (df["status"] == "ok")]
+    assert len(asked) and asked["round"].notna().all() and (asked["iteration"] == asked["round"]).all()
+    assert asked["round_position"].notna().all() and asked["rounds_stop"].notna().all()
+    questions = meta["rounds"]["questions"]
+    assert questions and {q["operation"] for q in questions} <= set(suite.questions)
+    assert meta["rounds"]["rounds"] >= min(8, rounds)  # the first look, at least
+    assert all(q["answer"] != "open" and 1 <= q["rounds"] <= rounds for q in questions)
+    return df, meta
+
+
+def count_calls(monkeypatch, module, name: str, counts: Counter) -> None:
+    """Each call of ``module.name`` from now on counted in ``counts[name]``."""
+    real = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        counts[name] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+
+
+def count_round_trip_writes(monkeypatch, counts: Counter) -> None:
+    """Each write of the shared round trip (``kit.roundtrip.timed_write``) from now on counted in ``counts``: a
+    warm-up's (untimed) as ``warm-up``, a measured one as ``write``."""
+    from benchmarks_lib.suites.kit import roundtrip
+
+    real = roundtrip.timed_write
+
+    def counted(rt, *, fsync: bool, sample: bool = True):
+        counts["write" if sample else "warm-up"] += 1
+        return real(rt, fsync=fsync, sample=sample)
+
+    monkeypatch.setattr(roundtrip, "timed_write", counted)

@@ -172,7 +172,7 @@ def test_a_case_that_changed_more_than_the_run_is_flagged_beside_the_drift():
 # -- A/A: two runs of one commit --------------------------------------------------------------------------------
 #: in-memory encode and decode of 4 datasets x 6 codecs by numcodecs, one thread (a Blosc pool of its own on a
 #: shared core is bimodal), 6 iterations: 48 cases and the run's 5 ceiling operations in ~10 s a run on 2 cores
-AA_PARAMS = {"mesh_backends": [], "array_backends": ["numcodecs"], "real_datasets": [], "threads": 1, "time_cap_s": 5,
+AA_PARAMS = {"mesh_backends": [], "array_backends": ["numcodecs"], "real_datasets": [], "threads": 1,
              "datasets": ["em_like", "labels", "microscopy", "random"], "dims": "z:8:4,y:128:64,x:128:64",
              "codecs": ["lz4", "zstd:1", "zstd:3", "gzip:1", "blosc-lz4:5:shuffle", "blosc-zstd:1:bitshuffle"]}
 

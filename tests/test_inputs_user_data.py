@@ -226,7 +226,7 @@ def test_compression_on_a_real_segmentation_from_pyvista(workdir):
     before = _state(frog)
     params = {"mesh_backends": [], "array_backends": ["zarr-python", "numcodecs"], "codecs": ["zstd:3"],
               "datasets": ["labels", f"file:{frog}"], "real_datasets": [], "dims": "z:8:8,y:64:32,x:64:32",
-              "time_cap_s": 0.2}
+              "iterations": 2}
     result = run_suite("compression", params, results_dir=workdir / "results", run_id="frog", ceiling=False,
                        progress=None, assume_yes=True)
     df = result.df
@@ -284,7 +284,7 @@ def test_compression_measures_a_persons_mesh_file(workdir):
     ant = Path(examples.__file__).parent / "ant.ply"
     before = _state(ant)
     params = {"array_backends": [], "real_datasets": [], "datasets": [f"file:{ant}"], "mesh_n": 8, "levels": [3],
-              "vtu_compressors": ["zlib"], "time_cap_s": 0.2}
+              "vtu_compressors": ["zlib"], "iterations": 2}
     df = run_suite("compression", params, results_dir=workdir / "results", run_id="ant", ceiling=False,
                    progress=None, assume_yes=True).df
     rows = df[df["dataset"] == "file:ant.ply"]

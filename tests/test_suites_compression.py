@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 import importlib.util
-import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import assert_refused_naming_the_value
+from conftest import (
+    assert_refused_naming_the_value,
+    case_in_rounds,
+    count_calls,
+    count_round_trip_writes,
+    small_run_in_rounds,
+)
 
 from benchmarks_lib.base.scratch import create_marked_dir
 from benchmarks_lib.base.specs import SpecError
-from benchmarks_lib.base.stats import MIN_RANK_N
 from benchmarks_lib.records.store import to_frame
 from benchmarks_lib.run.worker import finish_rows
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.compression import SUITE, build_cases
-from benchmarks_lib.suites.kit.roundtrip import RoundTrip, measure_round_trips
+from benchmarks_lib.suites.kit.roundtrip import RoundTrip, round_trip_point
 
 pytest.importorskip("pyvista")
 pytest.importorskip("zvtk")
@@ -31,7 +36,7 @@ TINY = {
     "mesh_backends": ["zvtk", "vtu"], "array_backends": ["zarr-python", "tensorstore", "numcodecs"],
     "mesh_n": 5, "levels": [-5, 3], "vtu_compressors": ["none", "zlib"], "datasets": ["em_like", "labels"],
     "dims": "z:4:2,y:32:16,x:32:16", "codecs": ["lz4", "zstd:1", "gzip:1", "blosc-lz4:5:shuffle"], "threads": 2,
-    "time_cap_s": 5, "seed": 1,
+    "seed": 1,
 }
 
 
@@ -131,24 +136,39 @@ def test_tiny_sweep_round_trips_are_verified(tiny_run: pd.DataFrame):
     assert not (tiny_run["status"] == "error").any()
 
 
+def in_rounds(rt: RoundTrip, rounds: int, *, warmups: int = 0, nbytes: int = 8192, fsync: bool = False,
+              columns: dict | None = None) -> list[dict]:
+    """``rounds`` rounds of the point of ``rt`` (set up with ``warmups``), as the runner steps them, then its end."""
+    point = round_trip_point(rt, warmups=warmups, nbytes=nbytes, columns=columns or {}, fsync=fsync)
+    try:
+        return [row for r in range(rounds) for row in point.measure(r)]
+    finally:
+        point.cleanup()
+
+
 def test_failed_verification_is_an_error_row_and_ends_the_point():
     calls = []
     rt = RoundTrip(write=lambda: calls.append("w"), read=lambda: b"x", verify=lambda got: "bytes differ",
                    stored_bytes=lambda: 10)
-    rows = measure_round_trips(rt, iterations=3, warmups=0, time_cap_s=60, nbytes=100, columns={"codec": "zstd:1"})
-    assert calls == ["w"]
+    rows = in_rounds(rt, 3, nbytes=100, columns={"codec": "zstd:1"})
+    assert calls == ["w"]  # its later rounds measure nothing
     assert [r["status"] for r in rows] == ["error", "error"]
     assert not rows[0]["verified"] and "bytes differ" in rows[0]["reason"]
 
 
-def test_time_cap_stops_repeating_a_point_but_never_below_the_ranked_n():
-    rt = RoundTrip(write=lambda: time.sleep(0.02), read=lambda: None, verify=lambda got: None, stored_bytes=lambda: 5)
-    rows = measure_round_trips(rt, iterations=8, warmups=1, time_cap_s=0.01, nbytes=10, columns={})
-    # one write and one read row per round: the cap stops the point at MIN_RANK_N rounds, not before
-    assert len(rows) == 2 * MIN_RANK_N and rows[0]["compression_ratio"] == 2
-    assert {r["verified_scope"] for r in rows} == {"full"}
-    rows = measure_round_trips(rt, iterations=3, warmups=0, time_cap_s=0.01, nbytes=10, columns={})
-    assert len(rows) == 2 * 3  # fewer iterations asked: all of them
+def test_a_point_is_set_up_once_and_measures_one_round_trip_per_round():
+    calls: list[str] = []
+    rt = RoundTrip(write=lambda: calls.append("w"), read=lambda: calls.append("r"), verify=lambda got: None,
+                   stored_bytes=lambda: 5, reset=lambda: calls.append("clear"))
+    point = round_trip_point(rt, warmups=2, nbytes=10, columns={"codec": "zstd:1"})
+    assert calls.count("w") == calls.count("r") == 2 and calls[-1] == "clear"  # the warm-ups, before any round
+    for r in range(3):
+        del calls[:]
+        rows = point.measure(r)
+        # one write and one read, each a row of this round; what was written dropped once verified
+        assert calls == ["clear", "w", "r", "clear"]
+        assert [(row["operation"], row["iteration"]) for row in rows] == [("write", r), ("read", r)]
+        assert rows[0]["compression_ratio"] == 2 and {row["verified_scope"] for row in rows} == {"full"}
 
 
 def _events_round_trip(scratch: Path, events: list, monkeypatch, *, writer_fsyncs: bool = False) -> RoundTrip:
@@ -182,13 +202,14 @@ def _events_round_trip(scratch: Path, events: list, monkeypatch, *, writer_fsync
 def test_old_output_is_removed_off_the_clock_and_syncfs_is_on_it(tmp_path: Path, monkeypatch):
     events: list[str] = []
     rt = _events_round_trip(create_marked_dir(tmp_path / "scratch"), events, monkeypatch)
-    rows = measure_round_trips(rt, iterations=3, warmups=1, time_cap_s=60, nbytes=8192, columns={}, fsync=True)
+    rows = in_rounds(rt, 3, warmups=1, fsync=True)
     # 1 warm-up + 3 rounds, each: clear (off the clock), then write + syncfs in one timed region
     assert events.count("write") == 4 and "write on an old file" not in events
-    starts = [i for i, e in enumerate(events) if e == "clear"]
+    starts = [i - 1 for i, e in enumerate(events) if e == "enter"]
     assert len(starts) == 4
     for start in starts:
         assert events[start:start + 5] == ["clear", "enter", "write", "sync", "exit"]
+    assert events[-1] == "clear" and not rt.path.exists()  # the last output removed once verified
     write_rows = [r for r in rows if r["operation"] == "write"]
     assert len(write_rows) == 3
     assert all(r["fsync_included"] and r["sync_method"] == "syncfs" and r["fsync_comparable"] for r in write_rows)
@@ -200,7 +221,7 @@ def test_old_output_is_removed_off_the_clock_and_syncfs_is_on_it(tmp_path: Path,
 ])
 def test_write_rows_say_what_their_time_includes(tmp_path: Path, monkeypatch, fsync, writer, included, method):
     rt = _events_round_trip(create_marked_dir(tmp_path / "scratch"), [], monkeypatch, writer_fsyncs=writer)
-    rows = measure_round_trips(rt, iterations=1, warmups=0, time_cap_s=60, nbytes=8192, columns={}, fsync=fsync)
+    rows = in_rounds(rt, 1, fsync=fsync)
     write = next(r for r in rows if r["operation"] == "write")
     assert (write["fsync_included"], write["writer_fsyncs"], write["sync_method"]) == (included, writer, method)
     assert write["fsync_comparable"] is (not writer)
@@ -212,7 +233,7 @@ def test_a_failed_eviction_is_labelled_cold_unverified(tmp_path: Path, monkeypat
     monkeypatch.setattr(eviction, "evict_page_cache",
                         lambda files, **kw: EvictionReport(1, 8192, resident_bytes_after=8192, dropped_caches=False))
     rt = _events_round_trip(create_marked_dir(tmp_path / "scratch"), [], monkeypatch)
-    rows = measure_round_trips(rt, iterations=1, warmups=0, time_cap_s=60, nbytes=8192, columns={})
+    rows = in_rounds(rt, 1)
     read = next(r for r in rows if r["operation"] == "read")
     assert read["cache_state"] == "cold_unverified"
     assert read["eviction_verified"] is False and read["resident_bytes_before_read"] == 8192
@@ -269,7 +290,6 @@ def test_the_ceiling_labels_its_rows(tmp_path: Path):
     ({"datasets": ["faces"]}, "faces"),
     ({"threads": 0}, "threads 0"),
     ({"mesh_n": 1}, "mesh_n 1"),
-    ({"time_cap_s": 0}, "time_cap_s"),
     ({"dims": "z:4:8"}, "chunk 8"),
     ({"colour": "red"}, "colour"),
     ({"mesh_backends": [], "array_backends": [], "real_datasets": []}, "nothing to measure"),
@@ -293,7 +313,7 @@ def test_the_ceiling_labels_its_rows(tmp_path: Path):
     ({"datasets": 5}, "datasets 5"),
     ({"array_backends": [["zarr-python"]]}, "array_backends item"),
     ({"fsync": "yes"}, "fsync 'yes'"),
-    ({"time_cap_s": True}, "time_cap_s True"),
+    ({"time_cap_s": 5}, "parameter 'time_cap_s' is unknown"),  # rounds and the run's budget replaced it
     ({"mesh_n": 2.5}, "mesh_n 2.5"),
     ({"points_per_case": "many"}, "points_per_case"),
     ({"generate_bytes": "lots"}, "lots"),
@@ -323,6 +343,7 @@ def test_profiles_build_and_group_points():
     quick = build_cases({}, "quick")
     assert {c.backend for c in quick} == {"zvtk", "vtu", "tensorstore", "numcodecs"}
     pairs = [c for c in quick if c.backend == "numcodecs"]
+    assert [c for c in quick if SUITE.optional(c)] == pairs  # a run short of time may leave them out
     assert len(pairs) == 1 and {name for name, _, _ in pairs[0].params["points"]} == {
         "example:frog_tissues", "labels twin of example:frog_tissues", "example:channels",
         "labels twin of example:channels"}
@@ -427,3 +448,37 @@ def test_backends_come_from_declared_capabilities(tmp_path: Path):
     assert status[("blosc", "blosc-lz4:5:shuffle", "decode")] == "ok"
     if importlib.util.find_spec("zarrs"):
         assert status[("zarrs", "zstd:1", "read")] == "ok"
+
+
+# -- rounds --------------------------------------------------------------------------------
+def test_a_case_is_set_up_once_and_each_round_measures_each_point_once(tmp_path: Path, monkeypatch):
+    """The mesh built, the arrays made and the warm-ups run once, in the case's set-up; then each round one write and
+    one read of every point, numbered by the round."""
+    from benchmarks_lib.suites import compression
+    from benchmarks_lib.suites.kit import backends
+
+    made: Counter = Counter()
+    count_calls(monkeypatch, compression, "array_data", made)
+    count_calls(monkeypatch, backends, "build_tet_mesh", made)
+    count_round_trip_writes(monkeypatch, made)
+    params = {**TINY, "mesh_backends": ["zvtk"], "array_backends": ["zarr-python"], "real_datasets": [],
+              "datasets": ["em_like", "labels"], "codecs": ["zstd:1", "gzip:1"]}
+    for case in build_cases(params, "quick"):
+        made.clear()
+        setup, *rounds = case_in_rounds(SUITE, case, tmp_path / case.case_id, 9)
+        mesh = case.backend == "zvtk"
+        points = 2 if mesh else 4  # two levels; two datasets x two codecs
+        assert setup == [] and len(rounds) == 9
+        assert made == {"warm-up": 1, "write": 9 * points, **({"build_tet_mesh": 1} if mesh else {"array_data": 2})}
+        for r, rows in enumerate(rounds):
+            assert len(rows) == 2 * points and {row["iteration"] for row in rows} == {r}
+            assert {row["status"] for row in rows} == {"ok"} and all(row["verified"] for row in rows)
+
+
+def test_a_small_run_is_measured_in_rounds(tmp_path: Path):
+    df, _ = small_run_in_rounds("compression", tmp_path)
+    writes = df[df["operation"] == "write"]
+    # every point of a case once per round: the case's rows of one round are one per point
+    per_round = writes.groupby(["case_id", "round"]).size().groupby("case_id").nunique()
+    assert (per_round == 1).all()
+    assert set(writes["backend"]) == {"zvtk", "vtu", "tensorstore"} & AVAILABLE

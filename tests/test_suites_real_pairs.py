@@ -27,7 +27,7 @@ pytest.importorskip("pyvista")
 pytest.importorskip("numcodecs")
 SMALL = {"mesh_backends": [], "array_backends": [],
          "real_datasets": ["example:frog_tissues", "labels=example:channels"], "real_codecs": ["lz4", "zstd:3"],
-         "dims": "z:8:4,y:64:32,x:64:32", "time_cap_s": 0.2}
+         "dims": "z:8:4,y:64:32,x:64:32", "iterations": 5}
 
 
 def _state(path: Path) -> tuple[str, int]:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import importlib.util
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import assert_refused_naming_the_value
+from conftest import (
+    assert_refused_naming_the_value,
+    case_in_rounds,
+    count_calls,
+    count_round_trip_writes,
+    small_run_in_rounds,
+)
 
 from benchmarks_lib.base.scratch import create_marked_dir
 from benchmarks_lib.base.specs import SpecError
@@ -17,8 +25,7 @@ from benchmarks_lib.run.worker import finish_rows
 from benchmarks_lib.suites import CaseContext
 from benchmarks_lib.suites.threads import BACKENDS, SUITE, build_cases, default_threads
 
-TINY = {"backends": list(BACKENDS), "mesh_n": 5, "dims": "z:8:2,y:32:16,x:32:16", "threads": [1, 2],
-        "time_cap_s": 5, "seed": 1}
+TINY = {"backends": list(BACKENDS), "mesh_n": 5, "dims": "z:8:2,y:32:16,x:32:16", "threads": [1, 2], "seed": 1}
 MODULES = {"zvtk": "zvtk", "tensorstore": "tensorstore", "zarr-python": "zarr", "zarrs": "zarrs", "blosc": "numcodecs",
            "acquire-zarr": "acquire_zarr"}
 #: backends whose library is installed here (the others must be recorded as skips)
@@ -81,7 +88,7 @@ def test_amdahl_speedup_curve():
     ({"dataset": "faces"}, "faces"),
     ({"dims": "z"}, "malformed"),
     ({"mesh_n": 0}, "mesh_n 0"),
-    ({"time_cap_s": -1}, "time_cap_s"),
+    ({"time_cap_s": 5}, "parameter 'time_cap_s' is unknown"),  # rounds and the run's budget replaced it
     ({"cores": 4}, "cores"),
     # wrong JSON types: refused in one line at build time, never iterated or coerced
     ({"threads": "abc"}, "threads 'abc'"),
@@ -96,7 +103,6 @@ def test_amdahl_speedup_curve():
     ({"codec": ["zstd:3"]}, "one codec string"),
     ({"dataset": ["microscopy"]}, "dataset \\['microscopy'\\]"),
     ({"fsync": 1}, "fsync 1"),
-    ({"time_cap_s": "soon"}, "time_cap_s 'soon'"),
 ])
 def test_bad_parameters_are_refused_in_one_line(params: dict, message: str):
     with pytest.raises(SpecError, match=message) as info:
@@ -133,6 +139,8 @@ def test_threads_default_to_every_core_and_accept_more(monkeypatch):
     assert sorted({c.params["threads"] for c in cases}) == [1, 2, 24]
     seed = build_cases({}, "seed")
     assert sorted({c.params["threads"] for c in seed}) == [1, 2, 3, 4, 5, 6, 7, 8, 16, 24]
+    # a run short of time may leave out the oversubscribed counts first (``Suite.optional``)
+    assert {c.params["threads"] for c in seed if SUITE.optional(c)} == {24}
 
 
 # -- the suite -----------------------------------------------------------------------------
@@ -245,3 +253,34 @@ def test_a_write_only_writer_without_a_reader_here_is_a_skip_row(tmp_path, monke
     case = build_cases({**TINY, "backends": ["acquire-zarr"], "threads": [1]}, "quick")[0]
     rows = SUITE.run_case(case, CaseContext(scratch=tmp_path, iterations=1, warmups=0, profile="quick"))
     assert {r["status"] for r in rows} == {"skip"} and "verify" in rows[0]["reason"]
+
+
+# -- rounds --------------------------------------------------------------------------------
+def test_a_case_is_set_up_once_and_each_round_measures_it_once(tmp_path: Path, monkeypatch):
+    """The mesh built or the array made and the warm-up run once, in the case's set-up; then each round one write
+    and one read, numbered by the round."""
+    from benchmarks_lib.suites import threads
+    from benchmarks_lib.suites.kit import backends
+
+    made: Counter = Counter()
+    count_calls(monkeypatch, threads, "array_data", made)
+    count_calls(monkeypatch, backends, "build_tet_mesh", made)
+    count_round_trip_writes(monkeypatch, made)
+    for case in build_cases({**TINY, "backends": ["zvtk", "zarr-python"], "threads": [2]}, "quick"):
+        made.clear()
+        setup, *rounds = case_in_rounds(SUITE, case, tmp_path / case.case_id, 9)
+        assert setup == [] and len(rounds) == 9
+        made_once = "build_tet_mesh" if case.backend == "zvtk" else "array_data"
+        assert made == {"warm-up": 1, "write": 9, made_once: 1}
+        for r, rows in enumerate(rounds):
+            assert [(row["operation"], row["iteration"], row["threads"]) for row in rows] == [
+                ("write", r, 2), ("read", r, 2)]
+            assert {row["status"] for row in rows} == {"ok"} and all(row["verified"] for row in rows)
+
+
+def test_a_small_run_is_measured_in_rounds(tmp_path: Path):
+    df, _ = small_run_in_rounds("threads", tmp_path)
+    asked = df[df["operation"].isin(["write", "read"]) & (df["status"] == "ok")]
+    # each case (a backend at a thread count) once per round, in the same rounds as the others
+    assert (asked.groupby(["case_id", "operation", "round"]).size() == 1).all()
+    assert set(asked["threads"]) == {1, 2}

@@ -24,6 +24,7 @@ from benchmarks_lib.chapters.common import (
     no_answer,
     ok_rows,
     problems,
+    rank_parts,
     run_header,
     with_ceiling_fraction,
     write_ceiling_op,
@@ -44,11 +45,11 @@ from benchmarks_lib.chapters.style import (
 from benchmarks_lib.rules.amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 from benchmarks_lib.rules.compression import SIDE
-from benchmarks_lib.rules.ranking import countable, rank_samples
+from benchmarks_lib.rules.ranking import countable
 from benchmarks_lib.rules.words import verdict_text, versus_text
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
-         "checked page-cache eviction; a point stops repeating once its timed seconds reach TIME_CAP_S")
+         "checked page-cache eviction; one write and read of every thread count per round")
 
 
 def header(result) -> str:
@@ -307,13 +308,11 @@ def _against_leader(df: pd.DataFrame, side: str, stores: pd.DataFrame, fastest: 
     same = stores[(stores["nbytes"] == fastest["nbytes"])
                   & ((stores["codec"] == fastest["codec"]) if "codec" in stores else True)]
     best = same.sort_values("mbps", ascending=False).drop_duplicates("backend")
-    samples, frames = {}, {}
+    frames = {}
     for _, p in best.iterrows():
-        name = f"{p['backend']} at {p['threads']} threads"
-        frames[name] = rows[(rows["backend"] == p["backend"]) & (rows["side"] == side)
-                            & (rows["threads"] == p["threads"])]
-        samples[name] = frames[name]["mbps"]
-    r = rank_samples(samples, True, rows=frames)
+        frames[f"{p['backend']} at {p['threads']} threads"] = rows[
+            (rows["backend"] == p["backend"]) & (rows["side"] == side) & (rows["threads"] == p["threads"])]
+    r = rank_parts(frames, "mbps", True)
     return verdict_text(r, "stores") + "".join(f"; {md(e.name)}: {versus_text(e, r)}" for e in r.others)
 
 
@@ -342,7 +341,7 @@ def answer(df: pd.DataFrame) -> str:
             b = b.sort_values("threads")
             knee = b[b["mbps"] >= PLATEAU * b["mbps"].max()].iloc[0]
             at = rows[(rows["backend"] == backend) & (rows["side"] == side)]
-            r = rank_samples({f"{t} threads": p["mbps"] for t, p in at.groupby("threads")}, True)
+            r = rank_parts({f"{t} threads": p for t, p in at.groupby("threads")}, "mbps", True)
             knee_entry = next((e for e in r.entries if e.name == f"{knee['threads']} threads"), None)
             more = (["only one thread count measured"] if len(b) == 1 else
                     ["still gaining at the most threads measured"] if knee["threads"] == b["threads"].max() else [])

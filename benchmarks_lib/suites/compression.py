@@ -1,9 +1,10 @@
 """Compression-level sweep: mesh writers' levels on a tetrahedral mesh (seed 002) and Zarr codecs on arrays.
 
 Points are (backend, data, codec setting); each is measured by the shared round trip
-(:mod:`.roundtrip`: warm-ups, then up to ``iterations`` timed write / evict / cold read /
-verify rounds until ``time_cap_s``; seed 002: 5 runs, 20 s), verified by exact mesh equality
-or the array checksum. In-memory codecs encode and decode chunk by chunk instead, with no files.
+(:mod:`.roundtrip`), in rounds: a case's points are set up once (the data, the warm-ups), then each round
+(:mod:`benchmarks_lib.run.rounds`: at most ``iterations``, every case of the run once, in a shuffled order) is one
+timed write / evict / cold read / verify of every point (seed 002: 5 runs), verified by exact mesh equality or the
+array checksum. In-memory codecs encode and decode chunk by chunk instead, with no files.
 
 Backends come from the registry (:mod:`.backends`), by declared capabilities:
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -43,30 +44,29 @@ from benchmarks_lib.base.specs import (
     parse_dims,
     parse_ints,
     parse_names,
-    parse_seconds,
     parse_threads,
 )
 from benchmarks_lib.data.datasets import DATASETS
 from benchmarks_lib.data.examples import EXAMPLES
 from benchmarks_lib.data.meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from benchmarks_lib.inputs.user_data import MeshSpec, dataset_dtype, parse_datasets, sources_param
-from benchmarks_lib.suites import Case, CaseContext, Suite
+from benchmarks_lib.suites import Case, CaseContext, Rounds, Suite
 from benchmarks_lib.suites.kit.backends import (
     SuiteBackend,
     array_point_reason,
     array_round_trip,
     backend_names,
-    case_warmups,
-    measure_mesh,
+    mesh_points,
     suite_backend,
 )
-from benchmarks_lib.suites.kit.common import remove_output, sized_by, with_defaults
+from benchmarks_lib.suites.kit.common import sized_by, with_defaults
+from benchmarks_lib.suites.kit.in_rounds import Point, in_rounds, whole_case
 from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops
 from benchmarks_lib.suites.kit.roundtrip import (
     ArrayData,
     array_data,
-    measure_round_trips,
     parse_generate_bytes,
+    round_trip_point,
     skip_rows,
 )
 from benchmarks_lib.suites.kit.twins import PAIR_BACKEND, RealPair, pair_missing, pairs_param, parse_real_datasets
@@ -123,7 +123,8 @@ REAL_DATASETS = [f"example:{name}" for name in EXAMPLES]
 QUICK_REAL_CODECS = ["lz4", "zstd:1", "zstd:3"]
 #: the quick profile answers the chapter's question with few, big points, each a case of the standard profile
 #: (the same mesh, levels, compressor, array shape, chunks and codecs: a quick run compares with the standard
-#: reference), at n = 5: every timed write and read lasts >= ~100 ms here, so fixed costs do not make the speeds.
+#: reference), in 8 to 20 rounds: every timed write and read lasts >= ~100 ms here, so fixed costs do not make the
+#: speeds.
 #: The array codecs are tensorstore's (zarr-python writes these arrays 2-3x slower: standard); in-memory codec runs
 #: are left to standard/seed (a fast codec decodes a quick-sized array in a few ms).
 PROFILES: dict[str, dict] = {
@@ -133,8 +134,8 @@ PROFILES: dict[str, dict] = {
         "array_backends": ["tensorstore"], "datasets": ["microscopy"],
         "real_datasets": REAL_DATASETS, "real_codecs": QUICK_REAL_CODECS,
         "dims": "z:64:32,y:1024:256,x:1024:256", "codecs": ["zstd:1", "blosc-zstd:5:bitshuffle"],
-        "threads": None, "fsync": False, "generate_bytes": None, "time_cap_s": 5.0, "points_per_case": 1000,
-        "iterations": 5, "warmups": 1,
+        "threads": None, "fsync": False, "generate_bytes": None, "points_per_case": 1000,
+        "iterations": 20, "warmups": 1,
     },
     "standard": {
         "mesh_backends": list(MESH_BACKENDS), "mesh_n": 80, "seed": 42,
@@ -142,10 +143,10 @@ PROFILES: dict[str, dict] = {
         "array_backends": list(STANDARD_ARRAYS), "datasets": list(DATASETS),
         "real_datasets": REAL_DATASETS, "real_codecs": list(STANDARD_CODECS),
         "dims": "z:64:32,y:1024:256,x:1024:256", "codecs": list(STANDARD_CODECS),
-        "threads": None, "fsync": False, "generate_bytes": None, "time_cap_s": 5.0, "points_per_case": 25,
-        "iterations": 5, "warmups": 1,
+        "threads": None, "fsync": False, "generate_bytes": None, "points_per_case": 25,
+        "iterations": 20, "warmups": 1,
     },
-    # seed 002: the ~500 MB mesh (n=127), levels -22..22, 8 threads, 5 runs, 20 s cap, no warm-up
+    # seed 002: the ~500 MB mesh (n=127), levels -22..22, 8 threads, 5 runs, no warm-up
     "seed": {
         "mesh_backends": list(MESH_BACKENDS), "mesh_n": 127, "seed": 42,
         "levels": list(range(-22, 23)), "vtu_compressors": ["none", "lz4", "zlib", "lzma"],
@@ -153,7 +154,7 @@ PROFILES: dict[str, dict] = {
         "real_datasets": REAL_DATASETS, "real_codecs": list(STANDARD_CODECS),
         "dims": "z:128:64,y:1024:256,x:1024:256",
         "codecs": codec_grid(lz4=True, zstd=range(1, 23), gzip=range(1, 10), blosc_levels=range(1, 10), **_BLOSC_SWEEP),
-        "threads": 8, "fsync": False, "generate_bytes": None, "time_cap_s": 20.0, "points_per_case": 4,
+        "threads": 8, "fsync": False, "generate_bytes": None, "points_per_case": 4,
         "iterations": 5, "warmups": 0,
     },
 }
@@ -192,7 +193,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     points_dims = {}  # a person's own data: its crop of the dims (synthetic data: the dims)
     for label, spec in choices:
         points_dims[label] = str(fit_crops(spec, array_backends, dims=(dims, True))[0] if spec else dims)
-    common = {"threads": _thread_count(p["threads"]), "time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
+    common = {"threads": _thread_count(p["threads"]),
               "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}
     generate = parse_generate_bytes(p["generate_bytes"])
@@ -251,22 +252,26 @@ def case_nbytes(case: Case) -> int:
     return max(_point_nbytes(p, name, shape[0] if shape else p["dims"]) for name, _, *shape in p["points"])
 
 
-# -- running ------------------------------------------------------------------------------
-def _run_mesh(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
+# -- running: each case's points set up once, then measured once per round (``kit.in_rounds``) --------------------
+def _mesh_points(who: SuiteBackend, case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
     p = case.params
     if who.cls.level_range is not None:  # a level sweep of its one compressor
         points = [(who.cls.compressors[0], level) for level in p["levels"]]
     else:  # its compressors, each at the default level
         points = [(compressor, None) for compressor in p["compressors"]]
-    return measure_mesh(who, p, ctx, {"dataset": p["dataset"]}, points)
+    return mesh_points(who, p, ctx, {"dataset": p["dataset"]}, points)
 
 
-def _run_arrays(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
+def _array_points(who: SuiteBackend, case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
+    """Each (dataset, codec) point set up: its data made once per dataset (shared by the case's points), its warm-ups
+    run (the case's first point only: the library is warm after it). The chunk pool of a codec without threads of
+    its own lives as long as the case: shut down with its first point (or now, when no point is measured)."""
     p = case.params
     threads = p["threads"]
     pool = who.chunk_pool(threads)
     cache: dict[str, ArrayData] = {}
-    rows: list[dict] = []
+    warmups = ctx.warmups
+    path = ctx.scratch / "store.zarr"  # one output at a time: each round's is removed once verified
     try:
         for name, codec_text, *shape in p["points"]:  # a pair's point carries its dims (the real crop's)
             dims = parse_dims(shape[0] if shape else p["dims"])
@@ -275,35 +280,44 @@ def _run_arrays(who: SuiteBackend, case: Case, ctx: CaseContext) -> list[dict]:
                        "level": codec.level, "cname": codec.cname, "shuffle": codec.shuffle, "threads": threads,
                        "shape": list(dims.shape), "chunks": list(dims.chunks)}
             if why := pair_missing(p, name):
-                rows += skip_rows(why, columns, who.operations)
+                yield skip_rows(why, columns, who.operations)
                 continue
             dataset, data = case_dataset(p, name, dims.shape)
             columns.update(data)
             spec = ArraySpec(dims, dataset.dtype, codec)
             if why := array_point_reason(who, spec, threads):
-                rows += skip_rows(why, columns, who.operations)
+                yield skip_rows(why, columns, who.operations)
                 continue
             if name not in cache:
                 cache[name] = array_data(dataset, dims.chunks, p.get("generate_bytes"), split=who.kind == "codec",
                                          scratch=ctx.scratch)
-            data = cache[name]
-            columns["data_tiled"] = data.tiled
-            path = ctx.scratch / "store.zarr"
-            rt = array_round_trip(who, spec, data, path, threads=threads, pool=pool)
-            warm = case_warmups(ctx, rows)  # the case's first point only: the library is warm after it
-            rows += measure_round_trips(rt, iterations=ctx.iterations, warmups=warm, time_cap_s=p["time_cap_s"],
-                                        nbytes=data.values.nbytes, columns={**columns, "warmup_rounds": warm},
-                                        fsync=p["fsync"])
-            remove_output(path)
+            columns["data_tiled"] = cache[name].tiled
+            rt = array_round_trip(who, spec, cache[name], path, threads=threads, pool=pool)
+            point = round_trip_point(rt, warmups=warmups, nbytes=cache[name].values.nbytes,
+                                     columns={**columns, "warmup_rounds": warmups}, fsync=p["fsync"])
+            if pool is not None:
+                point, pool = Point(point.measure, _then(point.cleanup, pool.shutdown)), None
+            yield point
+            warmups = 0
     finally:
         if pool is not None:
             pool.shutdown()
-    return rows
 
 
-def run_case(case: Case, ctx: CaseContext) -> list[dict]:
+def _then(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
+    """``first``, then ``second`` even when ``first`` raised."""
+    def both() -> None:
+        try:
+            first()
+        finally:
+            second()
+    return both
+
+
+def rounds(case: Case, ctx: CaseContext) -> Rounds:
+    """The case in rounds (``kit.in_rounds``): its points set up once, each measured once per round."""
     who = suite_backend(case.backend)
-    return _run_mesh(who, case, ctx) if who.kind == "mesh" else _run_arrays(who, case, ctx)
+    return in_rounds(_mesh_points(who, case, ctx) if who.kind == "mesh" else _array_points(who, case, ctx))
 
 
 SUITE = Suite(
@@ -311,7 +325,12 @@ SUITE = Suite(
     title="Compression levels and codecs",
     measures="zvtk levels, VTK XML, Zarr codecs: write/read speed vs ratio",
     build_cases=build_cases,
-    run_case=run_case,
+    run_case=whole_case(rounds),
+    rounds=rounds,
+    # the chapter ranks the writes of each dataset (``chapters.compression``): a store setting's write time
+    questions=("write",),
+    # the real data beside its twins: in memory, its ratios the answer (its times shown, never ranked)
+    optional=lambda case: "pairs" in case.params,
     profiles=PROFILES,
     # vtu without compression is base64 text (~1.4x the data); keep room for two outputs
     **sized_by(case_nbytes),
@@ -319,8 +338,8 @@ SUITE = Suite(
     case_keys=("dataset", "codec", "level", "threads", "nbytes"),
     time_budget_s={"quick": 40, "standard": 315},
     smoke={"mesh_n": 8, "levels": [1, 3], "vtu_compressors": ["zlib"], "datasets": ["em_like", "labels"],
-           "dims": "z:4:4,y:32:16,x:32:16", "codecs": ["zstd:1", "blosc-lz4:5:shuffle"], "time_cap_s": 0.2,
-           "iterations": 1, "warmups": 0},
+           "dims": "z:4:4,y:32:16,x:32:16", "codecs": ["zstd:1", "blosc-lz4:5:shuffle"], "iterations": 1,
+           "warmups": 0},
 )
 
 __all__ = [
@@ -332,5 +351,5 @@ __all__ = [
     "build_cases",
     "codec_grid",
     "compresses_arrays",
-    "run_case",
+    "rounds",
 ]

@@ -13,9 +13,11 @@ turns; recorded in the rows) and does not ignore it, of three kinds:
 - in-memory codecs (``blosc``: numcodecs Blosc with ``set_nthreads``, blosc's own threads
   inside each chunk), encode/decode in memory.
 
-Rounds, time cap and verification are the shared round trip's (:mod:`.roundtrip`): each
-timed write starts on a path that does not exist, with ``fsync`` it ends with one ``syncfs``
-of the store (the same for every backend), and cold reads carry the eviction proof.
+Measured in rounds (:mod:`benchmarks_lib.run.rounds`): each case is set up once in its worker (its data, its
+warm-ups), then every round measures one round trip of every case of the run, in a shuffled order, so the thread
+counts are compared round by round. The round trip and its verification are the shared one's (:mod:`.roundtrip`):
+each timed write starts on a path that does not exist, with ``fsync`` it ends with one ``syncfs`` of the store (the
+same for every backend), and cold reads carry the eviction proof.
 acquire-zarr fsyncs every file it writes itself, whatever the policy: its rows say so
 (``writer_fsyncs``, ``fsync_comparable`` False), and a fit over threads would otherwise count
 those fsyncs as serial work.
@@ -24,6 +26,7 @@ those fsyncs as serial work.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -39,22 +42,22 @@ from benchmarks_lib.base.specs import (
     parse_dims,
     parse_ints,
     parse_names,
-    parse_seconds,
     parse_threads,
 )
 from benchmarks_lib.data.meshes import MESH_DATASET, mesh_nbytes_estimate, parse_mesh_n
 from benchmarks_lib.inputs.user_data import dataset_dtype, parse_dataset, sources_param
-from benchmarks_lib.suites import Case, CaseContext, Suite
+from benchmarks_lib.suites import Case, CaseContext, Rounds, Suite
 from benchmarks_lib.suites.kit.backends import (
     array_point_reason,
     array_round_trip,
     backend_names,
-    measure_mesh,
+    mesh_points,
     suite_backend,
 )
-from benchmarks_lib.suites.kit.common import remove_output, sized_by, with_defaults
+from benchmarks_lib.suites.kit.common import sized_by, with_defaults
+from benchmarks_lib.suites.kit.in_rounds import Point, in_rounds, whole_case
 from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops
-from benchmarks_lib.suites.kit.roundtrip import array_data, measure_round_trips, parse_generate_bytes, skip_rows
+from benchmarks_lib.suites.kit.roundtrip import array_data, parse_generate_bytes, round_trip_point, skip_rows
 
 
 def scales_with_threads(cls: type) -> bool:
@@ -67,25 +70,25 @@ BACKENDS = backend_names(scales_with_threads)
 #: quick: three backends that write files (zarr-python is in the compression chapter's standard run; blosc in
 #: memory decodes a quick-sized array in a few ms; acquire-zarr fsyncs every file itself, so its times are not
 #: comparable with the others': standard), at sizes where every timed write and read lasts >= ~100 ms on a small
-#: machine, n = 5 per thread count. The standard profile's shapes take about 3x as long per round: a quick run shares
+#: machine, in 8 to 20 rounds. The standard profile's shapes take about 3x as long per round: a quick run shares
 #: the codec, dataset, chunks and zvtk level with it, not the sizes.
 QUICK_BACKENDS = ["zvtk", "tensorstore", "zarrs"]
 PROFILES: dict[str, dict] = {
     "quick": {
         "backends": QUICK_BACKENDS, "threads": None, "mesh_n": 80, "level": 3,
         "dataset": "microscopy", "dims": "z:64:16,y:1024:256,x:512:256", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "fsync": False, "generate_bytes": "16MiB", "time_cap_s": 5.0, "iterations": 5, "warmups": 1,
+        "seed": 42, "fsync": False, "generate_bytes": "16MiB", "iterations": 20, "warmups": 1,
     },
     "standard": {
         "backends": list(BACKENDS), "threads": None, "mesh_n": 127, "level": 3,
         "dataset": "microscopy", "dims": "z:128:16,y:1024:256,x:1024:256", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "fsync": False, "generate_bytes": None, "time_cap_s": 10.0, "iterations": 5, "warmups": 1,
+        "seed": 42, "fsync": False, "generate_bytes": None, "iterations": 20, "warmups": 1,
     },
-    # seed 002: the ~10 GB mesh (n=342), threads 1..8, 16, 24, level 3, 5 runs, 20 s cap
+    # seed 002: the ~10 GB mesh (n=342), threads 1..8, 16, 24, level 3, 5 runs
     "seed": {
         "backends": list(BACKENDS), "threads": [1, 2, 3, 4, 5, 6, 7, 8, 16, 24], "mesh_n": 342, "level": 3,
         "dataset": "microscopy", "dims": "z:256:16,y:2048:512,x:2048:512", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "fsync": False, "generate_bytes": None, "time_cap_s": 20.0, "iterations": 5, "warmups": 0,
+        "seed": 42, "fsync": False, "generate_bytes": None, "iterations": 5, "warmups": 0,
     },
 }
 
@@ -125,8 +128,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     if not isinstance(p["codec"], str):
         raise SpecError(f"codec {p['codec']!r} must be one codec string, e.g. blosc-zstd:3:shuffle")
     codec = str(parse_codec(p["codec"]))
-    common = {"time_cap_s": parse_seconds(p["time_cap_s"], "time_cap_s"),
-              "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
+    common = {"seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
               "fsync": parse_bool(p["fsync"], "fsync")}
     mesh = {"dataset": MESH_DATASET, "mesh_n": parse_mesh_n(p["mesh_n"]), "level": level}
     arrays = {"dataset": dataset, "dims": str(dims), "codec": codec,
@@ -150,12 +152,14 @@ def case_nbytes(case: Case) -> int:
     return math.prod(shape) * np.dtype(dataset_dtype(case.params["dataset"], case.params.get("sources"))).itemsize
 
 
-def run_case(case: Case, ctx: CaseContext) -> list[dict]:
+def points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
+    """The case's one point set up for rounds (``kit.in_rounds``): its data made and its warm-ups run, once."""
     p, who, threads = case.params, suite_backend(case.backend), case.params["threads"]
     columns: dict = {"threads": threads, "cores": usable_cores(), "dataset": p["dataset"],
                      "codec": p["codec"], "threads_setting": who.cls.threads_setting}
     if who.kind == "mesh":
-        return measure_mesh(who, p, ctx, columns, [mesh_point(who.cls, p["level"])])
+        yield from mesh_points(who, p, ctx, columns, [mesh_point(who.cls, p["level"])])
+        return
     dims = parse_dims(p["dims"])
     codec = parse_codec(p["codec"])
     dataset, data = case_dataset(p, p["dataset"], dims.shape)
@@ -163,17 +167,19 @@ def run_case(case: Case, ctx: CaseContext) -> list[dict]:
     columns.update(**data, codec_family=codec.family, level=codec.level, shape=list(dims.shape),
                    chunks=list(dims.chunks))
     if reason := array_point_reason(who, spec, threads):
-        return skip_rows(reason, columns, who.operations)
+        yield skip_rows(reason, columns, who.operations)
+        return
     data = array_data(dataset, dims.chunks, p.get("generate_bytes"), split=who.kind == "codec",
                       scratch=ctx.scratch)
     columns["data_tiled"] = data.tiled
-    path = ctx.scratch / "store.zarr"
     # every backend here turns its own threads knob: no chunk pool
-    rt = array_round_trip(who, spec, data, path, threads=threads)
-    rows = measure_round_trips(rt, iterations=ctx.iterations, warmups=ctx.warmups, time_cap_s=p["time_cap_s"],
-                               nbytes=data.values.nbytes, columns=columns, fsync=p["fsync"])
-    remove_output(path)
-    return rows
+    rt = array_round_trip(who, spec, data, ctx.scratch / "store.zarr", threads=threads)
+    yield round_trip_point(rt, warmups=ctx.warmups, nbytes=data.values.nbytes, columns=columns, fsync=p["fsync"])
+
+
+def rounds(case: Case, ctx: CaseContext) -> Rounds:
+    """The case in rounds (``kit.in_rounds``): its point set up once, measured once per round."""
+    return in_rounds(points(case, ctx))
 
 
 SUITE = Suite(
@@ -181,15 +187,20 @@ SUITE = Suite(
     title="Thread scaling",
     measures="write and cold-read time vs threads (zvtk, Zarr writers, Blosc)",
     build_cases=build_cases,
-    run_case=run_case,
+    run_case=whole_case(rounds),
+    rounds=rounds,
+    # the chapter ranks each side's thread counts and stores (``chapters.threads``: encode/decode are the sides of
+    # a codec in memory)
+    questions=("write", "read", "encode", "decode"),
+    # more threads than this machine's usable cores: oversubscribed, outside the Amdahl fit
+    optional=lambda case: case.params["threads"] > usable_cores(),
     profiles=PROFILES,
     **sized_by(case_nbytes),
     label_keys=("dataset", "codec", "level", "threads"),
     case_keys=("dataset", "codec", "level", "threads", "nbytes"),
     time_budget_s={"quick": 30, "standard": 140},
-    smoke={"threads": [1, 2], "mesh_n": 8, "dims": "z:4:2,y:32:16,x:32:16", "time_cap_s": 0.2, "iterations": 1,
-           "warmups": 0},
+    smoke={"threads": [1, 2], "mesh_n": 8, "dims": "z:4:2,y:32:16,x:32:16", "iterations": 1, "warmups": 0},
 )
 
-__all__ = ["BACKENDS", "PROFILES", "SUITE", "build_cases", "default_threads", "parse_threads_list", "run_case",
-           "scales_with_threads"]
+__all__ = ["BACKENDS", "PROFILES", "SUITE", "build_cases", "default_threads", "parse_threads_list", "points",
+           "rounds", "scales_with_threads"]

@@ -23,6 +23,7 @@ from benchmarks_lib.chapters.common import (
     error_warning,
     no_answer,
     ok_rows,
+    rank_parts,
     run_header,
     with_ceiling_fraction,
     write_ceiling_op,
@@ -51,7 +52,7 @@ from benchmarks_lib.rules.compression import (
     summarize_points,
     worth_taking,
 )
-from benchmarks_lib.rules.ranking import Verdict, countable, rank_samples
+from benchmarks_lib.rules.ranking import Verdict, countable
 from benchmarks_lib.rules.words import versus_text
 
 #: ceiling operations drawn on throughput axes, per side
@@ -59,8 +60,7 @@ CEILING_OPS = {"write_mbps": ("memcpy", "write_nofsync", "write_fsync"), "read_m
 
 
 TIMES = ("write: the store (or the .vtu / zvtk file) written to the page cache, no fsync unless FSYNC; read: "
-         "back cold after a checked page-cache eviction, verified; a point stops repeating once its timed seconds "
-         "reach TIME_CAP_S")
+         "back cold after a checked page-cache eviction, verified; one write and read of every point per round")
 
 
 def header(result) -> str:
@@ -290,9 +290,9 @@ def conclusion(df: pd.DataFrame) -> str:
 
 def _write_verdict(rows: pd.DataFrame, dataset: str, pick: pd.Series) -> list[str]:
     """The store settings' write times of one dataset by the ranking rule (verified rows only): whether the
-    fastest is separable, and the pick against it."""
+    fastest is separable, and the pick against it; round by round where they were measured in the same rounds."""
     rows = countable(rows[(rows["dataset"] == dataset) & (rows["operation"] == "write")])
-    r = rank_samples({f"{b} {c}": p["elapsed_s"] for (b, c), p in rows.groupby(["backend", "codec"])}, False)
+    r = rank_parts({f"{b} {c}": p for (b, c), p in rows.groupby(["backend", "codec"])}, "elapsed_s", False)
     if len(r.entries) < 2:
         return []
     words = {Verdict.WINNER: "the fastest write is separable from every other",

@@ -9,7 +9,7 @@ how each is measured follows from its kind, never from its name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +26,8 @@ from benchmarks_lib.base.specs import ArraySpec, SpecError
 from benchmarks_lib.data.meshes import build_tet_mesh, load_mesh, mesh_digest, mesh_mismatch, mesh_nbytes
 from benchmarks_lib.measure import disk_usage
 from benchmarks_lib.suites import CaseContext
-from benchmarks_lib.suites.kit.common import remove_output
-from benchmarks_lib.suites.kit.roundtrip import ArrayData, RoundTrip, measure_round_trips, skip_rows
+from benchmarks_lib.suites.kit.in_rounds import Point
+from benchmarks_lib.suites.kit.roundtrip import ArrayData, RoundTrip, round_trip_point, skip_rows
 from benchmarks_lib.suites.kit.verification import verifier
 
 #: the kinds these suites measure, in the order their backends are listed
@@ -94,19 +94,14 @@ def mesh_round_trip(writer: MeshWriter, mesh: Any, path: Path, *, compressor: st
                      stored_bytes=lambda: sum(f.stat().st_size for f in files()), files=files, path=path)
 
 
-def case_warmups(ctx: CaseContext, rows: list[dict]) -> int:
-    """Warm-up rounds before a point: the case's ``warmups`` before its first measured point only. The later points
-    run in the same process on the same library, already warm (first calls, imports, pools); a first-round cost left
-    in a later point is one of its rounds, not its median (rows: ``warmup_rounds``)."""
-    return 0 if any(r.get("status", "ok") == "ok" for r in rows) else ctx.warmups
-
-
-def measure_mesh(who: SuiteBackend, params: dict, ctx: CaseContext, columns: dict,
-                 points: list[tuple[str, int | None]]) -> list[dict]:
-    """Build the mesh once (seeded; or read a person's ``mesh_file``), then measure each (compressor, level) point
-    of a mesh writer."""
+def mesh_points(who: SuiteBackend, params: dict, ctx: CaseContext, columns: dict,
+                points: list[tuple[str, int | None]]) -> Iterator[Point | list[dict]]:
+    """Each (compressor, level) point of a mesh writer set up for rounds (:mod:`.in_rounds`), on one mesh built once
+    (seeded; or read from a person's ``mesh_file``). The case's ``warmups`` run before its first point only: the
+    later points run in the same process on a warm library (first calls, imports, pools); rows: ``warmup_rounds``."""
     if reason := who.unavailable_reason():
-        return skip_rows(reason, columns)
+        yield skip_rows(reason, columns)
+        return
     threads = params["threads"] if who.cls.threads_setting else None
     writer: MeshWriter = who.adapter(threads)
     if source := params.get("mesh_file"):  # a person's mesh file (read-only, before any clock), else the tet mesh
@@ -117,21 +112,19 @@ def measure_mesh(who: SuiteBackend, params: dict, ctx: CaseContext, columns: dic
         mesh, what = build_tet_mesh(params["mesh_n"], params["seed"]), {"mesh_n": params["mesh_n"]}
     nbytes = mesh_nbytes(mesh)
     base = {**columns, "dtype": "mixed", **what, "mesh_points": mesh.n_points, "mesh_cells": mesh.n_cells}
-    path = ctx.scratch / f"mesh{writer.extension}"
-    rows: list[dict] = []
+    path = ctx.scratch / f"mesh{writer.extension}"  # one output at a time: each round's is removed once verified
+    warmups = ctx.warmups
     for compressor, level in points:
         # a writer without a threads setting (the VTK XML writer) compresses on one thread
         point = {**base, "codec": writer.codec_label(compressor, level), "codec_family": compressor,
                  "level": level, "threads": threads or 1}
         if reason := writer.is_incompatible(compressor, level):
-            rows += skip_rows(reason, point)
+            yield skip_rows(reason, point)
             continue
         rt = mesh_round_trip(writer, mesh, path, compressor=compressor, level=level)
-        warm = case_warmups(ctx, rows)
-        rows += measure_round_trips(rt, iterations=ctx.iterations, warmups=warm, time_cap_s=params["time_cap_s"],
-                                    nbytes=nbytes, columns={**point, "warmup_rounds": warm}, fsync=params["fsync"])
-        remove_output(path)
-    return rows
+        yield round_trip_point(rt, warmups=warmups, nbytes=nbytes, columns={**point, "warmup_rounds": warmups},
+                               fsync=params["fsync"])
+        warmups = 0
 
 
 # -- arrays: writers through files, codecs in memory ----------------------------------------
@@ -239,9 +232,8 @@ __all__ = [
     "array_point_reason",
     "array_round_trip",
     "backend_names",
-    "case_warmups",
     "codec_round_trip",
-    "measure_mesh",
+    "mesh_points",
     "mesh_round_trip",
     "suite_backend",
 ]

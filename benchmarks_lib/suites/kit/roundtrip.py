@@ -1,14 +1,15 @@
-"""The measured round trip shared by the compression and threads suites.
+"""The measured round trip shared by the compression and threads suites, as a point measured in rounds.
 
-A point (one backend at one setting) runs warm-ups, then up to ``iterations`` rounds,
-stopping early once its timed seconds reach ``time_cap_s`` (never before ``MIN_RANK_N``).
+A point (one backend at one setting) is set up once (its warm-ups), then measured once per round
+(:mod:`.in_rounds`; the runner decides how many rounds: :mod:`benchmarks_lib.run.rounds`).
 A round is: remove the last output (untimed, so every timed write starts on a path that does not
 exist), write (timed; with ``fsync`` one ``syncfs`` of the store inside the clock, the same for every
 backend), evict the files from the page cache and prove it (untimed; every cache of the machine is
 dropped only before the point's first cold read, see :mod:`.eviction`), cold read (timed; ``cold``
 only when the eviction and the read's disk bytes prove it, else ``cold_unverified``), verify what
-was read back against the data written, whole, every round (untimed). In-memory codecs encode and
-decode instead, with no files.
+was read back against the data written, whole, every round (untimed), and remove the output once
+verified (so a case's points hold one output at a time on disk, none between rounds). In-memory codecs
+encode and decode instead, with no files.
 
 Every write row states what its time includes in the columns of :mod:`~benchmarks_lib.records.durability`
 (``sync_method``, ``writer_fsyncs``, ``fsync_comparable``, ``fsync_included``).
@@ -26,7 +27,6 @@ import numpy as np
 
 from benchmarks_lib.base.environment import usable_cores
 from benchmarks_lib.base.specs import SpecError, parse_size
-from benchmarks_lib.base.stats import MIN_RANK_N
 from benchmarks_lib.data.datasets import Dataset, checksum_array
 from benchmarks_lib.inputs.arrays import generated
 from benchmarks_lib.measure import (
@@ -40,6 +40,7 @@ from benchmarks_lib.measure import (
 from benchmarks_lib.measure.eviction import StoreEvictions
 from benchmarks_lib.records.durability import durability_columns
 from benchmarks_lib.suites.kit.common import remove_output
+from benchmarks_lib.suites.kit.in_rounds import Point
 
 
 @dataclass
@@ -91,30 +92,28 @@ def timed_write(rt: RoundTrip, *, fsync: bool, sample: bool = True) -> Measureme
     return region.result
 
 
-def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_cap_s: float, nbytes: int,
-                        columns: dict, fsync: bool = False) -> list[dict]:
-    """Warm-ups, then timed write / evict / read / verify rounds until ``iterations`` or the time cap.
+def round_trip_point(rt: RoundTrip, *, warmups: int, nbytes: int, columns: dict, fsync: bool = False) -> Point:
+    """The point of ``rt`` set up (``warmups`` untimed round trips, now) and measured one round at a time: the
+    point's ``measure(round)`` is one timed write / evict / read / verify, its output removed once verified.
 
-    The cap never stops a point before ``MIN_RANK_N`` measured rounds (the n a ranking needs).
-    Returns one row per timed operation; a verification failure ends the point with error rows.
-    With ``fsync`` the write's timed region ends with :func:`~benchmarks_lib.measure.sync_store`.
-    Every cache is dropped before the point's first cold read only (and after a failed proof): see
-    :mod:`.eviction`.
+    Returns one row per timed operation of a round; a verification failure is an error row and ends the point (its
+    later rounds measure nothing). With ``fsync`` the write's timed region ends with
+    :func:`~benchmarks_lib.measure.sync_store`. Every cache is dropped before the point's first cold read only (and
+    after a failed proof): see :mod:`.eviction`.
     """
     evictions = StoreEvictions()
-    spent = 0.0
     for _ in range(warmups):
-        spent += timed_write(rt, fsync=fsync, sample=False).elapsed_s
+        timed_write(rt, fsync=fsync, sample=False)
         if rt.files is not None:
             evictions.evict(rt.files(), rewritten=True)
-        spent += measure(rt.read, sample=False).elapsed_s
-        if spent >= time_cap_s:
-            break
-    rows: list[dict] = []
-    spent = 0.0
+        measure(rt.read, sample=False)
+    rt.clear()
     sync = sync_columns(rt, fsync)
-    floor = min(iterations, MIN_RANK_N)
-    for iteration in range(iterations):
+    failed: list[str] = []
+
+    def one_round(iteration: int) -> list[dict]:
+        if failed:
+            return []
         wrote = timed_write(rt, fsync=fsync)
         stored = rt.stored_bytes()
         size = {"compressed_bytes": stored, "compression_ratio": nbytes / stored if stored else None}
@@ -131,18 +130,18 @@ def measure_round_trips(rt: RoundTrip, *, iterations: int, warmups: int, time_ca
                      "cache_state": cold_read_state(report, io_read, size.get("bytes_on_disk") or stored)}
             evictions.saw(cache["cache_state"])
         problem = rt.verify(got.value)
+        rt.clear()
         check = {"status": "ok", "verified": problem is None, "verified_scope": "full"}
         if problem:
             check.update(status="error", reason=f"round trip not verified: {problem}")
+            failed.append(problem)
         common = {**columns, **size, **check, "iteration": iteration, "nbytes": nbytes}
-        rows.append({**common, **wrote.as_row(), **sync, "operation": rt.write_op})
+        rows = [{**common, **wrote.as_row(), **sync, "operation": rt.write_op}]
         if rt.timed_read:
             rows.append({**common, **got.as_row(), **cache, "operation": rt.read_op})
-        spent += wrote.elapsed_s + (got.elapsed_s if rt.timed_read else 0.0)
-        del got
-        if problem or (spent >= time_cap_s and iteration + 1 >= floor):
-            break
-    return rows
+        return rows
+
+    return Point(one_round, rt.clear)
 
 
 def skip_rows(reason: str, columns: dict, operations: Iterable[str] = ("write", "read")) -> list[dict]:
@@ -218,8 +217,8 @@ __all__ = [
     "ArrayData",
     "RoundTrip",
     "array_data",
-    "measure_round_trips",
     "parse_generate_bytes",
+    "round_trip_point",
     "skip_rows",
     "split_chunks",
     "suite_data",
