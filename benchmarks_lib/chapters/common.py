@@ -8,16 +8,12 @@ but noise or caching, and ``above_ceiling``/``problems`` say so. No plotting her
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import markdown_table, md, md_code
 from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
-from benchmarks_lib.records.questions import per_round
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
 from benchmarks_lib.rules.ranking import EQUALS, Entry, Ranking, countable, rank_against_leader, rank_samples
 from benchmarks_lib.rules.words import unverified_text, value_text, verdict_text, versus_text
@@ -138,17 +134,6 @@ def point_details(backend: str, rows: pd.DataFrame) -> list[str]:
     if "elapsed_s" in rows and rows["elapsed_s"].median() < SHORT_S:
         details.append(f"under {SHORT_S * 1e3:.0f} ms: fixed costs weigh")
     return details
-
-
-def rank_parts(parts: Mapping[str, pd.DataFrame], value: str, higher: bool) -> Ranking:
-    """The rule on each contender's rows (name -> rows, of one group of equals): round by round where they were
-    measured in the same rounds (a contender measured in fewer rounds left out and named: ``fewer_rounds``), else
-    the two-sample rule; as ``rank_against_leader`` ranks a group."""
-    paired = per_round(parts, value)
-    rounds, fewer = paired if paired is not None else (None, [])
-    kept = {name: rows for name, rows in parts.items() if name not in fewer}
-    ranking = rank_samples({n: p[value].astype("float64") for n, p in kept.items()}, higher, rows=kept, rounds=rounds)
-    return replace(ranking, fewer_rounds=tuple(fewer)) if fewer else ranking
 
 
 def entry_text(entry: Entry, ranking: Ranking, unit: str, scale: float = 1.0) -> str:

@@ -24,7 +24,6 @@ from benchmarks_lib.chapters.common import (
     no_answer,
     ok_rows,
     problems,
-    rank_parts,
     run_header,
     with_ceiling_fraction,
     write_ceiling_op,
@@ -45,7 +44,7 @@ from benchmarks_lib.chapters.style import (
 from benchmarks_lib.rules.amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 from benchmarks_lib.rules.compression import SIDE
-from benchmarks_lib.rules.ranking import countable
+from benchmarks_lib.rules.ranking import countable, rank_parts
 from benchmarks_lib.rules.words import verdict_text, versus_text
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "

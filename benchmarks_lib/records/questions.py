@@ -34,6 +34,19 @@ def failed_verification(rows: pd.DataFrame, names: pd.Series) -> list[str]:
     return sorted(set(names[bad].astype(str)))
 
 
+def named_by(columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.Series]:
+    """Contender names: :func:`entry_names`, then each of ``columns`` recorded (``zarr-python, threads 4``)."""
+
+    def names(rows: pd.DataFrame) -> pd.Series:
+        out = entry_names(rows)
+        for col in columns:
+            if col in rows:
+                out = out + f", {col} " + rows[col].astype("string").fillna("-").astype(str)
+        return out
+
+    return names
+
+
 def entry_names(rows: pd.DataFrame) -> pd.Series:
     """What a row's contender is called: its backend; for a read, the library that read it (``read_by``) with
     the writer's name where another library wrote the store, and the layout where recorded."""
@@ -92,5 +105,5 @@ def question_groups(rows: pd.DataFrame, keys: Sequence[str] | None = None,
         yield dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), group
 
 
-__all__ = ["EQUALS", "countable", "entry_names", "equals_keys", "failed_verification", "normalized", "per_round",
-           "question_groups"]
+__all__ = ["EQUALS", "countable", "entry_names", "equals_keys", "failed_verification", "named_by", "normalized",
+           "per_round", "question_groups"]

@@ -196,20 +196,25 @@ def _largest_shared(group: pd.DataFrame) -> tuple[pd.DataFrame, float]:
 def _rank_group(group: pd.DataFrame, value: str, higher: bool, key: dict) -> Ranking:
     ok = countable(group)
     parts = {str(name): part for name, part in ok.groupby("_entry", sort=True)}
-    unverified = failed_verification(group, group["_entry"])
+    return rank_parts(parts, value, higher, key, failed_verification(group, group["_entry"]))
+
+
+def rank_parts(parts: Mapping[str, pd.DataFrame], value: str, higher: bool, key: dict | None = None,
+               unverified: Sequence[str] = ()) -> Ranking:
+    """The rule on each contender's countable rows (name -> rows, of one group of equals): round by round where they
+    were measured in the same rounds (a contender measured in fewer rounds is left out and named: ``fewer_rounds``;
+    ``why`` says why its rounds stopped), else the two-sample rule."""
     paired = per_round(parts, value)
-    rounds, why, fewer = None, "", ()
+    rounds, fewer, why = None, (), ""
     if paired is not None:
         rounds, fewer = paired
         parts = {n: p for n, p in parts.items() if n not in fewer}
-        ranked = ok[ok["_entry"].astype(str).isin(list(parts))]
-        stops = ranked["rounds_stop"].dropna().astype(str).unique() if "rounds_stop" in ranked else []
-        n = len(set.intersection(*(set(v) for v in rounds.values())))
-        why = "; ".join(sorted(stops)) if len(stops) else f"{n} rounds"
+        stops = sorted({str(s) for p in parts.values() if "rounds_stop" in p for s in p["rounds_stop"].dropna()})
+        why = "; ".join(stops) if stops else f"{len(set.intersection(*(set(v) for v in rounds.values())))} rounds"
     ranking = rank_samples({n: p[value].astype("float64") for n, p in parts.items()}, higher, key, parts, unverified,
                            rounds, why)
     return replace(ranking, fewer_rounds=tuple(fewer)) if fewer else ranking
 
 
 __all__ = ["EQUALS", "MIN_RANK_N", "Entry", "Ranking", "Verdict", "countable", "entry_names", "failed_verification",
-           "rank_against_leader", "rank_samples"]
+           "rank_against_leader", "rank_parts", "rank_samples"]

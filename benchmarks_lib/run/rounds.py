@@ -38,7 +38,7 @@ from benchmarks_lib.base.paired import LOOKS, MARGIN, Answer, look
 from benchmarks_lib.base.scratch import create_marked_dir, remove_tree
 from benchmarks_lib.measure import load
 from benchmarks_lib.measure.ledger import CASE_COLUMNS, case_columns, peak_rss
-from benchmarks_lib.records.questions import countable, per_round, question_groups
+from benchmarks_lib.records.questions import countable, equals_keys, named_by, per_round, question_groups
 from benchmarks_lib.run.executor import CaseFinished, CaseStarted, Executor, worker_environ
 from benchmarks_lib.run.pool import STDERR_TAIL, CaseWorkers, Timeline, WorkerProcess
 from benchmarks_lib.run.worker import error_row, finish_rows
@@ -193,7 +193,10 @@ class RoundsExecutor(Executor):
             return
         df = countable(pd.DataFrame(self._qrows))
         for (suite, operation), rows in df.groupby(["suite", "operation"], sort=True):
-            for key, group in question_groups(rows.dropna(subset=["elapsed_s"])):
+            owner = get_suite(str(suite))
+            keys = [k for k in (owner.question_keys if owner.question_keys is not None else equals_keys(rows))
+                    if k in rows and k not in owner.contenders]
+            for key, group in question_groups(rows.dropna(subset=["elapsed_s"]), keys, named_by(owner.contenders)):
                 key = {k: _plain(v) for k, v in key.items()}
                 q = self.questions.setdefault((suite, operation, json.dumps(key, sort_keys=True, default=str)),
                                               Question(str(suite), str(operation), key))

@@ -137,6 +137,12 @@ class Suite:
     #: case -> True when a run may leave it out when even the first look's rounds of every case do not fit its
     #: budget (the dearest first; the run says which)
     optional: Callable[[Case], bool] = lambda case: False
+    #: record columns that, with the backend, name a contender of its questions (threads: ``threads``; compression:
+    #: ``codec``): they are left out of the group of equals and added to the contender's name
+    contenders: tuple[str, ...] = ()
+    #: the columns that make one question's group of equals; None: the ranking's (``records.questions.EQUALS`` and the
+    #: codec), less ``contenders``
+    question_keys: tuple[str, ...] | None = None
     #: the operations whose ``elapsed_s`` are compared between contenders measured in the same rounds: a question is
     #: one operation at one value of the ``case_keys`` recorded (the runner stops asking it once it is answered)
     questions: tuple[str, ...] = ()

@@ -329,6 +329,7 @@ SUITE = Suite(
     rounds=rounds,
     # the chapter ranks the writes of each dataset (``chapters.compression``): a store setting's write time
     questions=("write",),
+    contenders=("codec",), question_keys=("dataset", "nbytes", "threads"),
     # the real data beside its twins: in memory, its ratios the answer (its times shown, never ranked)
     optional=lambda case: "pairs" in case.params,
     profiles=PROFILES,

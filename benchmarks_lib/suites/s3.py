@@ -312,6 +312,7 @@ SUITE = Suite(
     run_case=run_case,
     rounds=rounds,
     questions=("write", "read"),
+    question_keys=("dataset", "codec", "nbytes", "latency_ms"),
     profiles=PROFILES,
     case_keys=("dataset", "codec", "nbytes", "latency_ms", "s3_server"),
     time_budget_s={"quick": 30, "standard": 65},

@@ -192,6 +192,7 @@ SUITE = Suite(
     # the chapter ranks each side's thread counts and stores (``chapters.threads``: encode/decode are the sides of
     # a codec in memory)
     questions=("write", "read", "encode", "decode"),
+    contenders=("threads",), question_keys=("dataset", "codec", "level", "nbytes"),
     # more threads than this machine's usable cores: oversubscribed, outside the Amdahl fit
     optional=lambda case: case.params["threads"] > usable_cores(),
     profiles=PROFILES,

@@ -23,7 +23,6 @@ from benchmarks_lib.chapters.common import (
     error_warning,
     no_answer,
     ok_rows,
-    rank_parts,
     run_header,
     with_ceiling_fraction,
     write_ceiling_op,
@@ -52,7 +51,7 @@ from benchmarks_lib.rules.compression import (
     summarize_points,
     worth_taking,
 )
-from benchmarks_lib.rules.ranking import Verdict, countable
+from benchmarks_lib.rules.ranking import Verdict, countable, rank_parts
 from benchmarks_lib.rules.words import versus_text
 
 #: ceiling operations drawn on throughput axes, per side

@@ -278,6 +278,8 @@ SUITE = Suite(
     run_case=run_case,
     rounds=rounds,
     questions=("root_read", "uproot_iterate", "zarr_read_cutouts", "zarr_read_whole"),
+    contenders=("config",),
+    question_keys=("dataset", "location", "server", "latency_ms", "bandwidth_bytes_s", "nbytes"),
     # a case's process only starts servers and fresh readers (each read is a process of its own), so one worker per
     # reader holds its open cases (the standard profile opens 32 at once)
     reuse_worker=True,
