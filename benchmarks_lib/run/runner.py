@@ -68,6 +68,8 @@ from benchmarks_lib.suites.ceiling import ceiling_case
 from benchmarks_lib.suites.kit.common import RUN_KEYS, with_defaults
 
 DEFAULT_CEILING_BYTES = {"quick": 64 * 2**20, "standard": 512 * 2**20, "seed": 2 * 2**30}
+#: the iterations of the ceiling a run measures first (not the cap of a suite's rounds: the ceiling is no question)
+CEILING_ITERATIONS = 5
 RUN_COLUMNS_FROM_ENV = ("machine", "git_commit", "cpu_model", "cpu_count", "ram_bytes", "fs_type", "kernel", "python")
 
 
@@ -296,10 +298,13 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
     t_start = time.perf_counter()
     partial = keep_interrupted_rounds(run_dir, progress)
     in_rounds = [c for c in todo if cluster is None and get_suite(c.suite).rounds is not None]
-    whole = [c for c in todo if c not in in_rounds]
+    ceiling = [c for c in todo if c.suite == "ceiling" and request["suite"] != "ceiling"]
+    whole = [c for c in todo if c not in in_rounds and c not in ceiling]
     limits = {c.case_id: limit_of(c) for c in todo}
     rounds = None
-    for part in (whole, in_rounds):
+    # the machine's ceiling first, a fixed few iterations whatever the rounds' cap (it is no question)
+    ceiling_job = {**job_base, "iterations": min(iterations, CEILING_ITERATIONS)}
+    for part, job in ((ceiling, ceiling_job), (whole, job_base), (in_rounds, job_base)):
         if not part:
             continue
         if part is in_rounds:
@@ -308,7 +313,7 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
             timeline.one_worker = False
         else:
             executor = _executor(cluster, scratch, scratch_root, run_id, timeline)
-        with contextlib.closing(executor.run(part, job_base, limits)) as events:
+        with contextlib.closing(executor.run(part, job, limits)) as events:
             for event in events:
                 if isinstance(event, CaseFinished):
                     record(event)
