@@ -51,6 +51,7 @@ def test_runs_are_found_per_directory_and_a_corrupt_run_is_skipped_not_deleted(t
     assert (bad / "run.json").exists()
     found = explore.found_text([tmp_path / "results", tmp_path / "reference"])
     assert "2 recorded runs (2 writer comparison)" in found
+    assert str(tmp_path) not in found and "`…/results`, `…/reference`" in found  # no path of the reader's machine
     assert "No recorded run" in explore.found_text([tmp_path / "gone"])
 
 
