@@ -240,7 +240,7 @@ def candidate_table(frame: pd.DataFrame, workload: Workload):
         "ratio": frame["ratio"]})
     unrecorded = "not recorded for these rows"
     return table(shown, {"95% interval": "too few iterations for an interval", "files": unrecorded,
-                         "ratio": unrecorded})
+                         "ratio": unrecorded}, keys=["writer", "codec", "chunks", "shards"])
 
 
 def tradeoff_figure(frame: pd.DataFrame, workload: Workload, title: str = "What sharding buys"):

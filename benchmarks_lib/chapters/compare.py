@@ -36,6 +36,7 @@ from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.base.paths import shown_path
 from benchmarks_lib.base.specs import SpecError, parse_items, parse_number
 from benchmarks_lib.base.stats import TwoSample, two_sample
+from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
@@ -195,8 +196,9 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_TH
     table["case"] = table["case"].map(lambda case: labels.get(case, case))
     order = table["verdict"].map(VERDICTS.index)
     change = -np.abs(np.log(table["B/A time"].astype("float64"))).fillna(0)
-    return table.assign(_o=order, _c=change).sort_values(["_o", "_c"], kind="stable").drop(
+    ordered = table.assign(_o=order, _c=change).sort_values(["_o", "_c"], kind="stable").drop(
         columns=["_o", "_c"]).reset_index(drop=True)
+    return tables.table(ordered, keys=["backend", "operation", "case"])  # wrapped where wider than the column
 
 
 def run_drift(table: pd.DataFrame) -> tuple[float, float] | None:

@@ -132,7 +132,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     for col in ("connections", "in flight", "server cores busy"):
         if (table[col] == "-").all():
             table = table.drop(columns=col)
-    return tables.table(table)
+    return tables.table(table, keys=["server", "backend", "codec", "link ms", "operation"])
 
 
 def _cores_busy(part: pd.DataFrame) -> str:

@@ -54,15 +54,15 @@ def pairs_table(df: pd.DataFrame) -> tables.Table:
     if both.empty:
         return tables.table(pd.DataFrame({"real data": []}))
     out = pd.DataFrame({
-        "real data": both["pair_of"], "twin": both["pair_kind_twin"],
-        "dtype": both["dtype_real"], "shape": both["shape_real"].map(_shape), "codec": both["codec"],
+        "real data": both["pair_of"], "codec": both["codec"], "twin": both["pair_kind_twin"],
+        "dtype": both["dtype_real"], "shape": both["shape_real"].map(_shape),
         "ratio real": both["compression_ratio_real"], "ratio twin": both["compression_ratio_twin"],
         "twin / real": both["compression_ratio_twin"] / both["compression_ratio_real"],
         "encode MB/s real": both["write_mbps_real"].round(0), "encode MB/s twin": both["write_mbps_twin"].round(0),
         "decode MB/s real": both["read_mbps_real"].round(0), "decode MB/s twin": both["read_mbps_twin"].round(0),
         "n": both[["write_n_real", "write_n_twin"]].min(axis=1),
     })
-    return tables.table(out)
+    return tables.table(out, keys=["real data", "codec"])
 
 
 def _spread(factors: pd.Series) -> str:
