@@ -24,7 +24,7 @@ from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.chapter import Chapter, measuring
 from benchmarks_lib.chapters.common import ok_rows, with_ceiling_fraction
 from benchmarks_lib.chapters.flags import LATENCIES, WRITER_PHASES
-from benchmarks_lib.chapters.style import WHISKERS, empty_figure, plt, subplots
+from benchmarks_lib.chapters.style import empty_figure, plt, subplots, whiskers
 from benchmarks_lib.records.store import load_run, read_run_json, run_dirs
 
 OVERVIEW = "Overview: a metric per backend, runs side by side"
@@ -185,7 +185,9 @@ def overview(df: pd.DataFrame, metric: str = "throughput (GB/s)", scale: str = "
                         label=label if op == operations[0] else None)
         ax.set_yticks(range(len(backends)), backends)
         ax.invert_yaxis()
-        ax.set(title=op, xlabel=f"{scale if relative else metric} ({WHISKERS})", ylabel="")
+        shown = rows[rows["operation"] == op]
+        ax.set(title=op, xlabel=f"{scale if relative else metric} "
+               f"({whiskers(shown, ['backend', 'run_label'], 'value')})", ylabel="")
         if relative:
             ax.axvline(100, color="0.4", lw=1, ls="--")
     if len(labels):
