@@ -206,3 +206,14 @@ def test_the_checks_catch_what_they_look_for():
     found = colliding_labels(fig)
     assert any("cut short" in f for f in found) and any("runs into" in f for f in found)
     plt.close(fig)
+
+
+def test_a_small_table_of_record_strings_draws_them_as_they_are():
+    """Backend names come from records: a "$" is itself (never math that fails the figure), a long name is
+    shortened so that it cannot stretch the figure."""
+    rows = _threads({1: [1.0, 1.1, 0.9], 2: [0.6, 0.61, 0.59]}).assign(backend="$\\frac{1}{0}$ " + "x" * 200)
+    fig = threads.time_vs_threads(rows)
+    fig.canvas.draw()
+    cells = [cell.get_text().get_text() for table in fig.axes[0].tables for cell in table.get_celld().values()]
+    assert any(c.startswith("$\\frac{1}{0}$") and len(c) <= 48 for c in cells)
+    plt.close(fig)

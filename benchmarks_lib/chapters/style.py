@@ -196,14 +196,18 @@ def table_figure(title: str, note: str, table):
     from matplotlib.figure import Figure
     from matplotlib.text import Text
 
+    from benchmarks_lib.base.markup import short
+
     apply_theme()
-    shown = table.shown()
+    shown = table.shown().map(short)  # a record's long name cannot stretch the figure
+    shown.columns = [short(c) for c in shown.columns]
     fig = Figure(figsize=(MAX_WIDTH_IN, 2.0))
     renderer = FigureCanvasAgg(fig).get_renderer()
     room = MAX_WIDTH_IN * fig.dpi
 
     def width(text: str) -> float:
-        return Text(0, 0, text, fontsize=SMALL, figure=fig).get_window_extent(renderer).width + 12  # its padding
+        probe = Text(0, 0, text, fontsize=SMALL, figure=fig, parse_math=False)
+        return probe.get_window_extent(renderer).width + 12  # with the cell's padding
 
     def widths(cells) -> list[float]:
         return [max(width(line) for value in [column, *cells[column]] for line in str(value).split("\n"))
@@ -224,7 +228,8 @@ def table_figure(title: str, note: str, table):
     drawn.set_fontsize(SMALL)
     for cell in drawn.get_celld().values():
         cell.PAD = 6 / max(n for n in need)  # about 6 px of the widest cell's width
-    fig.suptitle(f"{title}\n({note})", fontsize=SMALL, x=0.02, ha="left", y=0.98, va="top")
+        cell.get_text().set_parse_math(False)  # a record's "$" is itself, never math
+    fig.suptitle(f"{title}\n({note})", fontsize=SMALL, x=0.02, ha="left", y=0.98, va="top", parse_math=False)
     return fig
 
 
@@ -376,7 +381,8 @@ def label_points(ax, points, fontsize: float = SMALL - 1, color=None) -> list:
         return across and frame.y0 <= box.y0 and box.y1 <= frame.y1 and clear
 
     for x, y, text in sorted(points, key=lambda p: (-p[1], p[0])):
-        probe = ax.annotate(text, (x, y), xytext=(0, 0), textcoords="offset points", fontsize=fontsize)
+        probe = ax.annotate(text, (x, y), xytext=(0, 0), textcoords="offset points", fontsize=fontsize,
+                            parse_math=False)
         spot = None
         for offset, align in _LABEL_SPOTS:
             probe.xyann = offset
@@ -403,7 +409,7 @@ def label_points(ax, points, fontsize: float = SMALL - 1, color=None) -> list:
         line = {"arrowprops": {"arrowstyle": "-", "color": "0.6", "lw": 0.6, "shrinkA": 0, "shrinkB": 2}} if far \
             else {}
         drawn.append(ax.annotate(text, (x, y), xytext=offset, textcoords="offset points", fontsize=fontsize,
-                                 color=color, ha=align, annotation_clip=False, **line))
+                                 color=color, ha=align, annotation_clip=False, parse_math=False, **line))
         placed.append(text_box(drawn[-1]))
     return drawn
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks_lib.base.markup import md, md_code
+from benchmarks_lib.base.markup import md, md_code, short
 from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import (
@@ -215,7 +215,7 @@ def pareto(df: pd.DataFrame, speed: str = "write_mbps") -> plt.Figure:
                        facecolors="none" if memory else color, edgecolors=color)
         f = front[front["dataset"] == name].sort_values(speed)
         ax.plot(f[speed], f["compression_ratio"], color="black", lw=1, drawstyle="steps-post", label="Pareto front")
-        labels[name] = [(row[speed], row["compression_ratio"], str(row["codec"])) for _, row in f.iterrows()]
+        labels[name] = [(row[speed], row["compression_ratio"], short(row["codec"])) for _, row in f.iterrows()]
         draw_ceilings(ax, ceiling, CEILING_OPS[speed], unit="MB/s", vertical=True)
         wide = part["compression_ratio"].max() / max(part["compression_ratio"].min(), 1e-9) > 4
         log_axis(ax, "x")
