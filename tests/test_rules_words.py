@@ -33,6 +33,8 @@ def test_a_remote_read_reads_as_the_issue_asks():
     ({"layout": "sharded 128/32", "inner_chunk": 32.0, "shard_size": 128.0, "cutout_kind": "aligned"},
      "sharded 128/32, aligned cutouts"),
     ({"threads": 1, "level": 3.0, "codec": "zstd:3"}, "1 thread, level 3, zstd:3"),
+    ({"cutout": np.float64(32.0), "cutout_kind": "unaligned"}, "cutouts of side 32, unaligned cutouts"),
+    ({"cutout": np.array([8, 16, 16])}, "8x16x16 cutouts"),
     ({"workers": 4.0, "alignment": "unaligned", "store": "s3", "region_step": 8.0},
      "4 workers, unaligned regions, through S3, 8 region steps"),
     ({"cache_bytes": 0.0, "async_prefetch": 1.0, "concurrency": 1.0, "server": "builtin"},

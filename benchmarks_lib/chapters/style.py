@@ -437,7 +437,6 @@ def draw_ceilings(ax, ceiling: dict[str, float], ops: tuple[str, ...], *, unit: 
         sec.set_ylabel(f"% of {CEILING_LABELS.get(percent_of, percent_of)}")
 
 
-__all__ = ["CEILING_LABELS", "CI95", "MAX_WIDTH_IN", "MIN_LINE_POINTS", "SMALL", "apply_theme",
-           "draw_ceilings", "empty_figure", "label_points", "legend_outside", "legend_under_figure", "log_axis",
-           "median_table",
+__all__ = ["CEILING_LABELS", "CI95", "MAX_WIDTH_IN", "MIN_LINE_POINTS", "SMALL", "apply_theme", "draw_ceilings",
+           "empty_figure", "label_points", "legend_outside", "legend_under_figure", "log_axis", "median_table",
            "plain_log_ticks", "ratio_log_axis", "subplots", "table_figure", "too_few", "whiskers"]

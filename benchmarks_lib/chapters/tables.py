@@ -58,6 +58,8 @@ def column_groups(frame: pd.DataFrame, keys: list[str], width: float = COLUMN_PX
         return [list(frame.columns)]
     keys = [k for k in keys if k in frame.columns]
     rest = [c for c in frame.columns if c not in keys]
+    if not rest:  # nothing but key columns: nothing to spread over parts
+        return [list(frame.columns)]
     widths = [column_px(c, frame[c]) for c in rest]
     room = width - sum(column_px(k, frame[k]) for k in keys)
 

@@ -216,7 +216,7 @@ class Rendering:
 
 
 #: the colour bar of the picture: right of the mesh, with a title short enough to stay inside the picture (at the
-#: right edge "pdata (random)" was cut to "pdata (rando"); the values are random, as the chapter's caption says
+#: right edge "pdata (random)" was cut to "pdata (rando"); the chapter says the array is random
 SCALAR_BAR = {"title": "pdata", "vertical": True, "position_x": 0.86, "position_y": 0.2, "width": 0.06,
               "height": 0.6, "fmt": "%.2f", "title_font_size": 16, "label_font_size": 14}
 

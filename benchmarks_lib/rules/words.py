@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import md
-from benchmarks_lib.base.specs import format_bytes
+from benchmarks_lib.base.specs import SpecError, format_bytes, parse_dims, shape_text
 from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage
 from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict
 
@@ -168,20 +168,16 @@ def _count(value: object, one: str, many: str) -> str | None:
 
 def _shape(value: object) -> str | None:
     """``48x192x192`` from a shape (a list, an array, ``"48,192,192"`` or ``"48x192x192"``); None otherwise."""
-    from benchmarks_lib.base.specs import shape_text
-
     if isinstance(value, str):
         parts = value.replace(",", "x").split("x")
-        return "x".join(p.strip() for p in parts) if all(p.strip().isdigit() for p in parts) else None
-    if isinstance(value, list | tuple) or (hasattr(value, "tolist") and not isinstance(value, str | bytes)):
+        return shape_text([int(p) for p in parts]) if all(p.strip().isdigit() for p in parts) else None
+    if isinstance(value, list | tuple) or np.ndim(value) >= 1:
         return shape_text(value)
-    return None
+    return None  # a number: a cutout's side
 
 
 def _dims(value: object) -> str | None:
     """A Zarr array spec (``z:128:32:64,...``) as ``array 128x512x512, chunks 32x128x128, shards 64x256x256``."""
-    from benchmarks_lib.base.specs import SpecError, parse_dims, shape_text
-
     try:
         dims = parse_dims(str(value))
     except SpecError:

@@ -142,9 +142,9 @@ def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
         what = reader
         if reader == "zarr":
             what = f"zarr ({sub['workload'].iloc[0]}, concurrency {int(sub['concurrency'].max())})"
+        points = ["config", "latency_ms", *([style] if style else [])]
         ax.set(yscale="log", xlabel="added latency per request (ms)",
-               ylabel=f"real time, s (log; {whiskers(sub, ['config', 'latency_ms', style or 'config'], 'elapsed_s')})",
-               title=what)
+               ylabel=f"real time, s (log; {whiskers(sub, points, 'elapsed_s')})", title=what)
         plain_log_ticks(ax)
         legend_outside(ax, below=True)
     fig.tight_layout()
