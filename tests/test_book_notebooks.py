@@ -308,6 +308,14 @@ def test_parameters_table_shows_the_values_used():
     assert "`APPEND_FRAMES`, `APPEND_STEP`" in table
     loaded = parameters_table("writers", {"LOAD_RUN": "r1", "TESTS": None}, run)
     assert "*(profile)*" not in loaded and "loaded" in loaded
+    # no path of the reader's machine: the results directory relative or by its last part, a run by its run id
+    private = "/private/home/alice"
+    run.meta["params"] = {}
+    shown = parameters_table("writers", {"RESULTS_DIR": f"{private}/results",
+                                         "LOAD_RUN": f"{private}/results/vm/writers-quick-1"}, run)
+    assert private not in shown and "`'…/results'`" in shown and "`'…/writers-quick-1'`" in shown
+    explorer = parameters_table("explorer", {"OTHER_DIRS": [f"{private}/a", "reference"], "RESULTS_DIR": None})
+    assert private not in explorer and "`['…/a', 'reference']`" in explorer
 
 
 def _papermill(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -51,6 +51,7 @@ def test_runs_are_found_per_directory_and_a_corrupt_run_is_skipped_not_deleted(t
     assert (bad / "run.json").exists()
     found = explore.found_text([tmp_path / "results", tmp_path / "reference"])
     assert "2 recorded runs (2 writer comparison)" in found
+    assert str(tmp_path) not in found and "`…/results`, `…/reference`" in found  # no path of the reader's machine
     assert "No recorded run" in explore.found_text([tmp_path / "gone"])
 
 
@@ -77,7 +78,7 @@ def test_the_overview_draws_medians_and_the_ceiling_fraction(tmp_path):
     x = sorted(float(v) for line in fig.axes[0].lines for v in np.atleast_1d(line.get_xdata()))
     medians = {1.0, 2.0, 4.0}  # zarr-python 1 GB/s, zarrs 2 GB/s on the slow run; twice that on the fast one
     assert medians <= {round(v, 6) for v in x}
-    assert "median" in fig.axes[0].get_xlabel() and "95%" in fig.axes[0].get_xlabel()
+    assert "median [94% interval], n=5" in fig.axes[0].get_xlabel()  # the n and coverage the tables state
     plt.close(fig)
     # as % of each run's own ceiling, the fast machine (twice the speed, twice the ceiling) draws the same points
     fig = explore.figures(runs, explore.OVERVIEW, scale="% of ceiling")[0]

@@ -61,13 +61,14 @@ def test_median_bars_draw_the_median_not_the_mean():
 
 
 def test_write_lines_draw_the_median():
-    df = _frame(_writes("zarrs", SKEWED) + _writes("zarrs", [1.0, 1.1, 0.9], nbytes=400 * MB))
+    df = _frame(_writes("zarrs", SKEWED) + _writes("zarrs", [1.0, 1.1, 0.9], nbytes=400 * MB)
+                + _writes("zarrs", [2.0, 2.1, 1.9], nbytes=800 * MB))
     fig = writers.write_gbps_vs_size(df)
-    line = next(ln for ln in fig.axes[0].get_lines() if len(ln.get_ydata()) == 2 and ln.get_marker() == "o")
+    line = next(ln for ln in fig.axes[0].get_lines() if len(ln.get_ydata()) == 3 and ln.get_marker() == "o")
     assert line.get_ydata()[0] == pytest.approx(np.median([0.1 / t for t in SKEWED]))
     assert not fig.axes[0].get_legend().get_bbox_to_anchor().overlaps(fig.axes[0].bbox)  # the legend is off the data
-    one = writers.write_gbps_vs_size(_frame(_writes("zarrs", SKEWED)))  # one size: no line to draw, a sentence
-    assert "only one size measured" in one.axes[0].texts[0].get_text()
+    one = writers.write_gbps_vs_size(_frame(_writes("zarrs", SKEWED)))  # one size: no line to draw, a small table
+    assert "only one size measured (100 MB)" in one._suptitle.get_text() and not one.axes[0].get_lines()
     assert "median" in fig.axes[0].get_ylabel()
     plt.close(fig)
 
@@ -78,9 +79,11 @@ def test_amdahl_needs_three_thread_counts():
     assert table["serial fraction"].isna().all()
     assert "2 distinct thread count(s) up to the 8 cores" in table["reason"].iloc[0]
     assert "No Amdahl fit for zarrs write" in pt.conclusion(two)
-    fig = pt.speedup(two)  # the curve is still drawn
-    assert fig.axes[0].get_lines() and "no Amdahl fit" in fig.axes[0].get_title()
-    plt.close(fig)
+    fig = pt.speedup(two)  # two thread counts: a small table of the speed-ups, no line through two points
+    assert not fig.axes[0].get_lines() and "2 thread counts measured (1 thread, 2 threads)" in fig._suptitle.get_text()
+    three = pt.speedup(_threads({1: [1.0, 1.02, 0.98], 2: [0.6, 0.61, 0.59], 8: [0.5, 0.52, 0.49]}, cores=2))
+    assert three.axes[0].get_lines() and "no Amdahl fit" in three.axes[0].get_title()  # the curve is still drawn
+    plt.close(three)
 
     times = {p: [0.2 + 0.8 / p] * 3 for p in (1, 2, 4, 16)}
     table = pt.amdahl_table(_threads(times))
@@ -91,15 +94,15 @@ def test_amdahl_needs_three_thread_counts():
 
 
 def test_thread_figures_draw_the_median_with_its_interval():
-    df = _threads({1: SKEWED, 2: [0.6, 0.61, 0.59]})
+    df = _threads({1: SKEWED, 2: [0.6, 0.61, 0.59], 4: [0.4, 0.41, 0.39]})
     summary = pt.scaling_table(df)
     one = summary[summary["threads"] == 1].iloc[0]
     assert one["median_s"] == pytest.approx(np.median(SKEWED)) and one["n"] == 6
     assert one["ci_lo_s"] <= one["median_s"] <= one["ci_hi_s"]
     fig = pt.time_vs_threads(df)
-    line = next(ln for ln in fig.axes[0].get_lines() if len(ln.get_ydata()) == 2)
+    line = next(ln for ln in fig.axes[0].get_lines() if len(ln.get_ydata()) == 3)
     assert line.get_ydata()[0] == pytest.approx(np.median(SKEWED))
-    assert "median" in fig.axes[0].get_ylabel()
+    assert "median [75-95% intervals], n=3-6" in fig.axes[0].get_ylabel()  # as the tables state them
     plt.close(fig)
 
 

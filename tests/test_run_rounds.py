@@ -137,7 +137,8 @@ def test_a_killed_run_loses_no_measured_round_and_a_resume_finishes_it(tmp_path)
     resumed run keeps them in ``interrupted/`` and measures the open cases again."""
     params = json.dumps({**SMALL, "backends": ["raw", "zarr-python"], "iterations": 20,
                          "dims": "t:8,y:256:128,x:256"})
-    code = (f"from benchmarks_lib.run.runner import run_suite; import json; run_suite('writers', json.loads({params!r}),"
+    code = (f"from benchmarks_lib.run.runner import run_suite; import json; "
+            f"run_suite('writers', json.loads({params!r}),"
             f" profile='quick', results_dir={str(tmp_path / 'results')!r}, scratch_dir={str(tmp_path / 'scratch')!r},"
             " run_id='killed', progress=None, ceiling=False, budget=600)")
     proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)

@@ -93,9 +93,18 @@ def test_mesh_mismatch_finds_a_changed_value():
 def test_render_writes_a_png_or_says_why_not(tmp_path: Path):
     from benchmarks_lib.data.meshes import render_mesh_png
 
-    rendering = render_mesh_png(tmp_path / "mesh.png", n=4, window_size=(200, 150))
+    rendering = render_mesh_png(tmp_path / "mesh.png", n=4)
     if rendering.ok:
         assert rendering.path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        import matplotlib.image
+
+        # nothing cut by the picture's sides (the colour bar's title was cut to "pdata (rando" at the right edge):
+        # its top, left and right borders are background, as its corner is (the cube's lowest corner may touch the
+        # bottom)
+        image = matplotlib.image.imread(rendering.path)[..., :3]
+        border = np.concatenate([image[:3].reshape(-1, 3), image[:, :3].reshape(-1, 3),
+                                 image[:, -3:].reshape(-1, 3)])
+        assert np.abs(border - image[0, 0]).max() < 0.05
     else:
         assert "not possible" in rendering.message
 

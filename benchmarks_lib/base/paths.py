@@ -36,5 +36,20 @@ def checkout_dirs() -> tuple[Path, Path]:
     return base / RESULTS_DIR, base / SCRATCH_DIR
 
 
+def shown_path(path: str | Path) -> str:
+    """A path as the book prints it, never a path of the reader's machine: as given where it was given relative
+    (``reference``, ``~/runs``), relative to the working directory or the checkout where it lies inside one
+    (``results/vm/writers-quick-...``), else ``…/`` and its last part (a run directory by its run id)."""
+    text = str(path)
+    given = Path(text)
+    if not given.is_absolute():
+        return text
+    resolved = given.resolve()
+    for base in (Path.cwd(), ROOT):
+        if base.resolve().parent != base.resolve() and resolved.is_relative_to(base.resolve()):
+            return str(resolved.relative_to(base.resolve())) or "."
+    return f"\u2026/{given.name}" if given.name else "\u2026"
+
+
 __all__ = ["REFERENCE", "RESULTS_DIR", "ROOT", "SCRATCH_DIR", "SCRATCH_ENV", "checkout_dirs", "is_checkout",
-           "resolve_scratch_root"]
+           "resolve_scratch_root", "shown_path"]

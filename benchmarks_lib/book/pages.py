@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code
-from benchmarks_lib.base.paths import ROOT
+from benchmarks_lib.base.paths import ROOT, shown_path
 from benchmarks_lib.book.frontpage import comparison, lost_data, sharding
 from benchmarks_lib.book.notebooks import chapter_notebooks, tagged_source, template
 from benchmarks_lib.chapters.chapter import chapter_named
@@ -85,6 +85,26 @@ def _code(value: object) -> str:
     return md_code(repr(value), in_table=True)
 
 
+#: the parameters that name a place on the reader's machine: shown as ``shown_path`` shows a path
+PATH_PARAMETERS = ("RESULTS_DIR", "LOAD_RUN", "OTHER_DIRS", "RUNS", "LIKE")
+
+
+def _shown_paths(name: str, value: object) -> object:
+    """A path parameter's value as the book shows it (``shown_path``: relative, or by its last part such as the
+    run id), each item of a list alike; ``LIKE``'s inner path (``file.h5:/data``) kept; anything else as it is."""
+    if name not in PATH_PARAMETERS:
+        return value
+    if isinstance(value, list | tuple):
+        return [_shown_paths(name, v) for v in value]
+    if not isinstance(value, str | Path):
+        return value
+    text, inner = str(value), ""
+    if name == "LIKE" and ":" in text:
+        text, inner = text.rsplit(":", 1)
+        inner = ":" + inner
+    return shown_path(text) + inner
+
+
 def _listed_value(name: str, value: object, text: bool = False) -> object:
     """A list parameter given as one comma-separated string (``"lz4,zstd:3"``, as ``papermill -p`` passes it) as
     the list it means; a shape spec (``*DIMS``: ``"t:64,y:1080:540"``, ``*SHAPE``: ``"512,512,512"``), a ``text``
@@ -140,10 +160,10 @@ def parameters_table(notebook: str, values: Mapping[str, object], run=None) -> s
     def shown(p: NotebookParameter) -> str:
         name, text = p.name, p.default.startswith(("'", '"'))
         if name not in recorded:
-            return _code(_listed_value(name, values.get(name), text))
+            return _code(_shown_paths(name, _listed_value(name, values.get(name), text)))
         given = values.get(name)
         marker = " *(profile)*" if given is None and not loaded and name != "RUN_ID" else ""
-        return _code(_listed_value(name, recorded[name], text)) + marker
+        return _code(_shown_paths(name, _listed_value(name, recorded[name], text))) + marker
 
     lead = ("**Parameters of this run** (measured earlier and loaded: the values it was measured with)" if loaded
             else "**Parameters of this run** (*(profile)*: left as `None`, so the profile's default)" if meta

@@ -112,9 +112,10 @@ class AdvicePage:
     def header(self) -> str:
         """Markdown: where the answer comes from, and whether that is the reader's data."""
         from benchmarks_lib.base.markup import md, md_code
+        from benchmarks_lib.base.paths import shown_path
 
         s, evidence = self.settings, self.answer.evidence
-        where = ", ".join(md_code(d) for d in s.dirs)
+        where = ", ".join(md_code(shown_path(d)) for d in s.dirs)
         lines = [f"Measured for this page within a budget of {s.budget_s:.0f} s, then answered from that run."
                  if s.measure else f"Answered from the runs recorded in {where}; nothing is measured."]
         if evidence is None:
@@ -239,7 +240,7 @@ def candidate_table(frame: pd.DataFrame, workload: Workload):
         "ratio": frame["ratio"]})
     unrecorded = "not recorded for these rows"
     return table(shown, {"95% interval": "too few iterations for an interval", "files": unrecorded,
-                         "ratio": unrecorded})
+                         "ratio": unrecorded}, keys=["writer", "codec", "chunks", "shards"])
 
 
 def tradeoff_figure(frame: pd.DataFrame, workload: Workload, title: str = "What sharding buys"):

@@ -16,7 +16,7 @@ from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
 from benchmarks_lib.rules.ranking import EQUALS, Entry, Ranking, countable, rank_against_leader, rank_samples
-from benchmarks_lib.rules.words import unverified_text, value_text, verdict_text, versus_text
+from benchmarks_lib.rules.words import case_text, unverified_text, value_text, verdict_text, versus_text
 from benchmarks_lib.suites.ceiling import describe_ceiling
 
 MB = 1e6
@@ -103,24 +103,12 @@ def skips(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def group_header(name: str, key: dict) -> str:
-    """``- **write**, codec `lz4` (no shuffle), 100 MB, fsync included``: what a group of equals holds fixed."""
-    parts = []
+    """``- **write**, codec `lz4` (no shuffle), em_like, 100 MB, fsync included``: what a group of equals holds
+    fixed, in the words of every case label (``words.case_text``), its codec first with its shuffle."""
     codec = key.get("codec")
-    if codec is not None:
-        parts.append(f"codec {md_code(codec)} ({md(shuffle_of(codec))})")
-    if isinstance(key.get("dataset"), str):
-        parts.append(f"dataset {md(key['dataset'])}")
-    if not pd.isna(key.get("nbytes", np.nan)):
-        parts.append(f"{key['nbytes'] / 1e6:.3g} MB")
-    if "fsync_included" in key and not pd.isna(key["fsync_included"]):
-        parts.append("fsync included" if key["fsync_included"] else "no fsync")
-    if "writer_fsyncs" in key and not pd.isna(key["writer_fsyncs"]) and key["writer_fsyncs"]:
-        parts.append("the writer fsyncs every file itself")
-    if isinstance(key.get("cutout_kind"), str):
-        parts.append(f"{md(key['cutout_kind'])} cutouts")
-    if isinstance(key.get("cache_state"), str) and key["cache_state"] != "cold":
-        parts.append(md(key["cache_state"]))
-    return f"- **{name}**, " + ", ".join(parts)
+    rest = case_text({k: v for k, v in key.items() if k != "codec"})
+    lead = [f"codec {md_code(codec)} ({md(shuffle_of(codec))})"] if codec is not None else []
+    return f"- **{name}**, " + ", ".join([*lead, *([rest] if rest else [])])
 
 
 def point_details(backend: str, rows: pd.DataFrame) -> list[str]:

@@ -37,11 +37,14 @@ import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code
+from benchmarks_lib.base.paths import shown_path
 from benchmarks_lib.base.specs import SpecError, parse_items, parse_number
 from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, two_sample
+from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
+from benchmarks_lib.rules.words import case_text
 
 DEFAULT_THRESHOLD = 0.1
 TOO_FEW = "too few iterations"
@@ -142,6 +145,18 @@ def _case_names(rows: pd.DataFrame, keys: list[str]) -> pd.Series:
                                or "-", axis=1)
 
 
+def _case_labels(df: pd.DataFrame, keys: list[str]) -> dict[str, str]:
+    """Each case of ``df``'s successful rows ("k=v, ...", as runs are matched) -> the case in words
+    (``words.case_text``: ``lz4, 1.05 MB, fsync included``), what a table and a figure show."""
+    rows = _successful(df)
+    present = [k for k in keys if k in rows]
+    if not present or rows.empty:
+        return {}
+    named = rows.assign(_case=_case_names(rows, keys)).drop_duplicates("_case")
+    return {case: case_text(dict(zip(present, values, strict=True)), escape=str) or "-"
+            for case, *values in named[["_case", *present]].itertuples(index=False)}
+
+
 def _missing(value: object) -> bool:
     return value is None or (not isinstance(value, list | tuple | np.ndarray) and bool(pd.isna(value)))
 
@@ -189,7 +204,8 @@ def key_problems(df: pd.DataFrame, keys: list[str], parts: list[str] = ()) -> li
 def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """One row per case in either run (``COLUMNS``): n (iterations) and median time of each, the B/A time ratio
     with its 95% interval (``stats.two_sample``), the verdict and why (:func:`judge`, then the drift gate); flagged
-    rows first (``VERDICTS`` order), largest change first. Cases are named by the runs' suites' declared keys."""
+    rows first (``VERDICTS`` order), largest change first. Cases are matched by the runs' suites' declared keys and
+    named in words."""
     suites = sorted({_text(s) for df in (a, b) if "suite" in df for s in _successful(df)["suite"].dropna().unique()})
     keys, parts = declared_keys(suites)
     values = {}
@@ -205,10 +221,13 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_TH
                     np.median(vb) if vb.size else np.nan, result.ratio, result.lo, result.hi,
                     *judge(result, threshold)))
     table = _against_the_run(pd.DataFrame(out, columns=COLUMNS), threshold)
+    labels = {**_case_labels(a, keys), **_case_labels(b, keys)}
+    table["case"] = table["case"].map(lambda case: labels.get(case, case))
     order = table["verdict"].map(VERDICTS.index)
     change = -np.abs(np.log(table["B/A time"].astype("float64"))).fillna(0)
-    return table.assign(_o=order, _c=change).sort_values(["_o", "_c"], kind="stable").drop(
+    ordered = table.assign(_o=order, _c=change).sort_values(["_o", "_c"], kind="stable").drop(
         columns=["_o", "_c"]).reset_index(drop=True)
+    return tables.table(ordered, keys=["backend", "operation", "case"])  # wrapped where wider than the column
 
 
 def run_drift(table: pd.DataFrame) -> tuple[float, float] | None:
@@ -343,7 +362,7 @@ def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD) -> 
 def header(run_dirs_: list[Path], results_dir: str | Path | None) -> str:
     """Markdown: which runs are compared, or why there is nothing to compare."""
     if len(run_dirs_) < 2:
-        where = results_dir if results_dir is not None else "the repository's results/"
+        where = shown_path(results_dir) if results_dir is not None else "the repository's results/"
         return (f"**Nothing to compare**: no suite has two recorded runs under {md_code(where)}. Measure a suite "
                 "again (after an upgrade, on another disk) or set `RUNS` to two run ids or directories.")
     lines = ["Compared (A is the baseline, every later run is B):", ""]

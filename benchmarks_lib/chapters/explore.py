@@ -18,12 +18,13 @@ import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import html_text, md, md_code, short
+from benchmarks_lib.base.paths import shown_path
 from benchmarks_lib.base.specs import SpecError, parse_bool, parse_items
 from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.chapter import Chapter, measuring
 from benchmarks_lib.chapters.common import ok_rows, with_ceiling_fraction
 from benchmarks_lib.chapters.flags import LATENCIES, WRITER_PHASES
-from benchmarks_lib.chapters.style import WHISKERS, empty_figure, plt, subplots
+from benchmarks_lib.chapters.style import empty_figure, plt, subplots, whiskers
 from benchmarks_lib.records.store import load_run, read_run_json, run_dirs
 
 OVERVIEW = "Overview: a metric per backend, runs side by side"
@@ -91,12 +92,12 @@ def found_text(dirs: list[Path]) -> str:
     """Markdown: how many runs of each chapter were found, and where."""
     runs = find_runs(dirs)
     if not runs:
-        return ("No recorded run was found in " + ", ".join(md_code(d) for d in dirs) + ". Measure this machine "
-                "with `make book` (or `iobench run writers`), or add a directory of runs below.")
+        return ("No recorded run was found in " + ", ".join(md_code(shown_path(d)) for d in dirs) + ". Measure this "
+                "machine with `make book` (or `iobench run writers`), or add a directory of runs below.")
     titles = {suite: chapter.label for suite, chapter in measuring().items()}
     counts = ", ".join(f"{sum(r.suite == s for r in runs)} {md(titles.get(s, s).lower())}"
                        for s in dict.fromkeys(r.suite for r in runs))
-    return f"{len(runs)} recorded runs ({counts}) in " + ", ".join(md_code(d) for d in dirs) + "."
+    return f"{len(runs)} recorded runs ({counts}) in " + ", ".join(md_code(shown_path(d)) for d in dirs) + "."
 
 
 def load_rows(runs: list[Run]) -> pd.DataFrame:
@@ -184,7 +185,9 @@ def overview(df: pd.DataFrame, metric: str = "throughput (GB/s)", scale: str = "
                         label=label if op == operations[0] else None)
         ax.set_yticks(range(len(backends)), backends)
         ax.invert_yaxis()
-        ax.set(title=op, xlabel=f"{scale if relative else metric} ({WHISKERS})", ylabel="")
+        shown = rows[rows["operation"] == op]
+        ax.set(title=op, xlabel=f"{scale if relative else metric} "
+               f"({whiskers(shown, ['backend', 'run_label'], 'value')})", ylabel="")
         if relative:
             ax.axvline(100, color="0.4", lw=1, ls="--")
     if len(labels):
@@ -267,7 +270,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
     if not widgets:
         chosen = newest_per_directory([r for r in find_runs(dirs) if r.suite == chapter])
         for fig in figures(chosen, figure, (), ALL, metric, scale) if chosen else [empty_figure(
-                f"No run of this chapter under {', '.join(str(d) for d in dirs)}")]:
+                f"No run of this chapter under {', '.join(shown_path(d) for d in dirs)}")]:
             display(fig)
             plt.close(fig)
         return None
@@ -328,7 +331,8 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
         drawn.children = ()
         if not _chosen():
             message.value = ("<b>No run of this chapter selected.</b> Runs are found under: "
-                             + ", ".join(html_text(d) for d in dirs) + ". Measure one with <code>make book</code>.")
+                             + ", ".join(html_text(shown_path(d)) for d in dirs)
+                             + ". Measure one with <code>make book</code>.")
             return
         message.value = ""
         try:
@@ -348,7 +352,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
         dirs.append(path)
         state["runs"] = find_runs(dirs)
         _refresh_chapter()
-        message.value = f"added {html_text(path)}"
+        message.value = f"added {html_text(shown_path(path))}"
 
     _refresh_chapter()
     chapter_w.observe(_refresh_chapter, "value")

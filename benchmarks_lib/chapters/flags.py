@@ -16,6 +16,7 @@ import pandas as pd
 
 from benchmarks_lib.measure.load import OTHER_CPU_LIMIT_PCT, STEAL_LIMIT_PCT, under_load
 from benchmarks_lib.rules.ceilings import ok_rows, parallel_ceiling_op, with_ceiling_fraction
+from benchmarks_lib.rules.words import case_text
 from benchmarks_lib.suites.ceiling import describe_ceiling
 
 #: a throughput above this % of the same run's ceiling is noise or caching, never a real result
@@ -100,11 +101,10 @@ def point_flags(rows: pd.DataFrame) -> list[str]:
 
 
 def _points(rows: pd.DataFrame):
-    """(backend, operation, "k=v, ..." naming the case, rows) per point of ``rows``."""
+    """(backend, operation, the case in words (``words.case_text``), rows) per point of ``rows``."""
     keys = ["backend", "operation", *(k for k in CASE_KEYS if k in rows and rows[k].notna().any())]
     for key, part in rows.groupby(keys, dropna=False, sort=True):
-        case = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                         for k, v in zip(keys[2:], key[2:], strict=True) if not pd.isna(v))
+        case = case_text(dict(zip(keys[2:], key[2:], strict=True)), escape=str)  # the table escapes its cells
         yield key[0], key[1], case or "-", part
 
 

@@ -30,13 +30,14 @@ from benchmarks_lib.chapters.common import (
 from benchmarks_lib.chapters.flags import point_flags
 from benchmarks_lib.chapters.style import (
     CI95,
-    WHISKERS,
     draw_ceilings,
     empty_figure,
     legend_under_figure,
+    median_table,
     sns,
     subplots,
     too_few,
+    whiskers,
 )
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 from benchmarks_lib.rules.ranking import Verdict, countable, rank_samples
@@ -82,6 +83,10 @@ def _panels(rows: pd.DataFrame, title: str):
     return fig, [(ax, rows[rows["store"] == store], store) for ax, store in zip(axes[0], stores, strict=True)]
 
 
+def _workers_label(workers: float) -> str:
+    return f"W={workers:g}"
+
+
 def _one_legend(panels: list) -> None:
     """One legend under the panels, with every panel's entries once (the ceiling and the cores too); lays the
     figure out."""
@@ -94,7 +99,8 @@ def aggregate(df: pd.DataFrame):
     rows = _rows(df)
     if rows.empty:
         return empty_figure("parallel writes")
-    if (few := too_few(rows, "workers", "Aggregate GB/s vs workers", "worker count")) is not None:
+    numbers = median_table(rows, "workers", "gbps", ["store", "series"], _workers_label, "aggregate GB/s")
+    if (few := too_few(rows, "workers", "Aggregate GB/s vs workers", "worker count", numbers)) is not None:
         return few
     order = sorted(rows["series"].unique())
     ceiling = ceiling_gbps(df)
@@ -110,7 +116,8 @@ def aggregate(df: pd.DataFrame):
             ax.axvline(cores, color="0.6", lw=1, ls=":", label=f"{int(cores)} usable cores")
         ax.set_xticks(sorted(rows["workers"].unique()))
         ax.set(xlabel="workers W (Dask processes)",
-               ylabel=f"aggregate GB/s ({WHISKERS})" if ax is panels[0][0] else "",
+               ylabel=f"aggregate GB/s ({whiskers(rows, ['store', 'series', 'workers'], 'gbps')})"
+               if ax is panels[0][0] else "",
                title=store_title(store, sub))
     _one_legend(panels)
     return fig
@@ -121,7 +128,9 @@ def per_worker(df: pd.DataFrame):
     rows = _rows(df)
     if rows.empty or "worker_gbps_median" not in rows:
         return empty_figure("per-worker GB/s")
-    if (few := too_few(rows, "workers", "Per-worker GB/s", "worker count")) is not None:
+    numbers = median_table(rows, "workers", "worker_gbps_median", ["store", "series"], _workers_label,
+                           "GB/s of one worker")
+    if (few := too_few(rows, "workers", "Per-worker GB/s", "worker count", numbers)) is not None:
         return few
     order = sorted(rows["series"].unique())
     fig, panels = _panels(rows, "Each worker alone: its slab's bytes over its own write time")
@@ -129,8 +138,8 @@ def per_worker(df: pd.DataFrame):
         sns.lineplot(data=sub, estimator="median", **CI95, x="workers", y="worker_gbps_median", hue="series",
                      hue_order=order, marker="o", ax=ax)
         ax.set_xticks(sorted(rows["workers"].unique()))
-        ax.set(xlabel="workers W", ylabel=f"GB/s of one worker ({WHISKERS})" if ax is panels[0][0] else "",
-               title=store_title(store, sub))
+        label = f"GB/s of one worker ({whiskers(rows, ['store', 'series', 'workers'], 'worker_gbps_median')})"
+        ax.set(xlabel="workers W", ylabel=label if ax is panels[0][0] else "", title=store_title(store, sub))
     _one_legend(panels)
     return fig
 

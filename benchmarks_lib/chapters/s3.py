@@ -30,7 +30,17 @@ from benchmarks_lib.chapters.common import (
     with_ceiling_fraction,
 )
 from benchmarks_lib.chapters.flags import point_flags
-from benchmarks_lib.chapters.style import CI95, WHISKERS, draw_ceilings, empty_figure, legend_outside, sns, subplots
+from benchmarks_lib.chapters.style import (
+    CI95,
+    draw_ceilings,
+    empty_figure,
+    legend_outside,
+    median_table,
+    sns,
+    subplots,
+    too_few,
+    whiskers,
+)
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 from benchmarks_lib.rules.ranking import rank_against_leader
 from benchmarks_lib.rules.words import answer_clause, change_text, number
@@ -67,7 +77,7 @@ def speeds(df: pd.DataFrame):
     fig, ax = subplots(figsize=(7.2, 1.6 + 0.6 * rows["label"].nunique()))
     sns.barplot(data=rows, y="label", x="gbps", hue="operation", estimator="median", **CI95, ax=ax)
     draw_ceilings(ax, ceiling_gbps(df), ("write_nofsync", "write_fsync", "read_cold"), vertical=True)
-    ax.set(xlabel=f"GB/s through S3 ({WHISKERS})", ylabel="",
+    ax.set(xlabel=f"GB/s through S3 ({whiskers(rows, ['label', 'operation'], 'gbps')})", ylabel="",
            title=f"One Zarr array through S3: {'; '.join(s3_servers(rows)) or 'server not recorded'}\n"
                  "(server and client share this machine)")
     legend_outside(ax, below=True)
@@ -78,13 +88,17 @@ def speeds(df: pd.DataFrame):
 def latency(df: pd.DataFrame):
     """Real time of each backend's write and read against the link's latency (medians with 95% intervals)."""
     rows = _rows(df)
-    if rows.empty or rows["latency_ms"].nunique() < 2:
-        return empty_figure("S3 time against link latency", "one latency measured; the table below has its numbers")
+    if rows.empty:
+        return empty_figure("S3 time against link latency")
+    numbers = median_table(rows, "latency_ms", "elapsed_s", ["backend", "operation"], _at, "real time, s")
+    if (few := too_few(rows, "latency_ms", "S3 time against link latency", "latency", numbers)) is not None:
+        return few
     fig, ax = subplots(figsize=(7.2, 4.6))
     sns.lineplot(data=rows, x="latency_ms", y="elapsed_s", hue="backend", style="operation", estimator="median",
                  **CI95, marker="o", ax=ax)
     ax.set(xlabel="link latency: one round trip per connection and per request (ms)",
-           ylabel=f"real time, s ({WHISKERS})", title="What a slower link costs each S3 client")
+           ylabel=f"real time, s ({whiskers(rows, ['backend', 'operation', 'latency_ms'], 'elapsed_s')})",
+           title="What a slower link costs each S3 client")
     legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
@@ -132,7 +146,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     for col in ("connections", "in flight", "server cores busy"):
         if (table[col] == "-").all():
             table = table.drop(columns=col)
-    return tables.table(table)
+    return tables.table(table, keys=["server", "backend", "codec", "link ms", "operation"])
 
 
 def _cores_busy(part: pd.DataFrame) -> str:

@@ -28,8 +28,6 @@ class _OnFirstUse:
 plt = _OnFirstUse("matplotlib.pyplot")
 sns = _OnFirstUse("seaborn")
 
-#: the whiskers of every seaborn figure: the median's 95% bootstrap interval, seeded (with estimator="median")
-
 
 def _median_interval(values) -> tuple[float, float]:
     """The whiskers: the order-statistic interval of the median the tables state (none for one value)."""
@@ -38,7 +36,33 @@ def _median_interval(values) -> tuple[float, float]:
 
 
 CI95 = {"errorbar": _median_interval}
-WHISKERS = "median; whiskers: order-statistic interval (95% from n=6)"
+
+
+def whiskers(rows, keys, value: str) -> str:
+    """What a figure's points and whiskers are, with the n and coverage the tables state for them: ``median [94%
+    interval], n=5`` (every point n=5; the whiskers are that interval), ``median [94-95% intervals], n=5-16``,
+    ``median, n=1, no interval``. ``keys``: the columns that make a point (x, hue, panel), ``value`` its column."""
+    import math
+
+    from benchmarks_lib.base.stats import CONFIDENCE, coverage
+
+    keys = [k for k in ([keys] if isinstance(keys, str) else list(keys)) if k in rows]
+    if value not in rows or rows.empty:
+        return "median"
+    counts = rows.groupby(keys, dropna=False)[value].count() if keys else rows[value].count()
+    ns = sorted({int(n) for n in np.atleast_1d(counts) if n > 0})
+    if not ns:
+        return "median"
+    n_text = f"n={ns[0]}" if len(ns) == 1 else f"n={ns[0]}-{ns[-1]}"
+    # each point's coverage as ``stats.format_ci`` states it in a table: its own below 95%, else 95%
+    covers = sorted({math.floor(100 * c + 0.5) if c < CONFIDENCE else 95 for c in (coverage(n) for n in ns if n >= 2)})
+    if not covers:
+        return f"median, {n_text}, no interval"
+    span = f"{covers[0]}%" if len(covers) == 1 else f"{covers[0]}-{covers[-1]}%"
+    lone = "; n=1: no whisker" if ns[0] == 1 else ""
+    return f"median [{span} interval{'s' if len(covers) > 1 else ''}], {n_text}{lone}"
+
+
 CEILING_LABELS = {"write_fsync": "raw write + fsync, 1 stream", "write_nofsync": "raw write (no fsync), 1 stream",
                   "read_cold": "raw cold read, 1 stream", "read_warm": "raw warm read, 1 stream", "memcpy": "memcpy",
                   "write_fsync_parallel": "raw write + fsync, parallel streams",
@@ -79,8 +103,9 @@ def subplots(*args, **kwargs):
     return plt.subplots(*args, **kwargs)
 
 
-def _note(text: str) -> None:
-    """Show ``text`` as a sentence where a notebook displays (a Jupyter kernel); nothing elsewhere."""
+def _note(text: str, *shown) -> None:
+    """Show ``text`` as a sentence (and ``shown``, a table, under it) where a notebook displays (a Jupyter kernel);
+    nothing elsewhere."""
     try:
         from IPython import get_ipython
         from IPython.display import Markdown, display
@@ -90,7 +115,7 @@ def _note(text: str) -> None:
     if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
         from benchmarks_lib.base.markup import md
 
-        display(Markdown(f"*{md(text)}*"))
+        display(Markdown(f"*{md(text)}*"), *shown)
 
 
 def empty_figure(title: str, why: str = "no data in this run"):
@@ -110,15 +135,102 @@ def empty_figure(title: str, why: str = "no data in this run"):
     return fig
 
 
-def too_few(rows, column: str, title: str, what: str):
-    """``empty_figure`` when ``rows`` hold fewer than two distinct ``column`` values (a one-point line says
-    nothing a table does not), else None."""
-    values = rows[column].dropna().unique() if column in rows else []
-    if len(values) >= 2:
+#: the fewest distinct x-values drawn as a line: through two points any line is straight, and says nothing a small
+#: table does not (with the numbers and their intervals)
+MIN_LINE_POINTS = 3
+
+
+def _plural(what: str) -> str:
+    return what[:-1] + "ies" if what.endswith("y") and not what.endswith("ay") else what + "s"
+
+
+def _values_text(values) -> str:
+    return ", ".join(f"{v:g}" if isinstance(v, int | float | np.integer | np.floating) else str(v) for v in values)
+
+
+def too_few(rows, column: str, title: str, what: str, table=None):
+    """None when ``rows`` hold ``MIN_LINE_POINTS`` or more distinct ``column`` values (a line says something);
+    else no line: in a notebook, a sentence and ``table`` (the numbers, e.g. ``median_table``) where one is given,
+    and a figure holding the same (what the explorer shows); without a table, a sentence pointing to the
+    chapter's table."""
+    values = sorted(rows[column].dropna().unique()) if column in rows else []
+    if len(values) >= MIN_LINE_POINTS:
         return None
-    one = f"only one {what} measured ({values[0]:g})" if len(values) == 1 and isinstance(values[0], int | float) \
-        else f"only one {what} measured" if len(values) == 1 else f"no {what} measured"
-    return empty_figure(title, f"{one}; the table below has its numbers")
+    named = ", ".join(map(str, table.columns)) if table is not None and len(table) else _values_text(values)
+    measured = (f"no {what} measured" if not values else f"only one {what} measured ({named})"
+                if len(values) == 1 else f"{len(values)} {_plural(what)} measured ({named})")
+    if table is None or len(table) == 0:
+        return empty_figure(title, f"{measured}; the table below has its numbers")
+    why = f"{measured}: a line needs {MIN_LINE_POINTS}, so the numbers are in this table"
+    _note(f"{title}: {why}.", table)
+    return table_figure(title, why, table)
+
+
+def median_table(rows, x: str, value: str, series, label, unit: str = "", scale: float = 1.0):
+    """A small table of a sweep too short for a line: one row per ``series`` (a column or columns), one column per
+    ``x`` value (named ``label(x)``), each cell the median of ``value`` (in ``unit``, times ``scale``) with its
+    interval and n as every table states them."""
+    import pandas as pd
+
+    from benchmarks_lib.base.stats import format_values
+    from benchmarks_lib.chapters.tables import table
+
+    series = [series] if isinstance(series, str) else list(series)
+    cells: dict[str, dict[str, str]] = {}
+    for key, part in rows.groupby([*series, x], sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        name = " ".join(str(k) for k in key[:-1])
+        values = part[value].astype("float64")
+        fmt = "{:.0f}" if abs(values.median() * scale) >= 100 else "{:.3g}"  # never in exponent notation
+        cells.setdefault(label(key[-1]), {})[name] = format_values(values, fmt, scale)
+    frame = pd.DataFrame(cells)
+    frame.index.name = " / ".join(series) + (f" ({unit})" if unit else "")
+    return table(frame, {c: "not measured at this value" for c in frame.columns})
+
+
+def table_figure(title: str, note: str, table):
+    """A figure that is a table (never a pyplot figure: the inline backend does not show it), for the explorer and
+    the tests: its title, why it is a table, and the cells as the book's table shows them, each column as wide as
+    its widest text (a cell's n and coverage on a second line where the columns would not fit the book's column)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
+
+    from benchmarks_lib.base.markup import short
+
+    apply_theme()
+    shown = table.shown().map(short)  # a record's long name cannot stretch the figure
+    shown.columns = [short(c) for c in shown.columns]
+    fig = Figure(figsize=(MAX_WIDTH_IN, 2.0))
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    room = MAX_WIDTH_IN * fig.dpi
+
+    def width(text: str) -> float:
+        probe = Text(0, 0, text, fontsize=SMALL, figure=fig, parse_math=False)
+        return probe.get_window_extent(renderer).width + 12  # with the cell's padding
+
+    def widths(cells) -> list[float]:
+        return [max(width(line) for value in [column, *cells[column]] for line in str(value).split("\n"))
+                for column in cells.columns]
+
+    cells, lines = shown, 1
+    if sum(widths(cells)) > room:  # n and coverage under the value
+        cells, lines = shown.map(lambda v: str(v).replace(" (n=", "\n(n=")), 2
+    need = widths(cells)
+    height = 0.25 * lines * len(cells) + 0.3
+    fig.set_size_inches(MAX_WIDTH_IN, height + 0.75)
+    share = min(1.0, sum(need) / room)
+    ax = fig.add_axes((0.0, 0.0, share, height / (height + 0.75)))
+    ax.set_axis_off()
+    drawn = ax.table(cellText=cells.to_numpy(), colLabels=list(cells.columns), cellLoc="left", bbox=(0, 0, 1, 1),
+                     colWidths=[n / sum(need) for n in need])
+    drawn.auto_set_font_size(False)
+    drawn.set_fontsize(SMALL)
+    for cell in drawn.get_celld().values():
+        cell.PAD = 6 / max(n for n in need)  # about 6 px of the widest cell's width
+        cell.get_text().set_parse_math(False)  # a record's "$" is itself, never math
+    fig.suptitle(f"{title}\n({note})", fontsize=SMALL, x=0.02, ha="left", y=0.98, va="top", parse_math=False)
+    return fig
 
 
 def _plain(value: float, _pos=None) -> str:
@@ -134,18 +246,38 @@ def _plain(value: float, _pos=None) -> str:
     return f"10{digits}" if abs(mantissa - 1) < 1e-6 else f"{mantissa:.2g}\u00d710{digits}"
 
 
+#: the room (px at the figure's 100 dpi) a tick label of a log axis needs with its gap: on an x axis its width
+#: ("2x10^-5" at 10 pt is about 45 px), on a y axis its height
+TICK_ROOM_PX = {"x": 56.0, "y": 22.0}
+
+
 def _log_locator():
-    """Ticks for a log axis that always has some: 1, 2, 5 x 10^k over up to three decades (1 to 9 under one
-    decade), decades beyond."""
+    """Ticks for a log axis that always has some and never so many that their labels overprint: 1, 2, 3, 5, 7 x
+    10^k under one decade, 1, 2, 5 x 10^k up to three, decades beyond; fewer where the axis is too short for their
+    labels (``TICK_ROOM_PX`` each: 1, 3 x 10^k, then decades, then every other decade ...)."""
     from matplotlib.ticker import LogLocator
 
     class Ticks(LogLocator):
         def tick_values(self, vmin, vmax):
             if vmin > 0 and vmax > 0:
                 decades = abs(np.log10(vmax / vmin))
-                self.set_params(subs=(1.0, 2.0, 3.0, 5.0, 7.0) if decades < 1 else (1.0, 2.0, 5.0) if decades <= 3
-                                else (1.0,))
+                room = self._room()
+                choices = [(1.0, 2.0, 3.0, 5.0, 7.0), (1.0, 2.0, 5.0)] if decades < 1 else \
+                    [(1.0, 2.0, 5.0), (1.0, 3.0), (1.0,)] if decades <= 3 else [(1.0,)]
+                subs = next((c for c in choices if len(c) * max(decades, 1.0) <= room), choices[-1])
+                self.set_params(subs=subs, numticks=max(2, min(12, int(room))))
             return super().tick_values(vmin, vmax)
+
+        def _room(self) -> float:
+            """How many tick labels the axis has room for (12 where it is not on a figure yet)."""
+            axis = self.axis
+            if axis is None or getattr(axis, "axes", None) is None:
+                return 12.0
+            name = getattr(axis, "axis_name", "x")
+            box = axis.axes.get_position(original=False)
+            width, height = axis.axes.figure.get_size_inches() * axis.axes.figure.dpi
+            length = box.width * width if name == "x" else box.height * height
+            return max(length / TICK_ROOM_PX.get(name, TICK_ROOM_PX["x"]), 1.0)
 
     return Ticks(base=10, numticks=12)
 
@@ -222,6 +354,66 @@ def legend_under_figure(fig, axes, ncol: int = 2) -> None:
     fig.tight_layout(rect=(0, extra / (height + extra), 1, 1))
 
 
+#: where a point's label may go (offset in points, horizontal alignment), tried in order: above right, below right,
+#: above left, below left, then further out
+_LABEL_SPOTS = [((4, 3), "left"), ((4, -11), "left"), ((-4, 3), "right"), ((-4, -11), "right"),
+                ((8, 12), "left"), ((8, -20), "left"), ((-8, 12), "right"), ((-8, -20), "right")]
+
+
+def label_points(ax, points, fontsize: float = SMALL - 1, color=None) -> list:
+    """Name points of ``ax`` (``(x, y, text)`` each) with labels that are never cut short, never print over each
+    other and stay inside the axes: each in the first free spot around its point (``_LABEL_SPOTS``), else moved
+    down (or up) the axes until free, joined to its point by a thin line. Call once the figure is laid out."""
+    from matplotlib.text import Text
+
+    def text_box(label):  # the text alone, not its leader line
+        label.update_positions(renderer)
+        return Text.get_window_extent(label, renderer)
+
+    ax.figure.canvas.draw()  # the limits and the layout as they will be shown
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    placed, drawn = [], []
+
+    def free(box, wide: bool = False) -> bool:
+        across = wide or (frame.x0 <= box.x0 and box.x1 <= frame.x1)  # a label wider than either side may pass
+        clear = not any(box.padded(2).overlaps(b) for b in placed)  # 2 px apart at least
+        return across and frame.y0 <= box.y0 and box.y1 <= frame.y1 and clear
+
+    for x, y, text in sorted(points, key=lambda p: (-p[1], p[0])):
+        probe = ax.annotate(text, (x, y), xytext=(0, 0), textcoords="offset points", fontsize=fontsize,
+                            parse_math=False)
+        spot = None
+        for offset, align in _LABEL_SPOTS:
+            probe.xyann = offset
+            probe.set_horizontalalignment(align)
+            if free(text_box(probe)):
+                spot = (offset, align)
+                break
+        if spot is None:  # down the axes (then up) beside the point, on its roomier side, until free
+            probe.set_horizontalalignment("left")
+            probe.xyann = (4, -11)
+            box = text_box(probe)
+            room_right, room_left = frame.x1 - box.x0, box.x0 - frame.x0
+            align = "left" if box.x1 <= frame.x1 or room_right >= room_left else "right"
+            wide = box.width + 4 > max(room_right, room_left)
+            probe.set_horizontalalignment(align)
+            dx = 4 if align == "left" else -4
+            for step in [*range(1, 60), *range(-1, -60, -1)]:
+                probe.xyann = (dx, -11 - 12 * step if step > 0 else 3 - 12 * step)
+                if free(text_box(probe), wide):
+                    break
+            spot = (probe.xyann, align)
+        probe.remove()
+        (offset, align), far = spot, abs(spot[0][1]) > 12 or abs(spot[0][0]) > 4
+        line = {"arrowprops": {"arrowstyle": "-", "color": "0.6", "lw": 0.6, "shrinkA": 0, "shrinkB": 2}} if far \
+            else {}
+        drawn.append(ax.annotate(text, (x, y), xytext=offset, textcoords="offset points", fontsize=fontsize,
+                                 color=color, ha=align, annotation_clip=False, parse_math=False, **line))
+        placed.append(text_box(drawn[-1]))
+    return drawn
+
+
 def draw_ceilings(ax, ceiling: dict[str, float], ops: tuple[str, ...], *, unit: str = "GB/s",
                   vertical: bool = False, percent_of: str | None = None) -> None:
     """Dashed lines at this machine's ceilings, the one way every figure draws them: each single-stream
@@ -245,6 +437,6 @@ def draw_ceilings(ax, ceiling: dict[str, float], ops: tuple[str, ...], *, unit: 
         sec.set_ylabel(f"% of {CEILING_LABELS.get(percent_of, percent_of)}")
 
 
-__all__ = ["CEILING_LABELS", "CI95", "MAX_WIDTH_IN", "SMALL", "WHISKERS", "apply_theme", "draw_ceilings",
-           "empty_figure", "legend_outside", "legend_under_figure", "log_axis", "plain_log_ticks", "ratio_log_axis",
-           "subplots", "too_few"]
+__all__ = ["CEILING_LABELS", "CI95", "MAX_WIDTH_IN", "MIN_LINE_POINTS", "SMALL", "apply_theme", "draw_ceilings",
+           "empty_figure", "label_points", "legend_outside", "legend_under_figure", "log_axis", "median_table",
+           "plain_log_ticks", "ratio_log_axis", "subplots", "table_figure", "too_few", "whiskers"]

@@ -1,19 +1,85 @@
-"""How a chapter's table shows in the book: no pandas index, no NaN, numbers to three significant figures.
+"""How a chapter's table shows in the book: no pandas index, no NaN, numbers to three significant figures, never
+wider than the book's column.
 
 ``Table`` is a DataFrame (tests and callers index it as one) whose notebook display is the book's: a default
 row index is not shown (a named one becomes the first column), a missing value is a dash whose reason is stated
 under the table, a float has three significant figures and no exponent notation. pandas escapes every cell.
+
+A table wider than the column (``COLUMN_PX``; ``shown_px`` estimates its width from its text, the way a browser
+lays out a table whose cells wrap only at spaces and hyphens) is shown as several tables one under the other,
+each with the table's key columns (``keys``: what names a row) and as many of the other columns as fit, so no
+column is hidden past the column's edge.
 """
 
 from __future__ import annotations
 
 import html
+import re
 
 import numpy as np
 import pandas as pd
 
 #: what a dash means where a table does not say otherwise
 MISSING = "not measured or not applicable in this run"
+#: the width of the book's column (px): a wider table is cut at its edge, so none is shown wider
+COLUMN_PX = 784
+#: px per character of the theme's 16 px table text (headers bold): upper case and wide signs, the rest; a cell's
+#: padding. Measured in Chromium on the book's tables (digits and lower case 7.5-9 px, capitals and bold 10-12 px):
+#: upper bounds, so that a table estimated to fit does fit
+_WIDE_PX, _NARROW_PX, _PADDING_PX = 11.5, 8.5, 8.0
+#: where a browser may break a cell's line: after a space or a hyphen between letters or digits
+_BREAKS = re.compile(r"\s+|(?<=[\w)\]]-)(?=\w)")
+
+
+def text_px(text: str, bold: bool = False) -> float:
+    """The width (px) of the widest piece of ``text`` a browser cannot break (its min-content width)."""
+    widest = 0.0
+    for word in _BREAKS.split(str(text)):
+        px = sum(_WIDE_PX if c.isupper() or c in "%@#&MWmw" else _NARROW_PX for c in word)
+        widest = max(widest, px * (1.25 if bold else 1.0))
+    return widest
+
+
+def column_px(header: object, cells) -> float:
+    """The least width (px) a column of a shown table takes: its widest unbreakable word, header included."""
+    return max([text_px(str(header), bold=True), *(text_px(str(c)) for c in cells)]) + _PADDING_PX
+
+
+def shown_px(frame: pd.DataFrame) -> float:
+    """The least width (px) of a table of text cells (``Table.shown``): the sum of its columns' least widths."""
+    return sum(column_px(c, frame[c]) for c in frame.columns)
+
+
+def column_groups(frame: pd.DataFrame, keys: list[str], width: float = COLUMN_PX) -> list[list[str]]:
+    """The columns of a table of text cells in parts that each fit ``width``: each part the ``keys`` and some of the
+    other columns, in order; as few parts as fit, as even as they can be (one part when the whole table fits; a
+    column too wide alone is a part of its own)."""
+    if shown_px(frame) <= width:
+        return [list(frame.columns)]
+    keys = [k for k in keys if k in frame.columns]
+    rest = [c for c in frame.columns if c not in keys]
+    if not rest:  # nothing but key columns: nothing to spread over parts
+        return [list(frame.columns)]
+    widths = [column_px(c, frame[c]) for c in rest]
+    room = width - sum(column_px(k, frame[k]) for k in keys)
+
+    def pack(capacity: float) -> list[list[str]]:
+        parts: list[list[str]] = []
+        used = 0.0
+        for column, px in zip(rest, widths, strict=True):
+            if parts and used + px <= capacity:
+                parts[-1].append(column)
+                used += px
+            else:
+                parts.append([column])
+                used = px
+        return parts
+
+    fewest = len(pack(room))
+    even = max(max(widths, default=0.0), sum(widths) / fewest)  # the least room that might still give as few parts
+    while even < room and len(pack(even)) > fewest:
+        even += 4.0
+    return [[*keys, *columns] for columns in pack(min(even, room))]
 
 
 def num3(value: float) -> str:
@@ -48,7 +114,7 @@ class Table(pd.DataFrame):
     """A chapter's table: a DataFrame that displays as the book shows tables. ``missing`` (column -> why a value
     is missing there) is stated under the table for the columns that have a dash."""
 
-    _metadata = ("missing",)
+    _metadata = ("missing", "row_keys")
 
     @property
     def _constructor(self):
@@ -61,9 +127,22 @@ class Table(pd.DataFrame):
             frame = frame.reset_index(names=frame.index.name or "")
         return frame.map(_cell) if len(frame) else frame.astype(object)
 
+    def key_columns(self, shown: pd.DataFrame) -> list[str]:
+        """The columns that name a row, repeated in every part of a wrapped table: ``row_keys``, else the first."""
+        keys = [k for k in (getattr(self, "row_keys", None) or []) if k in shown.columns]
+        return keys or list(shown.columns[:1])
+
+    def shown_parts(self) -> list[pd.DataFrame]:
+        """The table as shown, in parts that each fit the book's column (one part when it fits whole)."""
+        shown = self.shown()
+        if shown.columns.empty:
+            return [shown]
+        return [shown[columns] for columns in column_groups(shown, self.key_columns(shown))]
+
     def _repr_html_(self) -> str:
         shown = self.shown()
-        body = shown.to_html(index=False, escape=True, border=0, classes="dataframe")
+        body = "\n".join(part.to_html(index=False, escape=True, border=0, classes="dataframe")
+                         for part in self.shown_parts())
         reasons = getattr(self, "missing", None) or {}
         dashed = [c for c in shown.columns if (shown[c] == "-").any()]
         if not dashed:
@@ -75,11 +154,13 @@ class Table(pd.DataFrame):
         return None
 
 
-def table(frame: pd.DataFrame, missing: dict[str, str] | None = None) -> Table:
-    """``frame`` as a :class:`Table` (``missing``: column -> why a value is missing there)."""
+def table(frame: pd.DataFrame, missing: dict[str, str] | None = None, keys: list[str] | None = None) -> Table:
+    """``frame`` as a :class:`Table` (``missing``: column -> why a value is missing there; ``keys``: the columns
+    that name a row, kept in every part where the table is too wide for the column; default its first)."""
     out = Table(frame)
     out.missing = dict(missing or {})
+    out.row_keys = list(keys or [])
     return out
 
 
-__all__ = ["MISSING", "Table", "num3", "table"]
+__all__ = ["COLUMN_PX", "MISSING", "Table", "column_groups", "column_px", "num3", "shown_px", "table", "text_px"]

@@ -31,15 +31,16 @@ from benchmarks_lib.chapters.common import (
 from benchmarks_lib.chapters.flags import ceiling_mark, point_flags
 from benchmarks_lib.chapters.style import (
     CI95,
-    WHISKERS,
     draw_ceilings,
     empty_figure,
     legend_under_figure,
     log_axis,
+    median_table,
     plt,
     sns,
     subplots,
     too_few,
+    whiskers,
 )
 from benchmarks_lib.rules.amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
 from benchmarks_lib.rules.ceilings import ceiling_gbps
@@ -172,15 +173,22 @@ def _thread_axis(ax: plt.Axes, threads: pd.Series, cores: int | None) -> None:
         ax.axvline(cores, color="gray", lw=1, ls=":", label=f"{cores} cores")
 
 
-def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str, ceiling: bool = False) -> plt.Figure:
+def _threads_label(threads: float) -> str:
+    return f"{threads:g} thread{'s' if threads != 1 else ''}"
+
+
+def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str, unit: str, ceiling: bool = False) -> plt.Figure:
     """One panel per side (write, read): the median of ``y`` (a column of ``point_rows``) vs threads, a line
-    per backend, whiskers the median's order-statistic interval, log y."""
+    per backend, whiskers the median's order-statistic interval (their n and coverage on the axis), log y; a small
+    table where fewer than three thread counts were measured."""
     rows = point_rows(df)
     if rows.empty:
         return empty_figure("thread scaling")
-    if (few := too_few(rows, "threads", title.format(side="time").split(" vs")[0] + " vs threads",
-                       "thread count")) is not None:
+    what = title.format(side="").strip()
+    numbers = median_table(rows, "threads", y, ["backend", "side"], _threads_label, unit)
+    if (few := too_few(rows, "threads", what[0].upper() + what[1:], "thread count", numbers)) is not None:
         return few
+    ylabel = f"{ylabel} ({whiskers(rows, ['backend', 'side', 'threads'], y)})"
     sides = _sides(rows)
     fig, axes = subplots(1, len(sides), figsize=(7.2, 4.2), squeeze=False)
     for ax, side in zip(axes.flat, sides, strict=True):
@@ -198,13 +206,12 @@ def _per_side(df: pd.DataFrame, y: str, ylabel: str, title: str, ceiling: bool =
 
 def time_vs_threads(df: pd.DataFrame) -> plt.Figure:
     """Median write and read time vs threads (log), one line per backend (seed 002, figure 3)."""
-    return _per_side(df, "elapsed_s", f"time (s, log; {WHISKERS})", "{side} time vs threads")
+    return _per_side(df, "elapsed_s", "time, s (log)", "{side} time vs threads", "time, s")
 
 
 def throughput_vs_threads(df: pd.DataFrame) -> plt.Figure:
     """Write and read MB/s vs threads (seed 002, figure 4), with this machine's ceilings from the same run."""
-    return _per_side(df, "mbps", f"MB/s of uncompressed data (log; {WHISKERS})", "{side} speed vs threads",
-                     ceiling=True)
+    return _per_side(df, "mbps", "MB/s of uncompressed data (log)", "{side} speed vs threads", "MB/s", ceiling=True)
 
 
 def speedup(df: pd.DataFrame) -> plt.Figure:
@@ -212,7 +219,13 @@ def speedup(df: pd.DataFrame) -> plt.Figure:
     summary = scaling_table(df)
     if summary.empty:
         return empty_figure("thread scaling")
-    if (few := too_few(summary, "threads", "Speed-up", "thread count")) is not None:
+    speedups = pd.DataFrame({_threads_label(t): {f"{b} {side}": f"{x:.2f}x (efficiency {e:.0%})"
+                                                 for b, side, x, e in part[["backend", "side", "speedup",
+                                                                            "efficiency"]].itertuples(index=False)}
+                             for t, part in summary.groupby("threads")})
+    speedups.index.name = "backend / side"
+    numbers = tables.table(speedups, {c: "not measured at this thread count" for c in speedups.columns})
+    if (few := too_few(summary, "threads", "Speed-up of the median time", "thread count", numbers)) is not None:
         return few
     fits = amdahl_table(df).set_index(["backend", "side"])["serial fraction"]
     fitted = bool(np.isfinite(fits.to_numpy(dtype=float)).any())

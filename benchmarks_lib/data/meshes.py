@@ -215,6 +215,12 @@ class Rendering:
         return self.path is not None
 
 
+#: the colour bar of the picture: right of the mesh, with a title short enough to stay inside the picture (at the
+#: right edge "pdata (random)" was cut to "pdata (rando"); the chapter says the array is random
+SCALAR_BAR = {"title": "pdata", "vertical": True, "position_x": 0.86, "position_y": 0.2, "width": 0.06,
+              "height": 0.6, "fmt": "%.2f", "title_font_size": 16, "label_font_size": 14}
+
+
 def render_here(out: str, n: int, seed: int, size: list[int]) -> str:
     """Render in this process (the fresh child of :func:`render_mesh_png`); returns the PNG's path."""
     import pyvista as pv
@@ -226,8 +232,7 @@ def render_here(out: str, n: int, seed: int, size: list[int]) -> str:
     cut = mesh.clip_box((half, n, half, n, half, n), crinkle=True)
     plotter = pv.Plotter(off_screen=True, window_size=tuple(size))
     plotter.add_mesh(mesh.outline(), color="gray", line_width=1)
-    plotter.add_mesh(cut, scalars="pdata", show_edges=True, cmap="viridis",
-                     scalar_bar_args={"title": "pdata (random)", "vertical": True})
+    plotter.add_mesh(cut, scalars="pdata", show_edges=True, cmap="viridis", scalar_bar_args=SCALAR_BAR)
     plotter.camera_position = "iso"
     plotter.screenshot(out)
     plotter.close()

@@ -6,11 +6,13 @@ terminal."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from benchmarks_lib.base.markup import md
+from benchmarks_lib.base.specs import SpecError, format_bytes, parse_dims, shape_text
 from benchmarks_lib.base.stats import CONFIDENCE, MARGIN, TwoSample, coverage
 from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict
 
@@ -145,6 +147,161 @@ def unverified_text(ranking: Ranking, escape: Escape = md) -> str:
     return out
 
 
+# -- a case in words ---------------------------------------------------------------------------------
+
+#: the operations recorded, as a reader says them (others: their name with spaces)
+OPERATION_WORDS = {"total": "write", "write": "write", "append_total": "append", "read_cold": "cold read",
+                   "read_warm": "warm read", "read_region_cold": "cold cutout", "read": "read"}
+_LOCATIONS = {"http": "HTTP", "s3": "S3", "local": "local file"}
+_SERVERS = {"builtin": "built-in server", "nginx": "nginx", "minio": "MinIO", "endpoint": "your S3 endpoint"}
+_READERS = {"root": "ROOT", "uproot": "uproot", "zarr": "Zarr"}
+_ALIGNMENTS = {"chunk": "chunk-aligned regions", "shard": "shard-aligned regions", "unaligned": "unaligned regions"}
+_STORES = {"file": "to files", "s3": "through S3"}
+_WORKLOADS = {"whole": "whole array", "cutouts": "cutouts"}
+#: the keys whose True/False has words of their own
+_FLAGS = ("fsync_included", "writer_fsyncs", "client_cache", "async_prefetch")
+
+
+def _number(value: object) -> float | None:
+    """A number, whether recorded as one or as its text (``"5e+07"``, ``"8"``); None for anything else."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _flag(value: object) -> bool | None:
+    """True/False recorded as a bool, a number or text (``"True"``, ``"false"``, ``1``); None otherwise."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, str):
+        return {"true": True, "false": False, "1": True, "0": False}.get(value.strip().lower())
+    number = _number(value)
+    return None if number is None else number != 0
+
+
+def _missing(value: object) -> bool:
+    """None, NaN, pd.NA, an empty text or the dash of a missing value in a group's text."""
+    if value is None or (isinstance(value, str) and value in ("", "-")):
+        return True
+    if isinstance(value, list | tuple | np.ndarray):
+        return False
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _count(value: object, one: str, many: str) -> str | None:
+    number = _number(value)
+    if number is None:
+        return None
+    return f"{number:g} {one if number == 1 else many}"
+
+
+def _shape(value: object) -> str | None:
+    """``48x192x192`` from a shape (a list, an array, ``"48,192,192"`` or ``"48x192x192"``); None otherwise."""
+    if isinstance(value, str):
+        parts = value.replace(",", "x").split("x")
+        return shape_text([int(p) for p in parts]) if all(p.strip().isdigit() for p in parts) else None
+    if isinstance(value, list | tuple) or np.ndim(value) >= 1:
+        return shape_text(value)
+    return None  # a number: a cutout's side
+
+
+def _dims(value: object) -> str | None:
+    """A Zarr array spec (``z:128:32:64,...``) as ``array 128x512x512, chunks 32x128x128, shards 64x256x256``."""
+    try:
+        dims = parse_dims(str(value))
+    except SpecError:
+        return None
+    text = f"array {shape_text(dims.shape)}, chunks {shape_text(dims.chunks)}"
+    return text + (f", shards {shape_text(dims.shards)}" if getattr(dims, "shards", None) else "")
+
+
+def _case_part(name: str, value: object, key: Mapping[str, object], escape: Escape) -> str | None:
+    """One key of a case in words ('' to leave it out: it adds nothing a reader needs)."""
+    number, flag = _number(value), _flag(value)
+    words = name.replace("_", " ")
+    if isinstance(value, bool | np.bool_) and name not in _FLAGS:
+        return f"{words}: {'yes' if value else 'no'}"
+    text = escape(f"{number:g}" if number is not None and not isinstance(value, str) else str(value))
+    simple = {"location": _LOCATIONS, "server": _SERVERS, "reader": _READERS, "alignment": _ALIGNMENTS,
+              "store": _STORES, "workload": _WORKLOADS, "operation": OPERATION_WORDS}
+    if name in simple:
+        return simple[name].get(str(value)) or (escape(str(value).replace("_", " ")) if name == "operation" else text)
+    if name in ("latency_ms",) and number is not None:
+        return f"{number:g} ms"
+    if name in ("bandwidth_bytes_s", "bandwidth") and number is not None:
+        return f"{format_bytes(number)}/s" if number > 0 else "no bandwidth cap"
+    if name in ("nbytes",) and number is not None:
+        return format_bytes(number)
+    if name == "multiplier":
+        return "" if "nbytes" in key and not _missing(key["nbytes"]) else f"{number:g}x the base size" \
+            if number is not None else text
+    if name in ("inner_chunk", "shard_size") and "layout" in key and not _missing(key["layout"]):
+        return ""  # the layout's label names them
+    if name == "inner_chunk" and number is not None:
+        return f"inner chunks of {number:g}"
+    if name == "shard_size" and number is not None:
+        return "no shards" if number == 0 else f"shards of {number:g}"
+    if name == "fsync_included" and flag is not None:
+        return "fsync included" if flag else "no fsync"
+    if name == "writer_fsyncs" and flag is not None:
+        return "the writer fsyncs every file itself" if flag else ""
+    if name == "client_cache" and flag is not None:
+        return "client cache" if flag else "no client cache"
+    if name == "async_prefetch" and flag is not None:
+        return "async prefetch" if flag else "standard prefetch"
+    if name == "cache_bytes" and number is not None:
+        return f"{format_bytes(number)} TTreeCache" if number > 0 else "no TTreeCache"
+    if name == "cache_state":
+        return "" if str(value) == "cold" else text
+    if name == "codec":
+        return "uncompressed" if str(value) == "none" else text
+    if name == "level" and number is not None:
+        return f"level {number:g}"
+    if name == "cutout":
+        shape = _shape(value)
+        return f"{shape} cutouts" if shape else f"cutouts of side {number:g}" if number is not None else text
+    if name == "cutout_kind":
+        return f"{text} cutouts"
+    if name == "zarr_dims":
+        return _dims(value) or text
+    if name == "read_by":
+        return f"read by {text}"
+    if name in ("s3_target", "target"):
+        return f"at {text}"
+    if name == "step":
+        return f"steps of {text}" if number is None else f"steps of {number:g} entries"
+    counted = {"threads": ("thread", "threads"), "workers": ("worker", "workers"), "streams": ("stream", "streams"),
+               "concurrency": ("request in flight", "requests in flight"), "entries": ("entry", "entries"),
+               "branches": ("branch", "branches"), "region_step": ("region step", "region steps")}
+    if name in counted and number is not None:
+        return _count(number, *counted[name])
+    if name == "dataset":
+        return f"dataset {text}"
+    if name in ("layout", "client", "s3_server", "backend"):
+        return text
+    if flag is not None and isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return f"{words}: {'yes' if flag else 'no'}"
+    return f"{words} {number:g}" if number is not None else f"{words} {text}"
+
+
+def case_text(key: Mapping[str, object], escape: Escape = md, skip: Sequence[str] = ("suite", "test")) -> str:
+    """A case in words, its keys in the order given: ``HTTP, built-in server, 10 ms, 50 MB/s, sharded, no client
+    cache, 48x192x192 cutouts`` for ``{"location": "http", "latency_ms": 10, "bandwidth_bytes_s": 5e7, ...}``;
+    never a column name with a raw value nor a Python ``False``. Values may be recorded ones or their text (``"True"``,
+    ``"5e+07"``); missing ones and ``skip`` are left out; record strings go through ``escape``. The one wording of
+    a case wherever a page or the terminal names one."""
+    parts = [_case_part(str(name), value, key, escape) for name, value in key.items()
+             if name not in skip and not _missing(value)]
+    return ", ".join(p for p in parts if p)
+
+
 # -- iobench advise's words (plain text) ------------------------------------------------------------
 
 
@@ -186,5 +343,3 @@ def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
             f"{tied}")
 
 
-__all__ = ["Escape", "answer_clause", "candidates_verdict", "change_text", "number", "unverified_text", "value_text",
-           "value_words", "verdict_text", "versus_text", "versus_words", "why_text"]

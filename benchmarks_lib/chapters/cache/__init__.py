@@ -18,15 +18,18 @@ from benchmarks_lib.chapters.common import MB, problems, run_header
 from benchmarks_lib.chapters.server import server_cpu, server_lines, server_rows
 from benchmarks_lib.chapters.style import (
     CI95,
-    WHISKERS,
+    MIN_LINE_POINTS,
     empty_figure,
     legend_outside,
     legend_under_figure,
     log_axis,
+    median_table,
     plain_log_ticks,
     plt,
     sns,
     subplots,
+    too_few,
+    whiskers,
 )
 
 TIMES = ("real and CPU time of a fresh process from opening the file (or store) to the last entry or cutout, "
@@ -103,7 +106,7 @@ def times(df: pd.DataFrame, reader: str = "root") -> plt.Figure:
         sns.barplot(data=rows, estimator="median", **CI95, y="config", x=col, hue="link", order=order,
                     hue_order=links, ax=ax)
         ax.set(xlabel=f"{what}, s", ylabel="", title=f"{reader}: {what}")
-    fig.suptitle(WHISKERS)
+    fig.suptitle(whiskers(rows, ["config", "link"], "elapsed_s"))
     legend_under_figure(fig, list(axes), ncol=3)
     return fig
 
@@ -117,8 +120,12 @@ def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
         return empty_figure("time vs latency")
     if (latencies := rows["latency_ms"].dropna().unique()).size < 2:
         measured = f"{latencies[0]:g} ms" if latencies.size else "none"
-        return empty_figure("time vs latency", f"one latency measured ({measured}); LATENCIES_MS with two or more "
-                            "values, e.g. [0, 10], draws how the time grows with it")
+        return empty_figure("time vs latency", f"one latency measured ({measured}); LATENCIES_MS with three or "
+                            "more values, e.g. [0, 2, 10], draws how the time grows with it")
+    numbers = median_table(rows.assign(reader_config=rows["reader"] + ": " + rows["config"]), "latency_ms",
+                           "elapsed_s", "reader_config", lambda ms: f"{ms:g} ms", "real time, s")
+    if (few := too_few(rows, "latency_ms", "Time vs latency", "latency", numbers)) is not None:
+        return few
     readers = [r for r in ("root", "uproot", "zarr") if r in set(rows["reader"])]
     fig, axes = subplots(len(readers), 1, figsize=(7.2, 4.4 * len(readers)), squeeze=False)
     for ax, reader in zip(axes[:, 0], readers, strict=True):
@@ -135,8 +142,9 @@ def time_vs_latency(df: pd.DataFrame) -> plt.Figure:
         what = reader
         if reader == "zarr":
             what = f"zarr ({sub['workload'].iloc[0]}, concurrency {int(sub['concurrency'].max())})"
-        ax.set(yscale="log", xlabel="added latency per request (ms)", ylabel=f"real time (s, log; {WHISKERS})",
-               title=what)
+        points = ["config", "latency_ms", *([style] if style else [])]
+        ax.set(yscale="log", xlabel="added latency per request (ms)",
+               ylabel=f"real time, s (log; {whiskers(sub, points, 'elapsed_s')})", title=what)
         plain_log_ticks(ax)
         legend_outside(ax, below=True)
     fig.tight_layout()
@@ -159,7 +167,7 @@ def memory(df: pd.DataFrame) -> plt.Figure:
                     hue_order=_link_order(sub), ax=ax)
         ax.set(xlabel="peak RSS growth (MB)", ylabel="",
                title=f"{reader}: memory\n(fresh-process baseline {base:.0f} MB)")
-    fig.suptitle(WHISKERS)
+    fig.suptitle(whiskers(rows, ["reader", "config", "link"], "growth_mb"))
     legend_under_figure(fig, list(axes[0]), ncol=3)
     return fig
 
@@ -173,7 +181,7 @@ def zarr_amplification(df: pd.DataFrame) -> plt.Figure:
     rows = rows.assign(store=_zarr_stores(rows),
                        cache=rows["client_cache"].map({True: "client cache on", False: "client cache off"}))
     workloads = list(dict.fromkeys(rows["workload"]))
-    varied = rows.groupby("workload")["concurrency"].nunique().max() > 1
+    varied = rows.groupby("workload")["concurrency"].nunique().max() >= MIN_LINE_POINTS  # else no line (the text)
     per = 2 if varied else 1  # rows of panels per workload: without a second level, no time panel
     fig, grid = subplots(per * len(workloads), 2, figsize=(7.2, 0.6 + (7.6 if varied else 4.6) * len(workloads)),
                          squeeze=False)
@@ -251,7 +259,8 @@ def zarr_s3_vs_http(df: pd.DataFrame) -> plt.Figure:
         sns.barplot(data=sub, estimator="median", **CI95, y="store", x="elapsed_s", hue="protocol",
                     hue_order=["HTTP", *sorted(set(rows["protocol"]) - {"HTTP"})], order=order, ax=ax)
         ax.set(xlabel="real time, s", ylabel="", title=f"{cache},\n{common[-1]:g} ms per request")
-    fig.suptitle(f"The same reads both ways: {what}\n({WHISKERS})")
+    fig.suptitle(f"The same reads both ways: {what}\n"
+                 f"({whiskers(rows, ['cache', 'store', 'protocol'], 'elapsed_s')})")
     legend_under_figure(fig, list(axes[0]))
     return fig
 

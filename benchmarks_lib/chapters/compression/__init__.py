@@ -30,11 +30,14 @@ from benchmarks_lib.chapters.common import (
 from benchmarks_lib.chapters.compression.real import pairs_answer, pairs_figure, pairs_table, problems, without_pairs
 from benchmarks_lib.chapters.flags import ceiling_mark, point_flags
 from benchmarks_lib.chapters.style import (
+    MIN_LINE_POINTS,
     SMALL,
     draw_ceilings,
     empty_figure,
+    label_points,
     legend_outside,
     log_axis,
+    median_table,
     plt,
     ratio_log_axis,
     sns,
@@ -75,12 +78,32 @@ def zvtk_levels(df: pd.DataFrame) -> pd.DataFrame:
         "level").reset_index(drop=True)
 
 
+def _level_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """zvtk's timed rows on the tetrahedral mesh, with ``side`` (write, read) and ``mbps``."""
+    rows = ok_rows(df)
+    rows = rows[(rows["backend"] == "zvtk") & (rows["dataset"] == MESH_DATASET) & rows["operation"].isin(list(SIDE))]
+    return rows.assign(side=rows["operation"].map(SIDE),
+                       mbps=rows["nbytes"].astype(float) / rows["elapsed_s"].astype(float) / MB)
+
+
+def _levels_table(df: pd.DataFrame, z: pd.DataFrame, value: str, unit: str, sides=("write",)):
+    """The few levels measured as a table (a line needs three): each side's median ``value`` with its interval and
+    n per level, and the compression ratio."""
+    rows = _level_rows(df)
+    numbers = median_table(rows[rows["side"].isin(sides)], "level", value, "side", lambda v: f"level {v:g}", unit)
+    ratio = pd.DataFrame([{f"level {lv:g}": f"{r:.2f}" for lv, r in zip(z["level"], z["compression_ratio"],
+                                                                        strict=True)}], index=["compression ratio"])
+    return tables.table(pd.concat([numbers, ratio]).rename_axis(numbers.index.name),
+                        {c: "not measured at this level" for c in numbers.columns})
+
+
 def zvtk_time_and_ratio(df: pd.DataFrame) -> plt.Figure:
     """Seed 002, figure 1: write time (log) and compression ratio vs zstd level, on twin axes."""
     z = zvtk_levels(df)
     if z.empty:
         return empty_figure("zvtk levels")
-    if (few := too_few(z, "level", "zvtk: time and ratio per level", "level")) is not None:
+    numbers = _levels_table(df, z, "elapsed_s", "time, s") if z["level"].nunique() < MIN_LINE_POINTS else None
+    if (few := too_few(z, "level", "zvtk: time and ratio per level", "level", numbers)) is not None:
         return few
     fig, ax1 = subplots(figsize=(7.2, 4.5))
     ax1.plot(z["level"], z["write_s"], marker="o", color="tab:blue", label="write time (median)")
@@ -106,7 +129,9 @@ def zvtk_throughput(df: pd.DataFrame) -> plt.Figure:
     z = zvtk_levels(df)
     if z.empty:
         return empty_figure("zvtk levels")
-    if (few := too_few(z, "level", "zvtk: throughput per level", "level")) is not None:
+    numbers = _levels_table(df, z, "mbps", "MB/s", ("write", "read")) if z["level"].nunique() < MIN_LINE_POINTS \
+        else None
+    if (few := too_few(z, "level", "zvtk: throughput per level", "level", numbers)) is not None:
         return few
     fig, ax = subplots(figsize=(7.2, 5))
     ax.plot(z["level"], z["write_mbps"], marker="o", label="write")
@@ -180,6 +205,7 @@ def pareto(df: pd.DataFrame, speed: str = "write_mbps") -> plt.Figure:
         points = points.assign(codec_family=None)
     families = sorted(points["codec_family"].dropna().unique())
     markers = dict(zip(families, "osD^vP*Xh<>", strict=False))
+    labels = {}
     for ax, name in zip(axes.flat, datasets, strict=False):
         part = points[points["dataset"] == name]
         for (backend, family, memory), grp in part.groupby(["backend", "codec_family", "in_memory"], dropna=False):
@@ -188,9 +214,7 @@ def pareto(df: pd.DataFrame, speed: str = "write_mbps") -> plt.Figure:
                        facecolors="none" if memory else color, edgecolors=color)
         f = front[front["dataset"] == name].sort_values(speed)
         ax.plot(f[speed], f["compression_ratio"], color="black", lw=1, drawstyle="steps-post", label="Pareto front")
-        for _, row in f.iterrows():
-            ax.annotate(short(f"{row['backend']} {row['codec']}", 24), (row[speed], row["compression_ratio"]),
-                        fontsize=SMALL - 1, xytext=(3, 3), textcoords="offset points")
+        labels[name] = [(row[speed], row["compression_ratio"], short(row["codec"])) for _, row in f.iterrows()]
         draw_ceilings(ax, ceiling, CEILING_OPS[speed], unit="MB/s", vertical=True)
         wide = part["compression_ratio"].max() / max(part["compression_ratio"].min(), 1e-9) > 4
         log_axis(ax, "x")
@@ -200,16 +224,22 @@ def pareto(df: pd.DataFrame, speed: str = "write_mbps") -> plt.Figure:
                ylabel="compression ratio" + (" (log)" if wide else ""))
     for ax in list(axes.flat)[len(datasets):]:
         ax.set_axis_off()
+    hollow = bool(points["in_memory"].astype(bool).any())
     handles = [plt.Line2D([], [], color=palette[b], marker="o", ls="", label=b) for b in backends]
     handles += [plt.Line2D([], [], color="gray", marker=markers[f], ls="", label=f) for f in families]
+    if hollow:  # only where such a point is drawn
+        handles.append(plt.Line2D([], [], color="gray", marker="o", markerfacecolor="none", ls="",
+                                  label="hollow: the codec alone, in memory"))
     handles += [h for h in axes.flat[0].get_legend_handles_labels()[0] if isinstance(h, plt.Line2D)]
     ncol = 3
     legend_rows = int(np.ceil(len(handles) / ncol))
     fig.set_size_inches(fig.get_figwidth(), fig.get_figheight() + 0.22 * legend_rows)
     fig.legend(handles=handles, loc="lower center", ncol=ncol, frameon=False)
     fig.suptitle(f"Compression ratio vs {speed.split('_')[0]} speed (uncompressed MB/s)\nline: Pareto front of the "
-                 "stores; hollow: codec alone in memory;\ndashed: this machine's ceilings")
+                 "stores, each named by its codec; dashed: this machine's ceilings")
     fig.tight_layout(rect=(0, 0.24 * legend_rows / fig.get_figheight(), 1, 1))
+    for ax, name in zip(axes.flat, datasets, strict=False):  # once laid out: labels placed apart, never cut short
+        label_points(ax, labels[name])
     return fig
 
 

@@ -9,13 +9,12 @@ the speeds are medians over the iterations, shown and never ranked here.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.base.specs import shape_text
 from benchmarks_lib.chapters import common, tables
-from benchmarks_lib.chapters.style import SMALL, empty_figure, legend_outside, plt, ratio_log_axis, subplots
+from benchmarks_lib.chapters.style import SMALL, empty_figure, legend_under_figure, plt, ratio_log_axis, subplots
 from benchmarks_lib.rules.compression import PAIR_COLUMNS, summarize_points
 from benchmarks_lib.suites.kit.twins import ROLE_REAL, ROLE_TWIN
 
@@ -54,15 +53,15 @@ def pairs_table(df: pd.DataFrame) -> tables.Table:
     if both.empty:
         return tables.table(pd.DataFrame({"real data": []}))
     out = pd.DataFrame({
-        "real data": both["pair_of"], "twin": both["pair_kind_twin"],
-        "dtype": both["dtype_real"], "shape": both["shape_real"].map(_shape), "codec": both["codec"],
+        "real data": both["pair_of"], "codec": both["codec"], "twin": both["pair_kind_twin"],
+        "dtype": both["dtype_real"], "shape": both["shape_real"].map(_shape),
         "ratio real": both["compression_ratio_real"], "ratio twin": both["compression_ratio_twin"],
         "twin / real": both["compression_ratio_twin"] / both["compression_ratio_real"],
         "encode MB/s real": both["write_mbps_real"].round(0), "encode MB/s twin": both["write_mbps_twin"].round(0),
         "decode MB/s real": both["read_mbps_real"].round(0), "decode MB/s twin": both["read_mbps_twin"].round(0),
         "n": both[["write_n_real", "write_n_twin"]].min(axis=1),
     })
-    return tables.table(out)
+    return tables.table(out, keys=["real data", "codec"])
 
 
 def _spread(factors: pd.Series) -> str:
@@ -98,27 +97,29 @@ def pairs_answer(df: pd.DataFrame) -> str:
 
 
 def pairs_figure(df: pd.DataFrame) -> plt.Figure:
-    """Ratio per codec, the real data beside its twin joined by a line, one panel per real array (log scale)."""
+    """Ratio per codec (log), the real data beside its twin joined by a line, one panel per real array: the codecs
+    down the shared left axis, so their names are never rotated over each other."""
     both = pair_points(df)
     if both.empty:
         return empty_figure("Real data beside synthetic")
     names = sorted(both["pair_of"].unique())
-    fig, axes = subplots(1, len(names), figsize=(7.2, 4.0), squeeze=False, sharey=True)
+    codecs = sorted(both["codec"].unique())
+    where = {codec: i for i, codec in enumerate(codecs)}
+    fig, axes = subplots(1, len(names), figsize=(7.2, 1.6 + 0.32 * len(codecs)), squeeze=False, sharey=True)
     for ax, name in zip(axes.flat, names, strict=True):
         part = both[both["pair_of"] == name]
-        x = np.arange(len(part))
-        ax.vlines(x, part["compression_ratio_twin"], part["compression_ratio_real"], color="gray", lw=1)
-        ax.scatter(x, part["compression_ratio_real"], marker="o", s=40, color="tab:blue", label="real", zorder=3)
-        ax.scatter(x, part["compression_ratio_twin"], marker="s", s=40, color="tab:orange", zorder=3,
+        y = part["codec"].map(where).to_numpy()
+        ax.hlines(y, part["compression_ratio_twin"], part["compression_ratio_real"], color="gray", lw=1)
+        ax.scatter(part["compression_ratio_real"], y, marker="o", s=40, color="tab:blue", label="real", zorder=3)
+        ax.scatter(part["compression_ratio_twin"], y, marker="s", s=40, color="tab:orange", zorder=3,
                    label=f"synthetic twin ({part['pair_kind_twin'].iloc[0]})")
-        ax.set_xticks(x, part["codec"], rotation=30, ha="right", fontsize=SMALL)
-        ax.set_xlim(-0.6, len(part) - 0.4)
-        ratio_log_axis(ax)
-        ax.set_title(f"{name}\n{part['dtype_real'].iloc[0]} {_shape(part['shape_real'].iloc[0])}")
-    axes.flat[0].set_ylabel("compression ratio (log)")
-    legend_outside(axes.flat[0], below=True)
+        ax.set_yticks(range(len(codecs)), codecs, fontsize=SMALL)
+        ax.set_ylim(len(codecs) - 0.5, -0.5)
+        ratio_log_axis(ax, "x")
+        ax.set(xlabel="compression ratio (log)",
+               title=f"{name}\n{part['dtype_real'].iloc[0]} {_shape(part['shape_real'].iloc[0])}")
     fig.suptitle("Real data vs its synthetic twin: same dtype, shape, chunks and codec (in memory)")
-    fig.tight_layout()
+    legend_under_figure(fig, list(axes.flat))
     return fig
 
 

@@ -27,15 +27,16 @@ from benchmarks_lib.chapters.common import (
 from benchmarks_lib.chapters.flags import ceiling_mark
 from benchmarks_lib.chapters.style import (
     CI95,
-    WHISKERS,
     draw_ceilings,
     empty_figure,
     legend_outside,
     log_axis,
+    median_table,
     plt,
     sns,
     subplots,
     too_few,
+    whiskers,
 )
 from benchmarks_lib.chapters.writers.text import answer, conclusion, label_layouts, verified_text
 from benchmarks_lib.rules.ceilings import ceiling_gbps
@@ -63,7 +64,7 @@ def ceiling_bars(df: pd.DataFrame) -> plt.Figure:
         return empty_figure("ceiling")
     fig, ax = subplots(figsize=(7, 3))
     sns.barplot(data=rows, y="operation", x="gbps", estimator="median", **CI95, ax=ax, color="0.6")
-    ax.set(xlabel=f"GB/s ({WHISKERS})", ylabel="", title="This machine's ceiling")
+    ax.set(xlabel=f"GB/s ({whiskers(rows, 'operation', 'gbps')})", ylabel="", title="This machine's ceiling")
     fig.tight_layout()
     return fig
 
@@ -73,12 +74,14 @@ def write_gbps_vs_size(df: pd.DataFrame) -> plt.Figure:
     rows = rows[(rows["operation"] == "total") & (rows.get("test") == "write")] if "test" in rows else rows.iloc[0:0]
     if rows.empty:
         return empty_figure("write test")
-    if (few := too_few(rows, "nbytes", "Write GB/s vs size", "size")) is not None:
-        return few
     fsync_values = rows["fsync_included"].fillna(False).astype(bool)
     fsync = bool(fsync_values.any())
     rows = rows.assign(MB=rows["nbytes"] / 1e6, backend=backend_labels(rows),
                        fsync=fsync_values.map({True: "fsync included", False: "no fsync"}))
+    series = ["backend", "fsync"] if rows["fsync"].nunique() > 1 else "backend"  # never pooled across policies
+    numbers = median_table(rows, "MB", "gbps", series, lambda mb: f"{mb:.3g} MB", "GB/s")
+    if (few := too_few(rows, "MB", "Write GB/s vs size", "size", numbers)) is not None:
+        return few
     fig, ax = subplots(figsize=(7.2, 4.5 + 0.2 * rows["backend"].nunique()))
     style = "fsync" if rows["fsync"].nunique() > 1 else None
     sns.lineplot(data=rows, x="MB", y="gbps", estimator="median", **CI95, hue="backend", style=style, marker="o",
@@ -87,7 +90,7 @@ def write_gbps_vs_size(df: pd.DataFrame) -> plt.Figure:
     draw_ceilings(ax, ceiling_gbps(df), ops, percent_of=ops[0])
     log_axis(ax)
     what = "fsync included" if fsync_values.all() else ("no fsync" if not fsync else "fsync: see line style")
-    ax.set(xlabel="bytes written (MB, log)", ylabel=f"GB/s ({WHISKERS})",
+    ax.set(xlabel="bytes written (MB, log)", ylabel=f"GB/s ({whiskers(rows, ['backend', 'MB', 'fsync'], 'gbps')})",
            title=f"Write test: a new store per size ({what})")
     legend_outside(ax, below=True)
     fig.tight_layout()
@@ -108,7 +111,7 @@ def median_bars(df: pd.DataFrame, operation: str = "total", test: str = "write")
     order = rows.groupby("backend")["gbps"].median().sort_values(ascending=False).index
     sns.barplot(data=rows, y="backend", x="gbps", order=order, estimator="median", **CI95, ax=ax)
     where = f"{rows['nbytes'].iloc[0] / 1e6:.3g} MB" + ("" if size is not None else " (largest; not shared by all)")
-    ax.set(xlabel=f"GB/s ({WHISKERS}; n = iterations)", ylabel="",
+    ax.set(xlabel=f"GB/s ({whiskers(rows, 'backend', 'gbps')}; n = iterations)", ylabel="",
            title=f"Median {test} bandwidth at {where}\ncompare only bars of the same codec")
     fig.tight_layout()
     return fig
@@ -119,13 +122,15 @@ def append_gbps_vs_step(df: pd.DataFrame) -> plt.Figure:
     rows = rows[rows["operation"] == "append_step"]
     if rows.empty:
         return empty_figure("append test")
-    if (few := too_few(rows, "step", "Append GB/s vs step", "append step")) is not None:
+    rows = rows.assign(backend=backend_labels(rows))
+    numbers = median_table(rows, "step", "gbps", "backend", lambda step: f"step {step:g}", "GB/s")
+    if (few := too_few(rows, "step", "Append GB/s vs step", "append step", numbers)) is not None:
         return few
     fig, ax = subplots(figsize=(7.2, 4.5 + 0.2 * rows["backend"].nunique()))
-    rows = rows.assign(backend=backend_labels(rows))
     sns.lineplot(data=rows, x="step", y="gbps", hue="backend", marker="o", estimator="median", **CI95, ax=ax)
     draw_ceilings(ax, ceiling_gbps(df), ("write_nofsync",), percent_of="write_nofsync")
-    ax.set(xlabel="append step", ylabel=f"GB/s ({WHISKERS})", title="Append test: one store, frames appended")
+    ax.set(xlabel="append step", ylabel=f"GB/s ({whiskers(rows, ['backend', 'step'], 'gbps')})",
+           title="Append test: one store, frames appended")
     legend_outside(ax, below=True)
     fig.tight_layout()
     return fig
@@ -159,7 +164,7 @@ def read_times(df: pd.DataFrame) -> plt.Figure:
                                 + 0.25 * rows["backend"].nunique()))
     sns.barplot(data=rows, x="elapsed_s", y="label", hue="backend", estimator="median", **CI95, ax=ax)
     log_axis(ax)
-    ax.set(xlabel=f"seconds (log; {WHISKERS})", ylabel="",
+    ax.set(xlabel=f"seconds (log; {whiskers(rows, ['backend', 'label'], 'elapsed_s')})", ylabel="",
            title="Full reads (cold / warm) and cutouts\n(cold, the same positions for every writer)")
     legend_outside(ax, below=True)
     fig.tight_layout()
@@ -194,8 +199,9 @@ def sharding_grid(df: pd.DataFrame) -> plt.Figure:
             handles, labels = ax.get_legend_handles_labels()
             ax.get_legend().remove()
     axes[-1].legend(handles, labels, loc="center", title="backend", frameon=False)
-    fig.suptitle(f"Sharding sweep: layout x metric (log scales; {WHISKERS};\ncutouts at the same positions "
-                 "in every layout)")
+    fig.suptitle(f"Sharding sweep: layout x metric (log scales; "
+                 f"{whiskers(rows, ['backend', 'layout', 'operation'], 'elapsed_s')};\n"
+                 "cutouts at the same positions in every layout)")
     fig.tight_layout()
     return fig
 
@@ -211,7 +217,7 @@ def memory_and_threads(df: pd.DataFrame) -> plt.Figure:
     a.set(xlabel="peak RSS growth / bytes written", ylabel="", title="Peak-memory ratio")
     sns.barplot(data=rows, x="threads_max", y="backend", hue="kind", estimator="max", errorbar=None, ax=b)
     b.set(xlabel="threads (max seen)", title="Threads while writing")
-    fig.suptitle(f"Memory and threads ({WHISKERS})")
+    fig.suptitle(f"Memory and threads ({whiskers(rows, ['backend', 'kind'], 'memory_ratio')})")
     if a.get_legend():
         a.get_legend().remove()
     legend_outside(b, below=True)
