@@ -8,7 +8,8 @@ from rich.text import Text
 
 from benchmarks_lib.base.paths import RESULTS_DIR
 from benchmarks_lib.base.terminal import text
-from benchmarks_lib.cli.common import console, print_run
+from benchmarks_lib.cli.common import console, print_run, rich_table
+from benchmarks_lib.rules.words import rounds_table
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -29,4 +30,9 @@ def run(args: argparse.Namespace) -> int:
         f" run {meta.get('run_id', run_dir.name)} ({meta['profile']}) on {env.get('machine')}: {env.get('cpu_model')}, "
         f"{env.get('cpu_count')} cores, {env.get('fs_type')} — {len(df)} rows{state}")))
     print_run(df, meta["suite"], meta["suite"])
+    questions = rounds_table(meta, escape=str)
+    if len(questions):
+        rounds = meta["rounds"]
+        console.print(rich_table(questions, f"Rounds: {len(questions)} question(s), seed {rounds.get('seed')}, "
+                                            f"{rounds.get('stopped') or 'every question answered or at its cap'}"))
     return 0

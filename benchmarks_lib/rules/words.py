@@ -302,6 +302,26 @@ def case_text(key: Mapping[str, object], escape: Escape = md, skip: Sequence[str
     return ", ".join(p for p in parts if p)
 
 
+def rounds_table(meta: Mapping[str, object], escape: Escape = md) -> pd.DataFrame:
+    """Per question a run measured in rounds (``run.json``'s ``rounds``: data from the run's file, checked here):
+    its operation, its case in words, its contenders, the rounds it used, its answer and why it stopped. Empty
+    when the run was not measured in rounds."""
+    rounds = meta.get("rounds")
+    questions = rounds.get("questions") if isinstance(rounds, Mapping) else None
+    out = []
+    for q in questions if isinstance(questions, list) else []:
+        if not isinstance(q, Mapping):
+            continue
+        key = q.get("key") if isinstance(q.get("key"), Mapping) else {}
+        op = str(q.get("operation", ""))
+        cases = q.get("cases")
+        out.append({"operation": escape(OPERATION_WORDS.get(op, op.replace("_", " "))),
+                    "case": case_text(key, escape), "contenders": len(cases) if isinstance(cases, list) else None,
+                    "rounds": q.get("rounds") if isinstance(q.get("rounds"), int) else None,
+                    "answer": escape(str(q.get("answer", ""))), "why": escape(str(q.get("why", "")))})
+    return pd.DataFrame(out, columns=["operation", "case", "contenders", "rounds", "answer", "why"])
+
+
 # -- iobench advise's words (plain text) ------------------------------------------------------------
 
 

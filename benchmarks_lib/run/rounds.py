@@ -42,7 +42,7 @@ from benchmarks_lib.records.questions import countable, equals_keys, named_by, p
 from benchmarks_lib.run.executor import CaseFinished, CaseStarted, Executor, worker_environ
 from benchmarks_lib.run.pool import STDERR_TAIL, CaseWorkers, Timeline, WorkerProcess
 from benchmarks_lib.run.worker import error_row, finish_rows
-from benchmarks_lib.suites import Case, ended_reason, get_suite
+from benchmarks_lib.suites import Case, Suite, ended_reason, get_suite
 
 #: contenders that are never ranked (the uncompressed baseline, the machine's ceiling)
 NOT_CONTENDERS = ("raw", "ceiling")
@@ -100,6 +100,20 @@ def question_rows(rows: list[dict], operations: tuple[str, ...]) -> list[dict]:
     baseline (``NOT_CONTENDERS``)."""
     return [r for r in rows if r.get("operation") in operations and r.get("round") is not None
             and r.get("backend") not in NOT_CONTENDERS]
+
+
+def suite_questions(suite: Suite, rows: pd.DataFrame) -> Iterator[tuple[dict, pd.DataFrame]]:
+    """The questions ``rows`` of ``suite`` answer (their key, with its ``operation``, and their rows, each row's
+    contender in ``_entry``): the suite's own ``question_groups``, else each of its ``questions`` operations in each
+    group of equals (``question_keys`` or the ranking's, less ``contenders``), named by backend and ``contenders``."""
+    if suite.question_groups is not None:
+        yield from suite.question_groups(rows)
+        return
+    for operation, part in rows.groupby("operation", sort=True):
+        keys = [k for k in (suite.question_keys if suite.question_keys is not None else equals_keys(part))
+                if k in part and k not in suite.contenders]
+        for key, group in question_groups(part, keys, named_by(suite.contenders)):
+            yield {"operation": operation, **key}, group
 
 
 class RoundsExecutor(Executor):
@@ -191,13 +205,11 @@ class RoundsExecutor(Executor):
         round, the paired rule (``base.paired.look``)."""
         if not self._qrows:
             return
-        df = countable(pd.DataFrame(self._qrows))
-        for (suite, operation), rows in df.groupby(["suite", "operation"], sort=True):
-            owner = get_suite(str(suite))
-            keys = [k for k in (owner.question_keys if owner.question_keys is not None else equals_keys(rows))
-                    if k in rows and k not in owner.contenders]
-            for key, group in question_groups(rows.dropna(subset=["elapsed_s"]), keys, named_by(owner.contenders)):
+        df = countable(pd.DataFrame(self._qrows)).dropna(subset=["elapsed_s"])
+        for suite, rows in df.groupby("suite", sort=True):
+            for key, group in suite_questions(get_suite(str(suite)), rows):
                 key = {k: _plain(v) for k, v in key.items()}
+                operation = key.pop("operation", "")
                 q = self.questions.setdefault((suite, operation, json.dumps(key, sort_keys=True, default=str)),
                                               Question(str(suite), str(operation), key))
                 q.cases |= set(group["case_id"].astype(str))

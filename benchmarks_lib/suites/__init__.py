@@ -143,6 +143,10 @@ class Suite:
     #: the columns that make one question's group of equals; None: the ranking's (``records.questions.EQUALS`` and the
     #: codec), less ``contenders``
     question_keys: tuple[str, ...] | None = None
+    #: rows -> each of its questions as (key, rows with the contender's name in ``_entry``), for a suite whose
+    #: questions are not one operation in one group of equals (writers: sharding layouts within one writer); None: the
+    #: default (``questions``, ``question_keys``, ``contenders``)
+    question_groups: Callable[[Any], Iterator[tuple[dict, Any]]] | None = None
     #: the operations whose ``elapsed_s`` are compared between contenders measured in the same rounds: a question is
     #: one operation at one value of the ``case_keys`` recorded (the runner stops asking it once it is answered)
     questions: tuple[str, ...] = ()
