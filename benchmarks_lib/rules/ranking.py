@@ -33,6 +33,8 @@ class Verdict(StrEnum):
     NO_WINNER = "no separable winner"
     #: a comparison had fewer than ``MIN_RANK_N`` iterations
     TOO_FEW = "too few"
+    #: every other contender lies within the practical margin of the leader: equivalent for practical purposes
+    EQUIVALENT = "equivalent"
 
 
 #: what a group of equals holds fixed besides the codec (the ones recorded in the rows)

@@ -12,6 +12,8 @@ import numpy as np
 
 from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage
+from benchmarks_lib.rules.paired import MARGIN
+from benchmarks_lib.rules.questions import Answer
 from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict
 
 #: how a record string is made safe where the words are shown
@@ -58,6 +60,9 @@ def verdict_text(ranking: Ranking, what: str = "backends", escape: Escape = md) 
     if status is Verdict.TOO_FEW:
         return f"too few iterations to rank (n={ranking.too_few_n}); the best median of {len(ranking.entries)} " \
                f"{what} is {leader}'s"
+    if status is Verdict.EQUIVALENT:
+        return f"equivalent for practical purposes: the {len(ranking.entries)} {what} lie within {MARGIN:.0%} of the " \
+               f"best median ({leader})"
     tied = ", ".join(escape(e.name) for e in ranking.tied)
     return (f"no separable winner among {len(ranking.entries)} {what}: not separable from the best median "
             f"({leader}): {tied}")
@@ -81,6 +86,9 @@ def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
     if r.status is Verdict.TOO_FEW:
         return f"too few iterations to rank (n={r.too_few_n}): the best median of {len(r.entries)} {what} is " \
                f"{name}'s, {head}"
+    if r.status is Verdict.EQUIVALENT:
+        return f"{name} at {head}, equivalent for practical purposes to the other {len(r.others)} {what} (within " \
+               f"{MARGIN:.0%})"
     tied = ", ".join(f"{escape(e.name)} ({_factor_only(e, r)})" for e in r.tied)
     return (f"no separable winner among {len(r.entries)} {what}: the best median is {name}'s, {head}; not "
             f"separable from it: {tied}")
@@ -143,10 +151,91 @@ def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
     if status is Verdict.TOO_FEW:
         return (f"too few iterations to rank (n={ranking.too_few_n}): the recommendation is the best median of "
                 f"{len(ranking.entries)}, not a separable winner")
+    if status is Verdict.EQUIVALENT:
+        return (f"equivalent for practical purposes (within {MARGIN:.0%}) to every other of the "
+                f"{len(ranking.entries)} candidates: the recommendation is the best median, not a winner")
     tied = "; ".join(escape(e.name) for e in ranking.tied)
     return (f"no separable winner: the best median of {len(ranking.entries)} candidates; not separable from it: "
             f"{tied}")
 
 
-__all__ = ["Escape", "answer_clause", "candidates_verdict", "change_text", "number", "unverified_text", "value_text",
-           "value_words", "verdict_text", "versus_text", "versus_words"]
+# -- one answer, the same words on every page --------------------------------------------------------------------
+#: how sure the rule is, in a word
+SURE = {Verdict.WINNER: "separated", Verdict.EQUIVALENT: f"equivalent for practical purposes (within {MARGIN:.0%})",
+        Verdict.NO_WINNER: "not separable", Verdict.TOO_FEW: "too few iterations to rank",
+        Verdict.ALONE: "only one measured"}
+
+
+def _names(names: Sequence[str], escape: Escape, shown: int = 2) -> str:
+    named = [escape(n) for n in names[:shown]]
+    rest = len(names) - len(named)
+    if rest:
+        return f"{', '.join(named)} and {rest} more"
+    return " and ".join(named) if len(named) == 2 else ", ".join(named)
+
+
+def pick_text(a: Answer, escape: Escape = md) -> str:
+    """What to take: ``**zarrs**``; ``tie between zarrs and tensorstore`` (and N more) where the rule cannot tell
+    them apart; the best median where it cannot rank; ``not measured here`` without rows."""
+    if a.question.key == "lost-data" and a.measured:
+        return f"**{_names(a.lost, escape, 3)}** lost data" if a.lost else "none: every array came back right"
+    if not a.measured:
+        return "not measured here"
+    note = f", {a.note}" if a.note else ""
+    tied = a.tied if a.question.picks_leader else ()
+    if tied:
+        return f"tie between {_names([a.pick, *tied], escape)}{note}"
+    if a.status is Verdict.TOO_FEW and a.pick_entry is a.ranking.leader:
+        return f"{escape(a.pick)}, the best median{note}"
+    if a.status is Verdict.ALONE:
+        return f"{escape(a.pick)}{note}"
+    return f"**{escape(a.pick)}**{note}"
+
+
+def sure_text(a: Answer, escape: Escape = md) -> str:
+    """How sure, with the factor and its 95% interval: ``separated: next, b, 1.14x slower [1.04x, 1.21x]``;
+    ``not separable: b 1.07x slower [0.56x, 1.79x]``; a pick the rule takes below the leader (the fewest threads,
+    the codec worth taking) against the leader."""
+    if a.question.key == "lost-data" and a.measured:
+        wrong, checked = a.checked
+        return f"read back whole: {wrong} of {checked} unaligned arrays wrong"
+    if not a.measured:
+        return "-"
+    r, status, e = a.ranking, a.status, a.versus
+    if status is Verdict.TOO_FEW:
+        return f"{SURE[status]} (n={r.too_few_n})"
+    if e is None:
+        return SURE[status]
+    factor, lo, hi = e.factor(r.higher)
+    interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
+    if e.name == a.pick:  # the rule's pick is not the best median: stated against it
+        sure = SURE[status] if status is Verdict.EQUIVALENT else \
+            "separated" if e.vs_leader.separable else "not separable"
+        return f"{sure} from {escape(r.leader.name)}: {factor:.2f}x slower{interval}"
+    return f"{SURE[status]}: {'next, ' if status is Verdict.WINNER else ''}{escape(e.name)} {factor:.2f}x " \
+           f"slower{interval}"
+
+
+def rests_text(a: Answer, escape: Escape = md, run: bool = True) -> str:
+    """What the answer rests on: ``em_like, uint8 64x1080x1920, blosc-lz4:5:shuffle, 265 MB`` (with ``run``: the
+    profile and machine, ``quick profile, vm``)."""
+    parts = [escape(p) for p in a.rests_on]
+    if run and a.profile:
+        parts.append(f"{escape(a.profile)} profile")
+    if run and a.machine:
+        parts.append(escape(a.machine))
+    return ", ".join(parts) or "-"
+
+
+def verdict_line(a: Answer, escape: Escape = md, run: bool = False, label: bool = True) -> str:
+    """The answer in one line, the same on every page: ``**Write**: tie between a and b (not separable: b 1.07x
+    slower [0.56x, 1.79x]; em_like, uint8 64x1080x1920)`` (without ``label``: from the pick on)."""
+    head = f"**{a.question.label}**: " if label else ""
+    if not a.measured:
+        return f"{head}not measured here"
+    return f"{head}{pick_text(a, escape)} ({sure_text(a, escape)}; {rests_text(a, escape, run)})"
+
+
+__all__ = ["SURE", "Escape", "answer_clause", "candidates_verdict", "change_text", "number", "pick_text", "rests_text",
+           "sure_text", "unverified_text", "value_text", "value_words", "verdict_line", "verdict_text", "versus_text",
+           "versus_words"]
