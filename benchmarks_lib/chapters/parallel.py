@@ -18,6 +18,7 @@ from benchmarks_lib.base.stats import format_point, summarize
 from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import (
+    answer_first,
     error_warning,
     no_answer,
     ok_rows,
@@ -39,8 +40,9 @@ from benchmarks_lib.chapters.style import (
     too_few,
 )
 from benchmarks_lib.rules.ceilings import ceiling_gbps
+from benchmarks_lib.rules.questions import answer as question_answer
 from benchmarks_lib.rules.ranking import Verdict, countable, rank_samples
-from benchmarks_lib.rules.words import number
+from benchmarks_lib.rules.words import number, verdict_line
 
 TIMES = ("write: from the W writes submitted to the last one finished (each worker opens the array and writes "
          "its own ranges, handed to it before the clock); the array's metadata is created before the clock")
@@ -162,7 +164,11 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def conclusion(df: pd.DataFrame) -> str:
     """Markdown: per backend, the safe alignment's aggregate at 1 and at the most workers, and what the unsafe
-    alignment did to the data."""
+    alignment did to the data. It opens with the chapter's answer (``answer``)."""
+    return answer_first(answer(df), _findings(df))
+
+
+def _findings(df: pd.DataFrame) -> str:
     rows = _rows(df)
     if rows.empty:
         return "No parallel-write measurements in this run."
@@ -201,11 +207,9 @@ def answer(df: pd.DataFrame) -> str:
     for (backend, store), b in safe.groupby(["backend", "store"]):
         where = (" through S3" if store == "s3" else " to files") if several else ""
         parts.append(f"{md(backend)}{where} {_choice(countable(b))}")
-    unsafe = rows[rows["alignment"] == "unaligned"]
-    lost = (f" Unaligned regions lost data in {int((~unsafe['verified'].astype(bool)).sum())} of {len(unsafe)} "
-            "arrays." if len(unsafe) else "")
+    lost = question_answer("lost-data", df)  # the verdict box's answer, in its words
     return ("Writing one array from several workers, safe layouts, verified arrays only: " + "; ".join(parts) + "."
-            + lost)
+            + (f"\n\n{verdict_line(lost)}." if lost.measured else ""))
 
 
 def _choice(b: pd.DataFrame) -> str:
@@ -217,14 +221,17 @@ def _choice(b: pd.DataFrame) -> str:
                      rows={n: groups[k] for n, k in setting.items()})
     if not r.entries:
         return "(no verified array)"
-    pick = min([r.leader, *r.tied], key=lambda e: setting[e.name][1])
+    same = r.entries if r.status is Verdict.EQUIVALENT else [r.leader, *r.tied]
+    pick = min(same, key=lambda e: setting[e.name][1])
     alignment, workers = setting[pick.name]
     one = groups.get((alignment, 1))
     gain = f", {pick.median / one['gbps'].median():.2f}x one worker" if one is not None and workers != 1 else ""
     why = {Verdict.WINNER: f"separable from every other setting (n={pick.n})",
            Verdict.TOO_FEW: f"too few iterations to rank (n={r.too_few_n}): the best median",
            Verdict.ALONE: "the only setting measured",
-           Verdict.NO_WINNER: f"the fewest workers not separable from the best median ({md(r.leader.name)})"}
+           Verdict.NO_WINNER: f"the fewest workers not separable from the best median ({md(r.leader.name)})",
+           Verdict.EQUIVALENT: f"the fewest workers equivalent for practical purposes to the best median "
+                               f"({md(r.leader.name)})"}
     if r.status is Verdict.NO_WINNER and pick is r.leader:
         why[r.status] = f"the best median; not separable from it: {', '.join(md(e.name) for e in r.tied)}"
     flags = "".join(f"; {f}" for f in point_flags(pick.rows))
