@@ -113,8 +113,10 @@ def test_notebooks_execute_and_the_book_builds(built_book, monkeypatch):
     shutil.copytree(tmp_path / "moved", tmp_path / "reference")
     build_book(results_dir=tmp_path / "moved", execute=False, root=tmp_path)  # the HTML the browser test sees
     front = (tmp_path / "book" / "executed" / "answers.md").read_text()
-    assert "The **reference run** committed with the book" in front
-    assert front.count("**This machine beside the reference machine**") == len(MEASURING)
+    beside = (tmp_path / "book" / "executed" / "beside-reference.md").read_text()
+    assert "[This machine beside the reference](beside-reference.md)" in front
+    assert "The **reference run** committed with the book" in beside
+    assert beside.count("| question (one case both runs measured) |") == len(MEASURING)
     build_book(from_runs=tmp_path / "reference", execute=False, root=tmp_path, html=False)  # alone: no pair
     assert "beside the reference" not in (tmp_path / "book" / "executed" / "answers.md").read_text()
     shutil.rmtree(tmp_path / "reference")
