@@ -102,7 +102,8 @@ def _headings(notebook: str) -> list[str]:
 def test_the_verdict_box_has_one_line_per_question_each_linked_to_a_section_that_exists(smoke):
     _, df, meta = smoke
     box = verdict_box(answers({"writers": (df, meta)}))
-    lines = box.splitlines()[2:]
+    lines = box.splitlines()[3:-1]  # the container's fence and the table's head around its rows
+    assert box.startswith(":::{container} verdict-box\n| question |") and box.endswith("\n:::")
     assert len(lines) == len(QUESTIONS)
     for q, line in zip(QUESTIONS, lines, strict=True):
         link = re.match(r"\| \[([^]]+)\]\(([\w-]+)\.ipynb#([\w-]+)\) \|", line)

@@ -45,10 +45,15 @@ def evidence_link(a: Answer) -> str:
     return f"{a.question.chapter}.ipynb#{anchor(a.anchor)}"
 
 
+#: the verdict box's HTML class (its style: ``_static/verdicts.css``)
+BOX_CLASS = "verdict-box"
+
+
 def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linked: set[str] | None = None) -> str:
-    """Markdown: the verdict box, one table row per question: the question (linked to its evidence where its
-    chapter is in the book, ``linked``), the pick, how sure (the factor and its 95% interval) and what it rests on.
-    A question this machine did not measure says so, with the reference run's answer where it has one."""
+    """Markdown: the verdict box (a container of class ``BOX_CLASS``), one table row per question: the question
+    (linked to its evidence where its chapter is in the book, ``linked``), the pick, how sure (the factor and its 95%
+    interval) and what it rests on. A question this machine did not measure says so, with the reference run's
+    answer where it has one."""
     refs = {a.question.key: a for a in reference or []}
     rows = ["| question | answer | how sure (95% interval) | rests on |", "|---|---|---|---|"]
     for a in mine:
@@ -61,7 +66,7 @@ def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linke
         else:
             rows.append(f"| {label} | not measured here; reference machine: {pick_text(ref)} | {sure_text(ref)} | "
                         f"{rests_text(ref)} |")
-    return "\n".join(rows)
+    return "\n".join([f":::{{container}} {BOX_CLASS}", *rows, ":::"])
 
 
 @dataclass(frozen=True)
@@ -332,4 +337,4 @@ def _listed(items: list[str], limit: int = 2) -> str:
     return "; ".join(items[:limit]) + more
 
 
-__all__ = ["QUESTIONS", "Question", "anchor", "comparison", "evidence_link", "verdict_box"]
+__all__ = ["BOX_CLASS", "QUESTIONS", "Question", "anchor", "comparison", "evidence_link", "verdict_box"]

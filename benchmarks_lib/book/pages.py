@@ -328,8 +328,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     boxed = {q.suite for q in QUESTIONS}
     lines = ["# The answers", ""]
     if runs:
-        lines += [f"Measured on {_machine_line([meta for _, meta in runs.values()])} ([this machine](machine.md)). "
-                  "Each answer comes from the run its chapter shows; its link leads to the evidence.", ""]
+        lines += [f"Measured on {_machine_line([meta for _, meta in runs.values()])} ([this machine](machine.md)).", ""]
     else:
         lines += ["No run was found in the results directory (the book was built without executing its chapters). "
                   "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
@@ -338,7 +337,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     lines += [verdict_box(mine, theirs, set(names)), "",
               "*Separated*: the 95% interval of the ratio to the best excludes 1; *equivalent*: it lies within "
               f"{MARGIN:.0%} of 1, a difference nobody should act on; *not separable*: it includes 1, so the run "
-              "cannot tell them apart (a *tie*). [Statistics](../methodology.md#statistics) says how.", "",
+              "cannot tell them apart (a *tie*). Each answer comes from the run its chapter shows, and its question "
+              "links to the evidence; [Statistics](../methodology.md#statistics) says how.", "",
               "## Every chapter", ""]
     for name in names:
         title = _notebook_title(template(name, root))

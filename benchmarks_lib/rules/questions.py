@@ -62,7 +62,8 @@ QUESTIONS: tuple[Question, ...] = (
 BY_KEY = {q.key: q for q in QUESTIONS}
 #: writers whose "unsharded" layout is one chunk per shard (they always shard): never in a sharded-vs-unsharded claim
 ALWAYS_SHARDS = frozenset({"acquire-zarr"})
-#: the codec question's headline dataset, the first of these a run measured (else its first dataset)
+#: the codec and threads questions' headline dataset: the first of these a run measured (else the first by name; a
+#: mesh last)
 HEADLINE_DATASETS = ("microscopy", "em_like", "labels")
 _ROOT_SECTION = "Seed 004 reproduced: ROOT's TTreeCache and asynchronous prefetching"
 
@@ -85,7 +86,8 @@ class Answer:
     note: str = ""
     #: groups of equals the run measured for this question (the answer is the most contested one's)
     groups: int = 0
-    #: lost data: the (backend, store) pairs that lost data, and (arrays wrong, arrays read back)
+    #: lost data: the writers that lost data, each with its stores (``zarr-python (files, s3)``), and (arrays wrong,
+    #: arrays read back)
     lost: tuple[str, ...] = ()
     checked: tuple[int, int] = (0, 0)
     more: tuple[Answer, ...] = ()
@@ -141,8 +143,9 @@ class Answer:
         return r.others[0]
 
 
-def _countable_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The run's ok rows that may rank (verification not failed), without the ceiling, with their ceiling share."""
+def _ok_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The run's ok rows without the ceiling's, each with its share of the ceiling (failed verifications are left
+    out by the rule, ``countable``)."""
     if df.empty or "status" not in df:
         return df.iloc[0:0]
     rows = ok_rows(with_ceiling_fraction(df) if {"run_id", "gbps", "operation", "backend"} <= set(df) else df)
@@ -164,6 +167,13 @@ def _data(rows: pd.DataFrame) -> list[str]:
     return out + ([array] if array else [])
 
 
+def _cutouts(row: pd.Series, kind: str = "") -> str:
+    """``unaligned 32^3 cutouts``: a cutout row's kind (where given) and size."""
+    side = row.get("cutout")
+    size = f"{int(side)}^{len(_shape(row).split('x'))} " if side is not None and pd.notna(side) else ""
+    return f"{kind} {size}cutouts" if kind else f"{size}cutouts"
+
+
 def _size(nbytes: object) -> list[str]:
     return [] if nbytes is None or pd.isna(nbytes) else [format_bytes(float(nbytes))]
 
@@ -179,7 +189,7 @@ WRITERS = {"write": ("total", "write", "gbps", True, None), "append": ("append_t
 def writers_rows(df: pd.DataFrame, key: str) -> pd.DataFrame:
     """The rows of a writers question (countable or not: the rule leaves out failed verification itself)."""
     op, test, _, _, kind = WRITERS[key]
-    rows = _countable_rows(df)
+    rows = _ok_rows(df)
     if rows.empty or "operation" not in rows:
         return rows.iloc[0:0]
     rows = rows[rows["operation"] == op]
@@ -199,10 +209,7 @@ def _writers(q: Question, df: pd.DataFrame) -> Answer:
     r = max(rankings, key=lambda g: (len(g.entries), 0 if pd.isna(g.key.get("nbytes")) else g.key["nbytes"]))
     rows = r.leader.rows
     rests = _data(rows) + ([str(r.key["codec"])] if isinstance(r.key.get("codec"), str) else [])
-    if kind is not None and "cutout" in rows and rows["cutout"].notna().any():
-        rests.append(f"{int(rows['cutout'].iloc[0])}^{len(_shape(rows.iloc[0]).split('x'))} cutouts")
-    else:
-        rests += _size(r.key.get("nbytes"))
+    rests += [_cutouts(rows.iloc[0])] if kind is not None else _size(r.key.get("nbytes"))
     return Answer(q, r, r.leader.name, tuple(rests), groups=len(rankings))
 
 
@@ -210,7 +217,7 @@ def sharding_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The sharding sweep's cold cutouts that answer the question: unaligned ones (cutouts from anywhere, as
     ``iobench advise`` answers) where the run has any, else aligned; writers that always shard left out; with
     ``layout_entry`` (writer, layout) naming each candidate."""
-    rows = _countable_rows(df)
+    rows = _ok_rows(df)
     if rows.empty or not {"test", "layout", "operation"} <= set(rows):
         return rows.iloc[0:0]
     rows = rows[(rows["test"] == "sharding") & (rows["operation"] == "read_region_cold")
@@ -243,9 +250,8 @@ def _sharding(q: Question, df: pd.DataFrame) -> Answer:
     every = max(rankings, key=lambda g: (len(g.entries), sum(e.n for e in g.entries)))
     lead, other = every.leader, _counterpart(every)
     first = lead.rows.iloc[0]
-    kind = f"{first['cutout_kind']} " if isinstance(first.get("cutout_kind"), str) else ""
-    side = f"{int(first['cutout'])}^{len(_shape(first).split('x'))} " if pd.notna(first.get("cutout")) else ""
-    rests = (*_data(lead.rows), f"{kind}{side}cutouts")
+    rests = (*_data(lead.rows), _cutouts(first, first["cutout_kind"] if isinstance(first.get("cutout_kind"), str)
+                                         else ""))
     pair = [lead] if other is None else [lead, other]
     ranking = rank_samples({e.name: e.values for e in pair}, False, rows={e.name: e.rows for e in pair})
     return Answer(q, ranking, ranking.leader.name, rests)
@@ -265,16 +271,16 @@ def _codec(q: Question, df: pd.DataFrame) -> Answer:
     if df.empty or "status" not in df:
         return Answer(q)
     picks = {str(d): (fastest, pick) for d, fastest, pick in worth_taking(summarize_points(df))}
-    rows = countable(_countable_rows(df))
+    rows = countable(_ok_rows(df))
     out = []
     for dataset in _headline(list(picks)):
         _, pick = picks[dataset]
         part = rows[(rows["dataset"] == dataset) & (rows["operation"] == "write")]
         parts = {f"{b} {c}": p for (b, c), p in part.groupby(["backend", "codec"], sort=True)}
         r = rank_samples({n: p["elapsed_s"].astype("float64") for n, p in parts.items()}, False, rows=parts)
-        name = f"{pick['backend']} {pick['codec']}"
-        out.append(Answer(q, r if r.entries else None, name, tuple(_data(part) or [dataset]),
-                          note=f"ratio {pick['compression_ratio']:.2f}", of=dataset))
+        if r.entries:  # a dataset written (not only encoded in memory)
+            out.append(Answer(q, r, f"{pick['backend']} {pick['codec']}", tuple(_data(part) or [dataset]),
+                              note=f"ratio {pick['compression_ratio']:.2f}", of=dataset))
     return _with_more(out) if out else Answer(q)
 
 
@@ -286,7 +292,7 @@ def _with_more(answers: list[Answer]) -> Answer:
 def thread_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The threads suite's countable rows with ``side`` and integer ``threads``: stores (written and read back)
     where the run has any, else the codecs in memory."""
-    rows = countable(_countable_rows(df))
+    rows = countable(_ok_rows(df))
     if rows.empty or "threads" not in rows:
         return rows.iloc[0:0]
     rows = rows[rows["operation"].isin(list(SIDE)) & rows["threads"].notna()]
@@ -336,7 +342,7 @@ def _cache(q: Question, df: pd.DataFrame) -> Answer:
     """At the highest latency measured: Zarr cutouts (the highest concurrency) of every client, layout, location
     and client-cache setting ranked by the rule, then the leader against its own setup with the other cache
     setting; ROOT's TTreeCache (none against the largest, over HTTP) where Zarr did not measure both."""
-    rows = _countable_rows(df)
+    rows = _ok_rows(df)
     if rows.empty or "reader" not in rows or "location" not in rows:
         return Answer(q)
     remote = countable(rows[rows["reader"].notna() & (rows["location"] != "local") & rows["latency_ms"].notna()])

@@ -193,7 +193,7 @@ def pick_text(a: Answer, escape: Escape = md) -> str:
 
 
 def sure_text(a: Answer, escape: Escape = md) -> str:
-    """How sure, with the factor and its 95% interval: ``separated: next, b, 1.14x slower [1.04x, 1.21x]``;
+    """How sure, with the factor and its 95% interval: ``separated: b 1.14x slower [1.04x, 1.21x]`` (the runner-up);
     ``not separable: b 1.07x slower [0.56x, 1.79x]``; a pick the rule takes below the leader (the fewest threads,
     the codec worth taking) against the leader."""
     if a.question.key == "lost-data" and a.measured:
@@ -212,8 +212,7 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
         sure = SURE[status] if status is Verdict.EQUIVALENT else \
             "separated" if e.vs_leader.separable else "not separable"
         return f"{sure} from {escape(r.leader.name)}: {factor:.2f}x slower{interval}"
-    return f"{SURE[status]}: {'next, ' if status is Verdict.WINNER else ''}{escape(e.name)} {factor:.2f}x " \
-           f"slower{interval}"
+    return f"{SURE[status]}: {escape(e.name)} {factor:.2f}x slower{interval}"
 
 
 def rests_text(a: Answer, escape: Escape = md, run: bool = True) -> str:

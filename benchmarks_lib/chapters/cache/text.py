@@ -230,7 +230,7 @@ def _client_cache_span(rows: pd.DataFrame) -> list[str]:
     cut = remote[(remote["workload"] == "cutouts") & (remote["latency_ms"] == remote["latency_ms"].max())]
     cut = cut[cut["concurrency"] == cut["concurrency"].max()]
     times = cut.groupby(["client", "layout", "location", "client_cache"])["elapsed_s"].median().unstack()
-    ratio = (times[True] / times[False]).dropna() if {True, False} <= set(times.columns) else pd.Series()
+    ratio = (times[True] / times[False]).dropna() if {True, False} <= set(times.columns) else pd.Series(dtype="float64")
     if len(ratio) < 2:
         return []
     return [f"over every client and layout, the client cache took {ratio.min():.2f}x to {ratio.max():.2f}x the time "
