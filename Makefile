@@ -76,7 +76,7 @@ lab: install
 	$(BIN)/jupyter lab --notebook-dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 lint: install
-	$(BIN)/ruff check benchmarks_lib tests
+	$(BIN)/ruff check benchmarks_lib tests tools
 
 clean:
 	rm -rf _build book/executed .iobench-scratch

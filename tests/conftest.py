@@ -17,7 +17,7 @@ def workdir(tmp_path, monkeypatch):
 
 #: the test-only array adapters in tests/plugins (name -> module:Class)
 TEST_ADAPTERS = {"crashing": "crashing_adapter:CrashingAdapter", "slow": "crashing_adapter:SlowAdapter",
-                 "background": "background_adapter:BackgroundAdapter"}
+                 "crashlater": "crashing_adapter:CrashLaterAdapter", "background": "background_adapter:BackgroundAdapter"}
 
 
 def install_distribution(site: Path, name: str, version: str, entry_points: dict[str, dict[str, str]]) -> Path:

@@ -43,14 +43,18 @@ def test_the_answer_rests_on_the_recorded_rows(recorded, capsys):
     assert "Cost against " in out and "files on disk:" in out
 
 
-def test_a_workload_no_run_covers_says_so_in_one_line(recorded, capsys):
-    data, results, _ = recorded
+def test_a_workload_no_run_covers_says_so_and_names_the_nearest(recorded, capsys):
+    data, results, run_id = recorded
     assert main(["advise", "--like", data, "--access", "write", "--results-dir", results]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and out[0].startswith("Not covered:") and "--measure" in out[0]
-    # cutouts of another size are another workload: not covered either
+    assert out[0].startswith("Not covered: none of the 1 writers run read (1 in ") and "--measure" in out[-1]
+    assert out[1].startswith("  nearest measured: nothing; none of them holds rows of total")  # no write test ran
+    # cutouts of another size are another workload: not covered either, the measured size named
     assert main(["advise", "--like", data, "--access", "cutout:16,16,16", "--results-dir", results]) == 0
-    assert capsys.readouterr().out.startswith("Not covered:")
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0].startswith("Not covered:") and out[0].endswith("measured cutouts of 16x16x16 of uint16")
+    assert f"nearest measured: cutouts of 8x8x8 of uint16, dataset file:cube.npy 32x32x32, run {run_id}" in out[1]
+    assert out[1].endswith("it differs in: cutouts of 8x8x8, not 16x16x16")
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -96,6 +100,63 @@ def test_measure_answers_within_its_budget(tmp_path, capsys):
     assert "plan: about" in out and "--run-id advise-tiny" in out
     assert ": writer " in out and "Evidence: run advise-tiny" in out and "(your data)" in out
     assert list((tmp_path / "results").glob("*/advise-tiny/run.json"))
+
+
+def _frames(path, shape: tuple[int, ...]) -> str:
+    rng = np.random.default_rng(1)
+    np.save(path, (rng.integers(0, 4, shape) * 40).astype("uint16"))
+    return str(path)
+
+
+@pytest.mark.parametrize("shape, access, says", [
+    # a thin stack: 8 planes, no 64-cube (refused before: "has no 64-cube to cut out of"); its own planes whole
+    ((8, 256, 256), "cutout:8,64,64", "layout: chunks 8x64x64 on a 8x256x256 crop of your data"),
+    # a short series of 2-D frames: a region of every frame (a time course of a region)
+    ((12, 128, 128), "cutout:12,32,32", "layout: chunks 12x32x32 on a 12x128x128 crop of your data"),
+])
+def test_measure_fits_its_layout_to_the_datas_own_shape(tmp_path, capsys, shape, access, says):
+    """--measure on a thin stack and on a frame series: the cutouts measured are the cutouts asked (the suite cuts
+    cubes clipped to the array), in a layout that fits the data, and the answer rests on them."""
+    data = _frames(tmp_path / "stack.npy", shape)
+    cutout = access.partition(":")[2].replace(",", "x")
+    argv = ["advise", "--like", data, "--access", access, "--measure", "--budget", "60s",
+            "--results-dir", str(tmp_path / "results"), "--scratch-dir", str(tmp_path / "scratch"),
+            "--run-id", "fitted"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert says in out and f"cutouts of {cutout}" in out and "no sharding sweep" in out
+    assert ": writer " in out and "Evidence: run fitted" in out and "(your data)" in out
+    assert f"cutouts of {cutout}" in next(line for line in out.splitlines() if line.startswith("  rows: "))
+    assert "Not covered" not in out
+
+
+@pytest.mark.parametrize("shape", [(8, 256, 256), (12, 128, 128)])
+@pytest.mark.parametrize("access", ["full-read", "write", "append", "cutout:1,64,64", "cutout:8,8,8"])
+def test_every_access_plans_a_fitting_run_on_anisotropic_data(tmp_path, shape, access):
+    """The plan (checked by the suite's own parameter checks, nothing measured) fits a thin stack and a frame
+    series for every access pattern: crops no larger than the data, cutouts thinner than a cube on a crop as deep
+    as the cutout, a cube the data does not hold twice on the data's own planes."""
+    from benchmarks_lib.advise.plan import fit_to_budget
+    from benchmarks_lib.base.specs import parse_dims
+
+    data = _frames(tmp_path / "stack.npy", shape)
+    params, notes = fit_to_budget(parse_workload(data, None, None, access), 600)
+    dims = parse_dims(params.get("read_dims") or params["dims"])
+    assert all(n <= have for n, have in zip(dims.shape[1:], shape[1:], strict=True)), (dims, shape)
+    if access.startswith("cutout"):
+        cutout = tuple(int(c) for c in access.partition(":")[2].split(","))
+        assert params["tests"] == ["read"] and notes[-1].startswith("  layout: ")
+        assert tuple(min(params["cutout"], n) for n in dims.shape) == cutout  # the cutouts the suite will cut
+
+
+def test_a_cube_the_data_holds_twice_is_swept(tmp_path):
+    """Cube cutouts of data holding a cube of twice their side: the sharding sweep, its layouts stated."""
+    from benchmarks_lib.advise.plan import fit_to_budget
+
+    data = _frames(tmp_path / "stack.npy", (40, 64, 64))
+    params, notes = fit_to_budget(parse_workload(data, None, None, "cutout:16,16,16"), 600)
+    assert params["tests"] == ["sharding"] and (params["shard"], params["shard_volume"]) == (32, 32)
+    assert notes[-1].startswith("  layouts: a 32^3 crop of your data, sharded 32^3 with inner chunks of 16, 8")
 
 
 def test_a_case_still_running_when_the_budget_ends_is_stopped(tmp_path):
@@ -145,7 +206,7 @@ def test_the_raw_baseline_is_shown_beside_the_answer_not_ranked(tmp_path, capsys
     results = tmp_path / "results"
     run_suite("writers", {"backends": ["raw", "tensorstore"], "tests": ["append"],
                           "dataset": f"file:{tmp_path / 'frames.npy'}", "dims": "t:8,y:64:32,x:64",
-                          "append_frames": 8, "append_step": 4, "append_repeats": 2, "iterations": 2, "warmups": 0},
+                          "append_frames": 8, "append_step": 4, "iterations": 2, "warmups": 0},
               results_dir=results, run_id="frames", scratch_dir=tmp_path / "scratch", ceiling=False, progress=None)
     assert main(["advise", "--like", str(tmp_path / "frames.npy"), "--access", "append",
                  "--results-dir", str(results)]) == 0

@@ -79,14 +79,18 @@ def test_another_latency_is_not_covered_and_the_measured_ones_are_named(cache_ru
     argv = ["advise", "--shape", "128,512,512", "--dtype", "uint16", "--results-dir", cache_run]
     assert main([*argv, "--access", "remote-read:20ms"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and out[0].startswith("Not covered: ") and "over a 20 ms link" in out[0]
-    assert "measured latencies: 0 ms, 10 ms (run cache-tiny) (no interpolation between them)" in out[0]
+    assert out[0].startswith("Not covered: none of the 1 s3 or cache run read") and "over a 20 ms link" in out[0]
+    assert "  nearest measured: remote full reads of uint16 over a 10 ms link, dataset microscopy" in out[1]
+    assert out[1].endswith("it differs in: a 10 ms link, not 20 ms")
+    assert out[2] == "  measured latencies: 0 ms, 10 ms (run cache-tiny) (no interpolation between them)"
     assert main([*argv, "--access", "remote-cutout:64,64,64@10ms"]) == 0  # a cutout it never measured
     out = capsys.readouterr().out
-    assert out.startswith("Not covered: ") and "none at any latency" in out and "iobench run cache" in out
+    assert out.startswith("Not covered: ") and "at no latency" in out and "iobench run cache" in out
+    assert "it differs in: cutouts of 48x192x192, not 64x64x64" in out
     assert main(["advise", "--shape", "8,8", "--dtype", "uint8", "--access", "remote-read:10",
                  "--results-dir", cache_run]) == 0  # another dtype
-    assert "none at any latency" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "at no latency" in out and "it differs in: dtype uint16, not uint8" in out
 
 
 @pytest.mark.parametrize("access, says", [

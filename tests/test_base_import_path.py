@@ -41,7 +41,7 @@ PROBES: dict[str, tuple[list[str], int]] = {
     "run-example-channels": (["run", "writers", "--dataset", "example:channels", *TINY, "-b", "raw", "--run-id",
                               "example"], 0),
     "advise-measure": (["advise", "--like", "{data}/data.npy", "--access", "cutout:8,8,8", "--measure", "--budget",
-                        "20s", "--run-id", "advise"], 0),
+                        "20s", "--run-id", "advise", "--results-dir", "results"], 0),
     "show": (["show", "hdf5"], 0),
     "compare": (["compare", "hdf5", "example"], 0),
     # the explorer's kernel starts and imports; its drawing cell runs past 1 s and ends the book (exit 1) before

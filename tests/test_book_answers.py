@@ -14,8 +14,8 @@ from benchmarks_lib.book.pages import write_answers_page
 from benchmarks_lib.chapters import cache, compression, parallel, s3, threads, writers
 from benchmarks_lib.chapters.chapter import Chapter, chapters
 from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
-from benchmarks_lib.rules.questions import QUESTIONS
-from benchmarks_lib.rules.questions import answer as question_answer
+from benchmarks_lib.rules.answers import QUESTIONS
+from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.words import pick_text, rests_text, sure_text
 
 MB = 10**6

@@ -234,7 +234,7 @@ def test_the_verdict_box_is_the_first_screen_of_the_front_page(built_book):
     """As a reader at 1400x900 sees the quick book's front page in Chromium: the verdict box is in the first screen,
     one row per question, each row linking to a section its chapter page has; the page has at most 900 words. A
     screenshot of that first screen is kept in the checkout's _build/screenshots/."""
-    from benchmarks_lib.rules.questions import QUESTIONS
+    from benchmarks_lib.rules.answers import QUESTIONS
 
     if problem := _browser_problem():
         pytest.skip(problem)
@@ -345,7 +345,7 @@ def test_parameters_table_shows_the_values_used():
     rows = {line.split(" | ")[0].strip("| `"): line for line in table.splitlines() if line.startswith("| `")}
     assert "`['raw', 'zarrs']` |" in rows["BACKENDS"] and "`['write']` *(profile)*" in rows["TESTS"]
     assert "`'r1'` |" in rows["RUN_ID"] and "blosc-\\<lz4\\|zstd" in rows["CODEC"]  # escaped: not HTML, not a column
-    assert "`APPEND_FRAMES`, `APPEND_STEP`, `APPEND_REPEATS`" in table
+    assert "`APPEND_FRAMES`, `APPEND_STEP`" in table
     loaded = parameters_table("writers", {"LOAD_RUN": "r1", "TESTS": None}, run)
     assert "*(profile)*" not in loaded and "loaded" in loaded
 

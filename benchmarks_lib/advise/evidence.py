@@ -7,8 +7,10 @@ A workload is a shape and dtype (or a file to take them from, ``--like``), an ac
 the operation the access pattern times (cutouts: ``read_region_cold``; full reads: ``read_cold``; writes:
 ``total``; appends: ``append_total``; remote reads: the s3 suite's ``read`` and the cache suite's
 ``zarr_read_whole`` or ``zarr_read_cutouts``, at that latency only: :mod:`.advise_remote`) holding fixed the
-dtype, the dataset, the array shape, the cutout size and kind, and the fsync policy; runs are never pooled. The
-person's own data is preferred to synthetic data, then the newest run. ``--measure`` runs the writers suite (remote
+dtype, the dataset, the array shape, the cutout's shape and kind, and the fsync policy; runs are never pooled. Every
+run that answers is ranked; the answer rests on one: the person's own data first, then the run with more candidates,
+then more rounds or iterations, then the newest; the runs whose pick or verdict differs from it are kept beside it
+(:attr:`Evidence.disagreeing`), so the answer names them. ``--measure`` runs the writers suite (remote
 reads: the s3 suite) itself on the person's file (:mod:`.advise_plan` fits its cases to the time budget) and
 answers from that run. The words are :mod:`.advise_text`'s (threads and codec: :mod:`.advise_settings`'s), the
 command :mod:`.advise_command`'s.
@@ -198,11 +200,16 @@ def parse_workload(like: str | None, shape: str | None, dtype: str | None, acces
 
 # -- the recorded rows -------------------------------------------------------------------------------------------
 def suite_runs(results_dirs: Sequence[str | Path], suites: Sequence[str]) -> Iterator[tuple[Path, dict]]:
-    """(run directory, run.json) of every run of ``suites`` under ``results_dirs``, each directory's newest first."""
+    """(run directory, run.json) of every run of ``suites`` under ``results_dirs``, each directory's newest first;
+    a run reached twice (a directory given twice) once."""
     from benchmarks_lib.records.store import read_run_json, run_dirs
 
+    seen = set()
     for results in results_dirs:
         for run_dir in run_dirs(results):
+            if (real := run_dir.resolve()) in seen:
+                continue
+            seen.add(real)
             meta = read_run_json(run_dir / "run.json")
             if meta.get("suite") in suites:
                 yield run_dir, meta
@@ -213,10 +220,21 @@ def writers_runs(results_dirs: Sequence[str | Path]) -> Iterator[tuple[Path, dic
     return suite_runs(results_dirs, ("writers",))
 
 
+def measured_cutout(cutout: object, shape: object) -> tuple[int, ...] | None:
+    """The shape of the cutouts a row read: the writers suite cuts cubes of ``cutout`` per side, each side clipped
+    to the array (a thin stack's cutouts of 64 are 8x64x64); None where the row records no cutout."""
+    try:
+        side = float(cutout)
+        dims = [int(n) for n in shape]
+    except (TypeError, ValueError):
+        return None
+    return tuple(min(int(side), n) for n in dims) if side == side and side > 0 and dims else None
+
+
 def matching_rows(df, workload: Workload):
     """The run's rows that answer the workload, like for like: its operation, countable (ok, not failed
-    verification), its dtype, cutout size (a cube of the largest side asked) or fsync policy; remote reads at the
-    workload's link latency only."""
+    verification), its dtype, the cutout's shape (as the rows read it: :func:`measured_cutout`) or fsync policy;
+    remote reads at the workload's link latency only."""
     from benchmarks_lib.advise.remote import at_latency, remote_reads
     from benchmarks_lib.rules.ranking import countable
 
@@ -228,10 +246,15 @@ def matching_rows(df, workload: Workload):
         rows = countable(rows)
         rows = rows[rows["dtype"].astype(str) == workload.dtype] if "dtype" in rows else rows.iloc[0:0]
     if workload.access == "cutout":
-        side = max(workload.cutout or (0,))
-        rows = rows[rows["cutout"] == side] if "cutout" in rows else rows.iloc[0:0]
-        if "shape" in rows:
-            rows = rows[rows["shape"].map(len) == len(workload.shape)]
+        import pandas as pd
+
+        if {"cutout", "shape"} <= set(rows.columns):
+            asked = tuple(workload.cutout or ())
+            rows = rows[pd.Series([measured_cutout(c, s) == asked for c, s in zip(rows["cutout"], rows["shape"],
+                                                                                      strict=True)],
+                                  index=rows.index, dtype=bool)]
+        else:
+            rows = rows.iloc[0:0]
     elif workload.access in ("write", "append") and "fsync_included" in rows:
         rows = rows[rows["fsync_included"].astype("boolean").fillna(False) == workload.fsync]
     if workload.threads is not None and "threads" in rows:
@@ -284,6 +307,31 @@ class Evidence:
     own_data: bool
     #: the group's rows of the BASELINE writer (empty where it was not measured)
     baseline: object = None
+    #: the other runs answering the same workload whose pick or verdict differs from this one's (:func:`disagrees`)
+    disagreeing: tuple = ()
+    #: how many other runs answer the same workload with the same pick and verdict
+    agreeing: int = 0
+
+    @property
+    def run_id(self) -> str:
+        return str(self.meta.get("run_id", self.run_dir.name))
+
+    @property
+    def rounds(self) -> int | None:
+        """The rounds the rows were measured in (issue 30's ``round`` column), None where not in rounds."""
+        if "round" not in self.rows or not self.rows["round"].notna().any():
+            return None
+        return int(self.rows["round"].max()) + 1
+
+    @property
+    def fewest_n(self) -> int:
+        """The fewest iterations (rounds) of a candidate."""
+        return min(e.n for e in self.ranking.entries)
+
+    def weight(self) -> tuple[bool, int, int, int]:
+        """What makes one run's answer preferred to another's: the person's own data, then more candidates, then
+        more rounds, then more iterations."""
+        return self.own_data, len(self.ranking.entries), self.rounds or 0, self.fewest_n
 
 
 def evidence_from(run_dir: Path, meta: dict, workload: Workload, df=None) -> Evidence | None:
@@ -311,15 +359,35 @@ def evidence_from(run_dir: Path, meta: dict, workload: Workload, df=None) -> Evi
     return Evidence(ranking, rows, df, run_dir, meta, own, baseline)
 
 
+def _separable(evidence: Evidence) -> bool | None:
+    """Whether the run's pick is separable from every other candidate (None: it had none to be compared with)."""
+    from benchmarks_lib.rules.ranking import Verdict
+
+    status = evidence.ranking.status
+    return None if status is Verdict.ALONE else status is Verdict.WINNER
+
+
+def disagrees(a: Evidence, b: Evidence) -> bool:
+    """Two runs' answers differ: another pick, or one separable and the other not (a lone candidate claims
+    neither)."""
+    if a.ranking.leader.name != b.ranking.leader.name:
+        return True
+    sa, sb = _separable(a), _separable(b)
+    return sa is not None and sb is not None and sa != sb
+
+
 def find_evidence(results_dirs: Sequence[str | Path], workload: Workload) -> Evidence | None:
-    """The best run's evidence: a run on the person's own data first, else the newest run with matching rows."""
-    found = None
-    for run_dir, meta in suite_runs(results_dirs, tuple(workload.question.operations)):
-        evidence = evidence_from(run_dir, meta, workload)
-        if evidence is not None and evidence.own_data:
-            return evidence
-        found = found or evidence
-    return found
+    """The preferred run's evidence (:meth:`Evidence.weight`: the person's own data, more candidates, more rounds,
+    more iterations; then the newest, each directory in turn), with the runs whose answer differs from it."""
+    found = [e for run_dir, meta in suite_runs(results_dirs, tuple(workload.question.operations))
+             if (e := evidence_from(run_dir, meta, workload)) is not None]
+    if not found:
+        return None
+    best = max(found, key=Evidence.weight)  # max keeps the first of equals: the newest
+    others = [e for e in found if e is not best]
+    differ = tuple(e for e in others if disagrees(best, e))
+    best.disagreeing, best.agreeing = differ, len(others) - len(differ)
+    return best
 
 
 def measured_latencies(results_dirs: Sequence[str | Path], workload: Workload) -> dict[str, list[float]]:
@@ -336,6 +404,6 @@ def measured_latencies(results_dirs: Sequence[str | Path], workload: Workload) -
     return found
 
 
-__all__ = ["ACCESS", "BASELINE", "MAX_LATENCY_MS", "QUESTIONS", "Evidence", "Question", "Workload", "evidence_from",
-           "find_evidence", "matching_rows", "measured_latencies", "parse_access", "parse_access_pattern",
-           "parse_budget", "parse_workload", "suite_runs", "with_candidates", "writers_runs"]
+__all__ = ["ACCESS", "BASELINE", "MAX_LATENCY_MS", "QUESTIONS", "Evidence", "Question", "Workload", "disagrees",
+           "evidence_from", "find_evidence", "matching_rows", "measured_cutout", "measured_latencies", "parse_access",
+           "parse_access_pattern", "parse_budget", "parse_workload", "suite_runs", "with_candidates", "writers_runs"]

@@ -6,10 +6,15 @@ profile, without the ceiling case), measured in its fresh workers with its timed
 records, in a run of its own that ``--run-id`` resumes. Remote full reads (``remote-read:MS``) are the s3 suite's
 instead: each writer that reads S3 writes a crop of the file to a versitygw on 127.0.0.1 behind the emulated link
 of that latency and reads it back (refused in one line where it is not installed); remote cutouts are measured by
-the cache suite on its own store, not on a person's file, so ``--measure`` refuses them. For cutouts (3-D data)
-the writers suite's ``sharding`` test searches the chunk and shard shapes around the cutout (sharded with inner
-chunks of the cutout's size and half of it, and unsharded at each size); for 2-D data its ``read`` test. Full
-reads take the ``read`` test, writes ``write`` and appends ``append``, on a crop of the file. The suite's own time
+the cache suite on its own store, not on a person's file, so ``--measure`` refuses them. For cube cutouts of 3-D
+data holding a cube of at least twice the cutout's side, the writers suite's ``sharding`` test searches the chunk and
+shard shapes around the cutout (sharded with inner chunks of the cutout's size and half of it, and unsharded at each
+size). Any other cutout (a thin stack or a short time series has fewer planes than the cube needs; 2-D data; a
+cutout thinner along some axis) takes the ``read`` test on a crop fitted to the data's own shape
+(:func:`fitted_read_dims`): the suite cuts cubes of the cutout's largest side clipped to the array, so the crop is
+as deep as the cutout along an axis where the cutout is thinner, and its chunks are the cutout's size there, which
+makes the cutouts measured the cutouts asked. Full reads take the ``read`` test, writes ``write`` and appends
+``append``, on a crop of the file. The suite's own time
 estimate (``preflight.estimate_seconds``) fits the plan to the budget: writers are dropped from the end of the
 list, then inner-chunk sizes, then iterations, each drop stated; a budget that not even one writer fits is refused
 before anything runs. The budget counts from the start of ``measure``: no case starts after STOP_SHARE of it, and
@@ -62,6 +67,35 @@ def _dims(shape: tuple[int, ...], chunk: int) -> str:
     return ",".join(f"{name}:{n}:{min(chunk, n)}" for name, n in zip(_names(len(shape)), sides, strict=True))
 
 
+def fitted_read_dims(shape: tuple[int, ...], cutout: tuple[int, ...]) -> str:
+    """The ``read`` test's dims for cutouts of ``cutout`` on data of ``shape``, fitted so the suite's cutouts (cubes
+    of the largest side, clipped to the array) are ``cutout``: an axis where the cutout is as long as its largest
+    side keeps the data's length (at most LARGEST_SIDE, or the cutout's side where that is longer) in chunks of the
+    side's power of two; an axis where it is shorter is cropped to the cutout, in one chunk."""
+    side = max(cutout)
+    axes = []
+    for name, n, c in zip(_names(len(shape)), shape, cutout, strict=True):
+        if c < side:
+            axes.append(f"{name}:{c}:{c}")
+        else:
+            length = min(n, max(LARGEST_SIDE, side))
+            axes.append(f"{name}:{length}:{min(_pow2_floor(side), length)}")
+    return ",".join(axes)
+
+
+def sharding_cube(shape: tuple[int, ...], cutout: tuple[int, ...]) -> tuple[int, int] | None:
+    """(shard, volume) of the sharding test for cube cutouts of 3-D data holding a cube of at least twice the
+    cutout's side (at most LARGEST_SIDE a side), shards of twice the cutout where they fit; None otherwise: the
+    cutouts are measured on a crop of the data's own shape (:func:`fitted_read_dims`)."""
+    side = max(cutout)
+    if len(shape) != 3 or any(c != side for c in cutout):
+        return None
+    room = min(min(shape), LARGEST_SIDE)
+    shard = min(_pow2_floor(2 * side), _pow2_floor(room))
+    volume = room // shard * shard
+    return (shard, volume) if shard >= side and volume >= 2 * side else None
+
+
 def append_plan(shape: tuple[int, ...], dtype: str) -> tuple[str, int]:
     """(dims, frames) of a frame stream along the first axis: whole frames up to FRAME_BYTES (else the largest
     side halved until one fits), each frame in two chunks along its first axis as the writers suite's own stream
@@ -93,6 +127,7 @@ def writers_for(workload: Workload) -> list[str]:
     too), in listing order with the raw baseline last: a plan too long for the budget drops writers from the end."""
     from benchmarks_lib.adapters import adapter_class, backend_status, registered
 
+    sweep = workload.access == "cutout" and sharding_cube(workload.shape, workload.cutout or ()) is not None
     out = []
     for name in sorted(registered("array"), key=lambda name: name == "raw"):
         cls = adapter_class(name)
@@ -100,7 +135,7 @@ def writers_for(workload: Workload) -> list[str]:
             continue
         if workload.remote and ("s3" not in getattr(cls, "stores", ()) or not cls.supports_read):
             continue
-        if workload.access == "cutout" and len(workload.shape) == 3 and not cls.supports_sharding:
+        if sweep and not cls.supports_sharding:
             continue
         if workload.access == "append" and not cls.supports_append:
             continue
@@ -119,26 +154,21 @@ def suite_params(workload: Workload, backends: list[str], inner: list[int]) -> d
     params = {"backends": backends, "dataset": dataset, "fsync": workload.fsync, "iterations": ITERATIONS,
               "warmups": WARMUPS}
     if workload.access == "cutout":
-        side = max(workload.cutout or (32,))
-        params.update(cutout=side, cutout_positions=ITERATIONS)
-        if len(workload.shape) == 3:
-            smallest = min(workload.shape)
-            shard = min(_pow2_floor(2 * side), _pow2_floor(min(smallest, LARGEST_SIDE)))
-            if shard < side:
-                raise SpecError(f"the data {'x'.join(map(str, workload.shape))} has no {side}-cube to cut out of")
-            volume = min(smallest, LARGEST_SIDE) // shard * shard
+        cutout = workload.cutout or (32,) * len(workload.shape)
+        params.update(cutout=max(cutout), cutout_positions=ITERATIONS)
+        if (cube := sharding_cube(workload.shape, cutout)) is not None:
+            shard, volume = cube
             params.update(tests=["sharding"], shard_datasets=[dataset], shard_volume=volume, shard=shard,
                           inner_chunks=[c for c in inner if shard % c == 0] or [shard])
         else:
-            params.update(tests=["read"], read_dims=_dims(workload.shape, _pow2_floor(side)))
+            params.update(tests=["read"], read_dims=fitted_read_dims(workload.shape, cutout))
     elif workload.access == "full-read":
         params.update(tests=["read"], read_dims=_dims(workload.shape, 64), cutout=32, cutout_positions=1)
     elif workload.access == "write":
         params.update(tests=["write"], dims=_dims(workload.shape, 64), multipliers=[1])
     else:  # append: frames along the first axis
         dims, frames = append_plan(workload.shape, workload.dtype)
-        params.update(tests=["append"], dims=dims, append_frames=frames, append_step=max(1, frames // 4),
-                      append_repeats=ITERATIONS)
+        params.update(tests=["append"], dims=dims, append_frames=frames, append_step=max(1, frames // 4))
     return params
 
 
@@ -170,10 +200,10 @@ def fit_to_budget(workload: Workload, budget_s: float) -> tuple[dict, list[str]]
             return params, [f"plan: about {format_seconds(seconds)} by the suite's estimate; left out to fit the "
                             f"budget: {'; '.join(dropped)}" if dropped else
                             f"plan: about {format_seconds(seconds)} by the suite's estimate (budget "
-                            f"{format_seconds(budget_s)})"]
+                            f"{format_seconds(budget_s)})", *layout_notes(workload, params)]
         if len(backends) > 2:
             dropped.append(f"writer {backends.pop()}")
-        elif len(inner) > 1 and workload.access == "cutout":
+        elif len(inner) > 1 and params.get("tests") == ["sharding"]:
             dropped.append(f"inner chunks of {inner.pop()}")
         elif iterations > FEWEST_ITERATIONS:
             dropped.append(f"iterations {iterations} -> {FEWEST_ITERATIONS}")
@@ -183,6 +213,28 @@ def fit_to_budget(workload: Workload, budget_s: float) -> tuple[dict, list[str]]
         else:
             raise SpecError(f"--budget {format_seconds(budget_s)} is too short: the smallest plan (one writer) "
                             f"takes about {format_seconds(seconds / BUDGET_SHARE)}; give a longer --budget")
+
+
+def layout_notes(workload: Workload, params: dict) -> list[str]:
+    """What the plan measures of a cutout workload: the sharding sweep's cube, or the one layout of the crop
+    fitted to the data (and why)."""
+    from benchmarks_lib.base.specs import parse_dims, shape_text
+
+    if workload.access != "cutout":
+        return []
+    if params["tests"] == ["sharding"]:
+        v, shard = params["shard_volume"], params["shard"]
+        inner = ", ".join(map(str, params["inner_chunks"]))
+        return [f"  layouts: a {v}^3 crop of your data, sharded {shard}^3 with inner chunks of {inner}, and unsharded "
+                f"at each size; cutouts of {workload.cutout_text}"]
+    dims = parse_dims(params["read_dims"])
+    cube = len(set(workload.cutout or ())) == 1
+    why = (f"the data is {len(workload.shape)}-D" if len(workload.shape) != 3 else
+           "the data holds no cube of twice the cutout's side" if cube else
+           "the cutout is not a cube: the suite cuts cubes clipped to the array, so the crop is as deep as the cutout "
+           "where the cutout is thinner")
+    return [f"  layout: chunks {shape_text(dims.chunks)} on a {shape_text(dims.shape)} crop of your data, one layout "
+            f"per writer, no sharding sweep ({why}); cutouts of {workload.cutout_text}"]
 
 
 class BudgetSpent(Exception):
@@ -268,5 +320,5 @@ def measure(workload: Workload, budget_s: float, results_dir: str | Path, run_id
     return result, notes
 
 
-__all__ = ["BudgetSpent", "budget_alarm", "budget_guard", "estimate", "fit_to_budget", "measure",
-           "suite_for", "suite_params", "writers_for"]
+__all__ = ["BudgetSpent", "budget_alarm", "budget_guard", "estimate", "fit_to_budget", "fitted_read_dims",
+           "layout_notes", "measure", "sharding_cube", "suite_for", "suite_params", "writers_for"]

@@ -27,14 +27,15 @@ def _latency_is(rows: pd.DataFrame, latency_ms: float) -> pd.Series:
     return (rows["latency_ms"].astype("float64") - float(latency_ms)).abs() < 1e-9
 
 
-def remote_reads(df: pd.DataFrame, operations: Mapping[str, str], dtype: str,
+def remote_reads(df: pd.DataFrame, operations: Mapping[str, str], dtype: str | None,
                  cutout: tuple[int, ...] | None = None) -> pd.DataFrame:
     """The run's countable rows of the remote read its suite records for the question (``operations``: suite ->
-    operation), of ``dtype`` (and cutouts of exactly ``cutout``), at any latency."""
+    operation), of ``dtype`` (None: any) and cutouts of exactly ``cutout`` (None: any), at any latency."""
     if not {"suite", "latency_ms", "dtype"} <= set(df.columns):
         return df.iloc[0:0]
     asked = df["suite"].astype(str).map(dict(operations)).fillna("")
-    rows = countable(df[(df["operation"].astype(str) == asked) & (df["dtype"].astype(str) == dtype)])
+    rows = df[df["operation"].astype(str) == asked]
+    rows = countable(rows if dtype is None else rows[rows["dtype"].astype(str) == dtype])
     rows = rows[rows["latency_ms"].notna()]
     if "location" in rows:
         rows = rows[rows["location"].isin(REMOTE_LOCATIONS)]

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks_lib.advise.evidence import BASELINE, Evidence, Workload, measured_latencies
+from benchmarks_lib.advise.evidence import BASELINE, Evidence, Workload, measured_cutout, measured_latencies, suite_runs
 from benchmarks_lib.advise.settings import codec_lines, threads_advice
-from benchmarks_lib.base.specs import format_bytes
+from benchmarks_lib.base.specs import format_bytes, shape_text
 from benchmarks_lib.base.stats import two_sample
 from benchmarks_lib.base.terminal import visible
 from benchmarks_lib.rules.ranking import Verdict, countable
@@ -29,6 +29,25 @@ from benchmarks_lib.rules.words import candidates_verdict, number, value_words, 
 _CANDIDATE = re.compile(r"^(.*) \| ([^|]*) \| chunks ([^|]*) \| shards ([^| ]*)(?: \| (.*))?$", re.S)
 #: candidates listed after the recommendation (the rest are counted)
 LISTED = 5
+#: an access pattern in words
+ACCESS_WORDS = {"full-read": "full reads", "write": "writes", "append": "appends"}
+#: runs listed that disagree with the one the answer rests on (the rest are counted)
+LISTED_RUNS = 3
+#: what a run's verdict says of its pick (a verdict not listed is named by its value; issue 30 adds EQUIVALENT)
+PICK_WORDS = {Verdict.WINNER: "separable from every other candidate", Verdict.ALONE: "the only candidate, not ranked",
+              Verdict.NO_WINNER: "not separable from the next best", Verdict.TOO_FEW: "too few iterations to rank it",
+              getattr(Verdict, "EQUIVALENT", None): "equivalent to the others for practical purposes"}
+
+
+def shown_path(path: str | Path) -> str:
+    """A directory as the answer names it: relative to this checkout where it is inside it (``reference/vm/...``),
+    else as it is (a path of the reader's machine is theirs to see in their terminal)."""
+    from benchmarks_lib.base.paths import ROOT
+
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def candidate_fields(candidate: str) -> dict[str, str]:
@@ -157,12 +176,14 @@ def advice_lines(workload: Workload, evidence: Evidence,
              + f", threads: {threads.threads if threads else _threads(best.rows)}"
              + (f" (read by {visible(', '.join(sorted(read_by)))})" if read_by else ""),
              f"  {candidates_verdict(ranking, visible)}"]
+    lines += disagreement_lines(evidence)
     data = "your data" if evidence.own_data else "synthetic data, not yours (run --measure to measure yours)"
-    kind = f", {visible(first['cutout_kind'])} cutouts of {int(first['cutout'])}^{len(first['shape'])}" \
-        if workload.access == "cutout" else f", cutouts of {visible(first['cutout'])}" if workload.cutout else ""
-    lines += [f"Evidence: run {visible(evidence.meta.get('run_id', evidence.run_dir.name))} on machine "
+    kind = (f", {visible(first['cutout_kind'])} cutouts of "
+            f"{visible(shape_text(measured_cutout(first['cutout'], first['shape']) or (), missing='?'))}"
+            if workload.access == "cutout" else f", cutouts of {visible(first['cutout'])}" if workload.cutout else "")
+    lines += [f"Evidence: run {visible(evidence.run_id)} on machine "
               f"{visible(env.get('machine', evidence.run_dir.parent.name))} ({visible(env.get('cpu_model', '?'))}, "
-              f"{visible(env.get('fs_type', '?'))}), {visible(evidence.run_dir)}",
+              f"{visible(env.get('fs_type', '?'))}), {visible(shown_path(evidence.run_dir))}",
               f"  rows: operation {visible(first['operation'])}, dataset {visible(first['dataset'])} ({data}), array "
               f"{'x'.join(map(str, first['shape']))} {visible(first['dtype'])}{kind}"]
     if workload.remote:
@@ -196,33 +217,103 @@ def advice_lines(workload: Workload, evidence: Evidence,
     return lines
 
 
+def _pick_words(evidence: Evidence) -> str:
+    status = evidence.ranking.status
+    return PICK_WORDS.get(status, str(status.value))
+
+
+def _run_words(evidence: Evidence) -> str:
+    """``run R (dataset labels, 256x256x256; 24 candidates, n=5): picks X, separable from every other candidate``."""
+    first = evidence.rows.iloc[0]
+    n_low, n_high = evidence.fewest_n, max(e.n for e in evidence.ranking.entries)
+    n = f"n={n_low}" if n_low == n_high else f"n={n_low}-{n_high}"
+    rounds = f", {evidence.rounds} rounds" if evidence.rounds else ""
+    own = ", your data" if evidence.own_data else ""
+    return (f"run {visible(evidence.run_id)} (dataset {visible(first['dataset'])}, "
+            f"{visible(shape_text(first['shape'], missing='?'))}{own}; {len(evidence.ranking.entries)} candidates, "
+            f"{n}{rounds}): picks {visible(evidence.ranking.leader.name)}, {_pick_words(evidence)}")
+
+
+def _not_preferred(best: Evidence, other: Evidence) -> str:
+    """Why ``other``'s run is not the one the answer rests on: the first of :meth:`Evidence.weight` it loses on."""
+    reasons = ("not your data", "fewer candidates", "fewer rounds", "fewer iterations")
+    for reason, mine, theirs in zip(reasons, best.weight(), other.weight(), strict=True):
+        if mine != theirs:
+            return reason
+    return "as strong, older or in a later directory"
+
+
+def disagreement_lines(evidence: Evidence) -> list[str]:
+    """Where other runs answer the workload otherwise (another pick, or one separable and the other not): both
+    named, and why the answer rests on this one ([] where every run agrees)."""
+    differ = evidence.disagreeing
+    if not differ:
+        return []
+    agree = f"; {evidence.agreeing} agree{'s' if evidence.agreeing == 1 else ''} with it" if evidence.agreeing else ""
+    others = f"{len(differ)} other runs answer" if len(differ) != 1 else "1 other run answers"
+    lines = [f"Runs disagree: {others} this workload otherwise{agree}. This answer rests on run "
+             f"{visible(evidence.run_id)} (preferred: your data, then more candidates, then more rounds, then more "
+             "iterations, then the newest)",
+             f"  this answer: {_run_words(evidence)}"]
+    lines += [f"  otherwise: {_run_words(other)} (not preferred: {_not_preferred(evidence, other)})"
+              for other in differ[:LISTED_RUNS]]
+    if len(differ) > LISTED_RUNS:
+        lines.append(f"  and {len(differ) - LISTED_RUNS} more runs that answer otherwise")
+    return lines
+
+
+def _runs_read(workload: Workload, dirs: Sequence[str | Path]) -> str:
+    """``the 1 writers run read (0 in results, 1 in reference)``: how many runs of the question's suites each
+    directory held."""
+    suites = tuple(workload.question.operations)
+    counts = [(d, sum(1 for _ in suite_runs([d], suites))) for d in dirs]
+    total = sum(n for _, n in counts)
+    where = ", ".join(f"{n} in {visible(shown_path(d))}" for d, n in counts)
+    return f"the {total} {' or '.join(suites)} run{'s' if total != 1 else ''} read ({where or 'no directory given'})"
+
+
+def _near_line(workload: Workload, dirs: Sequence[str | Path]) -> str:
+    """The nearest measured case and how it differs (:mod:`.nearest`)."""
+    from benchmarks_lib.advise.nearest import nearest_case
+
+    near = nearest_case(dirs, workload)
+    if near is None:
+        operations = " or ".join(workload.question.operations.values())
+        return f"  nearest measured: nothing; none of them holds rows of {operations}"
+    what = f"cutouts of {near.cutout}" if near.cutout else "remote full reads" if workload.remote else \
+        ACCESS_WORDS.get(workload.access, workload.access)
+    how = (" with fsync" if near.fsync else " without fsync") if near.fsync is not None else ""
+    link = f" over a {near.latency_ms:g} ms link" if near.latency_ms is not None else ""
+    differs = "; ".join(near.differences) or "nothing in what is held equal"
+    return (f"  nearest measured: {visible(what)} of {visible(near.dtype)}{how}{link}, dataset {visible(near.dataset)} "
+            f"{visible(near.shape)}, run {visible(near.run_id)} in {visible(shown_path(near.run_dir.parent.parent))}; "
+            f"it differs in: {visible(differs)}")
+
+
 def not_covered_lines(workload: Workload, dirs: Sequence[str | Path]) -> list[str]:
-    """The one line for a workload no recorded run covers, and what to do."""
-    where = ", ".join(visible(d) for d in dirs)
+    """For a workload no recorded run covers: how many runs were read and where, the nearest measured case and
+    how it differs, and what to do."""
     hint = "iobench advise --like PATH ... --measure --budget 3m" if workload.like is None else \
         "the same command with --measure --budget 3m"
     if workload.remote:
-        return [_remote_not_covered(workload, dirs, where, hint)]
-    what = (f"cutouts of {max(workload.cutout or (0,))}^{len(workload.shape)}" if workload.access == "cutout"
-            else workload.access)
-    durable = " with fsync" if workload.fsync and workload.access in ("write", "append") else ""
-    return [f"Not covered: no recorded writers run in {where} has rows of {workload.question.operation} for "
-            f"{what} of {workload.dtype}{durable}; measure it on your data: {hint}"]
+        what = f"remote cutouts of {workload.cutout_text}" if workload.cutout else "remote full reads"
+        what += f" of {workload.dtype} over a {workload.latency_ms:g} ms link"
+    else:
+        what = f"cutouts of {workload.cutout_text}" if workload.cutout else ACCESS_WORDS[workload.access]
+        durable = " with fsync" if workload.fsync else " without fsync"
+        what += f" of {workload.dtype}" + (durable if workload.access in ("write", "append") else "")
+    lines = [f"Not covered: none of {_runs_read(workload, dirs)} measured {what}", _near_line(workload, dirs)]
+    if workload.remote:
+        measured = measured_latencies(dirs, workload)
+        found = "; ".join(f"{', '.join(f'{v:g} ms' for v in latencies)} (run {visible(run)})"
+                          for run, latencies in measured.items())
+        lines.append("  " + (f"measured latencies: {found} (no interpolation between them)" if found else
+                             "these reads were measured at no latency"))
+        if workload.cutout:
+            hint = "the cache suite measures remote cutouts of its own store: iobench run cache"
+    lines.append(f"  measure it{' on your data' if not workload.remote or not workload.cutout else ''}: {hint}")
+    return lines
 
 
-def _remote_not_covered(workload: Workload, dirs: Sequence[str | Path], where: str, hint: str) -> str:
-    """No run has the remote reads at this latency: the latencies that were measured (never interpolated)."""
-    what = f"cutouts of {workload.cutout_text}" if workload.cutout else "full reads"
-    measured = measured_latencies(dirs, workload)
-    found = "; ".join(f"{', '.join(f'{v:g} ms' for v in latencies)} (run {visible(run)})"
-                      for run, latencies in measured.items())
-    if workload.cutout:
-        hint = "the cache suite measures remote cutouts of its own store: iobench run cache"
-    return (f"Not covered: no recorded {' or '.join(workload.question.operations)} run in {where} has remote "
-            f"{what} of {workload.dtype} over a {workload.latency_ms:g} ms link; "
-            + (f"measured latencies: {found} (no interpolation between them)" if found else
-               "none at any latency")
-            + f"; measure it: {hint}")
-
-
-__all__ = ["LISTED", "advice_lines", "candidate_fields", "cost_lines", "not_covered_lines"]
+__all__ = ["LISTED", "LISTED_RUNS", "PICK_WORDS", "advice_lines", "candidate_fields", "cost_lines",
+           "disagreement_lines", "not_covered_lines", "shown_path"]

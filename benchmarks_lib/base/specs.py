@@ -212,6 +212,24 @@ def parse_seconds(value: object, what: str, *, minimum: float = 0.001, maximum: 
     return parse_number(value, what, minimum=minimum, maximum=maximum, unit="seconds")
 
 
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def parse_duration(value: object, what: str, *, minimum: float = 1, maximum: float = 7 * 86400) -> float:
+    """A duration in seconds: a number of seconds, or text with a unit, ``90``, ``120s``, ``2m``, ``1.5h``."""
+    number = value
+    if isinstance(value, str):
+        text = value.strip().lower()
+        unit = text[-1:] if text[-1:] in _DURATION_UNITS else "s"
+        digits = text[:-1] if text[-1:] in _DURATION_UNITS else text
+        try:
+            number = float(digits) * _DURATION_UNITS[unit]
+        except ValueError:
+            raise SpecError(f"{what} {value!r} is not a duration; give seconds or a number with s, m or h "
+                            "(e.g. 120s, 2m, 1.5h)") from None
+    return parse_number(number, what, minimum=minimum, maximum=maximum, unit="seconds")
+
+
 def parse_number(value: object, what: str, *, minimum: float, maximum: float, unit: str = "") -> float:
     """A finite number (or its digits as text) in range, e.g. a latency in ms; bools are refused."""
     allowed = f"allowed {minimum:g}..{maximum:g}{' ' + unit if unit else ''}"

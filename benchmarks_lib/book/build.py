@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchmarks_lib.base.importpath import SAFE_PATH, child_env
 from benchmarks_lib.base.paths import REFERENCE, RESULTS_DIR, ROOT
-from benchmarks_lib.base.specs import SpecError, parse_profile, parse_seconds
+from benchmarks_lib.base.specs import SpecError, parse_duration, parse_profile, parse_seconds
 from benchmarks_lib.base.terminal import visible
 from benchmarks_lib.book.notebooks import (
     chapter_notebooks,
@@ -42,7 +42,7 @@ def project_root(root: str | Path | None = None) -> Path:
 
 
 #: parameters the book itself sets (from its own options)
-BOOK_PARAMETERS = ("PROFILE", "RESULTS_DIR", "RUN_ID")
+BOOK_PARAMETERS = ("PROFILE", "RESULTS_DIR", "RUN_ID", "BUDGET")
 
 
 class BookError(RuntimeError):
@@ -100,6 +100,36 @@ def split_parameters(parameters: dict, names: list[str], root: Path) -> dict[str
 TIMEOUT_FACTOR = 4
 TIMEOUT_MIN_S = 600
 TIMEOUT_SEED_S = 6 * 3600
+
+
+class BudgetShares:
+    """The book's time budget shared by its measuring notebooks, in proportion to their suites' stated times on the
+    profile (``Suite.time_budget_s``; equal shares where none is stated): each notebook gets its share of what is
+    left when it starts, so a notebook that ends early leaves its rest to the ones after it. Without a budget each
+    gets None (its suite's own)."""
+
+    def __init__(self, budget: float | None, suites: dict[str, str], profile: str) -> None:
+        from benchmarks_lib.suites import get_suite
+
+        self.left = budget
+        self.weights = {n: get_suite(s).time_budget_s.get(profile) or 60.0 for n, s in suites.items()}
+
+    def next(self, name: str) -> float | None:
+        """Seconds for notebook ``name``, about to start."""
+        if self.left is None:
+            return None
+        weight = self.weights.pop(name, 60.0)
+        return max(1.0, self.left * weight / (weight + sum(self.weights.values())))
+
+    @contextlib.contextmanager
+    def spending(self):
+        """Count the block's wall time against what is left."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.left is not None:
+                self.left = max(0.0, self.left - (time.perf_counter() - t0))
 
 
 def notebook_timeout(suite: str | None, profile: str | None) -> float:
@@ -248,6 +278,7 @@ def build_book(
     from_runs: str | Path | None = None,
     timeout: float | None = None,
     html: bool = True,
+    budget: float | str | None = None,
 ) -> Path:
     """Execute the notebooks (unless ``execute`` is false) and build the HTML (unless ``html`` is false: the
     generated pages only); return index.html.
@@ -256,7 +287,8 @@ def build_book(
     that notebook only. ``from_runs`` (a results directory, e.g. ``reference/``) draws every chapter
     from the newest recorded run of its suite there (``LOAD_RUN``) instead of measuring. Everything
     is validated before the first notebook runs. ``timeout`` (seconds a cell may run) overrides each chapter's
-    own limit (:func:`notebook_timeout`). Without the explorer's widget scripts (offline, nothing cached) the book
+    own limit (:func:`notebook_timeout`). ``budget`` (a duration) is the time the measuring notebooks may take
+    together (:class:`BudgetShares`). Without the explorer's widget scripts (offline, nothing cached) the book
     is built with the explorer's figure drawn as a static image, and one line says how to fetch them.
     """
     from benchmarks_lib.run.preflight import check_writable_dir
@@ -264,6 +296,8 @@ def build_book(
     profile = parse_profile(profile)
     if timeout is not None:
         timeout = parse_seconds(timeout, "--timeout", minimum=1)
+    if budget is not None:
+        budget = parse_duration(budget, "--budget")
     root = project_root(root)
     chapters = chapter_notebooks()
     table_of_contents(root)  # a _toc.yml without the chapters' part is refused before anything runs
@@ -297,6 +331,9 @@ def build_book(
     if not results.is_absolute():
         results = Path.cwd() / results
     suites = {n: chapter_named(n).suite for n in chapters}
+    budgeted = [n for n in names if execute and suites[n] is not None and n not in recorded
+                and "BUDGET" in notebook_parameters(template(n, root))]
+    shares = BudgetShares(budget, {n: suites[n] for n in budgeted}, profile)
     for name in sorted(chapters, key=lambda n: suites[n] is None):  # the runs first, then the chapters reading them
         target = out_dir / f"{name}.ipynb"
         common = {"results_dir": results, "out_dir": out_dir, "root": root, "env": kernel_env}
@@ -313,8 +350,11 @@ def build_book(
         elif execute and name in names:
             run_ids[name] = f"book-{profile}-{stamp}-{name}"
             own = {"RUN_ID": run_ids[name], **per_notebook[name]}
+            if "BUDGET" in notebook_parameters(source):
+                own["BUDGET"] = shares.next(name)
             limit = timeout or notebook_timeout(suites[name], profile)
-            execute_notebook(source, profile=profile, parameters=own, timeout=limit, **common)
+            with shares.spending():
+                execute_notebook(source, profile=profile, parameters=own, timeout=limit, **common)
         elif not target.exists():
             target.write_text(source.read_text())
         elif run_id := executed_run_id(target):  # built earlier: its machine figures still belong here

@@ -1,4 +1,4 @@
-"""The front page: the verdict box (one line per question of :mod:`benchmarks_lib.rules.questions`, each linked to
+"""The front page: the verdict box (one line per question of :mod:`benchmarks_lib.rules.answers`, each linked to
 the chapter section holding its evidence) and the like-for-like tables: this machine beside the reference run, over
 the cases both measured.
 
@@ -25,8 +25,8 @@ import pandas as pd
 from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.base.stats import format_ci
 from benchmarks_lib.chapters.style import CEILING_LABELS
+from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
-from benchmarks_lib.rules.questions import Answer
 from benchmarks_lib.rules.ranking import Verdict, rank_samples
 from benchmarks_lib.rules.words import pick_text, rests_text, sure_text
 
@@ -228,8 +228,8 @@ def _side(rows: pd.DataFrame, q: Question, ceiling: dict[str, float], own: str) 
                Verdict.TOO_FEW: [f"too few iterations to rank (n={ranking.too_few_n})"],
                Verdict.NO_WINNER: [f"no separable winner: not separable from {len(ranking.tied)} of "
                                        f"{len(ranking.others)}"],
-               Verdict.EQUIVALENT: [f"equivalent for practical purposes to the other {len(ranking.others)}"]
-               }[ranking.status]
+               Verdict.EQUIVALENT: [f"a tie: equivalent to {len(ranking.equivalent)} of {len(ranking.others)} "
+                                    "(within 5%)"]}[ranking.status]
     lead = rows[rows["_who"] == leader]
     if q.value == "gbps" and len(lead):
         first = lead.iloc[0]

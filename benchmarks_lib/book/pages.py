@@ -17,12 +17,12 @@ import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.base.paths import ROOT
+from benchmarks_lib.base.stats import MARGIN
 from benchmarks_lib.book.frontpage import comparison, verdict_box
 from benchmarks_lib.book.notebooks import chapter_notebooks, tagged_source, template
 from benchmarks_lib.chapters.chapter import chapter_named
 from benchmarks_lib.chapters.common import ceiling_table
 from benchmarks_lib.records.store import load_run, newest_runs
-from benchmarks_lib.rules.paired import MARGIN
 from benchmarks_lib.run.pool import SHOWN_PHASES, peak_rss_mb, phase_totals
 
 
@@ -308,14 +308,14 @@ def write_beside_page(out_dir: Path, runs: Mapping[str, tuple], ref_runs: Mappin
 def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
                        names: tuple[str, ...] | list[str] | None = None, reference: Path | None = None) -> Path:
     """The front page: the verdict box first (:func:`.frontpage.verdict_box`: one line per question of
-    :mod:`benchmarks_lib.rules.questions`, answered from the run each chapter shows, each linked to its evidence),
+    :mod:`benchmarks_lib.rules.answers`, answered from the run each chapter shows, each linked to its evidence),
     then every chapter (``names``; None: every declared chapter) linked, with its answer where no question of the
     box is its; without a run, how to get one. With a ``reference`` results directory (the committed ``reference/``
     run), tables set this machine beside the reference's newest run of each suite on the cases both measured
     (:func:`.frontpage.comparison`) on a page of their own (:func:`write_beside_page`), and the box answers from the
     reference what this machine did not measure."""
     from benchmarks_lib.records.store import find_run
-    from benchmarks_lib.rules.questions import QUESTIONS, answers
+    from benchmarks_lib.rules.answers import QUESTIONS, answers
 
     runs = {}
     for name, run_id in run_ids.items():

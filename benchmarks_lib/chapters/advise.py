@@ -136,10 +136,10 @@ class AdvicePage:
         return "\n\n".join(lines)
 
     def book_answer(self):
-        """The book's answer (:func:`benchmarks_lib.rules.questions.answer`) to the question the evidence's rows
+        """The book's answer (:func:`benchmarks_lib.rules.answers.answer`) to the question the evidence's rows
         ask of their run: sharding for cutouts of the sharding sweep, the writers' write, append, cold full read or
         cutouts of a kind; None for another run (remote reads) or without evidence."""
-        from benchmarks_lib.rules.questions import answer as question_answer
+        from benchmarks_lib.rules.answers import answer as question_answer
 
         evidence = self.answer.evidence
         if evidence is None or evidence.meta.get("suite") != "writers":

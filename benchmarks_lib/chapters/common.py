@@ -14,8 +14,8 @@ import pandas as pd
 from benchmarks_lib.base.markup import markdown_table, md, md_code
 from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
+from benchmarks_lib.rules.answers import ALWAYS_SHARDS
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
-from benchmarks_lib.rules.questions import ALWAYS_SHARDS
 from benchmarks_lib.rules.ranking import EQUALS, Entry, Ranking, countable, rank_against_leader, rank_samples
 from benchmarks_lib.rules.words import unverified_text, value_text, verdict_text, versus_text
 from benchmarks_lib.suites.ceiling import describe_ceiling

@@ -7,21 +7,25 @@ parts (``iteration_parts``: the frames and steps of one append repeat) the media
 value, so 64 frames of one repeat count as n=1 (the sum of the parts is the repeat's own ``append_total`` row).
 
 Per matched case, ``stats.two_sample`` gives the ratio B/A of the median times with its distribution-free 95%
-interval (Hodges-Lehmann, exact Mann-Whitney bounds). A case is "slower" or "faster" only when it is separable
-(``stats.MIN_RANK_N`` iterations a side, the interval excludes 1) and the whole interval lies beyond the
-threshold (10%: below 1/1.1 or above 1.1), else "same"; with fewer iterations, "too few iterations". Identical
-contenders are then flagged at most at the test's level (5%). What else differs between the runs (library
-versions, CPU, filesystem, kernel, git commit) is stated beside the table, since any of it may be the cause.
+interval (Hodges-Lehmann, exact Mann-Whitney bounds; the rows of two runs are not paired, so the two-sample rule).
+The threshold is a factor either way (10%: 1.1 and 1/1.1 = 0.909), and a verdict needs the whole interval: "slower"
+when it lies above 1.1, "faster" when below 1/1.1, "same" when it lies within [1/1.1, 1.1] (a change smaller than
+the threshold, even where the interval excludes 1), and "not separable" when it reaches both inside and outside
+that band (0.79 [0.60, 0.92]: 8% to 40% less time, within the threshold or beyond it); "too few iterations" below
+``stats.MIN_RANK_N`` a side. Identical cases are flagged at most at the test's level (5%). Each row says why
+(``why``). What else differs between the runs (library versions, CPU, filesystem, kernel, git commit) is stated
+beside the table, since any of it may be the cause.
 
 The interval covers the spread of the iterations within each run, not how a case moves between two runs of one
 machine. Where both runs share ``DRIFT_MIN_CASES`` cases or more, that is measured from the cases themselves: the
 run's common drift (the median log ratio) and how far single cases stray from it (1.4826 x the median absolute
 deviation of the log ratios). A case is then "slower" or "faster" only when its interval also lies beyond the
-drift by more than the threshold and by ``SPREAD_K`` times that stray; a case that changed no more than the run
-as a whole did is "moved with the run", and the drift is stated once, beside the counts (a new disk that makes
-every case 2x faster reads: every case moved with the run, whose median B/A is 0.5). On this 2-core VM, A/A runs
-(one commit measured four times, six pairs of 56 cases) flagged 4-130 of 336 cases on the interval and the
-threshold alone (the host once slowed a whole run 1.31x, tiny cases more than others), 1-2 with the drift.
+drift by more than the threshold and by ``SPREAD_K`` times that stray (the drift gate); a case the gate absorbs is
+"moved with the run", and its row says which way its own interval pointed and the run's drift (a new disk that
+makes every case 2x faster reads: every case moved with the run, whose median B/A is 0.5). The gate only absorbs:
+"same" and "not separable" are judged against 1, not against the drift. On this 2-core VM, A/A runs (one commit
+measured four times, six pairs of 56 cases) flagged 4-130 of 336 cases on the interval and the threshold alone
+(the host once slowed a whole run 1.31x, tiny cases more than others), 1-2 with the drift.
 """
 
 from __future__ import annotations
@@ -34,24 +38,28 @@ import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.base.specs import SpecError, parse_items, parse_number
-from benchmarks_lib.base.stats import TwoSample, two_sample
+from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, two_sample
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
 
 DEFAULT_THRESHOLD = 0.1
 TOO_FEW = "too few iterations"
+#: neither beyond the threshold nor within it: the interval reaches both sides of one of its bounds
+NOT_SEPARABLE = "not separable"
 #: cases in both runs from which their common drift (the median B/A) is stated
 DRIFT_MIN_CASES = 10
 #: how many robust standard deviations of the cases' log ratios around the drift a case must lie beyond
 SPREAD_K = 3.0
 WITH_RUN = "moved with the run"
 #: verdicts in the order a table lists them (flagged first, "same" last)
-VERDICTS = ("slower", "faster", WITH_RUN, "only in A", "only in B", TOO_FEW, "same")
+VERDICTS = ("slower", "faster", WITH_RUN, "only in A", "only in B", TOO_FEW, NOT_SEPARABLE, "same")
+#: the verdicts ``Comparison.flagged`` lists: a change, or a case that could not be judged
+FLAGGED = ("slower", "faster", "only in A", "only in B", TOO_FEW)
 #: environment keys that differ between any two runs without meaning anything
 NOT_COMPARED = ("collected_at", "fs_free_bytes")
 COLUMNS = ["suite", "backend", "operation", "case", "n A", "n B", "median s A", "median s B", "B/A time",
-           "95% CI lo", "95% CI hi", "verdict"]
+           "95% CI lo", "95% CI hi", "verdict", "why"]
 
 
 def parse_threshold(value: object) -> float:
@@ -62,20 +70,40 @@ def parse_threshold(value: object) -> float:
     return number
 
 
-def verdict(result: TwoSample, threshold: float = DEFAULT_THRESHOLD) -> str:
-    """"slower"/"faster" when B is separable from A (``stats.two_sample``) and the whole interval of B/A lies
-    beyond ``1 +- threshold``; "too few iterations" below ``stats.MIN_RANK_N`` a side; else "same"."""
+def bounds(threshold: float) -> tuple[float, float]:
+    """The band of "same" for a threshold stated as a factor either way: ``(1 / (1 + t), 1 + t)``."""
+    return 1 / (1 + threshold), 1 + threshold
+
+
+def threshold_words(threshold: float) -> str:
+    """The threshold as the factor it is: "a factor of 1.1 either way, 0.909-1.1"."""
+    down, up = bounds(threshold)
+    return f"a factor of {up:.3g} either way, {down:.3g}-{up:.3g}"
+
+
+def judge(result: TwoSample, threshold: float = DEFAULT_THRESHOLD) -> tuple[str, str]:
+    """``(verdict, why)`` of B against A on the whole interval of B/A and the band ``bounds(threshold)``: "slower"
+    above it, "faster" below it, "same" within it, "not separable" when the interval reaches both inside and outside
+    it; "too few iterations" below ``stats.MIN_RANK_N`` a side (or without an interval)."""
     if result.n_a == 0:
-        return "only in B"
+        return "only in B", "not measured in A"
     if result.n_b == 0:
-        return "only in A"
+        return "only in A", "not measured in B"
     if result.separable is None:
-        return TOO_FEW
-    if result.separable and result.lo > 1 + threshold:
-        return "slower"
-    if result.separable and result.hi < 1 / (1 + threshold):
-        return "faster"
-    return "same"
+        return TOO_FEW, f"n={result.n_a} and {result.n_b}: {MIN_RANK_N} a side needed"
+    down, up = bounds(threshold)
+    if result.lo > up:
+        return "slower", f"whole interval above {up:.3g}"
+    if result.hi < down:
+        return "faster", f"whole interval below {down:.3g}"
+    if down <= result.lo and result.hi <= up:
+        return "same", f"whole interval within {down:.3g}-{up:.3g}"
+    return NOT_SEPARABLE, f"interval partly within, partly beyond {down:.3g}-{up:.3g}"
+
+
+def verdict(result: TwoSample, threshold: float = DEFAULT_THRESHOLD) -> str:
+    """The verdict of :func:`judge`."""
+    return judge(result, threshold)[0]
 
 
 def _text(value: object) -> str:
@@ -160,8 +188,8 @@ def key_problems(df: pd.DataFrame, keys: list[str], parts: list[str] = ()) -> li
 
 def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """One row per case in either run (``COLUMNS``): n (iterations) and median time of each, the B/A time ratio
-    with its 95% interval (``stats.two_sample``), and the verdict; flagged rows first (``VERDICTS`` order),
-    largest change first. Cases are named by the runs' suites' declared keys."""
+    with its 95% interval (``stats.two_sample``), the verdict and why (:func:`judge`, then the drift gate); flagged
+    rows first (``VERDICTS`` order), largest change first. Cases are named by the runs' suites' declared keys."""
     suites = sorted({_text(s) for df in (a, b) if "suite" in df for s in _successful(df)["suite"].dropna().unique()})
     keys, parts = declared_keys(suites)
     values = {}
@@ -175,7 +203,7 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_TH
         result = two_sample(va, vb)
         out.append((*case, result.n_a, result.n_b, np.median(va) if va.size else np.nan,
                     np.median(vb) if vb.size else np.nan, result.ratio, result.lo, result.hi,
-                    verdict(result, threshold)))
+                    *judge(result, threshold)))
     table = _against_the_run(pd.DataFrame(out, columns=COLUMNS), threshold)
     order = table["verdict"].map(VERDICTS.index)
     change = -np.abs(np.log(table["B/A time"].astype("float64"))).fillna(0)
@@ -195,8 +223,9 @@ def run_drift(table: pd.DataFrame) -> tuple[float, float] | None:
 
 
 def _against_the_run(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """A "slower"/"faster" case whose interval does not also lie beyond the run's common drift (by the threshold
-    and by ``SPREAD_K`` times the cases' stray around it) is "moved with the run"."""
+    """The drift gate: a "slower"/"faster" case whose interval does not also lie beyond the run's common drift (by
+    the threshold and by ``SPREAD_K`` times the cases' stray around it) is "moved with the run"; each judged row's
+    ``why`` says so, with the drift and the gate."""
     measured = run_drift(table)
     if measured is None:
         return table
@@ -204,8 +233,12 @@ def _against_the_run(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
     gate = max(np.log1p(threshold), SPREAD_K * spread)
     lo = np.log(table["95% CI lo"].astype("float64")) - drift
     hi = np.log(table["95% CI hi"].astype("float64")) - drift
-    moved = table["verdict"].isin(["slower", "faster"]) & ~((lo > gate) | (hi < -gate))
-    return table.assign(verdict=table["verdict"].where(~moved, WITH_RUN))
+    changed = table["verdict"].isin(["slower", "faster"])
+    moved = changed & ~((lo > gate) | (hi < -gate))
+    run = f"the run's drift ({np.exp(drift):.3g}) by a factor of {np.exp(gate):.3g}"
+    why = table["why"].where(~changed, table["why"] + f", and beyond {run}")
+    why = why.where(~moved, table["verdict"] + f" on its own interval; drift gate: not beyond {run}")
+    return table.assign(verdict=table["verdict"].where(~moved, WITH_RUN), why=why)
 
 
 def environment_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
@@ -277,8 +310,8 @@ class Comparison:
         got = self.table["verdict"].value_counts()
         parts = [f"{int(got[v])} {v}" for v in VERDICTS if v in got]
         drift = f"; {moved}" if (moved := self.drift()) else ""
-        return (f"{len(self.table)} case(s): " + ", ".join(parts) + f" (threshold {self.threshold:.0%}, "
-                f"judged on the whole 95% interval of the time ratio){drift}") if parts else "No case has a time."
+        return (f"{len(self.table)} case(s): " + ", ".join(parts) + f" (threshold: {threshold_words(self.threshold)}"
+                f"; judged on the whole 95% interval of the time ratio){drift}") if parts else "No case has a time."
 
     def drift(self) -> str:
         """How the cases measured in both runs moved together: the median of their B/A ratios and the share slower
@@ -291,14 +324,15 @@ class Comparison:
                  "a library every case uses)") if max(slower, faster) >= 0.75 else ""
         spread = run_drift(self.table)
         stray = (f"; single cases strayed from it by {np.expm1(spread[1]):.0%} (robust SD), so a case is flagged "
-                 f"only beyond the drift by {max(self.threshold, np.expm1(SPREAD_K * spread[1])):.0%}"
+                 f"only beyond the drift by a factor of {max(1 + self.threshold, np.exp(SPREAD_K * spread[1])):.3g}"
                  if spread else "")
         return (f"the median B/A of the {len(ratios)} cases in both runs is {float(np.median(ratios)):.3g}, "
                 f"{slower:.0%} of them slower in B{alike}{stray}")
 
     def flagged(self) -> pd.DataFrame:
-        """The rows whose verdict is not "same" nor "moved with the run" (the drift line states those)."""
-        return self.table[~self.table["verdict"].isin(["same", WITH_RUN])].reset_index(drop=True)
+        """The rows that changed or could not be judged (``FLAGGED``); "same", "not separable" and "moved with the
+        run" are counted (``counts``), not listed."""
+        return self.table[self.table["verdict"].isin(FLAGGED)].reset_index(drop=True)
 
 
 def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
@@ -330,21 +364,21 @@ def environment_markdown(comparison: Comparison) -> str:
 
 
 def ratio_figure(comparison: Comparison, max_cases: int = 60):
-    """The B/A time ratio of each case with its 95% interval, on a log axis, the band of +-threshold shaded;
+    """The B/A time ratio of each case with its 95% interval, on a log axis, the band of "same" shaded;
     flagged cases first (at most ``max_cases``)."""
     rows = comparison.table.dropna(subset=["B/A time"]).head(max_cases)
     if rows.empty:
         return empty_figure(f"time ratio B/A ({comparison.suite})")
-    t = comparison.threshold
+    down, up = bounds(comparison.threshold)
     fig, ax = subplots(figsize=(7.2, 1.6 + 0.3 * len(rows)))
     labels = (rows["backend"] + " " + rows["operation"] + " " + rows["case"].where(rows["case"] != "-", "")).str.strip()
     y = np.arange(len(rows))
     ratio = rows["B/A time"].to_numpy(dtype=float)
     lo = np.nan_to_num(ratio - rows["95% CI lo"].to_numpy(dtype=float), nan=0.0)
     hi = np.nan_to_num(rows["95% CI hi"].to_numpy(dtype=float) - ratio, nan=0.0)
-    ax.axvspan(1 / (1 + t), 1 + t, color="0.85", zorder=0, label=f"within {t:.0%} (same)")
+    ax.axvspan(down, up, color="0.85", zorder=0, label=f"within {down:.3g}-{up:.3g} (same)")
     ax.axvline(1.0, color="0.4", lw=0.8)
-    colors = {"slower": "tab:red", "faster": "tab:green", WITH_RUN: "tab:blue"}
+    colors = {"slower": "tab:red", "faster": "tab:green", WITH_RUN: "tab:blue", NOT_SEPARABLE: "tab:orange"}
     for v in dict.fromkeys(rows["verdict"]):
         m = (rows["verdict"] == v).to_numpy()
         ax.errorbar(ratio[m], y[m], xerr=[lo[m], hi[m]], fmt="o", capsize=3, color=colors.get(v, "tab:gray"),

@@ -39,8 +39,8 @@ from benchmarks_lib.chapters.style import (
     subplots,
     too_few,
 )
+from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps
-from benchmarks_lib.rules.questions import answer as question_answer
 from benchmarks_lib.rules.ranking import Verdict, countable, rank_samples
 from benchmarks_lib.rules.words import number, verdict_line
 
@@ -221,8 +221,7 @@ def _choice(b: pd.DataFrame) -> str:
                      rows={n: groups[k] for n, k in setting.items()})
     if not r.entries:
         return "(no verified array)"
-    same = r.entries if r.status is Verdict.EQUIVALENT else [r.leader, *r.tied]
-    pick = min(same, key=lambda e: setting[e.name][1])
+    pick = min([r.leader, *r.tied, *r.equivalent], key=lambda e: setting[e.name][1])
     alignment, workers = setting[pick.name]
     one = groups.get((alignment, 1))
     gain = f", {pick.median / one['gbps'].median():.2f}x one worker" if one is not None and workers != 1 else ""
@@ -230,8 +229,7 @@ def _choice(b: pd.DataFrame) -> str:
            Verdict.TOO_FEW: f"too few iterations to rank (n={r.too_few_n}): the best median",
            Verdict.ALONE: "the only setting measured",
            Verdict.NO_WINNER: f"the fewest workers not separable from the best median ({md(r.leader.name)})",
-           Verdict.EQUIVALENT: f"the fewest workers equivalent for practical purposes to the best median "
-                               f"({md(r.leader.name)})"}
+           Verdict.EQUIVALENT: f"the fewest workers equivalent to the best median ({md(r.leader.name)}, within 5%)"}
     if r.status is Verdict.NO_WINNER and pick is r.leader:
         why[r.status] = f"the best median; not separable from it: {', '.join(md(e.name) for e in r.tied)}"
     flags = "".join(f"; {f}" for f in point_flags(pick.rows))

@@ -43,9 +43,9 @@ from benchmarks_lib.chapters.style import (
     too_few,
 )
 from benchmarks_lib.rules.amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
+from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 from benchmarks_lib.rules.compression import SIDE
-from benchmarks_lib.rules.questions import answer as question_answer
 from benchmarks_lib.rules.ranking import countable, rank_samples
 from benchmarks_lib.rules.words import verdict_line, verdict_text, versus_text
 
@@ -331,7 +331,7 @@ def _not_comparable(df: pd.DataFrame) -> set:
 
 def answer(df: pd.DataFrame) -> str:
     """Markdown: per side and backend (stores, not codecs in memory, where measured), the threads the ranking
-    rule takes: the fewest it cannot tell from the best median (:func:`benchmarks_lib.rules.questions.answer`, the
+    rule takes: the fewest it cannot tell from the best median (:func:`benchmarks_lib.rules.answers.answer`, the
     verdict box's answer and words), with its throughput."""
     found = question_answer("threads", df)
     if not found.measured:

@@ -22,6 +22,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--timeout", metavar="SECONDS",
                     help="seconds one cell may run before the book calls it hung (default: 4x its suite's stated "
                          "time on the profile, at least 600)")
+    sp.add_argument("--budget", help="the time the measuring notebooks may take together, e.g. 5m (default: the sum "
+                    "of their suites' own for the profile, `iobench suites`): each gets its share, and what one "
+                    "leaves goes to the next")
     with_yes(sp)
     sp.set_defaults(func=run)
 
@@ -32,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         index = build_book(profile=args.profile, results_dir=args.results_dir, execute=not args.no_execute,
                            notebooks=args.notebook, parameters=parse_assignments(args.set, "--set"),
-                           assume_yes=args.yes, from_runs=args.from_runs, timeout=args.timeout)
+                           assume_yes=args.yes, from_runs=args.from_runs, timeout=args.timeout,
+                           budget=args.budget)
     except BookError as exc:
         print(f"iobench: error: {one_line(exc)}", file=sys.stderr)
         return 1

@@ -14,13 +14,15 @@ def add(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("run_a", help="the baseline run (id, machine/id or directory)")
     sp.add_argument("run_b", help="the run compared with it")
     sp.add_argument("--threshold", default="0.1",
-                    help="change a verdict needs: the whole 95%% CI of B/A beyond 1 +- this (default 0.1)")
+                    help="the change a verdict needs, a factor either way: slower when the whole 95%% interval of "
+                         "B/A lies above 1 + this, faster when below 1 / (1 + this), same when within both, else not "
+                         "separable (default 0.1: above 1.1, below 0.909)")
     sp.add_argument("--results-dir", default=RESULTS_DIR)
     sp.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks_lib.chapters.compare import Comparison, parse_threshold
+    from benchmarks_lib.chapters.compare import Comparison, parse_threshold, threshold_words
     from benchmarks_lib.records.store import find_run
 
     threshold = parse_threshold(args.threshold)
@@ -32,6 +34,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         console.print(rich_table(comparison.environment, "What differs between the runs"))
     console.print(rich_table(comparison.table, f"Time per case, B/A with its 95% interval; flagged first "
-                                           f"(threshold {threshold:.0%})"))
+                                           f"(threshold: {threshold_words(threshold)})"))
     console.print(text(comparison.counts()))
     return 0

@@ -23,6 +23,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--iterations", type=str, help="measured iterations per point")
     sp.add_argument("--warmups", type=str, help="discarded warm-up iterations per point")
     sp.add_argument("--param", action="append", metavar="KEY=VALUE", help="any suite parameter (JSON values)")
+    sp.add_argument("--budget", help="the time the run may take, e.g. 120s or 2m (default: the suite's own for the "
+                    "profile, `iobench suites`); rounds stop when the next would not fit, and say so")
     sp.add_argument("--run-id", help="name of the run; an existing one is resumed")
     sp.add_argument("--scratch-dir", help="scratch directory (default .iobench-scratch or $IOBENCH_SCRATCH)")
     sp.add_argument("--cluster", help="run the cases as Dask tasks, one per worker at a time: local, local:N "
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     with progress_reporter() as progress:
         result = run_suite(args.suite, params, profile=args.profile, results_dir=args.results_dir,
                            run_id=args.run_id, scratch_dir=args.scratch_dir, progress=progress,
-                           assume_yes=args.yes or None, cluster=args.cluster)
+                           assume_yes=args.yes or None, cluster=args.cluster, budget=args.budget)
     print_run(result.df, result.meta["suite"], f"{args.suite} — {result.run_dir}")
     console.print(text(f"records: {result.run_dir}"))
     return 1 if result.failed else 0

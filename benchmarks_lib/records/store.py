@@ -60,6 +60,11 @@ COLUMNS: dict[str, str] = {
     "backend": "string",
     "operation": "string",
     "iteration": "int64",
+    # measured in rounds (``run.rounds``): the round, the case's place in that round's shuffled order, and why its
+    # case stopped being measured (missing for a case measured whole, its iterations back to back)
+    "round": "Int64",
+    "round_position": "Int64",
+    "rounds_stop": "string",
     "status": "string",
     "reason": "string",
     "dataset": "string",
@@ -91,6 +96,8 @@ COLUMNS: dict[str, str] = {
     "worker_peak_rss_bytes": "Int64",  # the worker process's peak RSS during the case (VmHWM, reset at its start)
     "runner_peak_rss_bytes": "Int64",  # the runner's own peak RSS during the case
     "worker_reused": "boolean",  # the case ran in a worker an earlier case of its backend started (``workers``)
+    # measured in rounds: CPU seconds the other (idle) workers of the run used while this case was measured
+    "idle_workers_cpu_s": "float64",
 }
 
 

@@ -3,9 +3,12 @@
 Within a group of equals (``EQUALS``: the same codec, bytes, fsync policy, writer fsyncs, cutout kind, cache
 state and dataset), only rows with status ``ok`` whose verification did not fail count. The leader is the
 best median; every other entry is stated against the leader (never against its neighbour): its factor to the
-leader with the 95% interval of ``stats.two_sample`` and whether it is separable from the leader. The leader
-is the winner only when every other entry is separable from it; otherwise the verdict is
-:attr:`Verdict.NO_WINNER`, with the entries not separable from it. Below ``MIN_RANK_N`` iterations:
+leader with its interval and whether it is separable from the leader. Rows measured in rounds (a ``round`` on
+every row) are compared round by round (``base.paired``: exact signed-rank bounds at the level of the question's
+looks and pairs); others by ``stats.two_sample`` (95%). A comparison whose whole interval lies within 1 +- ``MARGIN``
+(5%) is equivalent, never separable. The leader is the winner only when every other entry is separable from it;
+when the rest are equivalent to it, :attr:`Verdict.EQUIVALENT`; otherwise :attr:`Verdict.NO_WINNER`, with the
+entries not separable from it. Below ``MIN_RANK_N`` iterations (or rounds too few for an interval):
 :attr:`Verdict.TOO_FEW`. Reads are named by the library that read (``read_by``) and the layout, where recorded. The
 words are in :mod:`.words`.
 """
@@ -13,13 +16,23 @@ words are in :mod:`.words`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
 import pandas as pd
 
+from benchmarks_lib.base.paired import versus_leader
 from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, median_ci, two_sample
+from benchmarks_lib.records.questions import (
+    EQUALS,
+    countable,
+    entry_names,
+    equals_keys,
+    failed_verification,
+    per_round,
+    question_groups,
+)
 
 
 class Verdict(StrEnum):
@@ -31,14 +44,10 @@ class Verdict(StrEnum):
     WINNER = "winner"
     #: some contender is not separable from the best median
     NO_WINNER = "no separable winner"
-    #: a comparison had fewer than ``MIN_RANK_N`` iterations
+    #: a comparison had fewer than ``MIN_RANK_N`` iterations (or too few rounds for an interval)
     TOO_FEW = "too few"
-    #: every other contender lies within the practical margin of the leader: equivalent for practical purposes
+    #: every contender not separable from the leader is within the margin of it: equivalent for practical purposes
     EQUIVALENT = "equivalent"
-
-
-#: what a group of equals holds fixed besides the codec (the ones recorded in the rows)
-EQUALS = ("nbytes", "fsync_included", "writer_fsyncs", "cutout_kind", "cache_state", "dataset")
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,10 +89,24 @@ class Ranking:
     def others(self) -> tuple[Entry, ...]:
         return self.entries[1:]
 
+    #: from per-round pairs (rows measured in rounds: ``base.paired``), else the two-sample rule
+    paired: bool = False
+    #: why its rounds stopped ("separated at round 12", "budget spent at round 8"); "" when not measured in rounds
+    why: str = ""
+    #: names measured in fewer of its rounds than the others (left out for the budget, or ended by a failure): not
+    #: ranked, since they cannot be paired on the same rounds
+    fewer_rounds: tuple[str, ...] = ()
+
     @property
     def tied(self) -> tuple[Entry, ...]:
-        """The entries not separable from the leader."""
-        return tuple(e for e in self.others if e.vs_leader is not None and e.vs_leader.separable is False)
+        """The entries not separable from the leader, and not shown equivalent to it either."""
+        return tuple(e for e in self.others if e.vs_leader is not None and e.vs_leader.separable is False
+                     and not e.vs_leader.equivalent)
+
+    @property
+    def equivalent(self) -> tuple[Entry, ...]:
+        """The entries equivalent to the leader: the whole interval within 1 +- ``MARGIN``."""
+        return tuple(e for e in self.others if e.vs_leader is not None and e.vs_leader.equivalent)
 
     @property
     def too_few_n(self) -> int | None:
@@ -99,7 +122,9 @@ class Ranking:
             return Verdict.ALONE
         if self.tied:
             return Verdict.NO_WINNER
-        return Verdict.TOO_FEW if self.too_few_n is not None else Verdict.WINNER
+        if self.too_few_n is not None:
+            return Verdict.TOO_FEW
+        return Verdict.EQUIVALENT if self.equivalent else Verdict.WINNER
 
     @property
     def winner(self) -> Entry | None:
@@ -107,8 +132,18 @@ class Ranking:
 
 
 def rank_samples(samples: Mapping[str, Iterable[float]], higher: bool, key: dict | None = None,
-                 rows: Mapping[str, pd.DataFrame] | None = None, unverified: Sequence[str] = ()) -> Ranking:
-    """The rule for named samples: the best median leads, every other sample is compared with it."""
+                 rows: Mapping[str, pd.DataFrame] | None = None, unverified: Sequence[str] = (),
+                 rounds: Mapping[str, Mapping[int, float]] | None = None, why: str = "") -> Ranking:
+    """The rule for named samples: the best median leads, every other sample is compared with it.
+
+    With ``rounds`` (each name's value per round, all measured in the same rounds in a shuffled order), the values
+    ranked are the per-round ones and each comparison is paired round by round (``base.paired.versus_leader``);
+    otherwise it is the two-sample rule (``stats.two_sample``). Either way a comparison whose whole interval lies
+    within 1 +- ``MARGIN`` is equivalent, not separable."""
+    paired = rounds is not None and len(rounds) >= 2
+    if paired:
+        shared = sorted(set.intersection(*(set(v) for v in rounds.values())))
+        samples = {name: [rounds[name][r] for r in shared] for name in rounds}
     points = []
     for name, values in samples.items():
         v = np.asarray([x for x in np.asarray(values, dtype=float) if np.isfinite(x)])
@@ -118,42 +153,14 @@ def rank_samples(samples: Mapping[str, Iterable[float]], higher: bool, key: dict
     frames = rows or {}
     entries = []
     for i, (name, v, med, lo, hi, n) in enumerate(points):
-        vs = two_sample(points[0][1], v, higher=higher) if i else None
+        vs = None
+        if i:
+            vs = versus_leader(points[0][1], v, len(points), higher) if paired \
+                else two_sample(points[0][1], v, higher=higher)
+            if vs.separable is not None and vs.within():
+                vs = replace(vs, separable=False, equivalent=True)
         entries.append(Entry(name, v, med, lo, hi, n, vs, frames.get(name, pd.DataFrame())))
-    return Ranking(tuple(entries), higher, dict(key or {}), tuple(unverified))
-
-
-def countable(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows that may rank: status ``ok`` and a verification that did not fail."""
-    rows = rows[rows["status"] == "ok"] if "status" in rows else rows
-    if "verified" in rows:
-        rows = rows[~rows["verified"].astype("boolean").eq(False).fillna(False)]
-    return rows
-
-
-def failed_verification(rows: pd.DataFrame, names: pd.Series) -> list[str]:
-    """The names whose ok rows include a failed verification (sorted)."""
-    if "verified" not in rows:
-        return []
-    bad = rows["verified"].astype("boolean").eq(False).fillna(False) & (rows.get("status", "ok") == "ok")
-    return sorted(set(names[bad].astype(str)))
-
-
-def entry_names(rows: pd.DataFrame) -> pd.Series:
-    """What a row's contender is called: its backend; for a read, the library that read it (``read_by``) with
-    the writer's name where another library wrote the store, and the layout where recorded."""
-    names = rows["backend"].astype(str)
-    if "read_by" in rows:
-        by = rows["read_by"].astype("string")
-        is_read = by.notna() & rows["operation"].astype(str).str.startswith("read")
-        other = is_read & (by != names)
-        names = names.where(~is_read, by.fillna("").astype(str))
-        names = names.where(~other, names + " (reading " + rows["backend"].astype(str) + "'s store)")
-    if "layout" in rows and rows["layout"].nunique() > 1:
-        layout = rows["layout"].astype("string")
-        has = layout.notna() & rows["operation"].astype(str).str.startswith("read")
-        names = names.where(~has, names + ", " + layout.fillna("").astype(str))
-    return names
+    return Ranking(tuple(entries), higher, dict(key or {}), tuple(unverified), paired, why)
 
 
 def rank_against_leader(rows: pd.DataFrame, value: str, higher: bool, keys: Sequence[str] | None = None,
@@ -166,27 +173,16 @@ def rank_against_leader(rows: pd.DataFrame, value: str, higher: bool, keys: Sequ
     rows = rows.dropna(subset=[value]) if value in rows else rows.iloc[0:0]
     if rows.empty:
         return []
-    rows = _normalized(rows)
-    keys = list(keys) if keys is not None else ["codec", *(k for k in EQUALS if k in rows)]
-    named = rows.assign(_entry=names(rows))
+    keys = list(keys) if keys is not None else equals_keys(rows)
     by_size = largest_shared_size and "nbytes" in keys
     outer = [k for k in keys if k != "nbytes"] if by_size else keys
     out = []
-    for key, group in (named.groupby(outer, dropna=False, sort=True) if outer else [((), named)]):
-        key = dict(zip(outer, key if isinstance(key, tuple) else (key,), strict=True))
+    for key, group in question_groups(rows, outer, names):
         if by_size:
             group, size = _largest_shared(group)
             key["nbytes"] = size
         out.append(_rank_group(group, value, higher, key))
     return [r for r in out if r.entries]
-
-
-def _normalized(rows: pd.DataFrame) -> pd.DataFrame:
-    rows = rows.assign(codec=rows["codec"].fillna("none") if "codec" in rows else "none")
-    for col in ("fsync_included", "writer_fsyncs"):
-        if col in rows:
-            rows = rows.assign(**{col: rows[col].astype("boolean")})
-    return rows
 
 
 def _largest_shared(group: pd.DataFrame) -> tuple[pd.DataFrame, float]:
@@ -200,8 +196,19 @@ def _largest_shared(group: pd.DataFrame) -> tuple[pd.DataFrame, float]:
 def _rank_group(group: pd.DataFrame, value: str, higher: bool, key: dict) -> Ranking:
     ok = countable(group)
     parts = {str(name): part for name, part in ok.groupby("_entry", sort=True)}
-    return rank_samples({n: p[value].astype("float64") for n, p in parts.items()}, higher, key, parts,
-                        failed_verification(group, group["_entry"]))
+    unverified = failed_verification(group, group["_entry"])
+    paired = per_round(parts, value)
+    rounds, why, fewer = None, "", ()
+    if paired is not None:
+        rounds, fewer = paired
+        parts = {n: p for n, p in parts.items() if n not in fewer}
+        ranked = ok[ok["_entry"].astype(str).isin(list(parts))]
+        stops = ranked["rounds_stop"].dropna().astype(str).unique() if "rounds_stop" in ranked else []
+        n = len(set.intersection(*(set(v) for v in rounds.values())))
+        why = "; ".join(sorted(stops)) if len(stops) else f"{n} rounds"
+    ranking = rank_samples({n: p[value].astype("float64") for n, p in parts.items()}, higher, key, parts, unverified,
+                           rounds, why)
+    return replace(ranking, fewer_rounds=tuple(fewer)) if fewer else ranking
 
 
 __all__ = ["EQUALS", "MIN_RANK_N", "Entry", "Ranking", "Verdict", "countable", "entry_names", "failed_verification",

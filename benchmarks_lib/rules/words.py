@@ -11,9 +11,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from benchmarks_lib.base.markup import md
-from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage
-from benchmarks_lib.rules.paired import MARGIN
-from benchmarks_lib.rules.questions import Answer
+from benchmarks_lib.base.stats import CONFIDENCE, MARGIN, TwoSample, coverage
+from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict
 
 #: how a record string is made safe where the words are shown
@@ -45,24 +44,45 @@ def versus_text(entry: Entry, ranking: Ranking, worse: str = "slower", escape: E
     factor, lo, hi = entry.factor(ranking.higher)
     interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
     verdict = t.verdict()
-    if t.separable is False:
-        verdict = f"not separable from {escape(ranking.leader.name)} (95% interval of the ratio includes 1)"
+    if t.separable is False and not t.equivalent:
+        verdict = f"not separable from {escape(ranking.leader.name)} (the interval of the ratio includes 1)"
     return f"{factor:.2f}x {worse} than {escape(ranking.leader.name)}{interval}, {verdict}"
 
 
+def _too_few(ranking: Ranking) -> str:
+    return f"too few {'rounds' if ranking.paired else 'iterations'} to rank (n={ranking.too_few_n})"
+
+
+def _equivalent(ranking: Ranking, escape: Escape) -> str:
+    """``a tie: a, b and c are equivalent (every interval within 5%)``, then the rest, separable from them."""
+    names = [escape(ranking.leader.name), *(escape(e.name) for e in ranking.equivalent)]
+    tie = f"{', '.join(names[:-1])} and {names[-1]}"
+    rest = len(ranking.entries) - len(names)
+    after = f"; the other {rest} are separable from them" if rest else ""
+    return f"a tie: {tie} are equivalent (each interval within {MARGIN:.0%} of the best median){after}"
+
+
+def why_text(ranking: Ranking) -> str:
+    """`` (separated at round 12)``: why its rounds stopped, where measured in rounds ('' otherwise)."""
+    return f" ({ranking.why})" if ranking.why else ""
+
+
 def verdict_text(ranking: Ranking, what: str = "backends", escape: Escape = md) -> str:
-    """The group's verdict: the winner in bold, or no separable winner with the group, or too few iterations."""
+    """The group's verdict: the winner in bold, or no separable winner with the group, or too few iterations; then
+    why its rounds stopped, where measured in rounds."""
+    return _verdict_text(ranking, what, escape) + why_text(ranking)
+
+
+def _verdict_text(ranking: Ranking, what: str, escape: Escape) -> str:
     status, leader = ranking.status, escape(ranking.leader.name)
     if status is Verdict.ALONE:
         return f"not ranked: no other of the {what} measured this on these terms"
     if status is Verdict.WINNER:
         return f"**{leader}** is the fastest of {len(ranking.entries)} {what}, separable from every other"
     if status is Verdict.TOO_FEW:
-        return f"too few iterations to rank (n={ranking.too_few_n}); the best median of {len(ranking.entries)} " \
-               f"{what} is {leader}'s"
+        return f"{_too_few(ranking)}; the best median of {len(ranking.entries)} {what} is {leader}'s"
     if status is Verdict.EQUIVALENT:
-        return f"equivalent for practical purposes: the {len(ranking.entries)} {what} lie within {MARGIN:.0%} of the " \
-               f"best median ({leader})"
+        return _equivalent(ranking, escape)
     tied = ", ".join(escape(e.name) for e in ranking.tied)
     return (f"no separable winner among {len(ranking.entries)} {what}: not separable from the best median "
             f"({leader}): {tied}")
@@ -72,7 +92,13 @@ def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
                   details: Callable[[Entry], Sequence[str]] = lambda e: (), escape: Escape = md) -> str:
     """The front page's clause for one group: ``**a** at 1.2 GB/s (...), the fastest of 3 writers, separable
     from every other (next: b, 1.50x slower [1.4x, 1.6x])``; "no separable winner among 3 writers: ..." with the
-    entries not separable from the best median; "too few iterations to rank (n=2): ..."; a lone entry unranked."""
+    entries not separable from the best median; "too few iterations to rank (n=2): ..."; a lone entry unranked;
+    then why its rounds stopped, where measured in rounds."""
+    return _answer_clause(r, value, what, details, escape) + why_text(r)
+
+
+def _answer_clause(r: Ranking, value: Callable[[Entry], str], what: str, details: Callable[[Entry], Sequence[str]],
+                   escape: Escape) -> str:
     best = r.leader
     extra = "; ".join(details(best))
     head = value(best) + (f" ({extra})" if extra else "")
@@ -84,11 +110,9 @@ def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
         return (f"**{name}** at {head}, the fastest of {len(r.entries)} {what}, separable from every other "
                 f"(next: {escape(nxt.name)}, {_factor_only(nxt, r)})")
     if r.status is Verdict.TOO_FEW:
-        return f"too few iterations to rank (n={r.too_few_n}): the best median of {len(r.entries)} {what} is " \
-               f"{name}'s, {head}"
+        return f"{_too_few(r)}: the best median of {len(r.entries)} {what} is {name}'s, {head}"
     if r.status is Verdict.EQUIVALENT:
-        return f"{name} at {head}, equivalent for practical purposes to the other {len(r.others)} {what} (within " \
-               f"{MARGIN:.0%})"
+        return f"{_equivalent(r, escape)}; the best median is {name}'s, {head}"
     tied = ", ".join(f"{escape(e.name)} ({_factor_only(e, r)})" for e in r.tied)
     return (f"no separable winner among {len(r.entries)} {what}: the best median is {name}'s, {head}; not "
             f"separable from it: {tied}")
@@ -111,10 +135,15 @@ def change_text(t: TwoSample, better: str = "faster", worse: str = "slower") -> 
 
 
 def unverified_text(ranking: Ranking, escape: Escape = md) -> str:
-    """A clause naming the contenders left out because their verification failed ('' when none)."""
-    if not ranking.unverified:
-        return ""
-    return f"; rows that failed verification are not ranked: {', '.join(map(escape, ranking.unverified))}"
+    """A clause naming the contenders left out because their verification failed or they were measured in fewer
+    rounds ('' when none)."""
+    out = ""
+    if ranking.unverified:
+        out += f"; rows that failed verification are not ranked: {', '.join(map(escape, ranking.unverified))}"
+    if ranking.fewer_rounds:
+        out += f"; measured in fewer rounds than the others (left out for the budget, or a failure), so not " \
+               f"ranked: {', '.join(map(escape, ranking.fewer_rounds))}"
+    return out
 
 
 # -- iobench advise's words (plain text) ------------------------------------------------------------
@@ -149,11 +178,10 @@ def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
     if status is Verdict.WINNER:
         return f"separable from every other of the {len(ranking.entries)} candidates"
     if status is Verdict.TOO_FEW:
-        return (f"too few iterations to rank (n={ranking.too_few_n}): the recommendation is the best median of "
-                f"{len(ranking.entries)}, not a separable winner")
+        return (f"{_too_few(ranking)}: the recommendation is the best median of {len(ranking.entries)}, not a "
+                "separable winner")
     if status is Verdict.EQUIVALENT:
-        return (f"equivalent for practical purposes (within {MARGIN:.0%}) to every other of the "
-                f"{len(ranking.entries)} candidates: the recommendation is the best median, not a winner")
+        return f"{_equivalent(ranking, escape)}: any of them will do"
     tied = "; ".join(escape(e.name) for e in ranking.tied)
     return (f"no separable winner: the best median of {len(ranking.entries)} candidates; not separable from it: "
             f"{tied}")
@@ -162,8 +190,7 @@ def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
 # -- one answer, the same words on every page --------------------------------------------------------------------
 #: how sure the rule is, in a word
 SURE = {Verdict.WINNER: "separated", Verdict.EQUIVALENT: f"equivalent for practical purposes (within {MARGIN:.0%})",
-        Verdict.NO_WINNER: "not separable", Verdict.TOO_FEW: "too few iterations to rank",
-        Verdict.ALONE: "only one measured"}
+        Verdict.NO_WINNER: "not separable", Verdict.TOO_FEW: "too few", Verdict.ALONE: "only one measured"}
 
 
 def _names(names: Sequence[str], escape: Escape, shown: int = 2) -> str:
@@ -203,14 +230,14 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
         return "-"
     r, status, e = a.ranking, a.status, a.versus
     if status is Verdict.TOO_FEW:
-        return f"{SURE[status]} (n={r.too_few_n})"
+        return _too_few(r)
     if e is None:
         return SURE[status]
     factor, lo, hi = e.factor(r.higher)
     interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
     if e.name == a.pick:  # the rule's pick is not the best median: stated against it
-        sure = SURE[status] if status is Verdict.EQUIVALENT else \
-            "separated" if e.vs_leader.separable else "not separable"
+        t = e.vs_leader
+        sure = SURE[Verdict.EQUIVALENT] if t.equivalent else "separated" if t.separable else "not separable"
         return f"{sure} from {escape(r.leader.name)}: {factor:.2f}x slower{interval}"
     return f"{SURE[status]}: {escape(e.name)} {factor:.2f}x slower{interval}"
 
@@ -237,4 +264,4 @@ def verdict_line(a: Answer, escape: Escape = md, run: bool = False, label: bool 
 
 __all__ = ["SURE", "Escape", "answer_clause", "candidates_verdict", "change_text", "number", "pick_text", "rests_text",
            "sure_text", "unverified_text", "value_text", "value_words", "verdict_line", "verdict_text", "versus_text",
-           "versus_words"]
+           "versus_words", "why_text"]

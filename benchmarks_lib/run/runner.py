@@ -23,6 +23,7 @@ import datetime as dt
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from benchmarks_lib.base.dask_scheduler import parse_cluster
 from benchmarks_lib.base.environment import collect_environment, machine_name
 from benchmarks_lib.base.paths import RESULTS_DIR, SCRATCH_ENV, checkout_dirs, resolve_scratch_root
 from benchmarks_lib.base.scratch import check_scratch_available, claim_run, is_within, remove_tree
-from benchmarks_lib.base.specs import SpecError, parse_count, parse_profile, parse_run_id
+from benchmarks_lib.base.specs import SpecError, parse_count, parse_duration, parse_profile, parse_run_id
 from benchmarks_lib.inputs.user_data import public_params
 from benchmarks_lib.measure.allocator import allocator_state
 from benchmarks_lib.measure.ledger import case_columns
@@ -59,6 +60,7 @@ from benchmarks_lib.run.preflight import (
     estimate_seconds,
     format_seconds,
 )
+from benchmarks_lib.run.rounds import RoundDone, RoundsExecutor, round_seed
 from benchmarks_lib.run.worker import MEMORY_POLICY, case_memory, error_row, finish_rows
 from benchmarks_lib.suites import Case, ended_reason, get_suite
 from benchmarks_lib.suites.ceiling import ceiling_case
@@ -146,14 +148,20 @@ def run_suite(
     progress: Progress | None = print_progress,
     assume_yes: bool | None = None,
     cluster: str | None = None,
+    budget: float | str | None = None,
 ) -> RunResult:
     """Measure a suite and return its rows; resumes when ``run_id`` names an existing run.
+
+    ``budget``: the time the run may take (seconds, or text such as ``2m``; None: the suite's ``time_budget_s``
+    for the profile, no limit where it states none): the cases of a suite that measures in rounds (:mod:`.rounds`)
+    stop when the next round would not fit, and say so.
 
     ``cluster`` (``local``, or a Dask scheduler address ``tcp://host:port``) runs the cases as Dask tasks,
     at most one per worker at a time (:mod:`.cluster`); None (the default) runs them here, one after another."""
     if cluster is not None:
         cluster = parse_cluster(cluster)
     merged, cases, need = plan(suite_name, params, profile, ceiling)
+    budget_s = run_budget(suite_name, profile, budget)
     if cluster is not None:
         from benchmarks_lib.run.cluster import check_cluster
 
@@ -186,15 +194,26 @@ def run_suite(
     if meta is None:
         check_space(need, profile, scratch_base, results_base, assume_yes)
     lock, scratch = claim_run(run_dir, scratch_root, run_id)
-    if progress and estimate and todo:
+    if progress and budget_s is not None and todo and any(get_suite(c.suite).rounds for c in todo):
+        progress(0, len(todo), f"time budget: {format_seconds(budget_s)} for {len(todo)} cases, measured in rounds "
+                               "until each question is answered or the next round would not fit", True)
+    elif progress and estimate and todo:
         progress(0, len(todo), f"estimated time: about {format_seconds(estimate[0])} for {len(todo)} cases "
                                f"(the {profile} profile's own run: about {format_seconds(estimate[1])})", True)
     try:
         return _measure(cases, request, run_dir, scratch, scratch_root, case_timeout_s=case_timeout_s,
-                        progress=progress, cluster=cluster)
+                        progress=progress, cluster=cluster, budget_s=budget_s)
     finally:
         remove_tree(scratch, scratch)
         os.close(lock)
+
+
+def run_budget(suite_name: str, profile: str, budget: float | str | None) -> float | None:
+    """The seconds a run may take: ``budget`` (a duration: ``parse_duration``), else the suite's stated time for
+    the profile (``Suite.time_budget_s``), else None (no limit)."""
+    if budget is not None:
+        return parse_duration(budget, "budget")
+    return get_suite(suite_name).time_budget_s.get(profile)
 
 
 def check_load(suite_name: str, profile: str, todo: list[Case], runs: int, cluster: str | None,
@@ -219,7 +238,8 @@ def check_load(suite_name: str, profile: str, todo: list[Case], runs: int, clust
 
 
 def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scratch_root: Path, *,
-             case_timeout_s: float, progress: Progress | None, cluster: str | None) -> RunResult:
+             case_timeout_s: float, progress: Progress | None, cluster: str | None,
+             budget_s: float | None = None) -> RunResult:
     """The cases not yet recorded, each in a fresh worker (or on the cluster), with the run locked and its
     scratch claimed; run.json is written for a new run and finished at the end."""
     run_id, profile = run_dir.name, request["profile"]
@@ -266,24 +286,67 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
             rows = finish_rows([{**error_row(case, f"{reason}\n{ran.stderr}"), **spent}], case, run_columns)
         out = records / f"{case.case_id}.parquet"
         write_atomic_parquet(to_frame([{**row, **ran.extra} for row in rows]), out)
+        (partial / f"{case.case_id}.jsonl").unlink(missing_ok=True)  # its rounds so far: in the record now
         finished[0] += 1
         if progress:
             progress(finished[0], len(cases),
                      f"{get_suite(case.suite).describe(case)}: {_case_status(out)} ({ran.seconds:.1f} s)", True)
 
-    executor = _executor(cluster, scratch, scratch_root, run_id, timeline)
-    with contextlib.closing(executor.run(todo, job_base, {c.case_id: limit_of(c) for c in todo})) as events:
-        for event in events:
-            if isinstance(event, CaseFinished):
-                record(event)
-            elif progress:
-                progress(finished[0], len(cases), get_suite(event.case.suite).describe(event.case), False)
+    t_start = time.perf_counter()
+    partial = keep_interrupted_rounds(run_dir, progress)
+    in_rounds = [c for c in todo if cluster is None and get_suite(c.suite).rounds is not None]
+    whole = [c for c in todo if c not in in_rounds]
+    limits = {c.case_id: limit_of(c) for c in todo}
+    rounds = None
+    for part in (whole, in_rounds):
+        if not part:
+            continue
+        if part is in_rounds:
+            left = None if budget_s is None else max(0.0, budget_s - (time.perf_counter() - t_start))
+            executor = rounds = RoundsExecutor(scratch, timeline, round_seed(run_id), left, partial)
+            timeline.one_worker = False
+        else:
+            executor = _executor(cluster, scratch, scratch_root, run_id, timeline)
+        with contextlib.closing(executor.run(part, job_base, limits)) as events:
+            for event in events:
+                if isinstance(event, CaseFinished):
+                    record(event)
+                elif isinstance(event, RoundDone):
+                    for line in event.left_out if progress else ():
+                        progress(finished[0], len(cases), f"left out: {line}", True)
+                    if progress:
+                        progress(finished[0], len(cases), f"round {event.rounds}: {event.answered} of "
+                                 f"{event.questions} questions answered, {event.open_cases} cases still open "
+                                 f"({event.seconds:.1f} s)", True)
+                elif progress:
+                    progress(finished[0], len(cases), get_suite(event.case.suite).describe(event.case), False)
     df, meta = load_run(run_dir)
+    if rounds is not None:
+        meta["rounds"] = rounds.record()
     meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_json_atomic(meta, meta_path)
     if progress and todo and (line := timed_share_line(df)):
         progress(finished[0], len(cases), line, True)
     return RunResult(run_dir, df, meta, timeline)
+
+
+def keep_interrupted_rounds(run_dir: Path, progress: Progress | None) -> Path:
+    """The run's directory of rounds in progress (``partial/``: each open case's rows so far, a JSON line per row,
+    so that a kill -9 loses no measured round); those an interrupted run left are moved to ``interrupted/``, kept and
+    never read (a resumed run measures their cases again from their set-up, in rounds of its own)."""
+    partial = run_dir / "partial"
+    left = sorted(p for p in partial.glob("*.jsonl") if p.is_file() and not p.is_symlink()) \
+        if partial.is_dir() and not partial.is_symlink() else []
+    if left:
+        kept = run_dir / "interrupted" / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        kept.mkdir(parents=True, exist_ok=True)
+        for path in left:
+            path.rename(kept / path.name)
+        if progress:
+            progress(0, 0, f"the rounds an interrupted run measured of {len(left)} case(s) are kept in "
+                           f"{kept.relative_to(run_dir)}/ (not shown); those cases are measured again", True)
+    partial.mkdir(parents=True, exist_ok=True)
+    return partial
 
 
 def _executor(cluster: str | None, scratch: Path, scratch_root: Path, run_id: str, timeline: Timeline) -> Executor:
@@ -305,19 +368,22 @@ def _case_status(path: Path) -> str:
 
 
 #: a notebook's names for the run's own settings -> ``run_or_load``'s keywords
-NOTEBOOK_SETTINGS = {"PROFILE": "profile", "RESULTS_DIR": "results_dir", "LOAD_RUN": "load", "RUN_ID": "run_id"}
+NOTEBOOK_SETTINGS = {"PROFILE": "profile", "RESULTS_DIR": "results_dir", "LOAD_RUN": "load", "RUN_ID": "run_id",
+                     "BUDGET": "budget"}
 
 
 def notebook_arguments(suite_name: str, namespace: Mapping[str, Any]) -> tuple[dict, dict]:
     """A notebook's parameters (its globals after the parameters cell and papermill's) as the suite's parameters
     and the run's settings: each of the suite's parameters from its name in upper case, which the notebook must
-    assign; ``PROFILE``, ``RESULTS_DIR``, ``LOAD_RUN`` and ``RUN_ID`` where it assigns them. Nothing else is read."""
+    assign; ``PROFILE``, ``RESULTS_DIR``, ``LOAD_RUN``, ``RUN_ID`` and ``BUDGET`` where it assigns them (a ``BUDGET``
+    of None: the suite's own). Nothing else is read."""
     names = get_suite(suite_name).parameters
     missing = [name.upper() for name in names if name.upper() not in namespace]
     if missing:
         raise SpecError(f"the notebook assigns no {missing[0]}: its parameters cell assigns every parameter of the "
                         f"{suite_name!r} suite in upper case ({', '.join(n.upper() for n in names)})")
-    settings = {keyword: namespace[name] for name, keyword in NOTEBOOK_SETTINGS.items() if name in namespace}
+    settings = {keyword: namespace[name] for name, keyword in NOTEBOOK_SETTINGS.items() if name in namespace
+                and (keyword != "budget" or namespace[name] is not None)}
     return {name: namespace[name.upper()] for name in names}, settings
 
 

@@ -36,7 +36,7 @@ from benchmarks_lib.base.specs import format_bytes
 from benchmarks_lib.measure.allocator import settle_heap
 from benchmarks_lib.measure.ledger import LEDGER, peak_rss, phase, reset_peak_rss
 from benchmarks_lib.records.store import SCHEMA_VERSION, write_atomic
-from benchmarks_lib.suites import Case, CaseContext, get_suite
+from benchmarks_lib.suites import Case, CaseContext, Rounds, get_suite
 
 #: a case's worker may hold (``RLIMIT_DATA``) half this machine's memory, at least MEMORY_FLOOR, plus MEMORY_FACTOR
 #: times the bytes its case plans to hold (its suite's ``scratch_bytes``, or ``work_bytes`` where larger); the
@@ -126,26 +126,65 @@ def _import_library(backend: str) -> None:
         return
 
 
+#: the cases this worker holds open across rounds (``rounds`` jobs): case id -> its generator (``suites.Rounds``)
+_OPEN: dict[str, Rounds] = {}
+#: what a rounds job asks of its case: set it up (and hand over the set-up's rows), measure one round, end it
+ROUND_ACTIONS = ("open", "step", "close")
+
+
+def _round_rows(job: dict, case: Case, ctx: CaseContext) -> tuple[list[dict], bool]:
+    """One rounds job (``job["action"]``): the rows it made and whether the case has ended (nothing more to measure).
+    A step's rows are numbered by the round (``iteration`` and ``round``) and carry the case's place in the round's
+    shuffled order (``round_position``)."""
+    action = job["action"]
+    if action == "close":
+        if (rounds := _OPEN.pop(case.case_id, None)) is not None:
+            rounds.close()  # its ``finally`` removes what it made
+        return [], True
+    if action == "open":
+        with phase("import"):
+            _import_library(case.backend)
+        _OPEN[case.case_id] = get_suite(case.suite).rounds(case, ctx)
+    try:
+        rows = next(_OPEN[case.case_id])
+    except StopIteration as end:  # nothing (more) to measure: a skip, say
+        _OPEN.pop(case.case_id, None)
+        return list(end.value or []), True
+    except BaseException:
+        _OPEN.pop(case.case_id, None)
+        raise
+    if action == "step":
+        rows = [{**row, "iteration": job["round"], "round": job["round"], "round_position": job["position"]}
+                for row in rows]
+    return rows, False
+
+
 def run_job(job_path: str) -> int:
-    """One case: its rows (and its accounting: ``measure.ledger``) written atomically to the job's rows file."""
+    """One case, or one rounds job of a case (the job names an ``action``: :func:`_round_rows`): its rows (and its
+    accounting: ``measure.ledger``) written atomically to the job's rows file."""
     case_ns = time.perf_counter_ns()
     job = json.loads(Path(job_path).read_text())
     case = Case.from_json(job["case"])
     ctx = CaseContext(scratch=Path(job["scratch"]), iterations=job["iterations"], warmups=job["warmups"],
                       profile=job["profile"], run_dir=Path(job["run_dir"]))
     LEDGER.reset()
-    settle_heap()  # the same allocator state at every case's start, fresh worker or reused (``allocator``)
+    settle_heap()  # the same allocator state at every case's start (and round's), fresh worker or reused
     reset_peak_rss()
     status = 0
     memory_words = "out of memory"
+    action = job.get("action")
+    done = True
     try:
         limit, memory_words = case_memory(case)
         resource.setrlimit(resource.RLIMIT_DATA, (limit, resource.getrlimit(resource.RLIMIT_DATA)[1]))
-        with phase("import"):
-            _import_library(case.backend)
-        rows = get_suite(case.suite).run_case(case, ctx)
-        if not rows:
-            rows = [{"operation": "case", "status": "skip", "reason": "the case produced no measurement"}]
+        if action in ROUND_ACTIONS:
+            rows, done = _round_rows(job, case, ctx)
+        else:
+            with phase("import"):
+                _import_library(case.backend)
+            rows = get_suite(case.suite).run_case(case, ctx)
+            if not rows:
+                rows = [{"operation": "case", "status": "skip", "reason": "the case produced no measurement"}]
     except Exception as exc:
         sys.stderr.write(traceback.format_exc())
         reason = exception_reason(exc)
@@ -157,7 +196,7 @@ def run_job(job_path: str) -> int:
                   "intervals": LEDGER.intervals, "worker_peak_rss_bytes": peak_rss(), "pid": os.getpid()}
     # JSON, atomically: the runner (which has pandas; this process never loads it, so its memory and
     # start-up are the case's own) turns the rows into the case's parquet record
-    text = json.dumps({"rows": finish_rows(rows, case, job["run_columns"]), "accounting": accounting},
+    text = json.dumps({"rows": finish_rows(rows, case, job["run_columns"]), "accounting": accounting, "done": done},
                       default=_plain)
     write_atomic(Path(job["rows"]), lambda f: f.write(text.encode()))
     return status

@@ -16,7 +16,7 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,14 @@ def ended_reason(rc: int, stderr: str) -> str | None:
     return lines[-1].removeprefix(CASE_ENDED_PREFIX) if lines else None
 
 
+#: a case measured in rounds: its set-up (the data, a prepared store, the warm-ups) runs before the first ``yield``,
+#: which hands over the set-up's rows (usually none); each ``next()`` after it measures one round (one iteration of
+#: each of the case's points) and yields its rows, with ``iteration`` the round's number. What must be fresh for
+#: every iteration stays fresh (a cold read evicts before each read; a write writes a new store). It returns when it
+#: has nothing to measure (a skip row in its set-up); ``close()`` ends it and removes what it made.
+Rounds = Iterator[list[dict]]
+
+
 @dataclass(frozen=True)
 class Suite:
     name: str
@@ -123,6 +131,15 @@ class Suite:
     #: True when its cases of one backend may run one after another in one worker process (the runner orders
     #: them so): its libraries keep no state between cases that matters (``workers``); False: a fresh one each
     reuse_worker: bool = False
+    #: (case, ctx) -> a generator that measures the case one round at a time (:data:`Rounds`); None: the case runs
+    #: ``run_case`` whole, its iterations back to back
+    rounds: Callable[[Case, CaseContext], Rounds] | None = None
+    #: case -> True when a run may leave it out when even the first look's rounds of every case do not fit its
+    #: budget (the dearest first; the run says which)
+    optional: Callable[[Case], bool] = lambda case: False
+    #: the operations whose ``elapsed_s`` are compared between contenders measured in the same rounds: a question is
+    #: one operation at one value of the ``case_keys`` recorded (the runner stops asking it once it is answered)
+    questions: tuple[str, ...] = ()
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -165,4 +182,5 @@ def get_suite(name: str) -> Suite:
     return suite
 
 
-__all__ = ["CASE_ENDED", "Case", "CaseContext", "Suite", "end_case", "ended_reason", "get_suite", "suite_names"]
+__all__ = ["CASE_ENDED", "Case", "CaseContext", "Rounds", "Suite", "end_case", "ended_reason", "get_suite",
+           "suite_names"]

@@ -10,7 +10,7 @@ from benchmarks_lib.chapters.cache.rows import prepare
 from benchmarks_lib.chapters.common import MB, answer_first, median_of, no_answer, s3_servers
 from benchmarks_lib.chapters.flags import point_flags
 from benchmarks_lib.chapters.server import server_lines
-from benchmarks_lib.rules.questions import answer as question_answer
+from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.ranking import Verdict, rank_samples
 from benchmarks_lib.rules.words import change_text, verdict_line, versus_text
 
@@ -97,8 +97,8 @@ def _uproot_lines(rows: pd.DataFrame) -> list[str]:
 def _status(r) -> str:
     return {Verdict.WINNER: "separable from every other",
             Verdict.TOO_FEW: f"too few iterations to rank (n={r.too_few_n})",
-            Verdict.EQUIVALENT: "equivalent for practical purposes to every other",
-            Verdict.NO_WINNER: "there is no separable winner"}.get(r.status, "")
+            Verdict.NO_WINNER: "there is no separable winner",
+            Verdict.EQUIVALENT: "a tie: the rest are equivalent to it (within 5%)"}.get(r.status, "")
 
 
 def _change(before: pd.DataFrame, after: pd.DataFrame) -> str:
@@ -201,7 +201,7 @@ def _findings(df: pd.DataFrame) -> str:
 
 def answer(df: pd.DataFrame) -> str:
     """Markdown: what a read cache buys a remote read at the highest latency measured
-    (:func:`benchmarks_lib.rules.questions.answer`, the verdict box's answer and words): the Zarr client cache on
+    (:func:`benchmarks_lib.rules.answers.answer`, the verdict box's answer and words): the Zarr client cache on
     cutouts (the fastest setup at the highest concurrency against itself with the other cache setting; the span of
     the same ratio over every client and layout) and ROOT's TTreeCache (none against the largest, async prefetching
     pooled as in the conclusion)."""

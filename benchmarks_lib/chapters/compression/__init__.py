@@ -43,6 +43,7 @@ from benchmarks_lib.chapters.style import (
     too_few,
 )
 from benchmarks_lib.data.meshes import MESH_DATASET
+from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 from benchmarks_lib.rules.compression import (
     POINT_KEYS,
@@ -52,7 +53,6 @@ from benchmarks_lib.rules.compression import (
     summarize_points,
     worth_taking,
 )
-from benchmarks_lib.rules.questions import answer as question_answer
 from benchmarks_lib.rules.words import verdict_line
 
 #: ceiling operations drawn on throughput axes, per side
@@ -296,7 +296,7 @@ def _findings(df: pd.DataFrame) -> str:
 
 def answer(df: pd.DataFrame) -> str:
     """Markdown: per dataset (the headline first), the store setting with the best compression ratio among those
-    writing within ``SLOWDOWN``x of the fastest write (:func:`benchmarks_lib.rules.questions.answer`, the verdict
+    writing within ``SLOWDOWN``x of the fastest write (:func:`benchmarks_lib.rules.answers.answer`, the verdict
     box's answer and words), its write speed, and the fastest write where that is another setting."""
     found = question_answer("codec", df)
     if not found.measured:

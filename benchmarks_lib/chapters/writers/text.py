@@ -20,7 +20,7 @@ from benchmarks_lib.chapters.common import (
     with_ceiling_fraction,
 )
 from benchmarks_lib.chapters.flags import point_flags
-from benchmarks_lib.rules.questions import WRITERS, Answer, chapter_answers
+from benchmarks_lib.rules.answers import WRITERS, Answer, chapter_answers
 from benchmarks_lib.rules.ranking import countable
 from benchmarks_lib.rules.words import number, verdict_line
 
@@ -106,7 +106,7 @@ def _point(entry) -> dict:
 
 
 def answer(df: pd.DataFrame) -> str:
-    """Markdown, one line per question the writers run answers (:func:`benchmarks_lib.rules.questions.answer`:
+    """Markdown, one line per question the writers run answers (:func:`benchmarks_lib.rules.answers.answer`:
     write, append, cold full read, cutouts aligned and unaligned, sharding), in the verdict box's words, with the
     pick's median, its share of this machine's ceiling and its flags. ``raw``, the uncompressed baseline, never
     competes."""

@@ -19,7 +19,8 @@ Tests (seeds 000, 001, 003):
   latency, per-step wall time (laps of the region), sustained fps, peak-memory ratio.
 - ``read``: full read cold (page cache evicted and proven: ``cache_state`` is ``cold`` or
   ``cold_unverified``; every cache dropped once per store, then its files only: ``eviction``) and warm,
-  each one timed region; cutouts of ``cutout`` per side, aligned to chunks and unaligned, at several positions.
+  each one timed region; cutouts of ``cutout`` per side, aligned to chunks and unaligned, one of each a round at
+  the round's position (``cutout_positions`` of each kind, in turn).
 - ``sharding``: a cube with shards of ``shard`` and inner chunks ``inner_chunks`` versus
   unsharded chunks of the inner size and of the shard size: write, read, cutout, bytes, inodes.
 
@@ -30,6 +31,7 @@ The plan only; its machinery lives beside it: ``blocks`` (the data, made before 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -54,10 +56,11 @@ from benchmarks_lib.inputs.user_data import FileDataset, parse_dataset, parse_da
 from benchmarks_lib.measure import disk_usage
 from benchmarks_lib.measure.eviction import StoreEvictions
 from benchmarks_lib.records.durability import durability_columns
-from benchmarks_lib.suites import Case, CaseContext, Suite
+from benchmarks_lib.suites import Case, CaseContext, Rounds, Suite
 from benchmarks_lib.suites.kit.blocks import BlockSource, block_step
 from benchmarks_lib.suites.kit.common import preferred_spec, remove_output, unavailable_reason, with_defaults
 from benchmarks_lib.suites.kit.cutouts import MIN_CUTOUT_POSITIONS, plan_cutouts
+from benchmarks_lib.suites.kit.in_rounds import Point, in_rounds, whole_case
 from benchmarks_lib.suites.kit.own_data import case_dataset, fit_crops, refuse_small, refuse_unwritable
 from benchmarks_lib.suites.kit.timed_io import (
     append_store,
@@ -78,32 +81,34 @@ LZ4_FAMILY = "blosc-lz4:5:shuffle,lz4,blosc-lz4:5:bitshuffle"
 QUICK_BACKENDS = ["raw", "zarr-python", "zarrs", "tensorstore", "acquire-zarr", "wkw", "h5py"]
 
 PROFILES = {
-    # quick: n = 5 for every point, each one of the standard profile's cases (the same shape, chunks, codec, data
-    # and flush: a quick run compares with the standard reference): its smallest write (multiplier 1, 133 MB),
-    # its read volume (67 MB) and its sharding layouts of the labels cube; appends are 32 frames (standard: 128).
+    # quick: measured in rounds (``run.rounds``: at least 8, at most 20, each question stopped once answered, the
+    # whole run within the profile's time), each point one of the standard profile's cases (the same shape, chunks,
+    # codec, data and flush: a quick run compares with the standard reference): its smallest write (multiplier 1,
+    # 133 MB), its read volume (67 MB) and its sharding layouts of the labels cube; appends are 32 frames (standard:
+    # 128), one append of the whole stream per round.
     # A representative set of writers (the baseline, each engine once; the other ome-writers backends wrap the
     # same engines and are in standard). Warm reads and cutouts are latencies by nature.
     "quick": {
         "backends": QUICK_BACKENDS, "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1], "fsync": True,
-        "append_frames": 32, "append_step": 16, "append_repeats": 5,
+        "append_frames": 32, "append_step": 16,
         "read_dims": "z:256:64,y:512:64,x:512:64", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
-        "seed": 0, "iterations": 5, "warmups": 1, "pool_mib": 32,
+        "seed": 0, "iterations": 20, "warmups": 1, "pool_mib": 32,
     },
     # standard: every writer; 64^3 inner chunks (110 s of 452 s on 2026-11-26) are the seed's, or ``inner_chunks``
     "standard": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 2], "fsync": True,
-        "append_frames": 128, "append_step": 64, "append_repeats": 5,
+        "append_frames": 128, "append_step": 64,
         "read_dims": "z:256:64,y:512:64,x:512:64", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
-        "seed": 0, "iterations": 5, "warmups": 1, "pool_mib": 512,
+        "seed": 0, "iterations": 20, "warmups": 1, "pool_mib": 512,
     },
     "seed": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
         "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 5, 10, 15, 20, 25, 30, 35], "fsync": True,
-        "append_frames": 24000, "append_step": 64, "append_repeats": 1,
+        "append_frames": 24000, "append_step": 64,
         "read_dims": "z:1024:512,y:1024:512,x:1024:512", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["em_like", "labels"], "shard_volume": 1024, "shard": 512, "inner_chunks": [32, 64, 128],
         "seed": 0, "iterations": 3, "warmups": 1, "pool_mib": 512,
@@ -128,7 +133,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError("dims and read_dims need at least 2 dimensions")
     multipliers = parse_int_list(params["multipliers"], "multipliers", maximum=10_000)
     n = {key: parse_count(params[key], key, maximum=10**7) for key in
-         ("append_frames", "append_step", "append_repeats", "cutout", "cutout_positions", "shard_volume", "shard",
+         ("append_frames", "append_step", "cutout", "cutout_positions", "shard_volume", "shard",
           "pool_mib")}
     inner = parse_int_list(params["inner_chunks"], "inner_chunks")
     if n["shard"] > n["shard_volume"] or n["shard_volume"] % n["shard"]:
@@ -158,7 +163,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
                 p.update(dataset=dataset, dims=str(dims), multipliers=list(multipliers))
             elif test == "append":
                 p.update(dataset=dataset, dims=str(dims), append_frames=n["append_frames"],
-                         append_step=n["append_step"], append_repeats=n["append_repeats"])
+                         append_step=n["append_step"])
             elif test == "read":
                 p.update(dataset=dataset, dims=str(read_dims), cutout=n["cutout"],
                          cutout_positions=n["cutout_positions"])
@@ -196,11 +201,10 @@ def _same_blocks(blocks: list, source: BlockSource) -> bool:
     return len(blocks) == len(expected) and all(_same(b, e) for b, (_, e) in zip(blocks, expected, strict=True))
 
 
-# -- tests --------------------------------------------------------------------------------
-def run_write(case: Case, ctx: CaseContext) -> list[dict]:
+# -- tests: each a set-up of points (``kit.in_rounds``), measured once per round ----------------------------------
+def write_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
     p = case.params
     base = parse_dims(p["dims"])
-    rows: list[dict] = []
     for m in p["multipliers"]:
         dims = base.with_size(0, base.shape[0] * m)
         dataset, data = case_dataset(p, p["dataset"], dims.shape)
@@ -209,26 +213,29 @@ def run_write(case: Case, ctx: CaseContext) -> list[dict]:
         extra = {"test": "write", "multiplier": m, "shape": list(dims.shape), "chunks": list(dims.chunks),
                  **data, "codec": _codec_used(adapter, spec)}
         if reason := adapter.is_incompatible(spec, "write"):
-            rows += _skip(reason, operation="total", **extra)
+            yield _skip(reason, operation="total", **extra)
             continue
         step = block_step(dims, dataset.dtype, adapter.write_alignment(spec), p["pool_bytes"])
         source = BlockSource(dataset, step, p["pool_bytes"]).prepare(inputs_dir(ctx.scratch))
         extra["data_tiled"] = source.tiled
-        for i in range(ctx.warmups + ctx.iterations):
-            path = ctx.scratch / f"store-{m}-{i}"
+        for w in range(ctx.warmups):
+            write_store(make_adapter(case.backend), ctx.scratch / f"store-{m}-warmup-{w}", spec, source, p["fsync"])
+            remove_output(ctx.scratch / f"store-{m}-warmup-{w}")
+
+        def measure(r: int, m=m, spec=spec, source=source, step=step, extra=extra, nbytes=dataset.nbytes) -> list:
+            path = ctx.scratch / f"store-{m}-{r}"
             adapter = make_adapter(case.backend)
             phases = write_store(adapter, path, spec, source, p["fsync"])
-            if i >= ctx.warmups:
-                it_rows = phase_rows(phases, i - ctx.warmups, dataset.nbytes, p["fsync"],
-                                     {**extra, **_disk_columns(path)}, adapter.fsyncs)
-                check = verify(path, spec, adapter, source.checksum, step, source=source,
-                               scope=verify_scope(ctx.profile, i - ctx.warmups))
-                rows += verify_rows(check, it_rows, extra)
+            it_rows = phase_rows(phases, r, nbytes, p["fsync"], {**extra, **_disk_columns(path)}, adapter.fsyncs)
+            check = verify(path, spec, adapter, source.checksum, step, source=source,
+                           scope=verify_scope(ctx.profile, r))
             remove_output(path)
-    return rows
+            return verify_rows(check, it_rows, extra)
+
+        yield Point(measure)
 
 
-def run_append(case: Case, ctx: CaseContext) -> list[dict]:
+def append_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
     p = case.params
     base = parse_dims(p["dims"])
     frames, step = p["append_frames"], p["append_step"]
@@ -239,10 +246,12 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
     extra = {"test": "append", "shape": list(dims.shape), "chunks": list(dims.chunks), **data,
              "codec": _codec_used(probe, spec)}
     if reason := probe.is_incompatible(spec, "append"):
-        return _skip(reason, operation="append_total", **extra)
+        yield _skip(reason, operation="append_total", **extra)
+        return
     if probe.write_alignment(spec) > 1:
-        return _skip(f"{probe.name} writes whole files of {probe.write_alignment(spec)} frames with this codec, "
-                     "not single frames", operation="append_total", **extra)
+        yield _skip(f"{probe.name} writes whole files of {probe.write_alignment(spec)} frames with this codec, "
+                    "not single frames", operation="append_total", **extra)
+        return
     frame_bytes = dataset.nbytes // frames
     source = BlockSource(dataset, step, p["pool_bytes"]).prepare(inputs_dir(ctx.scratch))
     extra["data_tiled"] = source.tiled
@@ -254,14 +263,15 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
             warm.append(block[f:f + 1])
         warm.finalize()
         remove_output(ctx.scratch / f"append-warmup-{w}")
-    rows: list[dict] = []
-    for rep in range(p["append_repeats"]):
-        path = ctx.scratch / f"append-{rep}"
+
+    def measure(r: int) -> list[dict]:
+        path = ctx.scratch / f"append-{r}"
         adapter = make_adapter(case.backend)
         timing = append_store(adapter, path, spec, source, p["fsync"])
         region, fin, sync_s = timing["region"], timing["finalize_s"], timing["sync_s"]
-        common = {"iteration": rep, **extra}
+        common = {"iteration": r, **extra}
         part = durability_columns(p["fsync"], adapter.fsyncs, "writer")  # our syncfs ends the region, after these
+        rows: list[dict] = []
         for n, elapsed in enumerate(timing["frames"]):
             rows.append({"operation": "append_frame", "frame": n, "elapsed_s": elapsed, "nbytes": frame_bytes,
                          **part, **common})
@@ -274,108 +284,133 @@ def run_append(case: Case, ctx: CaseContext) -> list[dict]:
                      **latency_columns("frame", timing["frames"]), "fps": frames / region.elapsed_s,
                      **durability_columns(p["fsync"], adapter.fsyncs), **common}
         total_row.update(_disk_columns(path))
-        check = verify(path, spec, adapter, source.checksum, step, source=source,
-                       scope=verify_scope(ctx.profile, rep))
-        rows += verify_rows(check, [total_row], extra, "append_total")
+        check = verify(path, spec, adapter, source.checksum, step, source=source, scope=verify_scope(ctx.profile, r))
         remove_output(path)
-    return rows
+        return rows + verify_rows(check, [total_row], extra, "append_total")
+
+    yield Point(measure)
 
 
-def _read_rows(case: Case, ctx: CaseContext, dims: DimsSpec, dataset: Dataset | FileDataset, codec: str, extra: dict,
-               cutout: int, positions: int, fsync: bool, pool_bytes: int, write_iterations: int = 0) -> list[dict]:
-    """Write one store (timed when ``write_iterations``), then full and cutout reads.
+def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset: Dataset | FileDataset, codec: str,
+                extra: dict, cutout: int, positions: int, fsync: bool, pool_bytes: int,
+                timed_writes: bool = False) -> Iterator[Point | list[dict]]:
+    """A store's reads as a point: each round a cold full read (page cache evicted and proven), a warm one and one
+    cold cutout of each kind (aligned, unaligned) at the round's position. With ``timed_writes`` (sharding) each
+    round first writes a new store, timed and verified, and reads that one; otherwise one store is written (untimed,
+    read back whole) in the set-up.
 
-    The store holds the (tiled) pool of a ``BlockSource``, so no data is generated while
-    anything is timed; full reads and cutouts are checked against that same pool.
-    """
+    The store holds the (tiled) pool of a ``BlockSource``, so no data is generated while anything is timed; full
+    reads and cutouts are checked against that same pool."""
     writer = make_adapter(case.backend)
     spec = preferred_spec(dims, dataset.dtype, codec, writer)
     extra = {**extra, "codec": _codec_used(writer, spec)}
     if reason := writer.is_incompatible(spec, "write"):
-        return _skip(reason, operation="read_cold", **extra)
+        yield _skip(reason, operation="read_cold", **extra)
+        return
     step = block_step(dims, dataset.dtype, writer.write_alignment(spec), pool_bytes)
     source = BlockSource(dataset, step, pool_bytes).prepare(inputs_dir(ctx.scratch))
     extra["data_tiled"] = source.tiled
-    rows: list[dict] = []
-    path = ctx.scratch / "store"
-    writes = ctx.warmups + write_iterations if write_iterations else 1
-    for i in range(writes):
+    path = ctx.scratch / f"store-{name}"
+    plan = plan_cutouts(dims.shape, cutout, positions)  # ``positions`` of each kind, aligned first
+    files: list[Path] = []
+    state: dict = {}
+
+    def write(r: int | None) -> list[dict]:
+        """A new store at ``path`` (timed rows when ``r`` is a round's number), and the reader that reads it."""
         remove_output(path)
         writer = make_adapter(case.backend)
         phases = write_store(writer, path, spec, source, fsync)
-        if write_iterations and i >= ctx.warmups:
-            disk = _disk_columns(path)
-            it_rows = phase_rows(phases, i - ctx.warmups, dataset.nbytes, fsync, {**extra, **disk}, writer.fsyncs)
-            check = verify(path, spec, writer, source.checksum, step, source=source,
-                           scope=verify_scope(ctx.profile, i - ctx.warmups))
-            rows += verify_rows(check, it_rows, {**extra, **disk})
-    if not write_iterations:  # the one untimed write the reads use, read back whole
-        check = verify(path, spec, writer, source.checksum, step)
-        rows = verify_rows(check, rows, extra)
-    disk = _disk_columns(path)
-    extra = {**extra, **disk}
-    reader, read_path = make_adapter(case.backend), path
-    if reader.is_incompatible(spec, "read"):
-        # a writer that cannot read (acquire-zarr) is read by the library that verified it
-        reader, read_path = make_adapter(check["verified_by"]), writer.array_path(path)
-    extra["read_by"] = reader.name
-    files = writer.output_files(path)
-    evictions = StoreEvictions()  # every cache dropped once per store, then its files only (see .eviction)
-    for cold in (True, False):
-        # the cold reads' warm-ups warm the reader; the last cold read leaves the whole store in the page cache,
-        # so the warm reads need no warm-up (nor an untimed read) of their own
-        warmups = ctx.warmups if cold else 0
-        for i in range(warmups + ctx.iterations):
+        disk = _disk_columns(path)
+        if r is None:
+            check = verify(path, spec, writer, source.checksum, step)
+            rows = verify_rows(check, [], extra)
+        else:
+            it_rows = phase_rows(phases, r, dataset.nbytes, fsync, {**extra, **disk}, writer.fsyncs)
+            check = verify(path, spec, writer, source.checksum, step, source=source, scope=verify_scope(ctx.profile, r))
+            rows = verify_rows(check, it_rows, {**extra, **disk})
+        reader, read_path = make_adapter(case.backend), path
+        if reader.is_incompatible(spec, "read"):
+            # a writer that cannot read (acquire-zarr) is read by the library that verified it
+            reader, read_path = make_adapter(check["verified_by"]), writer.array_path(path)
+        files[:] = writer.output_files(path)
+        # every cache dropped once per store, then its files only (see .eviction)
+        state.update(reader=reader, read_path=read_path, extra={**extra, **disk, "read_by": reader.name},
+                     evictions=StoreEvictions())
+        return rows
+
+    def reads(r: int) -> list[dict]:
+        reader, read_path, row_extra, evictions = (state[k] for k in ("reader", "read_path", "extra", "evictions"))
+        rows = []
+        for cold in (True, False):  # the cold read leaves the store in the page cache for the warm one
             row, blocks = timed_read(reader, read_path, spec, files, cold, step, evictions=evictions)
-            if i >= warmups:
-                rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": i - warmups,
-                             "verified": _same_blocks(blocks, source), **row, **extra})
+            rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": r,
+                         "verified": _same_blocks(blocks, source), **row, **row_extra})
             del blocks
-    # One cold read per position: the positions are the repeats of a cutout point (n = positions per
-    # kind), so the spread covers where a cutout falls. No warm-ups: the full reads above warmed the reader.
-    for n, (kind, index) in enumerate(plan_cutouts(dims.shape, cutout, positions)):
-        row, data = timed_read(reader, read_path, spec, files, True, step, index, evictions=evictions)
-        rows.append({"operation": "read_region_cold", "iteration": n, "cutout_kind": kind,
-                     "cutout_index": n, "cutout_origin": [s.start for s in index],
-                     "verified": _same(data, source.region(index)), **row, **extra})
-    remove_output(path)
-    return rows
+        # one cold cutout of each kind a round, at the round's position (the same for every writer and layout in
+        # the round, so they pair): over the rounds the positions cover where a cutout falls
+        for n, (kind, index) in enumerate(plan):
+            if n % positions != max(r, 0) % positions:
+                continue
+            row, data = timed_read(reader, read_path, spec, files, True, step, index, evictions=evictions)
+            rows.append({"operation": "read_region_cold", "iteration": r, "cutout_kind": kind, "cutout_index": n,
+                         "cutout_origin": [s.start for s in index], "verified": _same(data, source.region(index)),
+                         **row, **row_extra})
+        return rows
+
+    setup_rows = write(None)
+    for w in range(ctx.warmups):  # warm the writer (a timed write each round) and the reader
+        if timed_writes and w:
+            write(None)
+        reads(-1)
+    if any(row.get("status") == "error" for row in setup_rows):
+        yield setup_rows
+        remove_output(path)
+        return
+    yield Point(lambda r: (write(r) if timed_writes else []) + reads(r), lambda: remove_output(path))
 
 
-def run_read(case: Case, ctx: CaseContext) -> list[dict]:
+def read_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
     p = case.params
     dims = parse_dims(p["dims"])
     dataset, data = case_dataset(p, p["dataset"], dims.shape)
     extra = {"test": "read", "shape": list(dims.shape), "chunks": list(dims.chunks), **data}
-    return _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"], p["cutout_positions"], p["fsync"],
-                      p["pool_bytes"])
+    yield from _read_point(case, ctx, "read", dims, dataset, p["codec"], extra, p["cutout"], p["cutout_positions"],
+                           p["fsync"], p["pool_bytes"])
 
 
-def run_sharding(case: Case, ctx: CaseContext) -> list[dict]:
+def sharding_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
     p = case.params
     v = p["shard_volume"]
-    rows: list[dict] = []
     for name in p["datasets"]:
         for label, chunk, shard in shard_layouts(v, p["shard"], p["inner_chunks"]):
             dims = DimsSpec(tuple(Dim(n, v, chunk, shard) for n in ("z", "y", "x")))
             dataset, data = case_dataset(p, name, dims.shape)
             extra = {"test": "sharding", "layout": label, "inner_chunk": chunk, "shard_size": shard or 0,
                      "sharded": shard is not None, "shape": list(dims.shape), "chunks": list(dims.chunks), **data}
-            rows += _read_rows(case, ctx, dims, dataset, p["codec"], extra, p["cutout"],
-                               p.get("cutout_positions", MIN_CUTOUT_POSITIONS), p["fsync"], p["pool_bytes"],
-                               write_iterations=ctx.iterations)
-    return rows
+            yield from _read_point(case, ctx, f"{name}-{label}", dims, dataset, p["codec"], extra, p["cutout"],
+                                   p.get("cutout_positions", MIN_CUTOUT_POSITIONS), p["fsync"], p["pool_bytes"],
+                                   timed_writes=True)
 
 
-RUNNERS = {"write": run_write, "append": run_append, "read": run_read, "sharding": run_sharding}
+POINTS = {"write": write_points, "append": append_points, "read": read_points, "sharding": sharding_points}
 
 
-def run_case(case: Case, ctx: CaseContext) -> list[dict]:
+def rounds(case: Case, ctx: CaseContext) -> Rounds:
+    """The case in rounds (``kit.in_rounds``): its points set up once, each measured once per round."""
     if reason := unavailable_reason(case.backend):
         return _skip(reason, test=case.params["test"])
-    rows = RUNNERS[case.params["test"]](case, ctx)
     version = backend_status(case.backend).version
-    return [{**r, "backend_version": version} for r in rows]
+    steps = in_rounds(POINTS[case.params["test"]](case, ctx))
+    try:
+        rows = next(steps)
+    except StopIteration as end:
+        return [{**r, "backend_version": version} for r in end.value or []]
+    try:
+        while True:
+            yield [{**r, "backend_version": version} for r in rows]
+            rows = next(steps)
+    finally:
+        steps.close()
 
 
 SUITE = Suite(
@@ -383,7 +418,9 @@ SUITE = Suite(
     title="Writer comparison",
     measures="write, append, read, cutouts, sharding",
     build_cases=build_cases,
-    run_case=run_case,
+    run_case=whole_case(rounds),
+    rounds=rounds,
+    questions=("total", "append_total", "read_cold", "read_region_cold"),
     profiles=PROFILES,
     scratch_bytes=scratch_bytes, work_bytes=work_bytes,
     ceiling_bytes=ceiling_bytes,
@@ -394,7 +431,7 @@ SUITE = Suite(
     time_budget_s={"quick": 120, "standard": 345},
     reuse_worker=True,
     smoke={"backends": ["raw", "zarr-python", "tensorstore"], "dims": "t:2,y:64:32,x:96", "multipliers": [1, 2],
-           "append_frames": 6, "append_step": 3, "append_repeats": 1, "read_dims": "z:8:4,y:32:16,x:32:16",
+           "append_frames": 6, "append_step": 3, "read_dims": "z:8:4,y:32:16,x:32:16",
            "cutout": 8, "cutout_positions": 1, "shard_datasets": ["labels"], "shard_volume": 32, "shard": 32,
            "inner_chunks": [16], "iterations": 1, "warmups": 0},
 )

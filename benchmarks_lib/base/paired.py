@@ -1,5 +1,5 @@
-"""The paired rule for contenders measured in rounds (issue 30's statistics; the runner does not measure in rounds
-yet, so no chapter uses it): each round measures every contender once, in a fresh random order, and a contender
+"""The paired rule for contenders measured in rounds (``run.rounds``; the ranking uses it where rows were measured
+in rounds: ``rules.ranking``): each round measures every contender once, in a fresh random order, and a contender
 is compared with the leader by the per-round log ratios ``d_r = log(t_contender_r / t_leader_r)``.
 
 - The estimate is the Hodges-Lehmann estimate (the median of the Walsh averages ``(d_i + d_j) / 2``, i <= j) and
@@ -18,7 +18,7 @@ is compared with the leader by the per-round log ratios ``d_r = log(t_contender_
   whenever the question stops.
 - A difference whose whole interval lies within ``MARGIN`` (5%) is "equivalent", not "separable".
 
-Simulated (``tests/test_rules_paired.py``, 3,000 questions each, 10% lognormal noise): identical contenders are
+Simulated (``tests/test_base_paired.py``, 3,000 questions each, 10% lognormal noise): identical contenders are
 falsely called separable in 4.8-5.5% of questions for 2, 3.9-4.6% for 3 and 3.0-3.6% for 5, with no drift, a 1.3x
 step half-way, a 2x load burst over 20% of the run, AR(1) drift or 10% of iterations 2x slower. Two contenders 1.15x
 apart are separated by the cap in 96% of questions at 10% CV and 22% at 30%; 1.3x apart in 100% and 64%.
@@ -33,17 +33,17 @@ from functools import cache
 
 import numpy as np
 
+from benchmarks_lib.base.stats import MARGIN, TwoSample
+
 #: the rounds after which a question is looked at; the last is the cap
 LOOKS = (8, 12, 16, 20)
 #: the false "separable" rate allowed per question, over all its comparisons and looks
 ALPHA = 0.05
-#: a ratio within 1 +- MARGIN (both ends of its interval) is equivalent for practical purposes
-MARGIN = 0.05
 #: paths of the null simulation in :func:`look_level`
 NULL_PATHS = 200_000
 #: the critical counts (:func:`critical_count`) at each of ``LOOKS`` for 2..5 contenders, derived by
 #: :func:`look_level` on 2,000,000 null paths: false "separable" over all looks 4.97%, 1.54%, 0.78% and 0.46% per
-#: pair (targets 5%, 1.67%, 0.83%, 0.5%); ``tests/test_rules_paired.py`` measures them again on other paths
+#: pair (targets 5%, 1.67%, 0.83%, 0.5%); ``tests/test_base_paired.py`` measures them again on other paths
 CRITICAL_COUNTS = {2: (2, 11, 25, 44), 3: (0, 7, 19, 36), 4: (0, 5, 15, 31), 5: (0, 3, 13, 28)}
 
 
@@ -186,9 +186,10 @@ class Look:
 def look(times: dict[str, np.ndarray], looks: tuple[int, ...] = LOOKS, margin: float = MARGIN) -> Look:
     """The question's state after its rounds: ``times`` holds each contender's time per round (the same rounds,
     in the same order; lower is better). The leader is the best median; each other contender is compared with it
-    by its per-round log ratios, with the critical count of its look (:func:`critical_counts`). Separated: every
-    other's interval lies above 1.
-    Equivalent: every interval lies within 1 +- ``margin``. At the last look anything else is not separable."""
+    by its per-round log ratios, with the critical count of its look (:func:`critical_counts`). Answered when every
+    other's interval lies within 1 +- ``margin`` (equivalent: a tie with the leader) or above 1 and not within it
+    (separated): "equivalent" when any is equivalent, else "separated". At the last look anything else is not
+    separable."""
     names = sorted(times)
     rounds = {len(np.asarray(times[name])) for name in names}
     if len(names) < 2 or len(rounds) != 1:
@@ -200,14 +201,40 @@ def look(times: dict[str, np.ndarray], looks: tuple[int, ...] = LOOKS, margin: f
     logs = {name: np.log(np.asarray(times[name], dtype=float)) for name in names}
     leader = min(names, key=lambda name: float(np.median(logs[name])))
     intervals = {name: paired_interval(logs[name] - logs[leader], k) for name in names if name != leader}
-    if all(iv.lo > 1 for iv in intervals.values()):
-        answer = Answer.SEPARATED
-    elif all(1 / (1 + margin) <= iv.lo and iv.hi <= 1 + margin for iv in intervals.values()):
-        answer = Answer.EQUIVALENT
-    else:
+    equivalent = {name for name, iv in intervals.items() if 1 / (1 + margin) <= iv.lo and iv.hi <= 1 + margin}
+    separated = {name for name, iv in intervals.items() if iv.lo > 1} - equivalent
+    if len(equivalent) + len(separated) < len(intervals):
         answer = Answer.NOT_SEPARABLE if n >= looks[-1] else Answer.OPEN
+    else:  # a difference within the margin is equivalent, never separated
+        answer = Answer.EQUIVALENT if equivalent else Answer.SEPARATED
     return Look(leader, intervals, answer, n)
 
 
+def rounds_count(n: int, contenders: int, looks: tuple[int, ...] = LOOKS) -> int:
+    """The critical count for a comparison of ``n`` rounds in a question of ``contenders``: its look's (a question
+    stopped at a look), else the count at the same per-look level (a budget or a cap that ended it between looks)."""
+    if contenders < 2 or n < 1:
+        return 0
+    if n in looks:
+        return critical_counts(contenders, looks)[looks.index(n)]
+    return critical_count(n, look_level(contenders, looks))
+
+
+def versus_leader(leader: np.ndarray, other: np.ndarray, contenders: int, higher: bool = False) -> TwoSample:
+    """``other`` against the leader from their values in the same rounds (positive numbers, round by round): the HL
+    ratio other/leader with the exact interval at the level of a question of ``contenders``
+    (:func:`rounds_count`), as the ranking's ``TwoSample`` (``paired``; n_a = n_b = the rounds)."""
+    d = np.log(np.asarray(other, dtype=float)) - np.log(np.asarray(leader, dtype=float))
+    n = len(d)
+    k = rounds_count(n, contenders)
+    if n == 0:
+        return TwoSample(math.nan, math.nan, math.nan, 0, 0, None, higher, paired=True)
+    iv = paired_interval(d, k)
+    if k == 0:
+        return TwoSample(iv.ratio, math.nan, math.nan, n, n, None, higher, paired=True)
+    return TwoSample(iv.ratio, iv.lo, iv.hi, n, n, bool(iv.lo > 1 or iv.hi < 1), higher, iv.coverage, paired=True)
+
+
 __all__ = ["ALPHA", "LOOKS", "MARGIN", "Answer", "Look", "PairedInterval", "critical_count", "critical_counts",
-           "family_rate", "look", "look_level", "paired_interval", "signed_rank_cdf", "walsh_averages"]
+           "family_rate", "look", "look_level", "paired_interval", "rounds_count", "signed_rank_cdf", "versus_leader",
+           "walsh_averages"]

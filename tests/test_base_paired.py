@@ -1,4 +1,4 @@
-"""The paired rule for rounds (rules/paired.py): the exact signed-rank distribution, the interval, the critical
+"""The paired rule for rounds (base/paired.py): the exact signed-rank distribution, the interval, the critical
 counts measured again on paths they were not derived on, and the whole sequential rule simulated under drift,
 load bursts, autocorrelated drift and heavy tails for 2 to 5 identical contenders (false "separable" at most the
 stated level), with its power at a true 1.15x and 1.3x difference."""
@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks_lib.rules.paired import (
+from benchmarks_lib.base.paired import (
     ALPHA,
     CRITICAL_COUNTS,
     LOOKS,

@@ -25,7 +25,7 @@ from benchmarks_lib.base.specs import format_bytes, shape_text
 from benchmarks_lib.data.meshes import MESH_DATASET
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
 from benchmarks_lib.rules.compression import SIDE, summarize_points, worth_taking
-from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict, countable, rank_against_leader, rank_samples
+from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict, countable, rank_against_leader
 
 
 @dataclass(frozen=True)
@@ -121,12 +121,11 @@ class Answer:
 
     @property
     def tied(self) -> tuple[str, ...]:
-        """The names the rule cannot tell from the pick (not separable from the leader, or all equivalent)."""
-        r, status = self.ranking, self.status
-        if r is None or status not in (Verdict.NO_WINNER, Verdict.EQUIVALENT):
+        """The names the rule cannot tell from the pick: not separable from the leader, or equivalent to it."""
+        r = self.ranking
+        if r is None or self.status not in (Verdict.NO_WINNER, Verdict.EQUIVALENT):
             return ()
-        group = r.entries if status is Verdict.EQUIVALENT else (r.leader, *r.tied)
-        return tuple(e.name for e in group if e.name != self.pick)
+        return tuple(e.name for e in (r.leader, *r.tied, *r.equivalent) if e.name != self.pick)
 
     @property
     def versus(self) -> Entry | None:
@@ -140,6 +139,8 @@ class Answer:
             return pick
         if self.status is Verdict.NO_WINNER and r.tied:
             return r.tied[0]
+        if self.status is Verdict.EQUIVALENT and r.equivalent:
+            return r.equivalent[0]
         return r.others[0]
 
 
@@ -172,6 +173,15 @@ def _cutouts(row: pd.Series, kind: str = "") -> str:
     side = row.get("cutout")
     size = f"{int(side)}^{len(_shape(row).split('x'))} " if side is not None and pd.notna(side) else ""
     return f"{kind} {size}cutouts" if kind else f"{size}cutouts"
+
+
+def _rank(parts: Mapping[str, pd.DataFrame], value: str = "elapsed_s", higher: bool = False) -> Ranking:
+    """The named rows ranked by the rule as one group (``rank_against_leader``: paired round by round where they
+    were measured in rounds, countable rows only)."""
+    rows = pd.concat([p.assign(_name=name) for name, p in parts.items()]) if parts else pd.DataFrame()
+    found = rank_against_leader(rows, value, higher, keys=[], names=lambda r: r["_name"],
+                                largest_shared_size=False) if len(rows) else []
+    return found[0] if found else Ranking((), higher)
 
 
 def _size(nbytes: object) -> list[str]:
@@ -252,8 +262,7 @@ def _sharding(q: Question, df: pd.DataFrame) -> Answer:
     first = lead.rows.iloc[0]
     rests = (*_data(lead.rows), _cutouts(first, first["cutout_kind"] if isinstance(first.get("cutout_kind"), str)
                                          else ""))
-    pair = [lead] if other is None else [lead, other]
-    ranking = rank_samples({e.name: e.values for e in pair}, False, rows={e.name: e.rows for e in pair})
+    ranking = _rank({e.name: e.rows for e in ([lead] if other is None else [lead, other])})
     return Answer(q, ranking, ranking.leader.name, rests)
 
 
@@ -277,7 +286,7 @@ def _codec(q: Question, df: pd.DataFrame) -> Answer:
         _, pick = picks[dataset]
         part = rows[(rows["dataset"] == dataset) & (rows["operation"] == "write")]
         parts = {f"{b} {c}": p for (b, c), p in part.groupby(["backend", "codec"], sort=True)}
-        r = rank_samples({n: p["elapsed_s"].astype("float64") for n, p in parts.items()}, False, rows=parts)
+        r = _rank(parts)
         if r.entries:  # a dataset written (not only encoded in memory)
             out.append(Answer(q, r, f"{pick['backend']} {pick['codec']}", tuple(_data(part) or [dataset]),
                               note=f"ratio {pick['compression_ratio']:.2f}", of=dataset))
@@ -304,11 +313,8 @@ def thread_rows(df: pd.DataFrame) -> pd.DataFrame:
 def fewest_threads(ranking: Ranking) -> Entry:
     """The rule's thread count: the fewest threads the rule cannot tell from the best median (not separable, or
     equivalent); the best median where it cannot rank (too few iterations) or is alone."""
-    status = ranking.status
-    if status is Verdict.NO_WINNER:
-        group = (ranking.leader, *ranking.tied)
-    elif status is Verdict.EQUIVALENT:
-        group = ranking.entries
+    if ranking.status in (Verdict.NO_WINNER, Verdict.EQUIVALENT):
+        group = (ranking.leader, *ranking.tied, *ranking.equivalent)
     else:  # WINNER, TOO_FEW, ALONE
         group = (ranking.leader,)
     return min(group, key=lambda e: int(e.name.split()[0]))
@@ -331,7 +337,7 @@ def _threads(q: Question, df: pd.DataFrame) -> Answer:
             for backend in speed.median().groupby(level=0).max().sort_values(ascending=False).index:
                 part = data[data["backend"] == backend]
                 parts = {f"{t} thread{'s' if t != 1 else ''}": p for t, p in part.groupby("threads", sort=True)}
-                r = rank_samples({n: p["elapsed_s"].astype("float64") for n, p in parts.items()}, False, rows=parts)
+                r = _rank(parts)
                 codec = part["codec"].dropna().astype(str) if "codec" in part else pd.Series(dtype=str)
                 rests = (f"{backend} {side}", *_data(part), *([codec.iloc[0]] if len(codec) else []))
                 out.append(Answer(q, r, fewest_threads(r).name, rests, of=f"{backend} {side}"))
@@ -364,11 +370,11 @@ def _zarr_cache(q: Question, rows: pd.DataFrame) -> Answer | None:
     if rows.empty:
         return None
     named = rows.assign(entry=rows["setup"] + ", client cache " + rows["cache"].map({True: "on", False: "off"}))
-    every = rank_samples({n: p["elapsed_s"].astype("float64") for n, p in named.groupby("entry")}, False)
+    every = _rank({str(n): p for n, p in named.groupby("entry")})
     lead = named[named["entry"] == every.leader.name]
     other = named[(named["setup"] == lead["setup"].iloc[0]) & (named["cache"] != lead["cache"].iloc[0])]
     parts = {every.leader.name: lead, str(other["entry"].iloc[0]): other}
-    pair = rank_samples({n: p["elapsed_s"].astype("float64") for n, p in parts.items()}, False, rows=parts)
+    pair = _rank(parts)
     first = lead.iloc[0]
     rests = (*_data(lead), f"cutouts, {float(first['latency_ms']):g} ms link, {int(first['concurrency'])} in flight")
     return Answer(q, pair, pair.leader.name, rests, of="zarr")
@@ -383,7 +389,7 @@ def _root_cache(q: Question, rows: pd.DataFrame) -> Answer | None:
         return None
     big = cached[cached["cache_bytes"] == cached["cache_bytes"].max()]
     parts = {"no TTreeCache": none, f"{format_bytes(float(big['cache_bytes'].iloc[0]))} TTreeCache": big}
-    pair = rank_samples({n: p["elapsed_s"].astype("float64") for n, p in parts.items()}, False, rows=parts)
+    pair = _rank(parts)
     rests = (*_data(big), f"ROOT over HTTP, {float(big['latency_ms'].iloc[0]):g} ms link")
     return Answer(q, pair, pair.leader.name, rests, section=_ROOT_SECTION, of="root")
 

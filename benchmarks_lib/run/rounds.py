@@ -1,0 +1,405 @@
+"""Measuring in rounds: every open case of the run measured once per round, in an order shuffled afresh each round,
+until each question is answered, its cap is reached or the reader's time budget is spent.
+
+- A case of a suite that declares ``rounds`` (``suites.Rounds``) is *opened* once in a worker (its data, its prepared
+  store and its warm-ups stay there across rounds); each round then asks it for one *step* (one measured iteration
+  of each of its points). A worker holds the open cases of one (suite, backend) where the suite reuses workers (one
+  per case otherwise), and exits when its last case closes. The idle ones wait on their stdin, so only one case is
+  measured at a time; the CPU they use anyway while another is measured is each row's ``idle_workers_cpu_s``.
+- The order of a round is shuffled with a seeded generator (the seed in ``run.json``; each row records its ``round``
+  and ``round_position``): a burst of host load or a drift lands on every contender alike, so the per-round ratios
+  of two contenders are fair coins under any drift (``base.paired``).
+- A *question* is one of the suite's ``questions`` (an operation) in one group of equals, grouped and named as the
+  ranking does (``records.questions``); its contenders are the cases measured on it (the raw baseline and the
+  ceiling excepted). It is looked at after the rounds of ``base.paired.LOOKS`` and answered when its leader is
+  separated from every other contender or every contender is equivalent within the margin. A case closes when
+  every question it is in is answered, at the cap (the run's ``iterations``), or when the budget is spent. Below
+  the first look (a cap under 8) the rounds are a fixed count.
+- The budget: a round is started only when the last round's time still fits before the deadline.
+- A worker that dies (a crash in a native library) takes its open cases with it: the case that crashed gets an error
+  row and ends; the others are opened again in a fresh worker and go on in the next round.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks_lib.base.paired import LOOKS, MARGIN, Answer, look
+from benchmarks_lib.base.scratch import create_marked_dir, remove_tree
+from benchmarks_lib.measure import load
+from benchmarks_lib.measure.ledger import CASE_COLUMNS, case_columns, peak_rss
+from benchmarks_lib.records.questions import countable, per_round, question_groups
+from benchmarks_lib.run.executor import CaseFinished, CaseStarted, Executor, worker_environ
+from benchmarks_lib.run.pool import STDERR_TAIL, CaseWorkers, Timeline, WorkerProcess
+from benchmarks_lib.run.worker import error_row, finish_rows
+from benchmarks_lib.suites import Case, ended_reason, get_suite
+
+#: contenders that are never ranked (the uncompressed baseline, the machine's ceiling)
+NOT_CONTENDERS = ("raw", "ceiling")
+
+
+def round_seed(run_id: str) -> int:
+    """The seed of a run's round order: from its id, so that a run is shuffled the same way when measured again."""
+    return int.from_bytes(hashlib.sha256(f"rounds:{run_id}".encode()).digest()[:4], "big")
+
+
+@dataclass
+class Question:
+    """One operation at one value of the suite's case keys, and the cases measured on it."""
+
+    suite: str
+    operation: str
+    key: dict
+    cases: set[str] = field(default_factory=set)
+    answer: str = "open"
+    why: str = ""
+    rounds: int = 0
+    leader: str = ""
+
+    @property
+    def closed(self) -> bool:
+        return self.answer != "open"
+
+    def record(self) -> dict:
+        return {"suite": self.suite, "operation": self.operation, "key": self.key, "rounds": self.rounds,
+                "cases": sorted(self.cases), "answer": self.answer, "why": self.why, "leader": self.leader}
+
+
+@dataclass(frozen=True)
+class RoundDone:
+    """A round has ended: its number (1-based count), its seconds, the cases still open and the questions answered."""
+
+    rounds: int
+    seconds: float
+    open_cases: int
+    answered: int
+    questions: int
+    #: what the planner left out before this round, in words
+    left_out: tuple[str, ...] = ()
+
+
+def _plain(value):
+    """A group key's value as JSON has it (numpy scalars as numbers, a missing value as None)."""
+    if value is None or (not isinstance(value, list | tuple | dict | str) and pd.isna(value)):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def question_rows(rows: list[dict], operations: tuple[str, ...]) -> list[dict]:
+    """The rows of ``rows`` that may answer a question: measured in a round, one of ``operations``, not of a
+    baseline (``NOT_CONTENDERS``)."""
+    return [r for r in rows if r.get("operation") in operations and r.get("round") is not None
+            and r.get("backend") not in NOT_CONTENDERS]
+
+
+class RoundsExecutor(Executor):
+    """The cases of suites that measure in rounds, interleaved over the whole run (see the module's docstring);
+    ``iterations`` in the job is the cap of rounds, ``budget_s`` the seconds the rounds may take (None: no limit)."""
+
+    def __init__(self, scratch: Path, timeline: Timeline, seed: int, budget_s: float | None = None,
+                 partial: Path | None = None, looks: tuple[int, ...] = LOOKS, margin: float = MARGIN) -> None:
+        self.scratch, self.timeline, self.seed, self.budget_s = scratch, timeline, seed, budget_s
+        #: where each open case's rows are appended as they come (a JSON line per row; the runner removes a case's
+        #: file once its record is written), so that a killed run loses no measured round
+        self.partial = partial
+        self.looks, self.margin = looks, margin
+        self.questions: dict[tuple, Question] = {}
+        #: each open case's seconds in the last round (its step and the runner's work around it)
+        self._cost: dict[str, float] = {}
+        #: what the planner left out, in words (the runner prints them)
+        self.left_out: list[str] = []
+        self.rounds_done = 0
+        self.stopped = ""
+
+    # -- workers ---------------------------------------------------------------------------------------------------
+    def _worker(self, case: Case) -> WorkerProcess:
+        key = CaseWorkers.key(case) or (case.case_id,)
+        worker = self._workers.get(key)
+        if worker is None or worker.proc.poll() is not None:
+            with self.timeline.runner_work("start worker"):
+                worker = self._workers[key] = WorkerProcess(key, worker_environ(case), self.scratch, self.timeline)
+        return worker
+
+    def _close_worker(self, key: tuple | None, kill: bool = False) -> None:
+        worker = self._workers.pop(key, None) if key is not None else None
+        if worker is not None:
+            if kill:
+                worker.proc.kill()
+            worker.close()
+
+    def _drop_worker(self, case: Case) -> None:
+        """Kill ``case``'s worker; its other open cases are opened again (in a fresh worker) at their next step."""
+        key = CaseWorkers.key(case) or (case.case_id,)
+        self._close_worker(key, kill=True)
+        for state in self._state.values():
+            if state["worker"] == key:
+                state["opened"] = False
+
+    def _job(self, case: Case, action: str, job_base: dict, timeout_s: float, round_no: int = 0,
+             position: int = 0) -> tuple[list[dict] | None, int, str, bool, dict]:
+        """Send one rounds job to ``case``'s worker: (rows or None, status, stderr tail, case ended, its columns)."""
+        state = self._state[case.case_id]
+        worker = self._worker(case)
+        state["worker"] = worker.key
+        rows_path = self.scratch / "rows.json"
+        remove_tree(rows_path, self.scratch)
+        job = {**job_base, "case": case.to_json(), "scratch": str(state["scratch"]), "rows": str(rows_path),
+               "action": action, "round": round_no, "position": position}
+        job_path = self.scratch / "job.json"
+        job_path.write_text(json.dumps(job))
+        if action == "open":
+            state["reused"] = worker.cases > 0
+        idle = [w.proc.pid for w in self._workers.values() if w is not worker]
+        idle_cpu = sum(load.process_cpu_s(pid) for pid in idle)
+        t_begin, before = time.perf_counter_ns(), load.snapshot((worker.proc.pid,))
+        status, stderr, usable = worker.run(job_path, timeout_s, STDERR_TAIL)
+        t_end = time.perf_counter_ns()
+        idle_cpu = sum(load.process_cpu_s(pid) for pid in idle) - idle_cpu
+        self.timeline.cases.append((t_begin, t_end, case.case_id))
+        try:
+            payload = json.loads(rows_path.read_text())
+            remove_tree(rows_path, self.scratch)
+        except FileNotFoundError:
+            payload = None
+        if not usable:
+            self._drop_worker(case)
+        if payload is None:
+            return None, status, stderr, True, case_columns(None, t_begin, t_end)
+        accounting = payload.get("accounting") or {}
+        for t0, t1 in accounting.get("intervals", []):
+            self.timeline.timed.append((t0, t1, case.case_id))
+        # the other workers wait on their stdin meanwhile: the CPU they used anyway is stated, never hidden
+        columns = {**case_columns(accounting, t_begin, t_end), **load.case_columns(before),
+                   "idle_workers_cpu_s": idle_cpu}
+        columns["worker_peak_rss_bytes"] = accounting.get("worker_peak_rss_bytes")
+        return payload["rows"], status, stderr, bool(payload.get("done")) or status != 0, columns
+
+    # -- questions -------------------------------------------------------------------------------------------------
+    def _look(self, rounds: int) -> None:
+        """Look at every open question after ``rounds`` rounds (a look of ``self.looks``): the groups of equals of
+        the rows measured so far (``records.questions``, as the ranking groups them), each contender's time per
+        round, the paired rule (``base.paired.look``)."""
+        if not self._qrows:
+            return
+        df = countable(pd.DataFrame(self._qrows))
+        for (suite, operation), rows in df.groupby(["suite", "operation"], sort=True):
+            for key, group in question_groups(rows.dropna(subset=["elapsed_s"])):
+                key = {k: _plain(v) for k, v in key.items()}
+                q = self.questions.setdefault((suite, operation, json.dumps(key, sort_keys=True, default=str)),
+                                              Question(str(suite), str(operation), key))
+                q.cases |= set(group["case_id"].astype(str))
+                if q.closed:
+                    continue
+                values = (per_round({str(n): p for n, p in group.groupby("_entry", sort=True)}, "elapsed_s")
+                          or ({}, []))[0]
+                complete = {name: np.asarray([v[r] for r in range(rounds)]) for name, v in values.items()
+                            if all(r in v for r in range(rounds))}
+                q.rounds = rounds
+                if len(complete) < 2:
+                    q.answer, q.why = "alone", "fewer than two contenders measured in every round"
+                    continue
+                seen = look(complete, self.looks, self.margin)
+                q.leader = seen.leader
+                if seen.answer is not Answer.OPEN:
+                    q.answer, q.why = str(seen.answer), seen.why()
+
+    def _close_all(self, why: str, answer: str) -> None:
+        for q in self.questions.values():
+            if not q.closed:
+                q.answer, q.why, q.rounds = answer, why, self.rounds_done
+
+    # -- the run ---------------------------------------------------------------------------------------------------
+    def run(self, cases: list[Case], job_base: dict, timeout_s: Mapping[str, float]) -> Iterator[
+            CaseStarted | CaseFinished | RoundDone]:
+        cap = int(job_base["iterations"])
+        rng = random.Random(self.seed)
+        self._workers: dict[tuple, WorkerProcess] = {}
+        self._state: dict[str, dict] = {}
+        self._qrows: list[dict] = []
+        rows: dict[str, list[dict]] = {}
+        spent: dict[str, dict[str, float]] = {}
+        t_start = time.perf_counter()
+        deadline = t_start + self.budget_s if self.budget_s is not None else math.inf
+        by_id = {c.case_id: c for c in cases}
+
+        def add_spent(case_id: str, columns: dict) -> None:
+            mine = spent.setdefault(case_id, {})
+            for name, value in columns.items():
+                if name in CASE_COLUMNS and isinstance(value, int | float):
+                    mine[name] = mine.get(name, 0.0) + value
+                elif name not in mine or mine[name] is None:
+                    mine[name] = value
+
+        def finish(case: Case, rc: int, stderr: str, reason: str) -> CaseFinished:
+            state = self._state[case.case_id]
+            if state["opened"]:  # end its generator (its ``finally`` removes what it made)
+                add_spent(case.case_id, self._job(case, "close", job_base, timeout_s[case.case_id])[4])
+            del self._state[case.case_id]
+            remove_tree(state["scratch"], self.scratch)
+            if state["worker"] not in {s["worker"] for s in self._state.values()}:
+                self._close_worker(state["worker"])  # none of its cases is open any more: its memory back
+            got = rows.pop(case.case_id)
+            columns = spent.pop(case.case_id, {})
+            if not got and rc == 0:  # opened, never stepped: the budget or the cap ended the rounds first
+                got = finish_rows([{"operation": "case", "status": "skip", "reason": f"not measured: {reason}"}], case,
+                                  job_base["run_columns"])
+            if not got:  # its worker died before it wrote a row: the runner makes the error row
+                return CaseFinished(case, None, rc, stderr, columns.get("t_case_s") or 0.0)
+            out = [{**r, **{k: v for k, v in columns.items() if k not in r or k in CASE_COLUMNS},
+                    "rounds_stop": reason, "runner_peak_rss_bytes": peak_rss(),
+                    "worker_reused": state.get("reused", False)} for r in got]
+            return CaseFinished(case, out, rc, stderr, columns.get("t_case_s") or 0.0)
+
+        def step(case: Case, action: str, round_no: int = 0, position: int = 0) -> CaseFinished | None:
+            # a case's time limit is over all its jobs: each gets what the earlier ones left
+            left = max(1.0, timeout_s[case.case_id] - (spent.get(case.case_id, {}).get("t_case_s") or 0.0))
+            got, rc, stderr, ended, columns = self._job(case, action, job_base, left, round_no, position)
+            if got is None and stderr.startswith("case timed out after"):  # the case's limit, not this job's part
+                stderr = f"case timed out after {timeout_s[case.case_id]:.0f} s (its set-up and rounds together)\n" \
+                    + stderr.partition("\n")[2]
+            add_spent(case.case_id, columns)
+            self._state[case.case_id]["opened"] = not ended
+            if got is None:  # its worker died or timed out: the case ends with what it measured and an error row
+                if rows[case.case_id]:
+                    reason = ended_reason(rc, stderr) or f"worker exited with status {rc}" + \
+                        (" (killed by signal)" if rc < 0 else "")
+                    rows[case.case_id] += finish_rows([error_row(case, f"{reason}\n{stderr}")], case,
+                                                      job_base["run_columns"])
+                return finish(case, rc, stderr, "its worker ended")
+            load_cols = {k: columns.get(k) for k in columns if k not in CASE_COLUMNS}
+            got = [{**r, **load_cols} for r in got]
+            rows[case.case_id].extend(got)
+            if self.partial is not None and got:
+                with open(self.partial / f"{case.case_id}.jsonl", "a") as f:
+                    f.write("".join(json.dumps(r, default=str) + "\n" for r in got))
+            self._qrows += question_rows(got, get_suite(case.suite).questions)
+            if ended:
+                return finish(case, rc, stderr, "error" if rc else "nothing more to measure")
+            return None
+
+        try:
+            for n, case in enumerate(cases):  # open every case: set-up and warm-ups, once
+                self._state[case.case_id] = {"scratch": create_marked_dir(self.scratch / f"case-{n}"),
+                                             "worker": None, "opened": False}
+                rows[case.case_id] = []
+                yield CaseStarted(case)
+                if (done := step(case, "open")) is not None:
+                    yield done
+            round_s = 0.0
+            while self._state:
+                before = len(self.left_out)
+                if self.rounds_done and (self.rounds_done < cap) and deadline < math.inf:
+                    for case_id, why in self._plan(deadline - time.perf_counter(), cap, by_id):
+                        yield finish(by_id[case_id], 0, "", why)
+                if self.rounds_done >= cap:
+                    if cap < self.looks[0]:
+                        self.stopped = f"a fixed {cap} rounds, below the first look at {self.looks[0]}"
+                        self._close_all(self.stopped, "not looked at")
+                    else:
+                        self.stopped = f"cap of {cap} rounds reached"
+                        self._close_all(self.stopped + ": not separable", str(Answer.NOT_SEPARABLE))
+                    break
+                if time.perf_counter() + round_s > deadline:
+                    self.stopped = f"budget spent at round {self.rounds_done}"
+                    self._close_all(self.stopped + ": not separable", "budget spent")
+                    break
+                t0 = time.perf_counter()
+                order = sorted(self._state)
+                rng.shuffle(order)
+                for position, case_id in enumerate(order):
+                    case = by_id[case_id]
+                    if case_id not in self._state:
+                        continue
+                    # its worker died under another case: set up again
+                    if not self._state[case_id]["opened"] and (done := step(case, "open")) is not None:
+                        yield done
+                        continue
+                    t_case = time.perf_counter()
+                    if (done := step(case, "step", self.rounds_done, position)) is not None:
+                        yield done
+                    self._cost[case_id] = time.perf_counter() - t_case
+                self.rounds_done += 1
+                round_s = time.perf_counter() - t0
+                if self.rounds_done in self.looks and self.rounds_done <= cap:
+                    self._look(self.rounds_done)
+                for case_id in [c for c in self._state if self._answered(c, cap)]:
+                    yield finish(by_id[case_id], 0, "", self._why(case_id))
+                yield RoundDone(self.rounds_done, round_s, len(self._state),
+                                sum(q.closed for q in self.questions.values()), len(self.questions),
+                                tuple(self.left_out[before:]))
+            for case_id in list(self._state):
+                yield finish(by_id[case_id], 0, "", self.stopped)
+        except BaseException:
+            for worker in self._workers.values():
+                worker.proc.kill()
+            raise
+        finally:
+            for worker in list(self._workers.values()):
+                worker.close()
+            self._workers.clear()
+            for state in self._state.values():
+                remove_tree(state["scratch"], self.scratch)
+
+    def _plan(self, left_s: float, cap: int, by_id: Mapping[str, Case]) -> list[tuple[str, str]]:
+        """Before a round: the cases to close because the time left cannot carry every open case to the next look
+        (or the cap). Below the first look the cases their suites declare optional are left out, the dearest first;
+        after it, the dearest open questions are given up, so that the cheaper ones still reach their next look.
+        Returns (case id, why) of the cases to close now."""
+        r = self.rounds_done
+        target = min([look for look in self.looks if look > r] + [cap])
+
+        def need(ids) -> float:
+            return (target - r) * sum(self._cost.get(c, 0.0) for c in ids)
+
+        open_ids = set(self._state)
+        if need(open_ids) <= left_s:
+            return []
+        out: list[tuple[str, str]] = []
+        if r < self.looks[0]:
+            why = f"left out at round {r}: {self.looks[0]} rounds of every case do not fit the budget"
+            for case_id in sorted((c for c in open_ids if get_suite(by_id[c].suite).optional(by_id[c])),
+                                  key=lambda c: -self._cost.get(c, 0.0)):
+                if need(open_ids) <= left_s:
+                    break
+                open_ids.discard(case_id)
+                out.append((case_id, why))
+                self.left_out.append(f"{get_suite(by_id[case_id].suite).describe(by_id[case_id])} ({why})")
+            return out
+        why = f"budget spent at round {r}: given up for cheaper questions, not separable"
+        for q in sorted((q for q in self.questions.values() if not q.closed),
+                        key=lambda q: -sum(self._cost.get(c, 0.0) for c in q.cases & open_ids)):
+            if need(open_ids) <= left_s:
+                break
+            q.answer, q.why, q.rounds = "budget spent", why, r
+            open_ids -= {c for c in q.cases if all(o.closed for o in self.questions.values() if c in o.cases)}
+        return [(c, why) for c in sorted(set(self._state) - open_ids) if c not in dict(out)]
+
+    def _answered(self, case_id: str, cap: int) -> bool:
+        """True when ``case_id`` may close: the first look (or the cap below it) reached, and every question it is in
+        answered."""
+        if self.rounds_done < min(self.looks[0], cap):
+            return False
+        return all(q.closed for q in self.questions.values() if case_id in q.cases)
+
+    def _why(self, case_id: str) -> str:
+        whys = sorted({q.why for q in self.questions.values() if case_id in q.cases})
+        return "; ".join(whys) if whys else f"{self.rounds_done} rounds (no question to answer)"
+
+    def record(self) -> dict:
+        """What ``run.json`` keeps of the rounds: the seed, the looks, the margin, the budget and every question."""
+        return {"seed": self.seed, "looks": list(self.looks), "margin": self.margin, "budget_s": self.budget_s,
+                "rounds": self.rounds_done, "stopped": self.stopped, "left_out": self.left_out,
+                "questions": [q.record() for q in self.questions.values()]}
+
+
+__all__ = ["NOT_CONTENDERS", "Question", "RoundDone", "RoundsExecutor", "question_rows", "round_seed"]

@@ -1,0 +1,160 @@
+"""Measuring in rounds (``run/rounds.py``): every open case of the run once per round in a shuffled order, set up
+once, each question stopped once answered, within the run's budget; a crash, a timeout and a kill -9 lose no
+measured round."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchmarks_lib.base.specs import SpecError, parse_duration
+from benchmarks_lib.records.store import load_run
+from benchmarks_lib.run.runner import run_suite
+from benchmarks_lib.suites import get_suite
+
+SMOKE = get_suite("writers").smoke
+SMALL = {**SMOKE, "tests": ["write", "read"], "multipliers": [1], "warmups": 1}
+
+
+def _run(tmp_path: Path, params: dict, run_id: str = "r", **kwargs):
+    return run_suite("writers", params, profile="quick", results_dir=tmp_path / "results",
+                     scratch_dir=tmp_path / "scratch", run_id=run_id, progress=None, ceiling=False, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def nine_rounds(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("rounds"), {**SMALL, "iterations": 9})
+
+
+def test_every_open_case_is_measured_once_a_round_in_a_fresh_order(nine_rounds):
+    df = nine_rounds.df
+    measured = df[df["status"] == "ok"]
+    assert measured["round"].notna().all() and (measured["iteration"] == measured["round"]).all()
+    cases = measured.groupby("case_id")["round"].agg(lambda r: sorted(set(r)))
+    assert all(rounds == list(range(len(rounds))) for rounds in cases)  # no round skipped
+    # a round's positions are a permutation of the cases measured in it, and the orders differ between rounds
+    orders = []
+    for _, part in measured.drop_duplicates(["case_id", "round"]).groupby("round"):
+        assert sorted(part["round_position"]) == list(range(len(part)))
+        orders.append(tuple(part.sort_values("round_position")["case_id"]))
+    assert len(set(orders)) > 1
+    rounds = nine_rounds.meta["rounds"]
+    assert rounds["seed"] and rounds["looks"] == [8, 12, 16, 20] and rounds["questions"]
+    assert {q["answer"] for q in rounds["questions"]} <= {"separated", "equivalent", "not separable", "alone",
+                                                           "not looked at", "budget spent"}
+    assert df["rounds_stop"].notna().all()
+    assert not any((Path(nine_rounds.run_dir) / "partial").iterdir())  # every case's rounds are in its record
+
+
+def test_the_same_run_id_is_shuffled_the_same_way(tmp_path):
+    from benchmarks_lib.run.rounds import round_seed
+
+    assert round_seed("a") == round_seed("a") != round_seed("b")
+
+
+def test_the_ranking_pairs_rows_measured_in_rounds(nine_rounds):
+    from benchmarks_lib.rules.ranking import rank_against_leader
+
+    df = nine_rounds.df
+    rankings = rank_against_leader(df[df["operation"] == "total"], "elapsed_s", higher=False)
+    assert rankings and all(r.paired and r.why for r in rankings)
+    for r in rankings:
+        for e in r.others:
+            assert e.vs_leader.paired and e.vs_leader.n_a == e.n == 9
+            # 9 rounds is no look: the count at the looks' level (0 for 3 or more contenders: too few to rank)
+            assert e.vs_leader.separable is None or 0 < e.vs_leader.coverage < 1
+
+
+def test_a_question_stops_at_its_first_look_once_answered(tmp_path):
+    """Two contenders 8 rounds apart: every question answered at the first look closes its cases there (the cap of
+    20 is not reached); the rows say why."""
+    result = _run(tmp_path, {**SMALL, "backends": ["raw", "zarr-python", "tensorstore"], "iterations": 20})
+    questions = result.meta["rounds"]["questions"]
+    answered = [q for q in questions if q["answer"] in ("separated", "equivalent")]
+    assert answered, questions
+    for q in answered:
+        assert q["rounds"] in (8, 12, 16) and q["why"].endswith(f"at round {q['rounds']}")
+    df = result.df
+    for case_id, part in df[df["backend"] != "raw"].groupby("case_id"):
+        mine = [q for q in questions if case_id in q["cases"]]
+        if mine and all(q["answer"] in ("separated", "equivalent") for q in mine):
+            assert part["round"].max() + 1 == max(q["rounds"] for q in mine)
+    raw = df[df["backend"] == "raw"]  # a baseline answers no question: it stops at the first look
+    assert raw["round"].max() + 1 == 8
+
+
+def test_a_run_keeps_to_its_budget_and_says_where_it_stopped(tmp_path):
+    t0 = time.perf_counter()
+    result = _run(tmp_path, {**SMALL, "backends": ["raw", "zarr-python", "tensorstore"], "iterations": 20,
+                             "dims": "t:8,y:256:128,x:256"}, budget="6s")
+    took = time.perf_counter() - t0
+    stop = result.meta["rounds"]["stopped"]
+    assert stop.startswith("budget spent at round") or stop == ""
+    if stop:
+        assert took < 6 * 1.15 + 3  # the budget (+15%), and the run's own start and end
+        assert result.df["rounds_stop"].str.contains("budget spent").any()
+
+
+def test_budgets_are_durations():
+    assert parse_duration("2m", "budget") == 120 and parse_duration("90", "budget") == 90
+    assert parse_duration("1.5h", "budget") == 5400 and parse_duration(30, "budget") == 30
+    for bad in ("soon", "2 minutes", "-5s", "0", True, None, "nan"):
+        with pytest.raises(SpecError, match="budget"):
+            parse_duration(bad, "budget")
+
+
+def test_a_bad_budget_is_one_line_and_creates_nothing(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "benchmarks_lib", "run", "writers", "--budget", "tomorrow",
+                           "--results-dir", str(tmp_path / "results"), "--scratch-dir", str(tmp_path / "scratch")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "budget 'tomorrow'" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "results").exists() and not (tmp_path / "scratch").exists()
+
+
+def test_a_crash_ends_its_case_and_the_other_cases_of_its_worker_go_on(tmp_path, plugin_env):
+    """``crashlater`` segfaults at its third store in a process: in round 1 its write case's worker dies; the write
+    case keeps its round 0 and gets an error row; its read case, open in the same worker, is set up again in a fresh
+    one and measures every round."""
+    result = _run(tmp_path, {**SMALL, "backends": ["crashlater"], "warmups": 0, "iterations": 4})
+    df = result.df
+    write, read = df[df["test"] == "write"], df[df["test"] == "read"]
+    errors = write[write["status"] == "error"]
+    assert len(errors) == 1 and "signal" in errors["reason"].iloc[0]
+    assert set(write.loc[write["status"] == "ok", "round"]) == {0}
+    assert (read["status"] == "ok").all() and set(read["round"]) == {0, 1, 2, 3}
+
+
+def test_a_killed_run_loses_no_measured_round_and_a_resume_finishes_it(tmp_path):
+    """kill -9 in the middle of the rounds: the rows measured so far are in ``partial/`` (a JSON line each); the
+    resumed run keeps them in ``interrupted/`` and measures the open cases again."""
+    params = json.dumps({**SMALL, "backends": ["raw", "zarr-python"], "iterations": 20,
+                         "dims": "t:8,y:256:128,x:256"})
+    code = (f"from benchmarks_lib.run.runner import run_suite; import json; run_suite('writers', json.loads({params!r}),"
+            f" profile='quick', results_dir={str(tmp_path / 'results')!r}, scratch_dir={str(tmp_path / 'scratch')!r},"
+            " run_id='killed', progress=None, ceiling=False, budget=600)")
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    partial = next(iter((tmp_path / "results").glob("*/killed")), tmp_path) / "partial"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any(
+            p.stat().st_size > 0 for p in (partial.glob("*.jsonl") if partial.is_dir() else [])):
+        time.sleep(0.2)
+        partial = next(iter((tmp_path / "results").glob("*/killed")), tmp_path) / "partial"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    kept = {p.name: p.read_text() for p in partial.glob("*.jsonl")}
+    assert kept and all(json.loads(line)["round"] >= 0 for text in kept.values() for line in text.splitlines())
+    result = _run(tmp_path, json.loads(params), run_id="killed", budget=600)
+    interrupted = list((result.run_dir / "interrupted").glob("*/*.jsonl"))
+    assert {p.name for p in interrupted} == set(kept)
+    assert all(p.read_text().startswith(kept[p.name][:50]) for p in interrupted)  # kept, not rewritten
+    df, meta = load_run(result.run_dir)
+    assert meta.get("finished_at") and (df["status"] == "ok").any() and not list(partial.glob("*.jsonl"))
+    assert isinstance(df, pd.DataFrame)
