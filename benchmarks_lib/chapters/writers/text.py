@@ -13,7 +13,7 @@ from benchmarks_lib.chapters.common import (
     error_warning,
     no_answer,
     ok_rows,
-    rank_samples,
+    rank_against_leader,
     ranking_lines,
     verdict_text,
     versus_text,
@@ -83,10 +83,11 @@ def _sharding_lines(rows: pd.DataFrame) -> list[str]:
         cut = cut.assign(cutout_kind=None)
     lines = []
     for (backend, dataset, kind), part in cut.groupby(["backend", "dataset", "cutout_kind"], dropna=False):
-        layouts = {str(k): p["elapsed_s"].astype("float64") for k, p in part.groupby("layout")}
-        if len(layouts) < 2:
+        found = rank_against_leader(part, "elapsed_s", False, keys=[], names=lambda rows: rows["layout"].astype(str),
+                                    largest_shared_size=False)  # paired round by round where measured in rounds
+        if not found or len(found[0].entries) < 2:  # raw, the baseline, is not ranked
             continue
-        r = rank_samples(layouts, higher=False)
+        r = found[0]
         inodes = rows[(rows["backend"] == backend) & (rows["dataset"] == dataset)]["inodes"] if "inodes" in rows \
             else pd.Series(dtype="float64")
         entries = "; ".join(f"*{md(e.name)}* {format_point(_point(e), scale=1e3)} ms: {versus_text(e, r)}"
