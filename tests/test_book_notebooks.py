@@ -38,6 +38,7 @@ MEASURING = [name for name in NOTEBOOKS if suite_of(name)]
 def _copy_project(dest: Path) -> None:
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "_static", dest / "_static")  # the book's style (the verdict box's)
     shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("executed"))
     shutil.copytree(ROOT / "notebooks", dest / "notebooks")
 
@@ -113,8 +114,10 @@ def test_notebooks_execute_and_the_book_builds(built_book, monkeypatch):
     shutil.copytree(tmp_path / "moved", tmp_path / "reference")
     build_book(results_dir=tmp_path / "moved", execute=False, root=tmp_path)  # the HTML the browser test sees
     front = (tmp_path / "book" / "executed" / "answers.md").read_text()
-    assert "The **reference run** committed with the book" in front
-    assert front.count("**This machine beside the reference machine**") == len(MEASURING)
+    beside = (tmp_path / "book" / "executed" / "beside-reference.md").read_text()
+    assert "[This machine beside the reference](beside-reference.md)" in front
+    assert "The **reference run** committed with the book" in beside
+    assert beside.count("| question (one case both runs measured) |") == len(MEASURING)
     build_book(from_runs=tmp_path / "reference", execute=False, root=tmp_path, html=False)  # alone: no pair
     assert "beside the reference" not in (tmp_path / "book" / "executed" / "answers.md").read_text()
     shutil.rmtree(tmp_path / "reference")
@@ -213,6 +216,43 @@ def test_every_page_of_the_book_in_a_browser(built_book):
     kept.mkdir(parents=True, exist_ok=True)
     for png in shots.glob("*.png"):
         shutil.copy(png, kept / png.name)
+
+
+#: the verdict box's rows (the first table of the front page's article), its links and the article's words
+VERDICT_BOX = """() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const box = art.querySelector('.verdict-box table');
+  const rect = box.getBoundingClientRect();
+  return {bottom: rect.bottom + window.scrollY, rows: box.querySelectorAll('tbody tr').length,
+          links: [...box.querySelectorAll('tbody tr td:first-child a')].map(a => a.href),
+          words: art.innerText.split(/\\s+/).filter(w => /\\w/.test(w)).length};
+}"""
+
+
+@pytest.mark.slow
+def test_the_verdict_box_is_the_first_screen_of_the_front_page(built_book):
+    """As a reader at 1400x900 sees the quick book's front page in Chromium: the verdict box is in the first screen,
+    one row per question, each row linking to a section its chapter page has; the page has at most 900 words. A
+    screenshot of that first screen is kept in the checkout's _build/screenshots/."""
+    from benchmarks_lib.rules.answers import QUESTIONS
+
+    if problem := _browser_problem():
+        pytest.skip(problem)
+    html = built_book / "_build" / "html"
+    with _chromium() as browser:
+        page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        _goto(page, html / "book" / "executed" / "answers.html")
+        box = page.evaluate(VERDICT_BOX)
+        kept = ROOT / "_build" / "screenshots"  # beside the other test's (ignored by git)
+        kept.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=kept / "front_page_first_screen.png")
+        assert box["rows"] == len(QUESTIONS) == len(box["links"]), box
+        assert box["bottom"] <= 900, f"the verdict box ends at {box['bottom']:.0f} px, below the first screen"
+        assert box["words"] <= 900, f"the front page has {box['words']} words"
+        for href in box["links"]:
+            page.goto(href, wait_until="load")
+            fragment = href.partition("#")[2]
+            assert fragment and page.evaluate(f"() => document.getElementById({fragment!r}) !== null"), href
 
 
 def test_book_from_a_directory_without_runs_is_refused_before_anything_runs(tmp_path):

@@ -262,11 +262,13 @@ def test_pages_from_poisoned_runs_are_escaped(poisoned, tmp_path):
     run_ids = {n: newest[s].name for n, s in suites.items() if s in newest}
     machine = write_machine_page(poisoned, tmp_path, list(run_ids.values())).read_text()
     answers = write_answers_page(ROOT, poisoned, tmp_path, run_ids, chapter_notebooks(), reference=poisoned).read_text()
-    for name, text in (("machine", machine), ("answers", answers)):
+    beside = (tmp_path / "beside-reference.md").read_text()
+    for name, text in (("machine", machine), ("answers", answers), ("beside", beside)):
         html = _render(text, page=True)
         assert not _unsafe(html), (name, _unsafe(html))
-        assert "&lt;script&gt;alert(1)" in html or name == "answers"
-    assert "Not measured" not in answers and "**This machine beside the reference machine**" in answers
+        assert "&lt;script&gt;alert(1)" in html or name != "machine"
+    assert "Not measured" not in answers
+    assert "The **reference run** committed with the book" in beside
     for name, suite in suites.items():
         if suite in newest:
             meta = load_run(newest[suite])[1]

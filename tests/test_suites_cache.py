@@ -355,7 +355,7 @@ def test_figures_table_and_conclusion(rows):
         assert fig.axes
         plt.close(fig)
     text = chapter.conclusion(df)
-    assert text.startswith("### What this run shows")
+    assert "### What this run shows" in text  # after the chapter's answer
     assert "the server" in text.lower() and "bottleneck" in text  # the server's share is always stated
     shares = chapter.server_rows(df)["server_share"]
     assert not shares.empty and (shares >= 0).all()

@@ -1,4 +1,9 @@
-"""The front page's like-for-like tables: this machine beside the reference run, over the cases both measured.
+"""The front page: the verdict box (one line per question of :mod:`benchmarks_lib.rules.answers`, each linked to
+the chapter section holding its evidence) and the like-for-like tables: this machine beside the reference run, over
+the cases both measured.
+
+The verdict box says each answer in :mod:`benchmarks_lib.rules.words`' words (``pick_text``, ``sure_text``,
+``rests_text``): the same answer, in the same words, as the chapters' answers and conclusions.
 
 A chapter's answer (``answer(df)``) is one sentence about one run. Two runs answer the same question only on the
 same cases: the same suite case (every case key the runs record: bytes, codec, dataset, layout, fsync, cache
@@ -18,10 +23,50 @@ import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code
-from benchmarks_lib.base.stats import format_ci, two_sample
+from benchmarks_lib.base.stats import format_ci
 from benchmarks_lib.chapters.style import CEILING_LABELS
+from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
 from benchmarks_lib.rules.ranking import Verdict, rank_samples
+from benchmarks_lib.rules.words import pick_text, rests_text, sure_text
+
+#: what a heading's anchor keeps (MyST's ``myst_heading_anchors`` slug, GitHub's): word characters, CJK, -, space
+_SLUG_DROPS = re.compile(r"[^\w\u4e00-\u9fff\- ]")
+
+
+def anchor(heading: str) -> str:
+    """A heading's anchor as MyST makes it (``myst_heading_anchors`` in ``_config.yml``): lower case, spaces as
+    ``-``, punctuation dropped: ``Reads: full (cold and warm)`` -> ``reads-full-cold-and-warm``."""
+    return _SLUG_DROPS.sub("", heading.lower().replace(" ", "-"))
+
+
+def evidence_link(a: Answer) -> str:
+    """``writers.ipynb#write-test-a-new-store-per-size``: the section of the answer's chapter holding its evidence."""
+    return f"{a.question.chapter}.ipynb#{anchor(a.anchor)}"
+
+
+#: the verdict box's HTML class (its style: ``_static/verdicts.css``)
+BOX_CLASS = "verdict-box"
+
+
+def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linked: set[str] | None = None) -> str:
+    """Markdown: the verdict box (a container of class ``BOX_CLASS``), one table row per question: the question
+    (linked to its evidence where its chapter is in the book, ``linked``), the pick, how sure (the factor and its 95%
+    interval) and what it rests on. A question this machine did not measure says so, with the reference run's
+    answer where it has one."""
+    refs = {a.question.key: a for a in reference or []}
+    rows = ["| question | answer | how sure (95% interval) | rests on |", "|---|---|---|---|"]
+    for a in mine:
+        label = a.question.label
+        if linked is None or a.question.chapter in linked:
+            label = f"[{label}]({evidence_link(a)})"
+        ref = refs.get(a.question.key)
+        if a.measured or ref is None or not ref.measured:
+            rows.append(f"| {label} | {pick_text(a)} | {sure_text(a)} | {rests_text(a, run=False)} |")
+        else:
+            rows.append(f"| {label} | not measured here; reference machine: {pick_text(ref)} | {sure_text(ref)} | "
+                        f"{rests_text(ref)} |")
+    return "\n".join([f":::{{container}} {BOX_CLASS}", *rows, ":::"])
 
 
 @dataclass(frozen=True)
@@ -292,85 +337,4 @@ def _listed(items: list[str], limit: int = 2) -> str:
     return "; ".join(items[:limit]) + more
 
 
-def sharding(df: pd.DataFrame) -> str:
-    """Markdown: what sharding buys in the writers suite's sharding sweep, per dataset and inner chunk: the files
-    (inodes) of the store and the cold cutout time, each sharded layout against the unsharded layout of its inner
-    chunk, per writer (the same writer, bytes and cutout positions); a sentence when the run has no sweep."""
-    from benchmarks_lib.chapters.common import ALWAYS_SHARDED
-
-    rows = ok_rows(df)
-    rows = rows[rows["test"] == "sharding"] if "test" in rows and "layout" in rows else rows.iloc[0:0]
-    rows = rows[~rows["backend"].isin(list(ALWAYS_SHARDED))]  # their "unsharded" is one chunk per shard
-    if "verified" in rows:
-        rows = rows[rows["verified"].astype("boolean").fillna(True)]
-    if rows.empty:
-        return "What sharding buys: this run has no sharding sweep (the writers suite's `sharding` test), so it " \
-               "does not say."
-    lines = ["| dataset | sharded vs unsharded (inner chunk) | files (inodes), median over writers | cold cutout, "
-             "sharded vs unsharded, per writer |", "|---|---|---|---|"]
-    for (dataset, layout), part in rows.groupby(["dataset", "layout"], sort=True):
-        layout = str(layout)
-        if not layout.startswith("sharded") or "/" not in layout:
-            continue
-        inner = layout.rsplit("/", 1)[1]
-        plain = rows[(rows["dataset"] == dataset) & (rows["layout"] == f"unsharded {inner}")]
-        writers = sorted(set(part["backend"]) & set(plain["backend"]))
-        if not writers:
-            continue
-        files = [(part[(part["backend"] == w) & (part["operation"] == "total")]["inodes"].median(),
-                  plain[(plain["backend"] == w) & (plain["operation"] == "total")]["inodes"].median()) for w in writers]
-        files = [(s, u) for s, u in files if pd.notna(s) and pd.notna(u)]
-        inodes = (f"{np.median([u for _, u in files]):.0f} unsharded, {np.median([s for s, _ in files]):.0f} sharded"
-                  if files else "not recorded")
-        verdicts = {"faster": [], "slower": [], "not separable": [], "too few iterations": []}
-        for w in writers:
-            cut_s = part[(part["backend"] == w) & (part["operation"] == "read_region_cold")]["elapsed_s"]
-            cut_u = plain[(plain["backend"] == w) & (plain["operation"] == "read_region_cold")]["elapsed_s"]
-            if cut_s.empty or cut_u.empty:
-                continue
-            t = two_sample(cut_u.astype("float64"), cut_s.astype("float64"))
-            key = ("too few iterations" if t.separable is None else "not separable" if not t.separable
-                   else "faster" if t.ratio < 1 else "slower")
-            verdicts[key].append(f"{md(w)} {t.ratio:.2f}x")
-        cut = "; ".join(f"{k} for {len(v)} ({', '.join(v)})" for k, v in verdicts.items() if v) or "not measured"
-        lines.append(f"| {md(dataset)} | {md(layout)} vs {md(f'unsharded {inner}')} ({len(writers)} writers) | "
-                     f"{inodes} | {cut} |")
-    if len(lines) == 2:
-        return "What sharding buys: the sweep has no sharded layout with an unsharded layout of the same inner " \
-               "chunk by the same writer, so it does not say."
-    return ("**What sharding buys** (the writers chapter's sharding sweep; cutout time sharded / unsharded, the "
-            "same writer, bytes and positions, 95% interval of the ratio; acquire-zarr left out: it always shards):"
-            "\n\n" + "\n".join(lines))
-
-
-def lost_data(df: pd.DataFrame) -> str:
-    """One sentence: which library lost data in the parallel suite's unaligned writes (slabs that came back
-    wrong), per store and worker count; which kept every slab; or that the run wrote no unaligned case."""
-    rows = ok_rows(df)
-    if "alignment" not in rows or "workers" not in rows:
-        return "Lost data: this run has no parallel writes, so it does not say which library loses data."
-    rows = rows[(rows["alignment"] == "unaligned") & (rows["operation"] == "write")]
-    if rows.empty:
-        return "Lost data: this run wrote no unaligned case (chunks shared by two workers), so it does not say."
-    store = rows["store"].fillna("file") if "store" in rows else pd.Series("file", index=rows.index)
-    wrong = rows["slabs_wrong"] if "slabs_wrong" in rows else (~rows["verified"].astype(bool)).astype(int)
-    rows = rows.assign(store=store, wrong=wrong.fillna(0), workers=rows["workers"].astype(int))
-    lost, kept = [], []
-    for (backend, where), part in rows.groupby(["backend", "store"], sort=True):
-        bad = part[part["wrong"] > 0]
-        place = "to files" if where == "file" else f"through {md(where)}"
-        if len(bad):
-            ws = sorted(set(bad["workers"]))
-            most = int(bad["wrong"].max())
-            slabs = f" of {int(part['slabs'].max())}" if "slabs" in part and part["slabs"].notna().any() else ""
-            lost.append(f"**{md(backend)}** {place} (W={', '.join(map(str, ws))}; up to {most}{slabs} slabs wrong)")
-        else:
-            kept.append(f"{md(backend)} {place} (W={', '.join(map(str, sorted(set(part['workers']))))})")
-    text = ("Lost data in unaligned parallel writes (two workers per chunk), found by reading the whole array "
-            "back: " + ("; ".join(lost) if lost else "none") + ".")
-    if kept:
-        text += " Every slab came back right from " + "; ".join(kept) + "."
-    return text
-
-
-__all__ = ["QUESTIONS", "Question", "comparison", "lost_data", "sharding"]
+__all__ = ["BOX_CLASS", "QUESTIONS", "Question", "anchor", "comparison", "evidence_link", "verdict_box"]

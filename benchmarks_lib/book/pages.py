@@ -17,7 +17,8 @@ import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.base.paths import ROOT, shown_path
-from benchmarks_lib.book.frontpage import comparison, lost_data, sharding
+from benchmarks_lib.base.stats import MARGIN
+from benchmarks_lib.book.frontpage import comparison, verdict_box
 from benchmarks_lib.book.notebooks import chapter_notebooks, tagged_source, template
 from benchmarks_lib.chapters.chapter import chapter_named
 from benchmarks_lib.chapters.common import ceiling_table
@@ -296,28 +297,45 @@ def _machine_line(metas: list[dict]) -> str:
             f"{md(min(_when(m) for m in metas))}")
 
 
-def _more_answers(suite: str | None, mine: tuple | None, ref: tuple | None) -> list[str]:
-    """The answers the introduction promises beside the chapter's own: what sharding buys (writers), which library
-    lost data in unaligned parallel writes (parallel); from this machine's run, the reference's when there is none
-    (the parallel one from both, one sentence each)."""
-    if suite == "writers" and (mine or ref):
-        text = sharding((mine or ref)[0])
-        return [text if mine else f"**Reference machine.** {text}"]
-    if suite == "parallel" and (mine or ref):
-        out = [f"**This machine.** {lost_data(mine[0])}"] if mine else []
-        return out + ([f"**Reference machine.** {lost_data(ref[0])}"] if ref else [])
-    return []
+#: the page setting this machine beside the reference run (``book/executed/<BESIDE>.md``, in ``_toc.yml``)
+BESIDE = "beside-reference"
+
+
+def write_beside_page(out_dir: Path, runs: Mapping[str, tuple], ref_runs: Mapping[str, tuple],
+                      titles: Mapping[str, str], suites: Mapping[str, str | None], reference: Path | None) -> int:
+    """The like-for-like page: per chapter measured by both, this machine beside the reference's newest run of its
+    suite on the cases both measured (:func:`.frontpage.comparison`); a sentence where there is nothing to set
+    side by side. Returns how many chapters it compares."""
+    lines = ["# This machine beside the reference", ""]
+    tables = [(name, comparison(runs[name][0], ref_runs[name][0], suites[name])) for name in titles
+              if name in runs and name in ref_runs]
+    tables = [(name, table) for name, table in tables if table]
+    if tables:
+        lines += [f"The **reference run** committed with the book ({md_code(reference.name + '/')}): "
+                  f"{_machine_line([meta for _, meta in ref_runs.values()])}. Like for like: the same case (bytes, "
+                  "codec, dataset, layout, fsync, cache state) and the same contenders, each against its own "
+                  "ceiling; what only one run measured is named, not compared.", ""]
+        for name, table in tables:
+            lines += [f"## {titles[name]}", "", table, "",
+                      f"The figures, the tables and every ranking: [{titles[name]}]({name}.ipynb).", ""]
+    else:
+        lines.append("Nothing to set side by side: this book has no reference run, or no chapter measured on this "
+                     "machine that the reference measured too.")
+    (out_dir / f"{BESIDE}.md").write_text("\n".join(lines).rstrip() + "\n")
+    return len(tables)
 
 
 def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
                        names: tuple[str, ...] | list[str] | None = None, reference: Path | None = None) -> Path:
-    """The front page: per chapter (``names``; None: every declared chapter), its answer (its ``Chapter.answer``)
-    computed from the run the chapter shows, and a link to the chapter; without a run, how to get one. With a
-    ``reference`` results directory (the committed ``reference/`` run), each answer is followed by a table setting
-    this machine beside the reference's newest run of the chapter's suite on the cases both measured
-    (:func:`.frontpage.comparison`); the writers and parallel chapters add what sharding buys and which library lost
-    data (:func:`.frontpage.sharding`, :func:`.frontpage.lost_data`)."""
+    """The front page: the verdict box first (:func:`.frontpage.verdict_box`: one line per question of
+    :mod:`benchmarks_lib.rules.answers`, answered from the run each chapter shows, each linked to its evidence),
+    then every chapter (``names``; None: every declared chapter) linked, with its answer where no question of the
+    box is its; without a run, how to get one. With a ``reference`` results directory (the committed ``reference/``
+    run), tables set this machine beside the reference's newest run of each suite on the cases both measured
+    (:func:`.frontpage.comparison`) on a page of their own (:func:`write_beside_page`), and the box answers from the
+    reference what this machine did not measure."""
     from benchmarks_lib.records.store import find_run
+    from benchmarks_lib.rules.answers import QUESTIONS, answers
 
     runs = {}
     for name, run_id in run_ids.items():
@@ -327,36 +345,40 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     suites = {name: chapter_named(name).suite for name in names}
     ref_dirs = newest_runs(reference) if reference is not None else {}
     ref_runs = {name: load_run(ref_dirs[suite]) for name, suite in suites.items() if suite in ref_dirs}
+    boxed = {q.suite for q in QUESTIONS}
     lines = ["# The answers", ""]
     if runs:
-        lines += [f"Measured on {_machine_line([meta for _, meta in runs.values()])}; [this machine](machine.md) "
-                  "has the details and its ceiling. Each answer is computed from the run its chapter shows.", ""]
+        lines += [f"Measured on {_machine_line([meta for _, meta in runs.values()])} ([this machine](machine.md)).", ""]
     else:
         lines += ["No run was found in the results directory (the book was built without executing its chapters). "
                   "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
-    if ref_runs:
-        lines += [f"The **reference run** committed with the book ({md_code(reference.name + '/')}): "
-                  f"{_machine_line([meta for _, meta in ref_runs.values()])}. Below each answer, a table sets this "
-                  "machine beside it on the cases both runs measured (the same case: bytes, codec, dataset, layout, "
-                  "fsync, cache state; the same contenders), each against its own ceiling; what only one run "
-                  "measured is named, not compared. The explorer chapter draws both.", ""]
+    mine = answers({suites[n]: runs[n] for n in names if n in runs and suites[n]})
+    theirs = answers({suites[n]: ref_runs[n] for n in names if n in ref_runs and suites[n]}) if ref_runs else None
+    lines += [verdict_box(mine, theirs, set(names)), "",
+              "*Separated*: the 95% interval of the ratio to the best excludes 1; *equivalent*: it lies within "
+              f"{MARGIN:.0%} of 1, a difference nobody should act on; *not separable*: it includes 1, so the run "
+              "cannot tell them apart (a *tie*). Each answer comes from the run its chapter shows, and its question "
+              "links to the evidence; [Statistics](../methodology.md#statistics) says how.", "",
+              "## Every chapter", ""]
     for name in names:
         title = _notebook_title(template(name, root))
         chapter, suite = chapter_named(name), suites[name]
-        if name in runs or suite is None:  # a chapter that measures nothing states what it shows
-            text = chapter.answer_of(runs[name][0] if name in runs else pd.DataFrame())
-        elif name in ref_runs:
-            theirs = chapter.answer_of(ref_runs[name][0])
-            text = f"Not measured in this build (run `make book`). **Reference machine:** {theirs}"
-        else:
+        text = ""
+        if suite is None:  # a chapter that measures nothing states what it shows
+            text = chapter.answer_of(pd.DataFrame())
+        elif suite not in boxed and name in runs:
+            text = chapter.answer_of(runs[name][0])
+        elif suite not in boxed and name in ref_runs:
+            text = f"Not measured in this build. **Reference machine:** {chapter.answer_of(ref_runs[name][0])}"
+        elif suite not in boxed:
             text = "Not measured in this build: run `make book` to answer it."
-        parts = [text, *_more_answers(suite, runs.get(name), ref_runs.get(name))]
-        if name in runs and name in ref_runs:
-            table = comparison(runs[name][0], ref_runs[name][0], suite)
-            if table:
-                parts.append("**This machine beside the reference machine**, like for like:\n\n" + table)
-        lines += [f"## {title}", "", "\n\n".join(parts), "",
-                  f"The figures, the tables and every ranking: [{title}]({name}.ipynb).", ""]
+        lines.append(f"- [{title}]({name}.ipynb)" + (f": {text}" if text else ""))
+    compared = write_beside_page(out_dir, {n: runs[n] for n in names if n in runs},
+                                 {n: ref_runs[n] for n in names if n in ref_runs},
+                                 {n: _notebook_title(template(n, root)) for n in names}, suites, reference)
+    if compared:
+        lines += ["", f"[This machine beside the reference]({BESIDE}.md): {compared} chapter(s) like for like with the "
+                  "reference run committed with the book."]
     page = out_dir / "answers.md"
     page.write_text("\n".join(lines).rstrip() + "\n")
     return page

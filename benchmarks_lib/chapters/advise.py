@@ -110,7 +110,8 @@ class AdvicePage:
         return self.answer.workload
 
     def header(self) -> str:
-        """Markdown: where the answer comes from, and whether that is the reader's data."""
+        """Markdown: where the answer comes from, whether that is the reader's data, and the book's answer to the
+        same question from the same run (:meth:`book_answer`)."""
         from benchmarks_lib.base.markup import md, md_code
         from benchmarks_lib.base.paths import shown_path
 
@@ -128,7 +129,29 @@ class AdvicePage:
                     "within `BUDGET`.")
             lines.append(f"**The evidence is synthetic data** (dataset {dataset}), not yours: it answers for data of "
                          f"this shape and type, not for how well your data compresses.{mine}")
+        if (found := self.book_answer()) is not None:
+            from benchmarks_lib.rules.words import verdict_line
+
+            lines.append(f"**The book's answer** from the same run (its front page and chapter say the same): "
+                         f"{verdict_line(found)}.")
         return "\n\n".join(lines)
+
+    def book_answer(self):
+        """The book's answer (:func:`benchmarks_lib.rules.answers.answer`) to the question the evidence's rows
+        ask of their run: sharding for cutouts of the sharding sweep, the writers' write, append, cold full read or
+        cutouts of a kind; None for another run (remote reads) or without evidence."""
+        from benchmarks_lib.rules.answers import answer as question_answer
+
+        evidence = self.answer.evidence
+        if evidence is None or evidence.meta.get("suite") != "writers":
+            return None
+        first = evidence.rows.iloc[0]
+        key = {"total": "write", "append_total": "append", "read_cold": "cold-read"}.get(str(first["operation"]))
+        if first["test"] == "sharding":
+            key = "sharding"
+        elif key is None and first.get("cutout_kind") in ("aligned", "unaligned"):
+            key = f"cutouts-{first['cutout_kind']}"
+        return None if key is None else question_answer(key, evidence.run_rows, evidence.meta)
 
     def answer_markdown(self) -> str:
         """Markdown: the command's lines, word for word (each escaped): a line that opens a block as a paragraph

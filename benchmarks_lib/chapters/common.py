@@ -14,6 +14,7 @@ import pandas as pd
 from benchmarks_lib.base.markup import markdown_table, md, md_code
 from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
+from benchmarks_lib.rules.answers import ALWAYS_SHARDS
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
 from benchmarks_lib.rules.ranking import EQUALS, Entry, Ranking, countable, rank_against_leader, rank_samples
 from benchmarks_lib.rules.words import case_text, unverified_text, value_text, verdict_text, versus_text
@@ -59,7 +60,8 @@ def threads_of(rows: pd.DataFrame) -> str:
 
 
 #: rows of these writers written "unsharded" are one chunk per shard (the library always shards)
-ALWAYS_SHARDED = {"acquire-zarr": "always sharded: an unsharded layout is written as one chunk per shard"}
+ALWAYS_SHARDED = dict.fromkeys(sorted(ALWAYS_SHARDS),
+                               "always sharded: an unsharded layout is written as one chunk per shard")
 
 
 def layout_note(backend: str, layout: str | None = None) -> str:
@@ -202,6 +204,14 @@ def error_warning(df: pd.DataFrame) -> list[str]:
 def digits3(value: float) -> str:
     """About three significant digits, never in exponent notation for speeds (1337, 596, 2.31, 0.0123)."""
     return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def answer_first(answer: str, conclusion: str) -> str:
+    """A chapter's conclusion opening with its answer (``answer(df)``: the verdict box's answer, in its words), so
+    the chapter says what the front page says."""
+    if answer.startswith("Nothing to answer yet"):
+        return conclusion
+    return f"**The answer** (the front page's, by the same rule on the same rows):\n\n{answer}\n\n{conclusion}"
 
 
 def no_answer(what: str) -> str:

@@ -18,6 +18,7 @@ from benchmarks_lib.base.stats import format_point, summarize
 from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import (
+    answer_first,
     error_warning,
     no_answer,
     ok_rows,
@@ -39,9 +40,10 @@ from benchmarks_lib.chapters.style import (
     too_few,
     whiskers,
 )
+from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 from benchmarks_lib.rules.ranking import Verdict, countable, rank_samples
-from benchmarks_lib.rules.words import number
+from benchmarks_lib.rules.words import number, verdict_line
 
 TIMES = ("write: from the W writes submitted to the last one finished (each worker opens the array and writes "
          "its own ranges, handed to it before the clock); the array's metadata is created before the clock")
@@ -171,7 +173,11 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def conclusion(df: pd.DataFrame) -> str:
     """Markdown: per backend, the safe alignment's aggregate at 1 and at the most workers, and what the unsafe
-    alignment did to the data."""
+    alignment did to the data. It opens with the chapter's answer (``answer``)."""
+    return answer_first(answer(df), _findings(df))
+
+
+def _findings(df: pd.DataFrame) -> str:
     rows = _rows(df)
     if rows.empty:
         return "No parallel-write measurements in this run."
@@ -210,11 +216,9 @@ def answer(df: pd.DataFrame) -> str:
     for (backend, store), b in safe.groupby(["backend", "store"]):
         where = (" through S3" if store == "s3" else " to files") if several else ""
         parts.append(f"{md(backend)}{where} {_choice(countable(b))}")
-    unsafe = rows[rows["alignment"] == "unaligned"]
-    lost = (f" Unaligned regions lost data in {int((~unsafe['verified'].astype(bool)).sum())} of {len(unsafe)} "
-            "arrays." if len(unsafe) else "")
+    lost = question_answer("lost-data", df)  # the verdict box's answer, in its words
     return ("Writing one array from several workers, safe layouts, verified arrays only: " + "; ".join(parts) + "."
-            + lost)
+            + (f"\n\n{verdict_line(lost)}." if lost.measured else ""))
 
 
 def _choice(b: pd.DataFrame) -> str:

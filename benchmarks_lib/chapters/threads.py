@@ -19,6 +19,7 @@ from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import (
     MB,
+    answer_first,
     digits3,
     error_warning,
     no_answer,
@@ -43,10 +44,11 @@ from benchmarks_lib.chapters.style import (
     whiskers,
 )
 from benchmarks_lib.rules.amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amdahl
+from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 from benchmarks_lib.rules.compression import SIDE
 from benchmarks_lib.rules.ranking import countable, rank_parts
-from benchmarks_lib.rules.words import verdict_text, versus_text
+from benchmarks_lib.rules.words import verdict_line, verdict_text, versus_text
 
 TIMES = ("write: the store written (or the codec run in memory) at each thread count; read: back cold, after a "
          "checked page-cache eviction; one write and read of every thread count per round")
@@ -265,7 +267,12 @@ def _codec_text(point: pd.Series) -> str:
 
 
 def conclusion(df: pd.DataFrame) -> str:
-    """A short markdown conclusion computed from the run: who scales, the serial fractions, the cores."""
+    """A short markdown conclusion computed from the run: who scales, the serial fractions, the cores. It opens with
+    the chapter's answer (``answer``)."""
+    return answer_first(answer(df), _findings(df))
+
+
+def _findings(df: pd.DataFrame) -> str:
     summary = scaling_table(df)
     if summary.empty:
         return "No successful measurements to compare."
@@ -333,42 +340,29 @@ def _not_comparable(df: pd.DataFrame) -> set:
     return set(df[df["fsync_comparable"].eq(False)]["backend"]) if "fsync_comparable" in df else set()
 
 
-#: a share of a backend's best median throughput close enough to it that more threads are not worth it
-PLATEAU = 0.95
-
-
 def answer(df: pd.DataFrame) -> str:
-    """Markdown, one sentence: per side and backend (stores, not codecs in memory, where measured), the
-    fewest threads reaching ``PLATEAU`` of that backend's best median throughput."""
-    table = scaling_table(df)
-    if table.empty:
+    """Markdown: per side and backend (stores, not codecs in memory, where measured), the threads the ranking
+    rule takes: the fewest it cannot tell from the best median (:func:`benchmarks_lib.rules.answers.answer`, the
+    verdict box's answer and words), with its throughput."""
+    found = question_answer("threads", df)
+    if not found.measured:
         return no_answer("thread-scaling measurements")
-    table = table[~table["in_memory"]] if (~table["in_memory"].astype(bool)).any() else table
-    rows = countable(point_rows(with_ceiling_fraction(df)))
     own_fsyncs = _not_comparable(df)
-    sides = []
-    for side in _sides(table):
-        texts = []
-        for backend, b in table[table["side"] == side].groupby("backend", sort=True):
-            b = b.sort_values("threads")
-            knee = b[b["mbps"] >= PLATEAU * b["mbps"].max()].iloc[0]
-            at = rows[(rows["backend"] == backend) & (rows["side"] == side)]
-            r = rank_parts({f"{t} threads": p for t, p in at.groupby("threads")}, "mbps", True)
-            knee_entry = next((e for e in r.entries if e.name == f"{knee['threads']} threads"), None)
-            more = (["only one thread count measured"] if len(b) == 1 else
-                    ["still gaining at the most threads measured"] if knee["threads"] == b["threads"].max() else [])
-            if knee_entry is not None and knee_entry.vs_leader is not None:  # the knee against the best count
-                more.append(f"against {md(r.leader.name)}: {versus_text(knee_entry, r)}")
-            if side == "write" and backend in own_fsyncs:
-                more.append("not comparable: the writer fsyncs every file itself")
-            details = "; ".join([f"{digits3(knee['mbps'])} MB/s", *more,
-                                 *point_flags(at[at["threads"] == knee["threads"]])])
-            texts.append(f"{md(backend)} **{knee['threads']}** ({details})")
-        sides.append(f"{md(side)}: " + ", ".join(texts))
+    lines = []
+    for a in (found, *found.more):
+        pick, counts = a.pick_entry, sorted(int(e.name.split()[0]) for e in a.ranking.entries)
+        first = pick.rows.iloc[0]
+        details = [f"{digits3(float(first['nbytes']) / pick.median / MB)} MB/s",
+                   *(["only one thread count measured"] if len(counts) == 1 else
+                     ["still gaining at the most threads measured"] if int(first["threads"]) == counts[-1] else []),
+                   *(["not comparable: the writer fsyncs every file itself"]
+                     if first["side"] == "write" and first["backend"] in own_fsyncs else []),
+                   *point_flags(pick.rows)]
+        lines.append(f"- {verdict_line(a, label=False)}; {'; '.join(details)}.")
     cores = cores_of(df)
-    return (f"More threads stop paying at these counts (per side and backend, the fewest threads reaching "
-            f"{PLATEAU:.0%} of its best median throughput" + (f", on {cores} usable cores" if cores else "")
-            + "): " + "; ".join(sides) + ".")
+    return ("More threads stop paying at these counts (per side and backend, the fewest threads the ranking rule "
+            "cannot tell from the best median" + (f", on {cores} usable cores" if cores else "") + "):\n"
+            + "\n".join(lines))
 
 
 __all__ = ["CHAPTER",

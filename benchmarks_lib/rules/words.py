@@ -14,6 +14,7 @@ import pandas as pd
 from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.specs import SpecError, format_bytes, parse_dims, shape_text
 from benchmarks_lib.base.stats import CONFIDENCE, MARGIN, TwoSample, coverage
+from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict
 
 #: how a record string is made safe where the words are shown
@@ -363,3 +364,81 @@ def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
             f"{tied}")
 
 
+# -- one answer, the same words on every page --------------------------------------------------------------------
+#: how sure the rule is, in a word
+SURE = {Verdict.WINNER: "separated", Verdict.EQUIVALENT: f"equivalent for practical purposes (within {MARGIN:.0%})",
+        Verdict.NO_WINNER: "not separable", Verdict.TOO_FEW: "too few", Verdict.ALONE: "only one measured"}
+
+
+def _names(names: Sequence[str], escape: Escape, shown: int = 2) -> str:
+    named = [escape(n) for n in names[:shown]]
+    rest = len(names) - len(named)
+    if rest:
+        return f"{', '.join(named)} and {rest} more"
+    return " and ".join(named) if len(named) == 2 else ", ".join(named)
+
+
+def pick_text(a: Answer, escape: Escape = md) -> str:
+    """What to take: ``**zarrs**``; ``tie between zarrs and tensorstore`` (and N more) where the rule cannot tell
+    them apart; the best median where it cannot rank; ``not measured here`` without rows."""
+    if a.question.key == "lost-data" and a.measured:
+        return f"**{_names(a.lost, escape, 3)}** lost data" if a.lost else "none: every array came back right"
+    if not a.measured:
+        return "not measured here"
+    note = f", {a.note}" if a.note else ""
+    tied = a.tied if a.question.picks_leader else ()
+    if tied:
+        return f"tie between {_names([a.pick, *tied], escape)}{note}"
+    if a.status is Verdict.TOO_FEW and a.pick_entry is a.ranking.leader:
+        return f"{escape(a.pick)}, the best median{note}"
+    if a.status is Verdict.ALONE:
+        return f"{escape(a.pick)}{note}"
+    return f"**{escape(a.pick)}**{note}"
+
+
+def sure_text(a: Answer, escape: Escape = md) -> str:
+    """How sure, with the factor and its 95% interval: ``separated: b 1.14x slower [1.04x, 1.21x]`` (the runner-up);
+    ``not separable: b 1.07x slower [0.56x, 1.79x]``; a pick the rule takes below the leader (the fewest threads,
+    the codec worth taking) against the leader."""
+    if a.question.key == "lost-data" and a.measured:
+        wrong, checked = a.checked
+        return f"read back whole: {wrong} of {checked} unaligned arrays wrong"
+    if not a.measured:
+        return "-"
+    r, status, e = a.ranking, a.status, a.versus
+    if status is Verdict.TOO_FEW:
+        return _too_few(r)
+    if e is None:
+        return SURE[status]
+    factor, lo, hi = e.factor(r.higher)
+    interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
+    if e.name == a.pick:  # the rule's pick is not the best median: stated against it
+        t = e.vs_leader
+        sure = SURE[Verdict.EQUIVALENT] if t.equivalent else "separated" if t.separable else "not separable"
+        return f"{sure} from {escape(r.leader.name)}: {factor:.2f}x slower{interval}"
+    return f"{SURE[status]}: {escape(e.name)} {factor:.2f}x slower{interval}"
+
+
+def rests_text(a: Answer, escape: Escape = md, run: bool = True) -> str:
+    """What the answer rests on: ``em_like, uint8 64x1080x1920, blosc-lz4:5:shuffle, 265 MB`` (with ``run``: the
+    profile and machine, ``quick profile, vm``)."""
+    parts = [escape(p) for p in a.rests_on]
+    if run and a.profile:
+        parts.append(f"{escape(a.profile)} profile")
+    if run and a.machine:
+        parts.append(escape(a.machine))
+    return ", ".join(parts) or "-"
+
+
+def verdict_line(a: Answer, escape: Escape = md, run: bool = False, label: bool = True) -> str:
+    """The answer in one line, the same on every page: ``**Write**: tie between a and b (not separable: b 1.07x
+    slower [0.56x, 1.79x]; em_like, uint8 64x1080x1920)`` (without ``label``: from the pick on)."""
+    head = f"**{a.question.label}**: " if label else ""
+    if not a.measured:
+        return f"{head}not measured here"
+    return f"{head}{pick_text(a, escape)} ({sure_text(a, escape)}; {rests_text(a, escape, run)})"
+
+
+__all__ = ["SURE", "Escape", "answer_clause", "candidates_verdict", "change_text", "number", "pick_text", "rests_text",
+           "sure_text", "unverified_text", "value_text", "value_words", "verdict_line", "verdict_text", "versus_text",
+           "versus_words", "why_text"]

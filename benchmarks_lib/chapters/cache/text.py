@@ -7,11 +7,12 @@ import pandas as pd
 from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.stats import format_values, two_sample
 from benchmarks_lib.chapters.cache.rows import prepare
-from benchmarks_lib.chapters.common import MB, median_of, no_answer, s3_servers
+from benchmarks_lib.chapters.common import MB, answer_first, median_of, no_answer, s3_servers
 from benchmarks_lib.chapters.flags import point_flags
 from benchmarks_lib.chapters.server import server_lines
+from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.ranking import Verdict, rank_samples
-from benchmarks_lib.rules.words import change_text, versus_text
+from benchmarks_lib.rules.words import change_text, verdict_line, versus_text
 
 
 def _ttreecache_pair(at: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
@@ -176,8 +177,13 @@ def _s3_lines(rows: pd.DataFrame) -> list[str]:
 
 
 def conclusion(df: pd.DataFrame) -> str:
-    """A markdown conclusion computed from this run's numbers: what the readers did and whether the
-    server was the bottleneck (reads not proven cold are listed by ``problems``)."""
+    """A markdown conclusion computed from this run's numbers: what the readers did and whether the server was the
+    bottleneck (reads not proven cold are listed by ``problems``). It opens with the chapter's answer
+    (``answer``)."""
+    return answer_first(answer(df), _findings(df))
+
+
+def _findings(df: pd.DataFrame) -> str:
     rows = prepare(df)
     if rows.empty:
         return "No measurements of the cache chapter in this run."
@@ -194,30 +200,38 @@ def conclusion(df: pd.DataFrame) -> str:
 
 
 def answer(df: pd.DataFrame) -> str:
-    """Markdown, one sentence: what a read cache buys a remote read at the highest latency measured: ROOT's
-    TTreeCache (with against without, async prefetching pooled as in the conclusion) and the Zarr client cache
-    on cutouts (per client and layout, at the highest concurrency)."""
-    rows = prepare(df)
-    remote = rows[rows["location"] != "local"] if len(rows) else rows
-    top = {r: p[p["latency_ms"] == p["latency_ms"].max()] for r, p in remote.groupby("reader")} if len(remote) else {}
-    parts = []
-    if "root" in top and (pair := _ttreecache_pair(top["root"])):
-        without, big = pair
-        t0, t1 = median_of(without, "elapsed_s"), median_of(big, "elapsed_s")
-        parts.append(f"over HTTP at {big['latency_ms'].max():g} ms per request, ROOT with a "
-                     f"{big['cache_bytes'].max() / MB:g} MB TTreeCache read in {t1:.2f} s against {t0:.2f} s without "
-                     f"({'; '.join([_change(without, big), *point_flags(big), *point_flags(without)])})")
-    zarr = top.get("zarr", remote.iloc[0:0])
-    cut = zarr[(zarr["workload"] == "cutouts") & (zarr["concurrency"] == zarr["concurrency"].max())] if len(zarr) \
-        else zarr
-    times = (cut.groupby(["client", "layout", "location", "client_cache"])["elapsed_s"].median().unstack() if len(cut)
-             else pd.DataFrame())
-    ratio = times[True] / times[False] if {True, False} <= set(times.columns) else pd.Series(dtype="float64")
-    ratio = ratio.dropna()
-    if len(ratio):
-        span, which = ((f"{ratio.min():.2f}x", "") if len(ratio) == 1 else
-                       (f"{ratio.min():.2f}x to {ratio.max():.2f}x", "best: "))
-        parts.append(f"Zarr's client cache took {span} the time of cutouts without it at "
-                     f"{cut['latency_ms'].max():g} ms ({which}{' '.join(map(md, ratio.idxmin()))})")
-    return ("The cache setting that matters for remote reads: " + "; ".join(parts) + "." if parts
-            else no_answer("remote reads with and without a cache"))
+    """Markdown: what a read cache buys a remote read at the highest latency measured
+    (:func:`benchmarks_lib.rules.answers.answer`, the verdict box's answer and words): the Zarr client cache on
+    cutouts (the fastest setup at the highest concurrency against itself with the other cache setting; the span of
+    the same ratio over every client and layout) and ROOT's TTreeCache (none against the largest, async prefetching
+    pooled as in the conclusion)."""
+    found = question_answer("cache", df)
+    if not found.measured:
+        return no_answer("remote reads with and without a cache")
+    lines = []
+    for a in (found, *found.more):
+        rows = {e.name: e.rows for e in a.ranking.entries}
+        details = [" against ".join(f"{median_of(part, 'elapsed_s'):.2f} s" for part in rows.values())
+                   + " (medians)"]
+        if a.of == "zarr":
+            details += _client_cache_span(prepare(df))
+        details += [flag for r in rows.values() for flag in point_flags(r)]
+        lines.append(f"- {verdict_line(a, label=False)}; {'; '.join(dict.fromkeys(details))}.")
+    return "The cache setting that matters for remote reads (the fastest setup against itself with the other " \
+           "setting, by the ranking rule):\n" + "\n".join(lines)
+
+
+def _client_cache_span(rows: pd.DataFrame) -> list[str]:
+    """The client cache's time ratio (with / without, medians) over every Zarr client, layout and location, at the
+    highest latency and concurrency: ``the client cache took 0.27x to 0.54x the time (best: ...)``."""
+    remote = rows[(rows["reader"] == "zarr") & (rows["location"] != "local")] if len(rows) else rows
+    if remote.empty or "client_cache" not in remote:
+        return []
+    cut = remote[(remote["workload"] == "cutouts") & (remote["latency_ms"] == remote["latency_ms"].max())]
+    cut = cut[cut["concurrency"] == cut["concurrency"].max()]
+    times = cut.groupby(["client", "layout", "location", "client_cache"])["elapsed_s"].median().unstack()
+    ratio = (times[True] / times[False]).dropna() if {True, False} <= set(times.columns) else pd.Series(dtype="float64")
+    if len(ratio) < 2:
+        return []
+    return [f"over every client and layout, the client cache took {ratio.min():.2f}x to {ratio.max():.2f}x the time "
+            f"(best: {' '.join(map(md, ratio.idxmin()))})"]

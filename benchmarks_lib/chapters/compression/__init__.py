@@ -19,6 +19,7 @@ from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import (
     MB,
+    answer_first,
     digits3,
     error_warning,
     no_answer,
@@ -45,6 +46,7 @@ from benchmarks_lib.chapters.style import (
     too_few,
 )
 from benchmarks_lib.data.meshes import MESH_DATASET
+from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 from benchmarks_lib.rules.compression import (
     POINT_KEYS,
@@ -54,8 +56,7 @@ from benchmarks_lib.rules.compression import (
     summarize_points,
     worth_taking,
 )
-from benchmarks_lib.rules.ranking import Verdict, countable, rank_parts
-from benchmarks_lib.rules.words import versus_text
+from benchmarks_lib.rules.words import verdict_line
 
 #: ceiling operations drawn on throughput axes, per side
 CEILING_OPS = {"write_mbps": ("memcpy", "write_nofsync", "write_fsync"), "read_mbps": ("memcpy", "read_cold")}
@@ -273,7 +274,12 @@ def _fmt_point(row: pd.Series) -> str:
 
 
 def conclusion(df: pd.DataFrame) -> str:
-    """A short markdown conclusion computed from the run: zvtk's best levels, vtu, the Pareto picks."""
+    """A short markdown conclusion computed from the run: zvtk's best levels, vtu, the Pareto picks. It opens with the
+    chapter's answer (``answer``)."""
+    return answer_first(answer(df), _findings(df))
+
+
+def _findings(df: pd.DataFrame) -> str:
     points = summarize_points(df)
     lines: list[str] = []
     z = zvtk_levels(df).dropna(subset=["write_mbps"])
@@ -317,39 +323,29 @@ def conclusion(df: pd.DataFrame) -> str:
     return "\n".join(lines) if lines else "No successful measurements to compare."
 
 
-def _write_verdict(rows: pd.DataFrame, dataset: str, pick: pd.Series) -> list[str]:
-    """The store settings' write times of one dataset by the ranking rule (verified rows only): whether the
-    fastest is separable, and the pick against it; round by round where they were measured in the same rounds."""
-    rows = countable(rows[(rows["dataset"] == dataset) & (rows["operation"] == "write")])
-    r = rank_parts({f"{b} {c}": p for (b, c), p in rows.groupby(["backend", "codec"])}, "elapsed_s", False)
-    if len(r.entries) < 2:
-        return []
-    words = {Verdict.WINNER: "the fastest write is separable from every other",
-             Verdict.TOO_FEW: f"too few iterations to rank the writes (n={r.too_few_n})",
-             Verdict.NO_WINNER: f"no separable winner among the writes ({len(r.tied) + 1} not separable)",
-             Verdict.EQUIVALENT: f"a tie among the writes ({len(r.equivalent) + 1} equivalent within 5%)"}
-    entry = next((e for e in r.others if e.name == f"{pick['backend']} {pick['codec']}"), None)
-    return [words[r.status], *([f"the pick: {versus_text(entry, r)}"] if entry is not None else [])]
-
-
 def answer(df: pd.DataFrame) -> str:
-    """Markdown, one sentence: per dataset, the store setting with the best compression ratio among those
-    writing within ``SLOWDOWN``x of the fastest write (``worth_taking``)."""
+    """Markdown: per dataset (the headline first), the store setting with the best compression ratio among those
+    writing within ``SLOWDOWN``x of the fastest write (:func:`benchmarks_lib.rules.answers.answer`, the verdict
+    box's answer and words), its write speed, and the fastest write where that is another setting."""
+    found = question_answer("codec", df)
+    if not found.measured:
+        return no_answer("compression measurements of a store")
     rows = with_ceiling_fraction(ok_rows(df))
-    picks = []
-    for dataset, fastest, pick in worth_taking(summarize_points(df)):
-        written = rows[(rows["backend"] == pick["backend"]) & (rows["dataset"] == dataset)
+    picks = {str(d): (fastest, pick) for d, fastest, pick in worth_taking(summarize_points(df))}
+    lines = []
+    for a in (found, *found.more):
+        fastest, pick = picks[a.of]
+        written = rows[(rows["backend"] == pick["backend"]) & (rows["dataset"] == a.of)
                        & (rows["codec"] == pick["codec"]) & (rows["operation"].map(SIDE) == "write")]
         same = pick["backend"] == fastest["backend"] and pick["codec"] == fastest["codec"]
-        details = ["also the fastest write" if same else f"the fastest, {md(fastest['backend'])} "
+        details = [f"{digits3(pick['write_mbps'])} MB/s written",
+                   "also the fastest write" if same else f"the fastest, {md(fastest['backend'])} "
                    f"{md_code(fastest['codec'])}, writes {digits3(fastest['write_mbps'])} MB/s at ratio "
-                   f"{fastest['compression_ratio']:.2f}", *_write_verdict(rows, dataset, pick), *point_flags(written)]
-        picks.append(f"{md(dataset)}: **{md(pick['backend'])} {md_code(pick['codec'])}**, ratio "
-                     f"{pick['compression_ratio']:.2f} at {digits3(pick['write_mbps'])} MB/s ({'; '.join(details)})")
-    if not picks:
-        return no_answer("compression measurements of a store")
+                   f"{fastest['compression_ratio']:.2f}", *point_flags(written)]
+        lines.append(f"- {verdict_line(a, label=False)}; {'; '.join(details)}.")
     return (f"Worth taking, per dataset: the best compression ratio among the settings that write no more than "
-            f"{SLOWDOWN:g}x slower than the fastest (uncompressed MB/s, medians): " + "; ".join(picks) + ".")
+            f"{SLOWDOWN:g}x slower than the fastest (uncompressed MB/s, medians; how sure: the pick's write time "
+            "against the fastest, by the ranking rule):\n" + "\n".join(lines))
 
 
 __all__ = ["CHAPTER", "SLOWDOWN", "answer", "conclusion", "header", "mesh_rendering", "pairs_answer", "pairs_figure",

@@ -9,20 +9,20 @@ from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.stats import format_point
 from benchmarks_lib.chapters.common import (
     ALWAYS_SHARDED,
+    answer_first,
     error_warning,
-    group_header,
     no_answer,
     ok_rows,
     rank_against_leader,
-    rank_samples,
     ranking_lines,
     verdict_text,
     versus_text,
     with_ceiling_fraction,
 )
 from benchmarks_lib.chapters.flags import point_flags
+from benchmarks_lib.rules.answers import WRITERS, Answer, chapter_answers
 from benchmarks_lib.rules.ranking import countable
-from benchmarks_lib.rules.words import answer_clause, number
+from benchmarks_lib.rules.words import number, verdict_line
 
 
 def label_layouts(rows: pd.DataFrame) -> pd.DataFrame:
@@ -46,7 +46,8 @@ def conclusion(df: pd.DataFrame) -> str:
 
     Equal means the same codec (shuffle included), the same bytes, the same fsync policy (and for
     reads the same cutout kind and cache state, named by the library that read); ``raw`` is the uncompressed
-    baseline. Every entry is stated against the group's leader (``chapters.ranking``).
+    baseline. Every entry is stated against the group's leader (``chapters.ranking``). It opens with the chapter's
+    answer (``answer``).
     """
     df = with_ceiling_fraction(df)
     rows = ok_rows(df)
@@ -55,32 +56,45 @@ def conclusion(df: pd.DataFrame) -> str:
     lines = ["Medians with their order-statistic intervals and n; backends are compared only with the same "
              "codec, bytes and fsync policy, every one against the best median of its group (its factor with the 95% "
              "interval of the ratio); **not separable** means that interval includes 1."]
-    for label, op, t, value, higher in ANSWERED:
+    for label, op, t, value, higher in RANKED:
         part = rows[(rows["operation"] == op) & ((test == t) if t else True)]
         lines += ranking_lines(part, label, value, higher, "ms" if value == "elapsed_s" else "GB/s",
                                scale=1e3 if value == "elapsed_s" else 1.0)
     lines += _sharding_lines(rows[test == "sharding"])
     lines += error_warning(df)
-    return "\n".join(lines) if len(lines) > 1 else "No successful measurements to compare."
+    if len(lines) == 1:
+        return "No successful measurements to compare."
+    return answer_first(answer(df), "\n".join(lines))
+
+
+#: the conclusion's rankings: label, operation, test (None: any), value ranked on, higher is better
+RANKED = (("write", "total", "write", "gbps", True), ("append", "append_total", None, "gbps", True),
+          ("cold full read", "read_cold", "read", "gbps", True),
+          ("cold cutout", "read_region_cold", "read", "elapsed_s", False))
 
 
 def _sharding_lines(rows: pd.DataFrame) -> list[str]:
-    """Per writer and dataset (never pooled): the cold-cutout layouts ranked against the fastest."""
+    """Per writer, dataset and cutout kind (never pooled: the answer's cutouts are one kind): the cold-cutout
+    layouts ranked against the fastest."""
     cut = label_layouts(countable(rows[rows["operation"] == "read_region_cold"]))
     if cut.empty or "layout" not in cut:
         return []
+    if "cutout_kind" not in cut:
+        cut = cut.assign(cutout_kind=None)
     lines = []
-    for (backend, dataset), part in cut.groupby(["backend", "dataset"], dropna=False):
-        layouts = {str(k): p["elapsed_s"].astype("float64") for k, p in part.groupby("layout")}
-        if len(layouts) < 2:
+    for (backend, dataset, kind), part in cut.groupby(["backend", "dataset", "cutout_kind"], dropna=False):
+        found = rank_against_leader(part, "elapsed_s", False, keys=[], names=lambda rows: rows["layout"].astype(str),
+                                    largest_shared_size=False)  # paired round by round where measured in rounds
+        if not found or len(found[0].entries) < 2:  # raw, the baseline, is not ranked
             continue
-        r = rank_samples(layouts, higher=False)
+        r = found[0]
         inodes = rows[(rows["backend"] == backend) & (rows["dataset"] == dataset)]["inodes"] if "inodes" in rows \
             else pd.Series(dtype="float64")
         entries = "; ".join(f"*{md(e.name)}* {format_point(_point(e), scale=1e3)} ms: {versus_text(e, r)}"
                             for e in r.entries)
-        lines.append(f"- **sharding** ({md(backend)}, dataset {md(dataset)}, same cutout positions in every layout):"
-                     f" {verdict_text(r, 'layouts')}; {entries}"
+        kind = f"{md(kind)} cutouts, " if isinstance(kind, str) else ""
+        lines.append(f"- **sharding** ({md(backend)}, dataset {md(dataset)}, {kind}the same positions in every "
+                     f"layout): {verdict_text(r, 'layouts')}; {entries}"
                      + (f"; inodes {inodes.min():.0f} to {inodes.max():.0f}." if inodes.notna().any() else "."))
     return lines
 
@@ -89,44 +103,30 @@ def _point(entry) -> dict:
     return {"median": entry.median, "ci_lo": entry.lo, "ci_hi": entry.hi, "n": entry.n}
 
 
-# -- the front page's answer ------------------------------------------------------------------
-
-#: the tests the front page answers: label, operation, test, value ranked on, higher is better
-ANSWERED = (("write", "total", "write", "gbps", True), ("append", "append_total", None, "gbps", True),
-            ("cold full read", "read_cold", "read", "gbps", True),
-            ("cold cutout", "read_region_cold", "read", "elapsed_s", False))
+# -- the answers (the front page's verdict box says the same) ------------------------------------------------------
 
 
 def answer(df: pd.DataFrame) -> str:
-    """Markdown, one line per test: the fastest writer among equals (same codec with its shuffle, same bytes,
-    fsync policy, cutout kind) in the most contested group, its speed and share of this machine's ceiling.
-    ``raw``, the uncompressed baseline, never competes."""
-    rows = ok_rows(with_ceiling_fraction(df))
-    rows = rows[rows["backend"] != "ceiling"]
-    test = rows["test"] if "test" in rows else pd.Series(None, index=rows.index, dtype=object)
-    lines = [_fastest(rows[(rows["operation"] == op) & (test == t if t else True)], label, value, higher)
-             for label, op, t, value, higher in ANSWERED]
-    return "\n".join(line for line in lines if line) or no_answer("writer measurements")
+    """Markdown, one line per question the writers run answers (:func:`benchmarks_lib.rules.answers.answer`:
+    write, append, cold full read, cutouts aligned and unaligned, sharding), in the verdict box's words, with the
+    pick's median, its share of this machine's ceiling and its flags. ``raw``, the uncompressed baseline, never
+    competes."""
+    lines = [answer_line(a) for a in chapter_answers("writers", df) if a.measured]
+    return "\n".join(lines) or no_answer("writer measurements")
 
 
-def _fastest(part: pd.DataFrame, label: str, value: str, higher: bool) -> str:
-    """The answer's line for one test ('' when no writer but raw finished it): the most contested group of
-    equals, its verdict against the leader (a bold name only for a separable winner)."""
-    rankings = rank_against_leader(part, value, higher)
-    if not rankings:
-        return ""
-    r = max(rankings, key=lambda g: (len(g.entries), 0 if pd.isna(g.key.get("nbytes")) else g.key["nbytes"]))
-    pct = r.leader.rows["pct_of_ceiling"].median() if value == "gbps" and "pct_of_ceiling" in r.leader.rows \
-        else float("nan")
-
-    def speed(e) -> str:
-        return f"{number(e.median)} GB/s" if value == "gbps" else f"{number(e.median * 1e3)} ms per cutout"
-
-    def details(e) -> list[str]:
-        return [f"median of n={e.n}", *([] if pd.isna(pct) else [f"{pct:.0f}% of this machine's ceiling"]),
-                *point_flags(e.rows)]
-
-    line = f"{group_header(label, r.key)}: {answer_clause(r, speed, 'writers', details)}"
-    if len(rankings) > 1:
-        line += f" ({len(rankings) - 1} more group(s) of equals: see the chapter)"
-    return line + "."
+def answer_line(a: Answer) -> str:
+    """``- **Write**: ... (the verdict box's words); best median 0.839 GB/s (n=5; 45% of this machine's
+    ceiling)``."""
+    e = a.pick_entry
+    details = []
+    if e is not None:
+        gbps = a.question.key in WRITERS and WRITERS[a.question.key][2] == "gbps"
+        speed = f"{number(e.median)} GB/s" if gbps else f"{number(e.median * 1e3)} ms per cutout"
+        pct = e.rows["pct_of_ceiling"].median() if gbps and "pct_of_ceiling" in e.rows else float("nan")
+        details.append(f"{'best median' if e is a.ranking.leader else 'median'} {speed} (n={e.n}"
+                       + ("" if pd.isna(pct) else f"; {pct:.0f}% of this machine's ceiling") + ")")
+        details += point_flags(e.rows)
+    if a.groups > 1:
+        details.append(f"{a.groups - 1} more group(s) of equals in the chapter")
+    return f"- {verdict_line(a)}" + (f"; {'; '.join(details)}" if details else "") + "."
