@@ -56,6 +56,7 @@ from benchmarks_lib.inputs.user_data import FileDataset, parse_dataset, parse_da
 from benchmarks_lib.measure import disk_usage
 from benchmarks_lib.measure.eviction import StoreEvictions
 from benchmarks_lib.records.durability import durability_columns
+from benchmarks_lib.records.questions import equals_keys, question_groups
 from benchmarks_lib.suites import Case, CaseContext, Rounds, Suite
 from benchmarks_lib.suites.kit.blocks import BlockSource, block_step
 from benchmarks_lib.suites.kit.common import preferred_spec, remove_output, unavailable_reason, with_defaults
@@ -413,6 +414,21 @@ def rounds(case: Case, ctx: CaseContext) -> Rounds:
         steps.close()
 
 
+def questions(rows):
+    """The questions the rounds ask (``Suite.question_groups``), as the book answers them (``rules.answers``): each
+    operation of the write, append and read tests in its group of equals, the writers its contenders; and, of the
+    sharding sweep, each writer's cold cutouts of one dataset and kind, its layouts the contenders."""
+    sweep = rows["test"] == "sharding" if "test" in rows else rows["operation"] != rows["operation"]
+    for operation, part in rows[~sweep].groupby("operation", sort=True):
+        for key, group in question_groups(part, [k for k in equals_keys(part) if k in part]):
+            yield {"operation": operation, **key}, group
+    cut = rows[sweep & (rows["operation"] == "read_region_cold")]
+    keys = [k for k in ("backend", "dataset", "cutout_kind") if k in cut]
+    for values, group in (cut.groupby(keys, dropna=False, sort=True) if len(cut) and "layout" in cut else []):
+        key = dict(zip(keys, values if isinstance(values, tuple) else (values,), strict=True))
+        yield {"operation": "read_region_cold", "test": "sharding", **key}, group.assign(_entry=group["layout"])
+
+
 SUITE = Suite(
     name="writers",
     title="Writer comparison",
@@ -420,7 +436,7 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=whole_case(rounds),
     rounds=rounds,
-    questions=("total", "append_total", "read_cold", "read_region_cold"),
+    questions=("total", "append_total", "read_cold", "read_region_cold"), question_groups=questions,
     profiles=PROFILES,
     scratch_bytes=scratch_bytes, work_bytes=work_bytes,
     ceiling_bytes=ceiling_bytes,
