@@ -70,8 +70,8 @@ print(json.dumps({"toc": [c["file"] for c in part["chapters"]], "menu": explore.
     builtin_menu = [[c.label, c.suite] for c in chapters() if c.suite]
     assert got["menu"] == got["widget"] == [*builtin_menu, ["Toy copies", "toy"]]
     answers = got["answers"]
-    assert "## Toy copies" in answers and "[Toy copies](toy_copies.ipynb)" in answers
-    assert answers.index("## Toy copies") > answers.index("## Writer comparison")
+    assert "[Toy copies](toy_copies.ipynb)" in answers  # under "Every chapter", after the built-ins
+    assert answers.index("[Toy copies](toy_copies.ipynb)") > answers.index("[Writer comparison](writers.ipynb)")
     assert "from `tests/plugins/toychapter/iobench_toychapter/toy_copies.ipynb`" in got["parameters"]
     assert "| `NBYTES` | `None` | Bytes copied at a time" in got["parameters"]
     assert "| `NBYTES` | `'64KiB'` | Bytes copied at a time" in got["table"]

@@ -102,24 +102,35 @@ TIMEOUT_MIN_S = 600
 TIMEOUT_SEED_S = 6 * 3600
 
 
+#: the time a book's notebooks may take together, per profile, unless ``--budget`` says otherwise (seed: none)
+BOOK_BUDGET_S = {"quick": 300.0, "standard": 1800.0}
+#: seconds a measuring notebook spends outside its run (its kernel's start, the chapter drawn), and a notebook that
+#: only reads runs in all: kept out of the measuring runs' shares
+NOTEBOOK_OVERHEAD_S, READING_NOTEBOOK_S = 12.0, 15.0
+
+
 class BudgetShares:
     """The book's time budget shared by its measuring notebooks, in proportion to their suites' stated times on the
     profile (``Suite.time_budget_s``; equal shares where none is stated): each notebook gets its share of what is
     left when it starts, so a notebook that ends early leaves its rest to the ones after it. Without a budget each
     gets None (its suite's own)."""
 
-    def __init__(self, budget: float | None, suites: dict[str, str], profile: str) -> None:
+    def __init__(self, budget: float | None, suites: dict[str, str], profile: str, reading: int = 0) -> None:
         from benchmarks_lib.suites import get_suite
 
         self.left = budget
         self.weights = {n: get_suite(s).time_budget_s.get(profile) or 60.0 for n, s in suites.items()}
+        #: what the notebooks that only read runs (built after the measuring ones) are left
+        self.reserve = reading * READING_NOTEBOOK_S
 
     def next(self, name: str) -> float | None:
-        """Seconds for notebook ``name``, about to start."""
+        """Seconds the run of notebook ``name``, about to start, may take: its share of what is left (less what the
+        reading notebooks need), less its own start and drawing (``NOTEBOOK_OVERHEAD_S``)."""
         if self.left is None:
             return None
         weight = self.weights.pop(name, 60.0)
-        return max(1.0, self.left * weight / (weight + sum(self.weights.values())))
+        share = max(0.0, self.left - self.reserve) * weight / (weight + sum(self.weights.values()))
+        return max(5.0, share - NOTEBOOK_OVERHEAD_S)
 
     @contextlib.contextmanager
     def spending(self):
@@ -333,7 +344,10 @@ def build_book(
     suites = {n: chapter_named(n).suite for n in chapters}
     budgeted = [n for n in names if execute and suites[n] is not None and n not in recorded
                 and "BUDGET" in notebook_parameters(template(n, root))]
-    shares = BudgetShares(budget, {n: suites[n] for n in budgeted}, profile)
+    if budget is None and from_runs is None:
+        budget = BOOK_BUDGET_S.get(profile)
+    shares = BudgetShares(budget, {n: suites[n] for n in budgeted}, profile,
+                          reading=sum(1 for n in names if execute and suites[n] is None))
     for name in sorted(chapters, key=lambda n: suites[n] is None):  # the runs first, then the chapters reading them
         target = out_dir / f"{name}.ipynb"
         common = {"results_dir": results, "out_dir": out_dir, "root": root, "env": kernel_env}

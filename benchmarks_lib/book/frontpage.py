@@ -41,7 +41,8 @@ def anchor(heading: str) -> str:
 
 
 def evidence_link(a: Answer) -> str:
-    """``writers.ipynb#write-test-a-new-store-per-size``: the section of the answer's chapter holding its evidence."""
+    """``<chapter>.ipynb#<heading>`` (the writers chapter's write test, say): the section of the answer's chapter
+    holding its evidence."""
     return f"{a.question.chapter}.ipynb#{anchor(a.anchor)}"
 
 

@@ -263,6 +263,20 @@ def s3_servers(rows: pd.DataFrame) -> list[str]:
     return sorted(set(rows["s3_server"].dropna().astype(str)))
 
 
+def _rounds_words(meta: dict, params: dict) -> str:
+    """How many measurements a point has: the rounds of a run measured in rounds (looked at, stopped when answered,
+    within the budget), else its iterations back to back."""
+    rounds = meta.get("rounds")
+    if not isinstance(rounds, dict):
+        return f"up to {md(params.get('iterations'))} measured iteration(s) per point"
+    budget = rounds.get("budget_s")
+    within = f", within a budget of {budget:.0f} s" if isinstance(budget, int | float) else ""
+    stopped = f" ({md(rounds['stopped'])})" if isinstance(rounds.get("stopped"), str) and rounds["stopped"] else ""
+    return (f"measured in rounds (every case once a round, in a fresh random order; each question looked at after 8, "
+            f"12, 16 and 20 rounds and stopped once answered{within}): {md(rounds.get('rounds'))} rounds in all"
+            f"{stopped}; a row of `iobench show` per question says why it stopped")
+
+
 def run_header(result, times: str) -> str:
     """Markdown: the run, the machine, n, what the times include (``times``, and fsync as recorded).
 
@@ -285,9 +299,9 @@ def run_header(result, times: str) -> str:
         f"Run {md_code(meta.get('run_id'))} ({md(meta.get('profile'))} profile) on "
         f"**{md(env.get('machine', 'this machine'))}**: {', '.join(md(m) for m in machine)}.",
         "",
-        f"- **n**: up to {md(params.get('iterations'))} measured iteration(s) per point, after "
-        f"{md(params.get('warmups'))} discarded warm-up(s); figures and tables show medians with their order-statistic "
-        "intervals (95% from n=6; below that the range, with its coverage stated).",
+        f"- **n**: {_rounds_words(meta, params)}, after {md(params.get('warmups'))} discarded warm-up(s); figures "
+        "and tables show medians with their order-statistic intervals (95% from n=6; below that the range, with its "
+        "coverage stated).",
         f"- **times include**: {times}.",
         "- **ceiling**: plain file I/O (one stream at queue depth 1, and as many parallel streams as usable cores) "
         "and memcpy measured in the same run; a throughput above the ceiling it is judged by is flagged.",

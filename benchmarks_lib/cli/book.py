@@ -22,9 +22,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--timeout", metavar="SECONDS",
                     help="seconds one cell may run before the book calls it hung (default: 4x its suite's stated "
                          "time on the profile, at least 600)")
-    sp.add_argument("--budget", help="the time the measuring notebooks may take together, e.g. 5m (default: the sum "
-                    "of their suites' own for the profile, `iobench suites`): each gets its share, and what one "
-                    "leaves goes to the next")
+    sp.add_argument("--budget", help="the time the notebooks may take together, e.g. 5m (default: 5 minutes for "
+                    "quick, 30 for standard, none for seed): each measuring notebook gets its share, in proportion "
+                    "to its suite's stated time, and what one leaves goes to the next")
     with_yes(sp)
     sp.set_defaults(func=run)
 

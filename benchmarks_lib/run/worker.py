@@ -168,11 +168,12 @@ def run_job(job_path: str) -> int:
     ctx = CaseContext(scratch=Path(job["scratch"]), iterations=job["iterations"], warmups=job["warmups"],
                       profile=job["profile"], run_dir=Path(job["run_dir"]))
     LEDGER.reset()
-    settle_heap()  # the same allocator state at every case's start (and round's), fresh worker or reused
+    action = job.get("action")
+    if action in (None, "open"):  # the same allocator state at every case's start, fresh worker or reused; not
+        settle_heap()  # before a round's step: its set-up and warm-ups brought the heap to its steady state
     reset_peak_rss()
     status = 0
     memory_words = "out of memory"
-    action = job.get("action")
     done = True
     try:
         limit, memory_words = case_memory(case)
