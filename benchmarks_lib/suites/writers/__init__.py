@@ -74,6 +74,8 @@ from benchmarks_lib.suites.kit.verification import verify, verify_rows, verify_s
 from benchmarks_lib.suites.writers.sizes import ceiling_bytes, scratch_bytes, shard_layouts, work_bytes
 
 TESTS = ("write", "append", "read", "sharding")
+#: the sharding sweep writes and reads each layout whole every this many rounds (its cutouts: every round)
+SWEEP_EVERY = 4
 
 #: seed 000 used "LZ4"; each writer takes the first of these it can write (the row records which)
 LZ4_FAMILY = "blosc-lz4:5:shuffle,lz4,blosc-lz4:5:bitshuffle"
@@ -294,11 +296,12 @@ def append_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
 
 def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset: Dataset | FileDataset, codec: str,
                 extra: dict, cutout: int, positions: int, fsync: bool, pool_bytes: int,
-                timed_writes: bool = False) -> Iterator[Point | list[dict]]:
+                every: int = 0) -> Iterator[Point | list[dict]]:
     """A store's reads as a point: each round a cold full read (page cache evicted and proven), a warm one and one
-    cold cutout of each kind (aligned, unaligned) at the round's position. With ``timed_writes`` (sharding) each
-    round first writes a new store, timed and verified, and reads that one; otherwise one store is written (untimed,
-    read back whole) in the set-up.
+    cold cutout of each kind (aligned, unaligned) at the round's position; one store written (untimed, read back
+    whole) in the set-up. With ``every`` (the sharding sweep: ``SWEEP_EVERY``), the cutouts are the question: every
+    round reads them, and only every ``every``-th round (0, 4, 8, ...) writes a new store first, timed and verified,
+    and reads it whole, cold and warm (a layout's write and full read are measured, in fewer rounds).
 
     The store holds the (tiled) pool of a ``BlockSource``, so no data is generated while anything is timed; full
     reads and cutouts are checked against that same pool."""
@@ -339,10 +342,10 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
                      evictions=StoreEvictions())
         return rows
 
-    def reads(r: int) -> list[dict]:
+    def reads(r: int, whole: bool = True) -> list[dict]:
         reader, read_path, row_extra, evictions = (state[k] for k in ("reader", "read_path", "extra", "evictions"))
         rows = []
-        for cold in (True, False):  # the cold read leaves the store in the page cache for the warm one
+        for cold in (True, False) if whole else ():  # the cold read leaves the store in the page cache for the warm one
             row, blocks = timed_read(reader, read_path, spec, files, cold, step, evictions=evictions)
             rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": r,
                          "verified": _same_blocks(blocks, source), **row, **row_extra})
@@ -359,15 +362,23 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
         return rows
 
     setup_rows = write(None)
-    for w in range(ctx.warmups):  # warm the writer (a timed write each round) and the reader
-        if timed_writes and w:
+    for w in range(ctx.warmups):  # warm the writer (timed in some rounds) and the reader
+        if every and w:
             write(None)
         reads(-1)
     if any(row.get("status") == "error" for row in setup_rows):
         yield setup_rows
         remove_output(path)
         return
-    yield Point(lambda r: (write(r) if timed_writes else []) + reads(r), lambda: remove_output(path))
+    if not every:
+        yield Point(reads, lambda: remove_output(path))
+        return
+
+    def measure(r: int) -> list[dict]:
+        fresh = r % every == 0
+        return (write(r) if fresh else []) + reads(r, whole=fresh)
+
+    yield Point(measure, lambda: remove_output(path))
 
 
 def read_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
@@ -390,7 +401,7 @@ def sharding_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]
                      "sharded": shard is not None, "shape": list(dims.shape), "chunks": list(dims.chunks), **data}
             yield from _read_point(case, ctx, f"{name}-{label}", dims, dataset, p["codec"], extra, p["cutout"],
                                    p.get("cutout_positions", MIN_CUTOUT_POSITIONS), p["fsync"], p["pool_bytes"],
-                                   timed_writes=True)
+                                   every=SWEEP_EVERY)
 
 
 POINTS = {"write": write_points, "append": append_points, "read": read_points, "sharding": sharding_points}
