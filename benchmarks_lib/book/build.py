@@ -106,7 +106,7 @@ TIMEOUT_SEED_S = 6 * 3600
 BOOK_BUDGET_S = {"quick": 300.0, "standard": 1800.0}
 #: seconds a measuring notebook spends outside its run (its kernel's start, the chapter drawn), and a notebook that
 #: only reads runs in all: kept out of the measuring runs' shares
-NOTEBOOK_OVERHEAD_S, READING_NOTEBOOK_S = 12.0, 15.0
+NOTEBOOK_OVERHEAD_S, READING_NOTEBOOK_S = 6.0, 5.0
 
 
 class BudgetShares:

@@ -315,7 +315,7 @@ SUITE = Suite(
     question_keys=("dataset", "codec", "nbytes", "latency_ms"),
     profiles=PROFILES,
     case_keys=("dataset", "codec", "nbytes", "latency_ms", "s3_server"),
-    time_budget_s={"quick": 25, "standard": 65},
+    time_budget_s={"quick": 30, "standard": 65},
     user_s3=lambda case: case.params["endpoint"] is not None,
     **sized_by(case_nbytes),
     smoke={"dims": "z:8:4:8,y:64:32:64,x:64:32:64", "iterations": 1, "warmups": 0},
