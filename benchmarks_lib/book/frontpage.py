@@ -56,7 +56,7 @@ def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linke
     interval) and what it rests on. A question this machine did not measure says so, with the reference run's
     answer where it has one."""
     refs = {a.question.key: a for a in reference or []}
-    rows = ["| question | answer | how sure (95% interval) | rests on |", "|---|---|---|---|"]
+    rows = ["| question | answer | how sure (ratio and its interval) | rests on |", "|---|---|---|---|"]
     for a in mine:
         label = a.question.label
         if linked is None or a.question.chapter in linked:

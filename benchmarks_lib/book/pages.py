@@ -355,7 +355,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     mine = answers({suites[n]: runs[n] for n in names if n in runs and suites[n]})
     theirs = answers({suites[n]: ref_runs[n] for n in names if n in ref_runs and suites[n]}) if ref_runs else None
     lines += [verdict_box(mine, theirs, set(names)), "",
-              "*Separated*: the 95% interval of the ratio to the best excludes 1; *equivalent*: it lies within "
+              "*Separated*: the interval of the ratio to the best (95%, or wider where rounds pay for their looks "
+              "and pairs) excludes 1; *equivalent*: it lies within "
               f"{MARGIN:.0%} of 1, a difference nobody should act on; *not separable*: it includes 1, so the run "
               "cannot tell them apart (a *tie*). Each answer comes from the run its chapter shows, and its question "
               "links to the evidence; [Statistics](../methodology.md#statistics) says how.", "",
