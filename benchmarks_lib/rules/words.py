@@ -315,9 +315,9 @@ def rounds_table(meta: Mapping[str, object], escape: Escape = md) -> pd.DataFram
             continue
         key = q.get("key") if isinstance(q.get("key"), Mapping) else {}
         op = str(q.get("operation", ""))
-        cases = q.get("cases")
+        named = q.get("contenders") if isinstance(q.get("contenders"), list) else q.get("cases")
         out.append({"operation": escape(OPERATION_WORDS.get(op, op.replace("_", " "))),
-                    "case": case_text(key, escape), "contenders": len(cases) if isinstance(cases, list) else None,
+                    "case": case_text(key, escape), "contenders": len(named) if isinstance(named, list) else None,
                     "rounds": q.get("rounds") if isinstance(q.get("rounds"), int) else None,
                     "answer": escape(str(q.get("answer", ""))), "why": escape(str(q.get("why", "")))})
     return pd.DataFrame(out, columns=["operation", "case", "contenders", "rounds", "answer", "why"])

@@ -65,6 +65,8 @@ class Question:
     why: str = ""
     rounds: int = 0
     leader: str = ""
+    #: the contenders measured in every round at its last look (backends, layouts, thread counts)
+    contenders: tuple[str, ...] = ()
 
     @property
     def closed(self) -> bool:
@@ -72,7 +74,8 @@ class Question:
 
     def record(self) -> dict:
         return {"suite": self.suite, "operation": self.operation, "key": self.key, "rounds": self.rounds,
-                "cases": sorted(self.cases), "answer": self.answer, "why": self.why, "leader": self.leader}
+                "cases": sorted(self.cases), "contenders": list(self.contenders), "answer": self.answer,
+                "why": self.why, "leader": self.leader}
 
 
 @dataclass(frozen=True)
@@ -219,7 +222,7 @@ class RoundsExecutor(Executor):
                           or ({}, []))[0]
                 complete = {name: np.asarray([v[r] for r in range(rounds)]) for name, v in values.items()
                             if all(r in v for r in range(rounds))}
-                q.rounds = rounds
+                q.rounds, q.contenders = rounds, tuple(sorted(complete))
                 if len(complete) < 2:
                     q.answer, q.why = "alone", "fewer than two contenders measured in every round"
                     continue
