@@ -159,3 +159,27 @@ def test_a_killed_run_loses_no_measured_round_and_a_resume_finishes_it(tmp_path)
     df, meta = load_run(result.run_dir)
     assert meta.get("finished_at") and (df["status"] == "ok").any() and not list(partial.glob("*.jsonl"))
     assert isinstance(df, pd.DataFrame)
+
+
+def test_show_lists_each_questions_rounds_and_why(nine_rounds, capsys):
+    from benchmarks_lib.cli.main import main
+
+    assert main(["show", nine_rounds.run_dir.name, "--results-dir", str(nine_rounds.run_dir.parent.parent)]) == 0
+    out = capsys.readouterr().out
+    assert "Rounds:" in out and "question(s)" in out and "cold read" in out
+
+
+def test_a_hostile_rounds_record_is_data():
+    """run.json comes from anyone: its rounds' strings are escaped, wrong types are left out, nothing raises."""
+    from benchmarks_lib.base.markup import md
+    from benchmarks_lib.rules.words import rounds_table
+
+    meta = {"rounds": {"questions": [
+        {"operation": "<script>x</script>", "key": {"dataset": "[a](javascript:1)"}, "contenders": ["a", "b"],
+         "rounds": 12, "answer": "*separated*", "why": "<b>why</b>"},
+        "not a question", {"key": "not a dict", "rounds": "twelve", "cases": 3}]}}
+    table = rounds_table(meta, md)
+    assert len(table) == 2 and table["contenders"].iloc[0] == 2 and pd.isna(table["rounds"].iloc[1])
+    text = table.to_string()
+    assert "<script>" not in text and "<b>" not in text and "](javascript" not in text
+    assert rounds_table({"rounds": "nonsense"}).empty and rounds_table({}).empty
