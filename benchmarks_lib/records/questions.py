@@ -10,9 +10,12 @@ fsyncs, cutout kind, cache state and dataset); its contenders are named by :func
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is the runner's and the pages': a measuring worker never loads it (its suites import this)
+    import pandas as pd
 
 #: what a group of equals holds fixed besides the codec (the ones recorded in the rows)
 EQUALS = ("nbytes", "fsync_included", "writer_fsyncs", "cutout_kind", "cache_state", "dataset")
