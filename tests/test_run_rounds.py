@@ -51,6 +51,8 @@ def test_every_open_case_is_measured_once_a_round_in_a_fresh_order(nine_rounds):
     assert {q["answer"] for q in rounds["questions"]} <= {"separated", "equivalent", "not separable", "alone",
                                                            "not looked at", "budget spent"}
     assert df["rounds_stop"].notna().all()
+    # the machine's load around each step: the worker's own CPU is not counted as other processes' (at most 100%)
+    assert measured["other_cpu_pct"].notna().all() and measured["other_cpu_pct"].max() <= 101
     assert not any((Path(nine_rounds.run_dir) / "partial").iterdir())  # every case's rounds are in its record
 
 

@@ -180,7 +180,7 @@ class RoundsExecutor(Executor):
         idle_cpu = sum(load.process_cpu_s(pid) for pid in idle)
         t_begin, before = time.perf_counter_ns(), load.snapshot((worker.proc.pid,))
         status, stderr, usable = worker.run(job_path, timeout_s, STDERR_TAIL)
-        t_end = time.perf_counter_ns()
+        t_end, after = time.perf_counter_ns(), load.snapshot((worker.proc.pid,))  # its CPU is the case's, not load
         idle_cpu = sum(load.process_cpu_s(pid) for pid in idle) - idle_cpu
         self.timeline.cases.append((t_begin, t_end, case.case_id))
         try:
@@ -196,7 +196,7 @@ class RoundsExecutor(Executor):
         for t0, t1 in accounting.get("intervals", []):
             self.timeline.timed.append((t0, t1, case.case_id))
         # the other workers wait on their stdin meanwhile: the CPU they used anyway is stated, never hidden
-        columns = {**case_columns(accounting, t_begin, t_end), **load.case_columns(before),
+        columns = {**case_columns(accounting, t_begin, t_end), **load.case_columns(before, after),
                    "idle_workers_cpu_s": idle_cpu}
         columns["worker_peak_rss_bytes"] = accounting.get("worker_peak_rss_bytes")
         return payload["rows"], status, stderr, bool(payload.get("done")) or status != 0, columns
