@@ -109,7 +109,8 @@ def case_columns(before: LoadSnapshot, after: LoadSnapshot | None = None) -> dic
         wall = after.wall_s - before.wall_s
         if wall > 0 and after.cpus:
             own = after.children_cpu_s - before.children_cpu_s
-            other = max(0.0, 100 * ((after.busy_s - before.busy_s) - own) / (wall * after.cpus))
+            # at most all of the machine: over a step of a few clock ticks, tick rounding can say more
+            other = min(100.0, max(0.0, 100 * ((after.busy_s - before.busy_s) - own) / (wall * after.cpus)))
     return {"loadavg_1m_before": before.loadavg_1m, "loadavg_1m_after": after.loadavg_1m, "cpu_steal_pct": steal,
             "other_cpu_pct": other, "usable_cores": usable_cores()}
 
