@@ -24,9 +24,11 @@ class Point:
     cleanup: Callable[[], None] = field(default=lambda: None)
 
 
-def in_rounds(setup: Iterator[Point | list[dict]]) -> Rounds:
+def in_rounds(setup: Iterator[Point | list[dict]], columns: dict | None = None) -> Rounds:
     """The rounds of a case from its set-up: ``setup`` yields each point once it is set up (or rows, a skip of one
-    point, say); then every round measures each point once, in order. Returns at once when no point is left."""
+    point, say); then every round measures each point once, in order. Returns at once when no point is left.
+    ``columns`` go on every row (the library's version, say)."""
+    extra = columns or {}
     points: list[Point] = []
     rows: list[dict] = []
     try:
@@ -36,14 +38,14 @@ def in_rounds(setup: Iterator[Point | list[dict]]) -> Rounds:
             else:
                 rows += item
         if not points:
-            return rows
-        yield rows
+            return [{**r, **extra} for r in rows]
+        yield [{**r, **extra} for r in rows]
         round_no = 0
         while True:
             out: list[dict] = []
             for point in points:
                 out += point.measure(round_no)
-            yield out
+            yield [{**r, **extra} for r in out]
             round_no += 1
     finally:
         for point in points:

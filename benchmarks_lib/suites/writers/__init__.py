@@ -411,18 +411,8 @@ def rounds(case: Case, ctx: CaseContext) -> Rounds:
     """The case in rounds (``kit.in_rounds``): its points set up once, each measured once per round."""
     if reason := unavailable_reason(case.backend):
         return _skip(reason, test=case.params["test"])
-    version = backend_status(case.backend).version
-    steps = in_rounds(POINTS[case.params["test"]](case, ctx))
-    try:
-        rows = next(steps)
-    except StopIteration as end:
-        return [{**r, "backend_version": version} for r in end.value or []]
-    try:
-        while True:
-            yield [{**r, "backend_version": version} for r in rows]
-            rows = next(steps)
-    finally:
-        steps.close()
+    return (yield from in_rounds(POINTS[case.params["test"]](case, ctx),
+                                 {"backend_version": backend_status(case.backend).version}))
 
 
 def questions(rows):
