@@ -164,3 +164,38 @@ def test_a_truncated_raw_file_fails_verification(tmp_path: Path):
         f.truncate(3 * 30 * 40 * 2)  # one frame lost: a whole number of rows, so only the shape differs
     check = verify(tmp_path / "out", spec, adapter, data.checksum(), 2)
     assert not check["verified"] and "checksum mismatch" in check["verify_detail"]
+
+
+# -- a later write proven identical -------------------------------------------------------
+@pytest.mark.parametrize(("name", "codec", "dims"), [("h5py", "blosc-lz4:5:shuffle", "z:7:4,y:60:32,x:90:32"),
+                                                     ("zarr-python", "blosc-lz4:5:shuffle", "z:7:4,y:60:32,x:90:32"),
+                                                     ("raw", "none", "z:7:4,y:60:32,x:90:32")])
+def test_a_later_write_is_verified_by_its_digest_and_a_different_one_is_read_back(name: str, codec: str, dims: str,
+                                                                                   tmp_path: Path):
+    from benchmarks_lib.suites.kit.verification import Proven, store_digest
+
+    proven = Proven()
+    adapter, spec, data = written(name, codec, dims, tmp_path / "a")
+    first = verify(tmp_path / "a", spec, adapter, data.checksum(), 3, scope="identical", proven=proven)
+    assert first["verified"] and first["verified_scope"] == "full" and proven.digest, first
+    adapter, spec, data = written(name, codec, dims, tmp_path / "b")  # the same data written the same way
+    assert store_digest(tmp_path / "b") == proven.digest  # h5py without modification times, too
+    second = verify(tmp_path / "b", spec, adapter, data.checksum(), 3, scope="identical", proven=proven)
+    assert second == {**first, "verified_scope": "identical"}
+    adapter, spec, data = written(name, codec, dims, tmp_path / "c")
+    files = [p for p in sorted((tmp_path / "c").rglob("*")) if p.is_file()] if (tmp_path / "c").is_dir() \
+        else [tmp_path / "c"]
+    flip_byte(max(files, key=lambda p: p.stat().st_size), 200)  # the digest differs: read back whole
+    third = verify(tmp_path / "c", spec, adapter, data.checksum(), 3, scope="identical", proven=proven)
+    assert third["verified_scope"] == "full", third
+    assert name != "raw" or not third["verified"]  # a raw file's byte 200 is the array's
+
+
+def test_a_store_holding_a_symlink_has_no_digest(tmp_path: Path):
+    from benchmarks_lib.suites.kit.verification import store_digest
+
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "c0").write_bytes(b"x")
+    assert store_digest(tmp_path / "s")
+    (tmp_path / "s" / "link").symlink_to(tmp_path / "s" / "c0")
+    assert store_digest(tmp_path / "s") == ""

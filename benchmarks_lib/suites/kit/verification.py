@@ -1,10 +1,15 @@
 """Read-back verification: every written store is read back, by a different library where one
-exists, and compared with what was handed to the writer: whole (its checksum), or in the quick profile
-after a point's first measured write, a sample of its chunks (``verified_scope``)."""
+exists, and compared with what was handed to the writer: whole (its checksum); or, for a point's later writes,
+proven byte for byte identical to the store a whole read-back proved (``identical``: :class:`Proven`), else read
+back whole; or in the quick profile of the remote and parallel suites, a sample of its chunks (``verified_scope``)."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +25,43 @@ from benchmarks_lib.suites.kit.blocks import BlockSource, block_indices
 #: whole and ``SAMPLE_CHUNKS`` chunks of each later one (rows: ``verified_scope``)
 FULL_VERIFY_PROFILES = ("standard", "seed")
 SAMPLE_CHUNKS = 4
+
+#: bytes read at a time by :func:`store_digest`
+DIGEST_BLOCK = 8 << 20
+
+
+@dataclass
+class Proven:
+    """A point's store that a whole read-back proved right: the digest of its files (:func:`store_digest`) and what
+    that read-back said. A later store of the point whose files are the same bytes holds the same array, so it is
+    verified by the digest alone (``verified_scope`` ``identical``); one that differs is read back whole."""
+
+    digest: str = ""
+    check: dict | None = None
+
+
+def store_digest(path: Path) -> str:
+    """sha256 over a store's files, in the order of their relative names: each name, its size and its bytes. A
+    store holding anything but directories and regular files (a symlink, a FIFO) has no digest ('')."""
+    h = hashlib.sha256()
+    root = Path(path)
+    entries = [root] if not root.is_dir() or root.is_symlink() else sorted(root.rglob("*"))
+    for entry in entries:
+        mode = entry.lstat().st_mode
+        if stat.S_ISDIR(mode):
+            continue
+        if not stat.S_ISREG(mode):
+            return ""
+        name = entry.relative_to(root).as_posix() if entry != root else ""
+        h.update(f"{name}\0{entry.stat().st_size}\0".encode())
+        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            while chunk := os.read(fd, DIGEST_BLOCK):
+                h.update(chunk)
+        finally:
+            os.close(fd)
+    return h.hexdigest()
+
 
 def verifier(writer: Adapter, spec: ArraySpec, store: str = "file") -> str | None:
     """The library that verifies what ``writer`` wrote with ``spec`` to ``store``: the first of
@@ -67,15 +109,31 @@ def _read_back(reader: Adapter, spec: ArraySpec, step: int, expected: str, sourc
 
 @phase("verify")
 def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: int, *,
-           source: BlockSource | None = None, scope: str = "full") -> dict:
+           source: BlockSource | None = None, scope: str = "full", proven: Proven | None = None) -> dict:
     """Read a written store back and compare it with what was written: its checksum (dtype, shape and bytes)
     against ``expected``, or with ``scope`` ``sampled`` (and the ``source`` it was written from) a few chunks.
+
+    With ``proven`` (the point's :class:`Proven`, filled by its first whole read-back that passed) and ``scope``
+    ``identical``: verified when the store's files are byte for byte the proven store's, else read back whole.
 
     The reader is, in order: a different library that reads the format; else the writer's
     ``independent_read`` (file I/O and the codec library, none of the writer's code: always the whole
     array); else the writer itself, and then ``verified_independently`` is False and ``verify_note`` says why.
     ``verified_scope`` says what was compared.
     """
+    if scope == "identical":
+        if proven is not None and proven.check is not None and proven.digest == store_digest(path):
+            return {**proven.check, "verified_scope": "identical"}
+        scope = "full"
+    check = _verify(path, spec, writer, expected, step, source, scope)
+    if proven is not None and proven.check is None and check["verified"] and check["verified_scope"] == "full":
+        if digest := store_digest(path):
+            proven.digest, proven.check = digest, check
+    return check
+
+
+def _verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: int, source: BlockSource | None,
+            scope: str) -> dict:
     name = verifier(writer, spec)
     by, note = name or f"{writer.name} independent reader", ""
     try:
