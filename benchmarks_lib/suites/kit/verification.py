@@ -126,9 +126,9 @@ def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: in
             return {**proven.check, "verified_scope": "identical"}
         scope = "full"
     check = _verify(path, spec, writer, expected, step, source, scope)
-    if proven is not None and proven.check is None and check["verified"] and check["verified_scope"] == "full":
-        if digest := store_digest(path):
-            proven.digest, proven.check = digest, check
+    if (proven is not None and proven.check is None and check["verified"] and check["verified_scope"] == "full"
+            and (digest := store_digest(path))):
+        proven.digest, proven.check = digest, check
     return check
 
 

@@ -227,7 +227,7 @@ def write_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
             remove_output(ctx.scratch / f"store-{m}-warmup-{w}")
 
         def measure(r: int, m=m, spec=spec, source=source, step=step, extra=extra, nbytes=dataset.nbytes,
-                    proven=Proven()) -> list:
+                    proven=Proven()) -> list:  # noqa: B008 - one per point, made as the point is
             path = ctx.scratch / f"store-{m}-{r}"
             adapter = make_adapter(case.backend)
             phases = write_store(adapter, path, spec, source, p["fsync"])
