@@ -185,3 +185,28 @@ def test_a_hostile_rounds_record_is_data():
     text = table.to_string()
     assert "<script>" not in text and "<b>" not in text and "](javascript" not in text
     assert rounds_table({"rounds": "nonsense"}).empty and rounds_table({}).empty
+
+
+def test_below_the_first_look_the_dearest_questions_are_left_out_so_the_cheaper_reach_it(tmp_path):
+    """The planner (``RoundsExecutor._plan``) on a run whose rounds cannot all reach the first look: the optional
+    cases go first, then the dearest questions, never the cheapest; after the first look it gives questions up."""
+    from benchmarks_lib.run.rounds import Question, RoundsExecutor
+    from benchmarks_lib.suites import get_suite
+
+    cases = {c.case_id: c for c in get_suite("writers").build_cases({**SMALL, "backends": ["raw", "h5py"]}, "quick")}
+    ids = sorted(cases)
+    ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
+    ex._state = dict.fromkeys(ids, {})
+    ex._cost = {ids[0]: 3.0, ids[1]: 3.0, ids[2]: 0.5, ids[3]: 0.5}
+    dear = ex.questions["dear"] = Question("writers", "total", {}, {ids[0], ids[1]})
+    cheap = ex.questions["cheap"] = Question("writers", "read_cold", {}, {ids[2], ids[3]})
+    ex.rounds_done = 1
+    out = ex._plan(left_s=10.0, cap=20, by_id=cases)  # 7 rounds of 7 s do not fit 10 s; of 1 s, they do
+    assert sorted(c for c, _ in out) == [ids[0], ids[1]] and dear.answer == "left out" and not cheap.closed
+    assert all("left out at round 1" in why for _, why in out) and len(ex.left_out) == 2
+    ex.questions.pop("dear")
+    ex._state = {ids[2]: {}, ids[3]: {}}
+    assert ex._plan(left_s=1.0, cap=20, by_id=cases) == [] and not cheap.closed  # the cheapest measures on
+    ex.rounds_done = 8
+    out = ex._plan(left_s=1.0, cap=20, by_id=cases)  # after the first look: given up
+    assert cheap.answer == "budget spent" and sorted(c for c, _ in out) == [ids[2], ids[3]]

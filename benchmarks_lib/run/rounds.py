@@ -370,8 +370,9 @@ class RoundsExecutor(Executor):
 
     def _plan(self, left_s: float, cap: int, by_id: Mapping[str, Case]) -> list[tuple[str, str]]:
         """Before a round: the cases to close because the time left cannot carry every open case to the next look
-        (or the cap). Below the first look the cases their suites declare optional are left out, the dearest first;
-        after it, the dearest open questions are given up, so that the cheaper ones still reach their next look.
+        (or the cap). Below the first look the cases their suites declare optional are left out, the dearest first,
+        then the dearest questions but the cheapest; after it, the dearest open questions are given up; so that the
+        cheaper ones still reach their next look.
         Returns (case id, why) of the cases to close now."""
         r = self.rounds_done
         target = min([look for look in self.looks if look > r] + [cap])
@@ -383,7 +384,8 @@ class RoundsExecutor(Executor):
         if need(open_ids) <= left_s:
             return []
         out: list[tuple[str, str]] = []
-        if r < self.looks[0]:
+        first = r < self.looks[0]
+        if first:
             why = f"left out at round {r}: {self.looks[0]} rounds of every case do not fit the budget"
             for case_id in sorted((c for c in open_ids if get_suite(by_id[c].suite).optional(by_id[c])),
                                   key=lambda c: -self._cost.get(c, 0.0)):
@@ -391,16 +393,21 @@ class RoundsExecutor(Executor):
                     break
                 open_ids.discard(case_id)
                 out.append((case_id, why))
-                self.left_out.append(f"{get_suite(by_id[case_id].suite).describe(by_id[case_id])} ({why})")
-            return out
-        why = f"budget spent at round {r}: given up for cheaper questions, not separable"
-        for q in sorted((q for q in self.questions.values() if not q.closed),
-                        key=lambda q: -sum(self._cost.get(c, 0.0) for c in q.cases & open_ids)):
+        else:
+            why = f"budget spent at round {r}: given up for cheaper questions, not separable"
+        # then the dearest open questions, so that the cheaper ones reach their next look; below the first look the
+        # cheapest is kept whatever it costs (it measures until the budget is spent)
+        open_questions = sorted((q for q in self.questions.values() if not q.closed),
+                                key=lambda q: -sum(self._cost.get(c, 0.0) for c in q.cases & open_ids))
+        for q in open_questions[:-1] if first else open_questions:
             if need(open_ids) <= left_s:
                 break
-            q.answer, q.why, q.rounds = "budget spent", why, r
+            q.answer, q.why, q.rounds = ("left out" if first else "budget spent"), why, r
             open_ids -= {c for c in q.cases if all(o.closed for o in self.questions.values() if c in o.cases)}
-        return [(c, why) for c in sorted(set(self._state) - open_ids) if c not in dict(out)]
+        out += [(c, why) for c in sorted(set(self._state) - open_ids) if c not in dict(out)]
+        if first:
+            self.left_out += [f"{get_suite(by_id[c].suite).describe(by_id[c])} ({why})" for c, _ in out]
+        return out
 
     def _answered(self, case_id: str, cap: int) -> bool:
         """True when ``case_id`` may close: the first look (or the cap below it) reached, and every question it is in
