@@ -202,10 +202,11 @@ class RoundsExecutor(Executor):
         return payload["rows"], status, stderr, bool(payload.get("done")) or status != 0, columns
 
     # -- questions -------------------------------------------------------------------------------------------------
-    def _look(self, rounds: int) -> None:
+    def _look(self, rounds: int, decide: bool = True) -> None:
         """Look at every open question after ``rounds`` rounds (a look of ``self.looks``): the groups of equals of
         the rows measured so far (``records.questions``, as the ranking groups them), each contender's time per
-        round, the paired rule (``base.paired.look``)."""
+        round, the paired rule (``base.paired.look``). With ``decide`` False only the questions and their cases are
+        known (the planner's, between looks)."""
         if not self._qrows:
             return
         df = countable(pd.DataFrame(self._qrows)).dropna(subset=["elapsed_s"])
@@ -216,7 +217,7 @@ class RoundsExecutor(Executor):
                 q = self.questions.setdefault((suite, operation, json.dumps(key, sort_keys=True, default=str)),
                                               Question(str(suite), str(operation), key))
                 q.cases |= set(group["case_id"].astype(str))
-                if q.closed:
+                if q.closed or not decide:
                     continue
                 values = (per_round({str(n): p for n, p in group.groupby("_entry", sort=True)}, "elapsed_s")
                           or ({}, []))[0]
@@ -386,6 +387,7 @@ class RoundsExecutor(Executor):
         out: list[tuple[str, str]] = []
         first = r < self.looks[0]
         if first:
+            self._look(r, decide=False)  # the questions so far, to give up the dearest
             why = f"left out at round {r}: {self.looks[0]} rounds of every case do not fit the budget"
             for case_id in sorted((c for c in open_ids if get_suite(by_id[c].suite).optional(by_id[c])),
                                   key=lambda c: -self._cost.get(c, 0.0)):
