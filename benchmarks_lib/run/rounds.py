@@ -328,9 +328,13 @@ class RoundsExecutor(Executor):
                         self.stopped = f"cap of {cap} rounds reached"
                         self._close_all(self.stopped + ": not separable", str(Answer.NOT_SEPARABLE))
                     break
-                if time.perf_counter() + round_s > deadline:
+                # the next round: its open cases' last steps (the planner may have closed some since)
+                next_s = sum(self._cost.get(c, 0.0) for c in self._state) if self._cost else round_s
+                if time.perf_counter() + next_s > deadline:
                     self.stopped = f"budget spent at round {self.rounds_done}"
-                    self._close_all(self.stopped + ": not separable", "budget spent")
+                    self._close_all(self.stopped + (": not separable" if self.rounds_done >= self.looks[0]
+                                                    else f", below the first look at {self.looks[0]}: not ranked"),
+                                    "budget spent")
                     break
                 t0 = time.perf_counter()
                 order = sorted(self._state)
