@@ -196,7 +196,7 @@ def test_below_the_first_look_the_dearest_questions_are_left_out_so_the_cheaper_
     cases = {c.case_id: c for c in get_suite("writers").build_cases({**SMALL, "backends": ["raw", "h5py"]}, "quick")}
     ids = sorted(cases)
     ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
-    ex._state, ex._qrows = dict.fromkeys(ids, {}), []
+    ex._state, ex._qrows = {c: {} for c in ids}, []
     ex._cost = {ids[0]: 3.0, ids[1]: 3.0, ids[2]: 0.5, ids[3]: 0.5}
     dear = ex.questions["dear"] = Question("writers", "total", {}, {ids[0], ids[1]})
     cheap = ex.questions["cheap"] = Question("writers", "read_cold", {}, {ids[2], ids[3]})
