@@ -131,6 +131,11 @@ class Adapter(Library, ABC):
             return f"{self.name} has no threads setting"
         return None
 
+    def row_columns(self) -> dict:
+        """Columns every row of its cases carries: the Zarr format it writes (``zarr_format``, 2 or 3) where it
+        writes Zarr, so a table can say which format each row measured (zarr-python writes v2 or v3 by version)."""
+        return {"zarr_format": int(self.format[-1])} if self.format in ("zarr2", "zarr3") else {}
+
     def write_alignment(self, spec: ArraySpec) -> int:
         """Blocks written along axis 0 must start and end on multiples of this (1: any)."""
         return 1

@@ -57,6 +57,9 @@ class TensorstoreAdapter(Adapter):
     module = "tensorstore"
     distribution = "tensorstore"
     install_hint = "pip install 'iobench-book[tensorstore]'"
+    #: 0.1.71 is the oldest release its calls were run on (zarr3 with sharding, zarr2, resize, the file kvstore's
+    #: file_io_sync); 0.2 may change the API
+    supported_versions = ">=0.1.71,<0.2"
     format = "zarr3"
     reads = ("ome-zarr",)
     options = ("zarr3", "zarr2")
