@@ -75,3 +75,22 @@ def test_record_strings_are_escaped_in_the_words():
     assert isinstance(c, Change)
     line = headline([c], md)[0]
     assert "\\<img" in line and "<img" not in line.replace("\\<img", "") and "](https" not in line
+
+
+def test_the_upgrade_answer_states_its_largest_change_first():
+    from benchmarks_lib.rules.answers import upgrade_answer
+    from benchmarks_lib.rules.words import pick_text, sure_text
+
+    df = pd.concat([rows("2.18.7", 1.0, seed=1), rows("3.1.6", 1.3, seed=2),
+                    rows("2.18.7", 1.0, seed=3, operation="total", kind=None),
+                    rows("3.1.6", 0.5, seed=4, operation="total", kind=None)])
+    a = upgrade_answer(df)
+    assert a.measured and [c.operation for c in a.upgrade] == ["total", "read_region_cold"]
+    assert pick_text(a).startswith("upgrading **zarr-python** from 2.18.7 to 3.1.6: 3.1.6 is 1.9")
+    assert pick_text(a).endswith("x faster for write")
+    assert sure_text(a).startswith("separated: [") and "paired over 12 rounds; 1 more change of 10% or more" in \
+        sure_text(a)
+    same = upgrade_answer(pd.concat([rows("1.0", 1.0, seed=1), rows("2.0", 1.0, seed=2)]))
+    assert pick_text(same).endswith("from 1.0 to 2.0: no separable difference of 10% or more")
+    assert sure_text(same).startswith("1 comparison: each within 10%")
+    assert not upgrade_answer(rows("3.1.6", 1.0)).measured and not upgrade_answer(pd.DataFrame()).measured

@@ -84,16 +84,20 @@ class Change:
     def notable(self) -> bool:
         """Separable by the rule, and the newest at least ``NOTABLE`` slower or faster."""
         t = self.ratio
-        return bool(t.separable) and not t.equivalent and max(t.ratio, 1 / t.ratio) >= 1 + NOTABLE
+        return bool(t.separable) and not t.equivalent and self.factor()[0] >= 1 + NOTABLE
+
+    def factor(self) -> tuple[float, float, float, str]:
+        """``(factor, lo, hi, word)``: how many times faster or slower (``word``) the newest is than the version,
+        at least 1 at the median, with its interval."""
+        t = self.ratio
+        if t.ratio >= 1:  # the version takes longer: the newest is faster
+            return t.ratio, t.lo, t.hi, "faster"
+        return 1 / t.ratio, 1 / t.hi, 1 / t.lo, "slower"
 
     def sentence(self, escape: Callable[[str], str], formats: bool = True) -> str:
         """``3.1.6 is 1.80x slower than 2.18.7 for cold cutouts [1.60x, 2.00x]``: from the version a person has to
         the newest (the factor and interval of newest/version); with ``formats``, the Zarr formats compared."""
-        t = self.ratio
-        if t.ratio >= 1:  # the version takes longer: the newest is faster
-            factor, lo, hi, word = t.ratio, t.lo, t.hi, "faster"
-        else:
-            factor, lo, hi, word = 1 / t.ratio, 1 / t.hi, 1 / t.lo, "slower"
+        factor, lo, hi, word = self.factor()
         return (f"{escape(self.newest)} is {factor:.2f}x {word} than {escape(self.version)} for {escape(self.what)} "
                 f"[{lo:.2f}x, {hi:.2f}x]{self.formats_text(escape) if formats else ''}")
 
