@@ -54,6 +54,10 @@ def test_the_format_is_the_option_and_every_row_says_which():
     sharded = ArraySpec(parse_dims("z:8:4:8,y:8:4:8"), "uint16", parse_codec("none"))
     assert "no sharding" in v2.is_incompatible(sharded, "write")
     assert make_adapter("raw").row_columns() == {}
+    # the listing shows the format an option picks
+    assert backend_status("zarr-python:zarr2").capabilities["format"] == "zarr2"
+    assert backend_status("zarr-python").capabilities["format"] == "zarr3"
+    assert backend_status("tensorstore:zarr2").capabilities["format"] == "zarr2"
 
 
 #: run in the zarr 2.x interpreter: write (plain ``zarr-python`` there: the v2 format), append, read back, read the
@@ -151,6 +155,7 @@ def test_zarr2_path_runs_in_this_interpreter_when_it_has_zarr2():
     if not status.available or not status.version.startswith("2."):
         pytest.skip(f"this interpreter's zarr is {status.version}, not 2.x")
     assert make_adapter("zarr-python").format == "zarr2"
+    assert backend_status("zarr-python").capabilities["format"] == "zarr2"
     assert "writes no Zarr v3" in backend_status("zarr-python:zarr3").reason
     spec = ArraySpec(parse_dims(DIMS), "uint16", parse_codec("none"))
     assert "no threads setting" in make_adapter("zarr-python", threads=2).is_incompatible(spec, "write")

@@ -97,6 +97,12 @@ class Adapter(Library, ABC):
         return cls.supports_read and (format == cls.format or format in cls.reads)
 
     @classmethod
+    def writes_format(cls, option: str | None) -> str:
+        """The format it writes with ``option`` (what a listing shows, and an instance's ``format``): its declared
+        ``format`` unless an option picks another (``tensorstore:zarr2``)."""
+        return cls.format
+
+    @classmethod
     def refuses_data(cls, dtype: str, ndim: int) -> str | None:
         """Why it cannot write an array of ``dtype`` with ``ndim`` dimensions (its declared ``ranks`` and
         ``dtypes``), or None."""

@@ -73,7 +73,11 @@ class TensorstoreAdapter(Adapter):
 
     def __init__(self, threads: int | None = None, option: str | None = None) -> None:
         super().__init__(threads, option)
-        self.format = "zarr2" if option == "zarr2" else "zarr3"
+        self.format = self.writes_format(option)
+
+    @classmethod
+    def writes_format(cls, option: str | None) -> str:
+        return "zarr2" if option == "zarr2" else "zarr3"
 
     def is_incompatible(self, spec: ArraySpec, operation: str) -> str | None:
         if self.format == "zarr2" and spec.dims.shards:

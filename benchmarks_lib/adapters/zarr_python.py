@@ -103,7 +103,12 @@ class ZarrPythonAdapter(Adapter):
     def __init__(self, threads: int | None = None, option: str | None = None) -> None:
         super().__init__(threads, option)
         self.major = zarr_major()
-        self.format = "zarr2" if option == "zarr2" or self.major < 3 else "zarr3"
+        self.format = self.writes_format(option)
+
+    @classmethod
+    def writes_format(cls, option: str | None) -> str:
+        """The option's format; without one, the newest the installed version writes (v2 on 2.x)."""
+        return option if option in cls.options else "zarr2" if zarr_major() < 3 else "zarr3"
 
     @classmethod
     def unavailable_reason(cls, option: str | None) -> str | None:
