@@ -115,3 +115,9 @@ def test_the_notebook_executes_on_a_versions_run(tmp_path: Path, monkeypatch):
     shown = json.dumps(json.loads(out.read_text())["cells"])
     assert "is 1.7" in shown or "is 1.8" in shown
     assert "newest slower" in shown and "image/png" in shown
+
+
+def test_an_operation_on_several_cases_names_each_case_on_the_figure():
+    df = pd.concat([versions_run(), versions_run().assign(codec="zstd:3")], ignore_index=True)
+    labels = [t.get_text() for t in upgrades.ratio_figure(df).axes[0].get_yticklabels()]
+    assert len(labels) == 4 == len(set(labels)) and any("zstd:3" in label for label in labels)

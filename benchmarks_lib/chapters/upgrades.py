@@ -124,7 +124,9 @@ def ratio_figure(df: pd.DataFrame):
             lo = np.nan_to_num(ratio - np.array([c.ratio.lo for c in at]), nan=0.0)
             hi = np.nan_to_num(np.array([c.ratio.hi for c in at]) - ratio, nan=0.0)
             ax.errorbar(ratio, y, xerr=[lo, hi], fmt="o", capsize=3, label=short(f"{version} / {at[0].newest}"))
-        ax.set_yticks(range(len(cases)), [short(what) for what, _ in cases])
+        whats = [what for what, _ in cases]  # an operation measured on several cases: each named by its case
+        ax.set_yticks(range(len(cases)), [short(what if whats.count(what) == 1 else f"{what}, {case}", 60)
+                                          for what, case in cases])
         ax.set_ylim(len(cases) - 0.5, -0.5)
         ratio_log_axis(ax, "x")
         ax.set_title(short(library))
