@@ -107,8 +107,10 @@ print(json.dumps(out))
 def _built_zarr2() -> str | None:
     """The interpreter of an environment ``iobench run --versions 'zarr==2.x'`` built and cached (its
     ``iobench-env.json`` names the library and version, and no failure), or None."""
-    from benchmarks_lib.base.paths import cache_dir
-
+    try:
+        from benchmarks_lib.base.paths import cache_dir  # where run --versions keeps its environments
+    except ImportError:  # a tree without --versions
+        return None
     for record in sorted((cache_dir() / "envs").glob("*/iobench-env.json")):
         with contextlib.suppress(OSError, ValueError, AttributeError):
             env = json.loads(record.read_text())
