@@ -137,8 +137,8 @@ def ratio_figure(df: pd.DataFrame):
 
 
 CHAPTER = Chapter("upgrades", title="Upgrades", order=85,
-                  answer="This chapter measures versions through the writers suite (`--versions`) and reads their "
-                  "runs: each operation's time at every version of a library as a ratio of its newest.",
+                  answer="This chapter measures nothing: it reads writers runs that measured a library at several "
+                  "versions (`--versions`), each operation's time at every version as a ratio of the newest.",
                   figures={"Time ratio to the newest version": ratio_figure})
 
 __all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "header", "load", "ratio_figure", "resolve_runs", "summary"]
