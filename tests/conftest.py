@@ -160,3 +160,25 @@ def count_round_trip_writes(monkeypatch, counts: Counter) -> None:
         return real(rt, fsync=fsync, sample=sample)
 
     monkeypatch.setattr(roundtrip, "timed_write", counted)
+
+
+#: rounds of a library's versions measured side by side (the upgrades tests)
+VERSION_ROUNDS = 12
+
+
+def version_rows(version: str, factor: float, *, operation: str = "read_region_cold", kind: str | None = "aligned",
+                 backend: str = "zarr-python", run: str = "r1", zarr_format: int | None = 2, spread: float = 0.02,
+                 seed: int = 0, rounds: bool = True):
+    """A library version's rows of one operation (a DataFrame), as a run of ``--versions`` records them: ``factor``
+    times a time that drifts from round to round (as a machine does), with a little noise of its own."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    base = 0.01 * (1 + 0.3 * np.sin(np.arange(VERSION_ROUNDS)))  # the rounds' common drift: pairing removes it
+    times = factor * base * (1 + spread * rng.standard_normal(VERSION_ROUNDS))
+    return pd.DataFrame({
+        "run_id": run, "backend": backend, "backend_version": version, "operation": operation, "status": "ok",
+        "verified": True, "elapsed_s": times, "round": np.arange(VERSION_ROUNDS) if rounds else pd.NA,
+        "codec": "blosc-lz4:5:shuffle", "nbytes": 32768, "cutout_kind": kind, "cache_state": "cold",
+        "dataset": "em_like", "zarr_format": zarr_format})

@@ -22,6 +22,7 @@ CASES = [
     ("raw", "none", "z:7:4,y:60:32,x:90:32"),
     *[("h5py", c, "z:7:4,y:60:32,x:90:32")
       for c in ("none", "gzip", "lz4", "zstd", "blosc-lz4:5:shuffle", "blosc-zstd:3:bitshuffle")],
+    *[("zarr-python:zarr2", c, "z:7:4,y:60:32,x:90:32") for c in ("none", "zstd", "lz4", "blosc-lz4:5:shuffle")],
     ("wkw", "none", "z:12:8,y:60:8,x:90:8"),
     ("wkw", "none", "z:16:8:16,y:64:8:16,x:96:8:16"),
     ("wkw", "lz4", "z:16:8:16,y:64:8:16,x:96:8:16"),
@@ -131,11 +132,15 @@ def _data_offset(name: str, path: Path) -> tuple[Path, int]:
         with h5py.File(path, "r") as f:
             info = f["data"].id.get_chunk_info(1)
         return path, info.byte_offset + info.size // 2
+    if name.startswith("zarr-python"):
+        file = path / "1" / "0" / "0"
+        return file, file.stat().st_size // 2
     file = path / "z0" / "y0" / "x0.wkw"
     return file, (16 + file.stat().st_size) // 2
 
 
-@pytest.mark.parametrize(("name", "codec", "dims"), [CASES[0], CASES[1], CASES[2], CASES[-3], CASES[-1]])
+@pytest.mark.parametrize(("name", "codec", "dims"), [CASES[0], CASES[1], CASES[2], CASES[-3], CASES[-1],
+                                                       ("zarr-python:zarr2", "none", "z:7:4,y:60:32,x:90:32")])
 def test_a_corrupted_byte_fails_verification(name: str, codec: str, dims: str, tmp_path: Path):
     adapter, spec, data = written(name, codec, dims, tmp_path / "out")
     assert verify(tmp_path / "out", spec, adapter, data.checksum(), 3)["verified"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import version_rows
 
 from benchmarks_lib.base.paths import ROOT
 from benchmarks_lib.book.notebooks import chapter_notebooks
@@ -285,3 +286,18 @@ def test_threads_answer_keeps_the_not_comparable_caveat():
 def test_compression_answer_states_the_fastest_write_by_the_rule():
     df = _frame(_points("zarrs", "lz4", 0.2, 1.5) + _points("zarrs", "zstd:3", 0.35, 2.5))
     assert "**zarrs zstd:3**, ratio 2.50 (too few iterations to rank (n=3)" in compression.answer(df)
+
+
+def test_a_writers_run_with_versions_adds_the_upgrade_answer_to_the_box(tmp_path):
+    """One line, "upgrading X from A to B", only where the writers run measured a library at two versions."""
+    df = pd.concat([version_rows("2.18.7", 1.0, seed=1), version_rows("3.1.6", 1.8, seed=2)], ignore_index=True)
+    _write_run(tmp_path / "results", "run-v", "writers", df.assign(run_id="run-v"))
+    page = write_answers_page(ROOT, tmp_path / "results", tmp_path, {"writers": "run-v"}).read_text()
+    (line,) = [line for line in page.splitlines() if "Upgrading" in line]
+    assert "upgrading **zarr-python** from 2.18.7 to 3.1.6: 3.1.6 is 1.7" in line or "is 1.8" in line
+    assert "x slower for cold cutouts \\(aligned\\) | separated: [" in line and "paired over 12 rounds" in line
+    assert "Zarr v2 format" in line
+    _write_run(tmp_path / "results", "run-1", "writers", version_rows("3.1.6", 1.0).assign(run_id="run-1"))
+    page = write_answers_page(ROOT, tmp_path / "results", tmp_path, {"writers": "run-1"}).read_text()
+    assert "Upgrading" not in page
+

@@ -95,6 +95,8 @@ def backend_status(name: str, kind: str = "array") -> BackendStatus:
         return BackendStatus(name, False, None, f"adapter failed to import: {exc}", "", {})
     _, option = _split(name)
     caps = {k: getattr(cls, k) for k in _CAPABILITIES if hasattr(cls, k)}
+    if hasattr(cls, "writes_format"):  # an option may pick the format (tensorstore:zarr2)
+        caps["format"] = cls.writes_format(option)
     if hasattr(cls, "codecs"):
         caps["codecs"] = ",".join(sorted(cls.codecs)) if getattr(cls, "applies_codec", True) else "n/a (uncompressed)"
     reason = cls.missing_reason(option)

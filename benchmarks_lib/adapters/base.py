@@ -97,6 +97,12 @@ class Adapter(Library, ABC):
         return cls.supports_read and (format == cls.format or format in cls.reads)
 
     @classmethod
+    def writes_format(cls, option: str | None) -> str:
+        """The format it writes with ``option`` (what a listing shows, and an instance's ``format``): its declared
+        ``format`` unless an option picks another (``tensorstore:zarr2``)."""
+        return cls.format
+
+    @classmethod
     def refuses_data(cls, dtype: str, ndim: int) -> str | None:
         """Why it cannot write an array of ``dtype`` with ``ndim`` dimensions (its declared ``ranks`` and
         ``dtypes``), or None."""
@@ -130,6 +136,11 @@ class Adapter(Library, ABC):
         if self.threads is not None and self.threads_setting is None and not self.ignores_threads:
             return f"{self.name} has no threads setting"
         return None
+
+    def row_columns(self) -> dict:
+        """Columns every row of its cases carries: the Zarr format it writes (``zarr_format``, 2 or 3) where it
+        writes Zarr, so a table can say which format each row measured (zarr-python writes v2 or v3 by version)."""
+        return {"zarr_format": int(self.format[-1])} if self.format in ("zarr2", "zarr3") else {}
 
     def write_alignment(self, spec: ArraySpec) -> int:
         """Blocks written along axis 0 must start and end on multiples of this (1: any)."""

@@ -8,6 +8,8 @@ code that shares nothing with the writer's read path:
   mask of each chunk) comes from libhdf5 through h5py's low-level API. The chunk bytes are
   read with plain file I/O and decoded with zlib / numcodecs, never through HDF5's filter
   pipeline; a contiguous dataset is read at ``get_offset()``.
+- Zarr v2 (zarr-python 2.x and 3.x writing the v2 format; no other library here reads it): ``.zarray``
+  parsed as JSON, each chunk file read with file I/O and decoded with its numcodecs compressor.
 - wkw: the header, the jump table and the Morton-ordered blocks are parsed as the format
   specification describes (scalableminds/webknossos-wrap, ``SPECIFICATION.md``); LZ4 blocks
   are decoded with numcodecs' LZ4. wkw stores no shape, so the spec's shape is read.
@@ -19,6 +21,8 @@ time); decoding errors surface while iterating, so a corrupt store fails verific
 from __future__ import annotations
 
 import importlib.util
+import itertools
+import json
 import math
 import struct
 import zlib
@@ -282,3 +286,65 @@ def _wkw_blocks(path: Path, shape: tuple[int, ...], block_len: int, file_len: in
                 dst = layer[:, y0:y0 + side, x0:x0 + side]
                 dst[...] = cube[:dst.shape[0], :dst.shape[1], :dst.shape[2]]
         yield layer
+
+
+# -- Zarr v2 -----------------------------------------------------------------------------
+
+#: the largest ``.zarray`` read (a metadata file: a few hundred bytes)
+ZARRAY_MAX_BYTES = 1 << 20
+
+
+def zarr2_read(path: Path, spec: ArraySpec) -> IndependentRead | str:
+    """A Zarr v2 array parsed as the v2 specification describes: ``.zarray`` (JSON) gives the shape, chunks, dtype,
+    compressor and chunk-key separator; each chunk file is read with file I/O and decoded with the numcodecs codec
+    its ``compressor`` names (absent chunks are the fill value). Says why where filters or Fortran order are used."""
+    path = Path(path)
+    meta_file = path / ".zarray"
+    if not meta_file.is_file() or meta_file.stat().st_size > ZARRAY_MAX_BYTES:
+        return f"{meta_file} is not a regular file of at most {ZARRAY_MAX_BYTES} bytes"
+    meta = json.loads(meta_file.read_bytes())
+    if meta.get("zarr_format") != 2:
+        return f"{meta_file} is not Zarr format 2"
+    if meta.get("filters"):
+        return "Zarr v2 filters are not decoded by the independent reader"
+    if meta.get("order", "C") != "C":
+        return "Fortran-ordered Zarr v2 chunks are not decoded by the independent reader"
+    compressor = meta.get("compressor")
+    by = "Zarr v2 spec parser + file I/O"
+    if compressor is not None:
+        if missing := _numcodecs_missing():
+            return f"the Zarr v2 compressor {compressor.get('id')!r} needs {missing}"
+        by += f" + numcodecs.{compressor.get('id')}"
+    dtype, shape, chunks = np.dtype(meta["dtype"]), tuple(meta["shape"]), tuple(meta["chunks"])
+    if shape != tuple(spec.shape) or len(chunks) != len(shape):
+        return f"{meta_file} holds shape {shape} with chunks {chunks}, not the written {tuple(spec.shape)}"
+    fill = meta.get("fill_value") or 0
+    return IndependentRead(by, _zarr2_blocks(path, meta.get("dimension_separator") or ".", compressor, dtype, shape,
+                                             chunks, fill))
+
+
+def _zarr2_blocks(path: Path, separator: str, compressor: dict | None, dtype: np.dtype, shape: tuple[int, ...],
+                  chunks: tuple[int, ...], fill) -> Iterator[np.ndarray]:
+    decode = None
+    if compressor is not None:
+        import numcodecs
+
+        decode = numcodecs.get_codec(dict(compressor)).decode
+    chunk_bytes = math.prod(chunks) * dtype.itemsize
+    grid = [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=True)]
+    for i0, start in enumerate(range(0, shape[0], chunks[0])):
+        slab = np.full((min(chunks[0], shape[0] - start), *shape[1:]), fill, dtype=dtype)
+        for rest in itertools.product(*grid):
+            key = separator.join(str(i) for i in (i0, *rest))
+            file = path / key
+            if not file.is_file():  # never written: the fill value
+                continue
+            data = file.read_bytes()
+            data = bytes(decode(data)) if decode else data
+            if len(data) != chunk_bytes:
+                raise ValueError(f"chunk {key} decoded to {len(data)} bytes, expected {chunk_bytes}")
+            chunk = np.frombuffer(data, dtype=dtype).reshape(chunks)
+            origin = (0, *(i * c for i, c in zip(rest, chunks[1:], strict=True)))
+            dst = tuple(slice(o, min(o + c, n)) for o, c, n in zip(origin, chunks, slab.shape, strict=True))
+            slab[dst] = chunk[tuple(slice(0, s.stop - s.start) for s in dst)]
+        yield slab

@@ -57,6 +57,9 @@ class TensorstoreAdapter(Adapter):
     module = "tensorstore"
     distribution = "tensorstore"
     install_hint = "pip install 'iobench-book[tensorstore]'"
+    #: 0.1.71 is the oldest release its calls were run on (zarr3 with sharding, zarr2, resize, the file kvstore's
+    #: file_io_sync); 0.2 may change the API
+    supported_versions = ">=0.1.71,<0.2"
     format = "zarr3"
     reads = ("ome-zarr",)
     options = ("zarr3", "zarr2")
@@ -70,7 +73,11 @@ class TensorstoreAdapter(Adapter):
 
     def __init__(self, threads: int | None = None, option: str | None = None) -> None:
         super().__init__(threads, option)
-        self.format = "zarr2" if option == "zarr2" else "zarr3"
+        self.format = self.writes_format(option)
+
+    @classmethod
+    def writes_format(cls, option: str | None) -> str:
+        return "zarr2" if option == "zarr2" else "zarr3"
 
     def is_incompatible(self, spec: ArraySpec, operation: str) -> str | None:
         if self.format == "zarr2" and spec.dims.shards:

@@ -23,6 +23,9 @@ class ZarrsAdapter(ZarrPythonAdapter):
     threads_setting = "zarr.config threading.max_workers (Rust threads) + codec_pipeline.chunk_concurrent_maximum"
     notes = "zarr-python API, Rust codec pipeline (strict: no silent fallback)"
     codec_pipeline = "zarrs.ZarrsCodecPipeline"
+    #: the Rust pipeline measured on the v3 format only (zarr-python's options are its own)
+    options = ()
+    supported_versions = ">=0.2,<0.3"
     #: its Rust pipeline reads and writes local stores; an obstore S3 store is not measured through it here
     stores = ("file",)
 

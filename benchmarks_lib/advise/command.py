@@ -90,15 +90,17 @@ def answer(workload: Workload, budget_s: float, dirs: Sequence[str | Path], meas
         advice_lines,
         not_covered_lines,
     )
+    from benchmarks_lib.advise.versions import version_lines
 
     if measure:
         result, notes = measure_workload(workload, budget_s, dirs[0], run_id, scratch_dir, progress)
         evidence = evidence_from(result.run_dir, result.meta, workload, result.df)
-        lines = advice_lines(workload, evidence, dirs) if evidence else not_covered_lines(workload, [result.run_dir])
+        lines = (advice_lines(workload, evidence, dirs) + version_lines(evidence, workload) if evidence
+                 else not_covered_lines(workload, [result.run_dir]))
         return Answer(workload, evidence, notes + lines)
     evidence = find_evidence(dirs, workload)
-    return Answer(workload, evidence, advice_lines(workload, evidence, dirs) if evidence else
-                  not_covered_lines(workload, dirs))
+    return Answer(workload, evidence, advice_lines(workload, evidence, dirs) + version_lines(evidence, workload)
+                  if evidence else not_covered_lines(workload, dirs))
 
 
 def default_dirs() -> list[Path]:

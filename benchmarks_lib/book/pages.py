@@ -335,7 +335,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     (:func:`.frontpage.comparison`) on a page of their own (:func:`write_beside_page`), and the box answers from the
     reference what this machine did not measure."""
     from benchmarks_lib.records.store import find_run
-    from benchmarks_lib.rules.answers import QUESTIONS, answers
+    from benchmarks_lib.rules.answers import QUESTIONS, answers, upgrade_answer
 
     runs = {}
     for name, run_id in run_ids.items():
@@ -352,7 +352,10 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     else:
         lines += ["No run was found in the results directory (the book was built without executing its chapters). "
                   "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
-    mine = answers({suites[n]: runs[n] for n in names if n in runs and suites[n]})
+    measured = {suites[n]: runs[n] for n in names if n in runs and suites[n]}
+    mine = answers(measured)
+    if "writers" in measured and (upgrade := upgrade_answer(*measured["writers"])).measured:
+        mine.append(upgrade)  # a library measured at more than one version: will the upgrade hurt?
     theirs = answers({suites[n]: ref_runs[n] for n in names if n in ref_runs and suites[n]}) if ref_runs else None
     lines += [verdict_box(mine, theirs, set(names)), "",
               "*Separated*: the interval of the ratio to the best (95%, or wider where rounds pay for their looks "

@@ -30,6 +30,7 @@ measured four times, six pairs of 56 cases) flagged 4-130 of 336 cases on the in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,10 @@ VERDICTS = ("slower", "faster", WITH_RUN, "only in A", "only in B", TOO_FEW, NOT
 FLAGGED = ("slower", "faster", "only in A", "only in B", TOO_FEW)
 #: environment keys that differ between any two runs without meaning anything
 NOT_COMPARED = ("collected_at", "fs_free_bytes")
+#: the verdicts of a case that moved, beside which its backend's version change is named
+MOVED = ("slower", "faster", WITH_RUN)
+#: the column naming a moved case's version change (only where a backend's library versions differ between the runs)
+VERSION_COLUMN = "version change"
 COLUMNS = ["suite", "backend", "operation", "case", "n A", "n B", "median s A", "median s B", "B/A time",
            "95% CI lo", "95% CI hi", "verdict", "why"]
 
@@ -201,11 +206,13 @@ def key_problems(df: pd.DataFrame, keys: list[str], parts: list[str] = ()) -> li
     return problems
 
 
-def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD,
+                 versions: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per case in either run (``COLUMNS``): n (iterations) and median time of each, the B/A time ratio
     with its 95% interval (``stats.two_sample``), the verdict and why (:func:`judge`, then the drift gate); flagged
     rows first (``VERDICTS`` order), largest change first. Cases are matched by the runs' suites' declared keys and
-    named in words."""
+    named in words. With ``versions`` (backend -> its libraries' version change, :func:`version_changes`), each case
+    that moved names its backend's version change (``VERSION_COLUMN``)."""
     suites = sorted({_text(s) for df in (a, b) if "suite" in df for s in _successful(df)["suite"].dropna().unique()})
     keys, parts = declared_keys(suites)
     values = {}
@@ -223,11 +230,47 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_TH
     table = _against_the_run(pd.DataFrame(out, columns=COLUMNS), threshold)
     labels = {**_case_labels(a, keys), **_case_labels(b, keys)}
     table["case"] = table["case"].map(lambda case: labels.get(case, case))
+    if versions:
+        moved = table["verdict"].isin(MOVED)
+        table[VERSION_COLUMN] = table["backend"].map(lambda b: versions.get(str(b), "")).where(moved, "")
     order = table["verdict"].map(VERDICTS.index)
     change = -np.abs(np.log(table["B/A time"].astype("float64"))).fillna(0)
     ordered = table.assign(_o=order, _c=change).sort_values(["_o", "_c"], kind="stable").drop(
         columns=["_o", "_c"]).reset_index(drop=True)
     return tables.table(ordered, keys=["backend", "operation", "case"])  # wrapped where wider than the column
+
+
+def _run_versions(df: pd.DataFrame, meta: Mapping, backend: str) -> dict[str, str | None]:
+    """A backend's libraries and their versions in one run: its adapter's distributions as run.json recorded them
+    (``version_<name>``), the measured library's as its rows say (``backend_version``) where they do."""
+    from benchmarks_lib.adapters import adapter_class
+
+    env = meta.get("environment") or {}
+    try:
+        cls = adapter_class(backend)
+        names = [cls.distribution, *cls.extra_distributions]
+    except (SpecError, ImportError):  # not an adapter here (the ceiling, a plug-in not installed)
+        cls, names = None, []
+    found = {name: env.get(f"version_{name.replace('-', '_')}") for name in names}
+    rows = df[df["backend"].astype(str) == backend] if "backend" in df else df.iloc[:0]
+    measured = sorted({str(v) for v in rows["backend_version"].dropna()}) if "backend_version" in rows else []
+    if measured:
+        found[names[0] if names else backend] = ", ".join(measured)
+    return {k: None if v is None else str(v) for k, v in found.items()}
+
+
+def version_changes(a: pd.DataFrame, meta_a: Mapping, b: pd.DataFrame, meta_b: Mapping) -> dict[str, str]:
+    """backend -> ``zarr 2.18.7 → 3.1.6`` (each of its libraries whose version differs between the runs, ``;``
+    between them), for the backends measured in both runs; record strings (escape them where shown)."""
+    backends = sorted({str(x) for df in (a, b) if "backend" in df for x in _successful(df)["backend"].unique()})
+    out = {}
+    for backend in backends:
+        va, vb = _run_versions(a, meta_a, backend), _run_versions(b, meta_b, backend)
+        moved = [f"{name} {va.get(name) or 'absent'} → {vb.get(name) or 'absent'}"
+                 for name in dict.fromkeys([*va, *vb]) if va.get(name) != vb.get(name)]
+        if moved:
+            out[backend] = "; ".join(moved)
+    return out
 
 
 def run_drift(table: pd.DataFrame) -> tuple[float, float] | None:
@@ -310,9 +353,10 @@ class Comparison:
     def load(cls, dir_a: str | Path, dir_b: str | Path, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
         (a, meta_a), (b, meta_b) = load_run(dir_a), load_run(dir_b)
         suites = dict.fromkeys([str(meta_a.get("suite")), str(meta_b.get("suite"))])
+        versions = version_changes(a, meta_a, b, meta_b)
         return cls(str(meta_a.get("run_id", Path(dir_a).name)), str(meta_b.get("run_id", Path(dir_b).name)),
-                   " vs ".join(suites), compare_runs(a, b, threshold), environment_differences(meta_a, meta_b),
-                   threshold)
+                   " vs ".join(suites), compare_runs(a, b, threshold, versions),
+                   environment_differences(meta_a, meta_b), threshold)
 
     @property
     def title(self) -> str:

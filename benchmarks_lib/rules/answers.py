@@ -26,6 +26,7 @@ from benchmarks_lib.data.meshes import MESH_DATASET
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
 from benchmarks_lib.rules.compression import SIDE, summarize_points, worth_taking
 from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict, countable, rank_against_leader
+from benchmarks_lib.rules.upgrades import Change, changes
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,9 @@ QUESTIONS: tuple[Question, ...] = (
              "Conclusion (computed from this run)"),
 )
 BY_KEY = {q.key: q for q in QUESTIONS}
+#: will the upgrade hurt? In the verdict box only where the writers run measured a library at more than one version
+#: (``upgrade_answer``), after the questions every book answers
+UPGRADE = Question("upgrade", "Upgrading", "writers", "upgrades", "Time at each version, as a ratio of the newest")
 #: writers whose "unsharded" layout is one chunk per shard (they always shard): never in a sharded-vs-unsharded claim
 ALWAYS_SHARDS = frozenset({"acquire-zarr"})
 #: the codec and threads questions' headline dataset: the first of these a run measured (else the first by name; a
@@ -98,10 +102,13 @@ class Answer:
     profile: str = ""
     machine: str = ""
     run_id: str = ""
+    #: the upgrade question: one library's older version against its newest, per operation (the change it states
+    #: first); ``rules.upgrades``
+    upgrade: tuple[Change, ...] = ()
 
     @property
     def measured(self) -> bool:
-        return self.ranking is not None or self.checked[1] > 0
+        return self.ranking is not None or self.checked[1] > 0 or bool(self.upgrade)
 
     @property
     def status(self) -> Verdict | None:
@@ -419,6 +426,32 @@ def _lost_data(q: Question, df: pd.DataFrame) -> Answer:
     return Answer(q, pick=", ".join(lost), rests_on=rests, lost=lost, checked=(len(bad), len(rows)))
 
 
+def upgrade_answer(df: pd.DataFrame, meta: Mapping | None = None) -> Answer:
+    """Upgrading a library from an older version to its newest (``rules.upgrades``: each operation's time as a ratio
+    of the newest, by the rule): the library and version whose separable change of 10% or more is the largest, that
+    change first; else the first library's oldest version, with no separable difference. Not measured where no
+    library was measured at two versions."""
+    found = changes(_ok_rows(df) if df is not None else pd.DataFrame())
+    if not found:
+        return Answer(UPGRADE)
+
+    def size(c: Change) -> float:
+        return c.factor()[0] if c.notable else 0.0
+
+    lead = max(found, key=size)  # the first of the largest: the first library's oldest version when none is notable
+    pair = [c for c in found if (c.library, c.version, c.newest) == (lead.library, lead.version, lead.newest)]
+    pair.sort(key=lambda c: -size(c))
+    rows = writers_rows(df, "write")
+    rests = tuple(_data(rows)) + tuple(dict.fromkeys(str(c.key["codec"]) for c in pair
+                                                     if isinstance(c.key.get("codec"), str)))
+    formats = {c.formats for c in pair}
+    if len(formats) == 1 and all(next(iter(formats))):
+        old, new = next(iter(formats))
+        rests += (f"Zarr v{old} format" if old == new else f"Zarr v{old} to v{new} format",)
+    found = Answer(UPGRADE, pick=lead.library, rests_on=rests, upgrade=tuple(pair))
+    return answer_run(found, meta)
+
+
 _ANSWER = {"codec": _codec, "threads": _threads, "sharding": _sharding, "cache": _cache, "lost-data": _lost_data,
            **dict.fromkeys(WRITERS, _writers)}
 
@@ -427,7 +460,11 @@ def answer(key: str, df: pd.DataFrame, meta: Mapping | None = None) -> Answer:
     """The answer to question ``key`` from one run's rows (of the question's suite) and its ``run.json``
     (``meta``: the profile and machine it rests on); not measured where the rows hold nothing that answers it."""
     q = BY_KEY[key]
-    found = _ANSWER[key](q, df if df is not None else pd.DataFrame())
+    return answer_run(_ANSWER[key](q, df if df is not None else pd.DataFrame()), meta)
+
+
+def answer_run(found: Answer, meta: Mapping | None) -> Answer:
+    """``found`` with the run it rests on (its profile, machine and id, from its ``run.json``)."""
     if not meta:
         return found
     env = meta.get("environment") or {}
@@ -447,6 +484,6 @@ def chapter_answers(suite: str, df: pd.DataFrame) -> list[Answer]:
     return [answer(q.key, df) for q in QUESTIONS if q.suite == suite]
 
 
-__all__ = ["ALWAYS_SHARDS", "BY_KEY", "HEADLINE_DATASETS", "QUESTIONS", "WRITERS", "Answer", "Question", "answer",
-           "answers", "chapter_answers", "fewest_threads", "lost_data_rows", "sharding_rows", "thread_rows",
-           "writers_rows"]
+__all__ = ["ALWAYS_SHARDS", "BY_KEY", "HEADLINE_DATASETS", "QUESTIONS", "UPGRADE", "WRITERS", "Answer", "Question",
+           "answer", "answer_run", "answers", "chapter_answers", "fewest_threads", "lost_data_rows", "sharding_rows",
+           "thread_rows", "upgrade_answer", "writers_rows"]

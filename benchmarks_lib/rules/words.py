@@ -16,6 +16,7 @@ from benchmarks_lib.base.specs import SpecError, format_bytes, parse_dims, shape
 from benchmarks_lib.base.stats import CONFIDENCE, MARGIN, TwoSample, coverage
 from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict
+from benchmarks_lib.rules.upgrades import NOTABLE
 
 #: how a record string is made safe where the words are shown
 Escape = Callable[[str], str]
@@ -383,6 +384,8 @@ def pick_text(a: Answer, escape: Escape = md) -> str:
     them apart; the best median where it cannot rank; ``not measured here`` without rows."""
     if a.question.key == "lost-data" and a.measured:
         return f"**{_names(a.lost, escape, 3)}** lost data" if a.lost else "none: every array came back right"
+    if a.upgrade:
+        return upgrade_pick(a, escape)
     if not a.measured:
         return "not measured here"
     note = f", {a.note}" if a.note else ""
@@ -403,6 +406,8 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     if a.question.key == "lost-data" and a.measured:
         wrong, checked = a.checked
         return f"read back whole: {wrong} of {checked} unaligned arrays wrong"
+    if a.upgrade:
+        return upgrade_sure(a)
     if not a.measured:
         return "-"
     r, status, e = a.ranking, a.status, a.versus
@@ -417,6 +422,32 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
         sure = SURE[Verdict.EQUIVALENT] if t.equivalent else "separated" if t.separable else "not separable"
         return f"{sure} from {escape(r.leader.name)}: {factor:.2f}x slower{interval}"
     return f"{SURE[status]}: {escape(e.name)} {factor:.2f}x slower{interval}"
+
+
+def upgrade_pick(a: Answer, escape: Escape = md) -> str:
+    """``upgrading **zarr-python** from 2.18.7 to 3.1.6: 3.1.6 is 1.80x slower for cold cutouts``, or ``...: no
+    separable difference of 10% or more``: the answer's first change (its largest of 10% or more)."""
+    first = a.upgrade[0]
+    head = f"upgrading **{escape(first.library)}** from {escape(first.version)} to {escape(first.newest)}: "
+    if not first.notable:
+        return f"{head}no separable difference of {NOTABLE:.0%} or more"
+    factor, _, _, word = first.factor()
+    return f"{head}{escape(first.newest)} is {factor:.2f}x {word} for {escape(first.what)}"
+
+
+def upgrade_sure(a: Answer) -> str:
+    """The first change's interval and what it rests on (``separated: [1.60x, 2.00x], paired over 12 rounds``), and
+    how many more changes of 10% or more; or over how many operations nothing separable of 10% or more was found."""
+    first, more = a.upgrade[0], sum(c.notable for c in a.upgrade[1:])
+    if not first.notable:
+        few = sum(c.ratio.separable is None for c in a.upgrade)
+        n = len(a.upgrade)
+        return (f"{n} comparison{'s' if n != 1 else ''}: each within {NOTABLE:.0%}, equivalent or not separable"
+                + (f" ({few} with too few rounds)" if few else ""))
+    t, (_, lo, hi, _) = first.ratio, first.factor()
+    how = f"paired over {t.n_a} rounds" if t.paired else f"n={min(t.n_a, t.n_b)} each, not paired"
+    tail = f"; {more} more change{'s' if more != 1 else ''} of {NOTABLE:.0%} or more" if more else ""
+    return f"separated: [{lo:.2f}x, {hi:.2f}x], {how}{tail}"
 
 
 def rests_text(a: Answer, escape: Escape = md, run: bool = True) -> str:
@@ -440,5 +471,5 @@ def verdict_line(a: Answer, escape: Escape = md, run: bool = False, label: bool 
 
 
 __all__ = ["SURE", "Escape", "answer_clause", "candidates_verdict", "change_text", "number", "pick_text", "rests_text",
-           "sure_text", "unverified_text", "value_text", "value_words", "verdict_line", "verdict_text", "versus_text",
-           "versus_words", "why_text"]
+           "sure_text", "unverified_text", "upgrade_pick", "upgrade_sure", "value_text", "value_words", "verdict_line",
+           "verdict_text", "versus_text", "versus_words", "why_text"]

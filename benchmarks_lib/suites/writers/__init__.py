@@ -416,8 +416,8 @@ def rounds(case: Case, ctx: CaseContext) -> Rounds:
     """The case in rounds (``kit.in_rounds``): its points set up once, each measured once per round."""
     if reason := unavailable_reason(case.backend):
         return _skip(reason, test=case.params["test"])
-    return (yield from in_rounds(POINTS[case.params["test"]](case, ctx),
-                                 {"backend_version": backend_status(case.backend).version}))
+    columns = {"backend_version": backend_status(case.backend).version, **make_adapter(case.backend).row_columns()}
+    return (yield from in_rounds(POINTS[case.params["test"]](case, ctx), columns))
 
 
 def questions(rows):

@@ -1,0 +1,144 @@
+"""Upgrades: one workload across library versions, side by side.
+
+The chapter reads writers runs whose rows hold a library at more than one version (one run of
+``iobench run writers --versions ...``, whose versions were measured in the same rounds, or several runs, one
+version each) and states, per library, each operation's time at every version as a ratio of the newest version's,
+by the book's one rule (:mod:`benchmarks_lib.rules.upgrades`): the separable changes of 10% or more in words at the
+top, a figure (ratio by version and operation) and a table that says which Zarr format each side wrote. Without
+versions it says how to measure them. Every string from the runs is escaped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks_lib.base.markup import md, md_code, short
+from benchmarks_lib.base.paths import shown_path
+from benchmarks_lib.base.specs import SpecError, parse_items
+from benchmarks_lib.chapters.chapter import Chapter
+from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
+from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
+from benchmarks_lib.rules.upgrades import MEASURE_COMMAND, NOTABLE, OPERATIONS, Change, changes, headline, versioned
+from benchmarks_lib.rules.words import case_text
+
+SUITE = "writers"
+#: the newest runs looked at for versions when none are named
+LOOK_BACK = 20
+COLUMNS = ["library", "operation", "case", "version", "newest", "Zarr format (version → newest)", "time / newest",
+           "95% CI lo", "95% CI hi", "n", "rule"]
+
+
+def resolve_runs(runs: object = None, results_dir: str | Path | None = None) -> list[Path]:
+    """The runs to read: the named ones (run ids or directories, read together), or, with None, the newest writers
+    run under ``results_dir`` whose rows hold a library at more than one version (none: an empty list)."""
+    from benchmarks_lib.base.paths import checkout_dirs
+
+    base = Path(results_dir) if results_dir is not None else checkout_dirs()[0]
+    if runs is not None:
+        names = [str(r) for r in parse_items(runs, "RUNS", '["writers-a", "writers-b"]')]
+        if not names:
+            raise SpecError("RUNS is empty; give run ids or run directories, or None for the newest with versions")
+        return [find_run(base, name) for name in names]
+    found = [d for d in run_dirs(base) if read_run_json(d / "run.json").get("suite") == SUITE]  # newest first
+    for run in found[:LOOK_BACK]:
+        if versioned(load_run(run)[0]):
+            return [run]
+    return []
+
+
+def load(runs: list[Path]) -> pd.DataFrame:
+    """The rows of ``runs`` together (each keeps its ``run_id``: rows of different runs are never paired)."""
+    frames = [load_run(run)[0] for run in runs]
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def header(runs: list[Path], results_dir: str | Path | None, df: pd.DataFrame) -> str:
+    """What was read, then the answer at the top: the separable changes of 10% or more per library and version, or
+    that there is none; without versions, the command that measures them."""
+    where = ", ".join(md_code(shown_path(r)) for r in runs) or "no run"
+    lines = [f"Runs read: {where}."]
+    found = changes(df)
+    if not found:
+        lines += ["", "No library was measured at more than one version in "
+                  f"{'these runs' if runs else md_code(shown_path(results_dir or 'results/'))}. "
+                  f"Measure versions side by side with {md_code(MEASURE_COMMAND)} (each version in its own "
+                  "environment, the same cases in the same rounds), or run the same suite once per version and name "
+                  "the runs in `RUNS`."]
+        return "\n".join(lines)
+    lines += ["", f"Separable changes of {NOTABLE:.0%} or more, from each older version to the newest "
+              "(the factor and its 95% interval):", ""]
+    lines += [f"- {line}" for line in headline(found, md)]
+    return "\n".join(lines)
+
+
+def _number(value: float) -> float:
+    return float(value) if np.isfinite(value) else np.nan
+
+
+def _formats(c: Change) -> str:
+    old, new = c.formats
+    if not old and not new:
+        return "-"
+    return f"v{old}" if old == new else f"v{old or '?'} → v{new or '?'}"
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per library, operation, case and older version: its time over the newest's, with the interval, n
+    and what the rule says; the Zarr format each side wrote. Its cells are record strings as they are (shown as a
+    DataFrame, whose HTML escapes them, or through ``markdown_table``)."""
+    rows = []
+    for c in changes(df):
+        case = case_text({k: v for k, v in c.key.items() if k != "cutout_kind"}, str) or "-"
+        rows.append([c.library, c.what, case, c.version, c.newest, _formats(c),
+                     _number(c.ratio.ratio), _number(c.ratio.lo), _number(c.ratio.hi),
+                     min(c.ratio.n_a, c.ratio.n_b), c.verdict])
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def ratio_figure(df: pd.DataFrame):
+    """Per library, each operation's time at each older version over the newest's (points, whiskers: the 95%
+    interval) on a log axis; the band within 10% shaded. Points, never lines: the x-values are versions."""
+    found = changes(df)
+    if not found:
+        return empty_figure("time at each version / time at the newest", "no library measured at two versions")
+    libraries = list(dict.fromkeys(c.library for c in found))
+    heights = [len({(c.what, tuple(map(str, c.key.values()))) for c in found if c.library == lib}) for lib in libraries]
+    fig, axes = subplots(len(libraries), 1, figsize=(7.2, 1.4 + 0.45 * sum(heights) + 0.6 * len(libraries)),
+                         squeeze=False, height_ratios=[h + 1 for h in heights])
+    for ax, library in zip(axes[:, 0], libraries, strict=True):
+        mine = [c for c in found if c.library == library]
+        cases = list(dict.fromkeys((c.what, case_text(c.key, str)) for c in mine))
+        y_of = {case: i for i, case in enumerate(cases)}
+        versions = list(dict.fromkeys(c.version for c in mine))
+        ax.axvspan(1 / (1 + NOTABLE), 1 + NOTABLE, color="0.9", zorder=0, label=f"within {NOTABLE:.0%}")
+        ax.axvline(1.0, color="0.4", lw=0.8)
+        for k, version in enumerate(versions):
+            at = [c for c in mine if c.version == version]
+            offset = (k - (len(versions) - 1) / 2) * 0.18
+            y = np.array([y_of[(c.what, case_text(c.key, str))] + offset for c in at])
+            ratio = np.array([c.ratio.ratio for c in at])
+            lo = np.nan_to_num(ratio - np.array([c.ratio.lo for c in at]), nan=0.0)
+            hi = np.nan_to_num(np.array([c.ratio.hi for c in at]) - ratio, nan=0.0)
+            ax.errorbar(ratio, y, xerr=[lo, hi], fmt="o", capsize=3, label=short(f"{version} / {at[0].newest}"))
+        whats = [what for what, _ in cases]  # an operation measured on several cases: each named by its case
+        ax.set_yticks(range(len(cases)), [short(what if whats.count(what) == 1 else f"{what}, {case}", 60)
+                                          for what, case in cases])
+        ax.set_ylim(len(cases) - 0.5, -0.5)
+        ratio_log_axis(ax, "x")
+        ax.set_title(short(library))
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    axes[-1, 0].set_xlabel("time at the version / time at the newest (above 1: the newest is faster)")
+    fig.tight_layout()
+    return fig
+
+
+CHAPTER = Chapter("upgrades", title="Upgrades", order=85,
+                  answer="This chapter measures nothing: it reads writers runs that measured a library at several "
+                  "versions (`--versions`), each operation's time at every version as a ratio of the newest.",
+                  figures={"Time ratio to the newest version": ratio_figure})
+
+__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "header", "load", "ratio_figure", "resolve_runs", "summary"]
