@@ -40,8 +40,13 @@ MEASURES = {"throughput (GB/s)": "gbps", "time (s)": "elapsed_s", "peak RSS (MB)
 SOURCES = {"peak_rss_mb": ("peak_rss_bytes", 1e-6)}
 #: the columns the chart sets along x or colours by, and lists in its table: column -> label
 GROUPS = {"backend": "backend", "run": "run", "round": "round", "iteration": "iteration", "dataset": "dataset",
-          "dtype": "dtype", "codec": "codec", "threads": "threads", "cache_state": "cache state",
-          "fsync_included": "fsync"}
+          "dtype": "dtype", "codec": "codec", "level": "level", "threads": "threads", "layout": "layout",
+          "cache_state": "cache state", "fsync_included": "fsync", "latency_ms": "latency (ms)",
+          "concurrency": "concurrency", "workers": "workers"}
+#: the columns tried in turn for the x axis and the colour of a chapter's first chart: the first that varies
+FIRST_GROUPS = ("backend", "codec", "level", "threads", "workers", "concurrency", "latency_ms", "layout", "dataset")
+#: what the chart calls a value a row does not record
+NONE = "(not recorded)"
 #: the record columns a string of the page is shortened from (at most this many characters)
 LABEL_LIMIT = 60
 
@@ -52,11 +57,12 @@ def chart_rows(runs: list) -> tuple[pd.DataFrame, int]:
     shortened; at most :data:`ROW_LIMIT`. Also how many rows there were before the limit."""
     frames = []
     for run in runs:
-        rows = ok_rows(load_run(run.path)[0])
+        rows, meta = load_run(run.path)
+        rows = ok_rows(rows)
         if "operation" not in rows or rows.empty:
             continue
         rows = rows[~rows["operation"].isin(LATENCIES)].reset_index(drop=True)
-        out = pd.DataFrame({"chapter": run.suite, "run": run.label, "operation": rows["operation"]})
+        out = pd.DataFrame({"chapter": run.suite, "run": run_name(run, meta), "operation": rows["operation"]})
         for column in GROUPS:
             if column not in out:
                 out[column] = rows.get(column)
@@ -70,6 +76,14 @@ def chart_rows(runs: list) -> tuple[pd.DataFrame, int]:
     df = pd.concat(frames, ignore_index=True)
     total = len(df)
     return bounded(df, ROW_LIMIT), total
+
+
+def run_name(run, meta: dict) -> str:
+    """A run as the chart's legend and table name it: its profile, machine, start (to the minute), run id and
+    the directory it came from (the chapter is the menu's), each part shortened."""
+    parts = (meta.get("profile"), run.path.parent.name, str(meta.get("started_at", ""))[:16].replace("T", " "))
+    name = " · ".join([*(short(p) for p in parts), short(run.path.name, 32)])
+    return f"{name} [{short(run.path.parents[1].name)}/]"
 
 
 def bounded(df: pd.DataFrame, limit: int) -> pd.DataFrame:
@@ -94,7 +108,8 @@ def _column(values: pd.Series, limit: int = LABEL_LIMIT) -> dict:
         return {"values": [None if not np.isfinite(v) else (int(v) if v.is_integer() else float(v))
                            for v in numbers]}
     texts = [None if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA
-             else ("yes" if v else "no") if isinstance(v, bool | np.bool_) else short(v, limit) for v in values]
+             else ("yes" if v else "no") if isinstance(v, bool | np.bool_)
+             else str(int(v)) if isinstance(v, float) and v.is_integer() else short(v, limit) for v in values]
     names = list(dict.fromkeys(t for t in texts if t is not None))
     index = {n: i for i, n in enumerate(names)}
     return {"names": names, "codes": [None if t is None else index[t] for t in texts]}
@@ -122,7 +137,8 @@ def chart_spec() -> dict:
     chart = (
         alt.Chart(alt.Data(name="rows"))
         .transform_filter("datum.chapter === chapter && datum.operation === operation")
-        .transform_calculate(x="datum[xcol]", group="datum[colour]", value="datum[measure]")
+        .transform_calculate(x=f"isValid(datum[xcol]) ? datum[xcol] : '{NONE}'",
+                             group=f"isValid(datum[colour]) ? datum[colour] : '{NONE}'", value="datum[measure]")
         .transform_filter("isValid(datum.value) && isFinite(datum.value)")
         .mark_point(filled=True, opacity=0.75, size=40)
         .encode(x=alt.X("x:O", title=None, sort="ascending", axis=alt.Axis(labelLimit=180, labelAngle=-30)),
@@ -150,9 +166,10 @@ def chart_page(runs: list, chapters: list[tuple[str, str]], chapter: str, metric
         "measures": [[label, column] for label, column in MEASURES.items()],
         "groups": [[column, label] for column, label in GROUPS.items()],
         "first": {"chapter": chapter if chapter in present else (menu[0][1] if menu else ""),
-                  "measure": MEASURES.get(metric, "gbps"), "xcol": "backend", "colour": "run"},
+                  "measure": MEASURES.get(metric, "gbps")},
+        "firstGroups": list(FIRST_GROUPS),
         "tableRows": TABLE_ROWS,
-        # a run's label is made of shortened parts already (:func:`.explore.find_runs`), and names it whole
+        # a run's name is made of shortened parts already (:func:`run_name`), and names it whole
         "columns": {c: _column(df[c], 4 * LABEL_LIMIT if c == "run" else LABEL_LIMIT) for c in df.columns},
         "length": len(df),
         "spec": chart_spec(),
@@ -174,7 +191,7 @@ def chart_page(runs: list, chapters: list[tuple[str, str]], chapter: str, metric
         '<p class="iobench-charts-status"><b>The chart is drawn by your browser and has not been drawn</b>: the '
         "page's chart scripts did not load (a book built without them shows the explorer as static figures).</p>"
         '<div class="iobench-charts-view"></div>'
-        '<div class="iobench-charts-table" style="overflow-x:auto"></div>'
+        '<div class="iobench-charts-table" style="overflow:auto; max-height:28em; font-size:0.8em"></div>'
         f'<script type="application/json" class="iobench-charts-data">{script_json(data)}</script>'
         f"<script>{SCRIPT}</script>"
         "</div>"
@@ -217,6 +234,11 @@ SCRIPT = r"""
       var values = options.map(function (o) { return o[0]; });
       select.value = values.indexOf(keep) >= 0 ? keep : (values.length ? values[0] : "");
     }
+    function distinct(part, column) {
+      var seen = {};
+      part.forEach(function (r) { if (r[column] !== null && r[column] !== undefined) seen[r[column]] = 1; });
+      return Object.keys(seen).length;
+    }
     function has(part, column) {
       return part.some(function (r) { return r[column] !== null && r[column] !== undefined; });
     }
@@ -227,20 +249,28 @@ SCRIPT = r"""
       return mine().filter(function (r) { return r.operation === menus.operation.value; });
     }
     function menusOf(chapterRows, wanted) {
-      var ops = [], ceiling = [];  /* in the order measured; the ceiling's own operations last */
+      /* the operations measured most first (a chapter's main one: the writers' total), the ceiling's own last */
+      var count = {}, ceiling = {};
       chapterRows.forEach(function (r) {
-        var list = r.backend === "ceiling" ? ceiling : ops;
-        if (ops.indexOf(r.operation) < 0 && ceiling.indexOf(r.operation) < 0) list.push(r.operation);
+        count[r.operation] = (count[r.operation] || 0) + 1;
+        if (r.backend === "ceiling") ceiling[r.operation] = 1;
       });
-      ops = ops.concat(ceiling);
+      var ops = Object.keys(count).sort(function (a, b) {
+        return ((ceiling[a] || 0) - (ceiling[b] || 0)) || (count[b] - count[a]) || (a < b ? -1 : a > b ? 1 : 0);
+      });
       fill(menus.operation, ops.map(function (o) { return [o, o]; }), wanted.operation);
       var part = shown();
       fill(menus.measure, data.measures.filter(function (m) { return has(part, m[1]); })
         .map(function (m) { return [m[1], m[0]]; }), wanted.measure);
-      /* the columns this selection records, and always the round (a reader looks for drift) */
+      /* the columns this selection records, and always the round (a reader looks for drift); unless the reader
+         chose them: along x the first column that varies, coloured per run where there are several */
       var groups = data.groups.filter(function (g) { return g[0] === "round" || has(part, g[0]); });
-      fill(menus.xcol, groups, wanted.xcol);
-      fill(menus.colour, groups, wanted.colour);
+      var varying = data.firstGroups.filter(function (c) { return distinct(part, c) > 1; });
+      var x = wanted.xcol || varying[0] || "backend";
+      var colour = wanted.colour || (distinct(part, "run") > 1 ? "run" : varying.filter(function (c) {
+        return c !== x; })[0] || "run");
+      fill(menus.xcol, groups, x);
+      fill(menus.colour, groups, colour);
     }
     var view = null, box = root.querySelector(".iobench-charts-view");
     function table(part) {
@@ -305,8 +335,8 @@ SCRIPT = r"""
     spec.params.forEach(function (p) { if (p.name in first) p.value = first[p.name]; });
     vegaEmbed(box, spec, {renderer: "svg", actions: false}).then(function (result) {
       view = result.view;
-      menus.chapter.addEventListener("change", function () {
-        menusOf(mine(), {xcol: menus.xcol.value, colour: menus.colour.value, measure: menus.measure.value});
+      menus.chapter.addEventListener("change", function () {  /* another chapter: its own first chart */
+        menusOf(mine(), {measure: menus.measure.value});
         redraw();
       });
       menus.operation.addEventListener("change", function () {
