@@ -84,6 +84,13 @@ def install(static_dir: Path) -> list[str]:
     from fnmatch import fnmatch
 
     vendor = static_dir / VENDOR
+    for old in vendor.iterdir() if vendor.is_dir() else ():  # what an earlier version of this module unpacked
+        if old.name in PACKAGES:  # (the widget scripts) is no longer served
+            continue
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old)
+        else:
+            old.unlink()
     for name, (version, integrity, wanted) in PACKAGES.items():
         target = vendor / name
         stamp = target / f".{version}"
