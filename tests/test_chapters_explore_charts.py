@@ -129,6 +129,13 @@ def test_in_a_browser_offline_another_chapter_redraws_the_chart(tmp_path):
         assert page.locator(drawn).get_attribute("data-drawn") == "8"  # two backends, four rounds
         assert HOSTILE in texts and "zarrs" in texts  # the x axis: backends, as text
         assert HOSTILE in page.locator(".iobench-charts-table").inner_text()
+        tips = ""
+        for point in svg.locator(".mark-symbol path").all():  # each point's tooltip: the names as text too
+            box = point.bounding_box()  # (Vega listens on the whole SVG: the mouse goes to the point)
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.wait_for_timeout(50)
+            tips += page.locator("#vg-tooltip-element").inner_text()
+        assert HOSTILE in tips
         assert page.locator("select[name=chapter]").input_value() == "writers"
 
         page.select_option("select[name=chapter]", "threads")
