@@ -89,6 +89,8 @@ def test_the_book_shows_charts_and_jupyterlab_keeps_the_widgets(tmp_path, monkey
     monkeypatch.setattr("IPython.display.display", lambda obj, *a, **k: shown.append(obj))
     assert explore.explorer([tmp_path / "r"], view="charts") is None
     assert explore_charts.MARK in shown[0].data
+    explore.explorer([tmp_path / "nowhere"], view="charts")  # nothing to draw: a sentence, no chart scripts
+    assert "No measured row" in shown[1].data and explore_charts.MARK not in shown[1].data
     with pytest.raises(SpecError, match="VIEW 'live' is unknown; allowed: widgets, charts, static"):
         explore.explorer([tmp_path / "r"], view="live")
 

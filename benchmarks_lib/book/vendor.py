@@ -24,8 +24,8 @@ from pathlib import Path
 DEFAULT_REGISTRY = "https://registry.npmjs.org"
 #: name -> (version, sha512 integrity as npm records it, the script to load (first), then the other files served).
 #: The majors follow altair's (``altair.VEGA_VERSION``, ``VEGALITE_VERSION``, ``VEGAEMBED_VERSION``: the specs
-#: it writes; vega 6.3.0's bundle calls itself 5.33.1, and vega-embed warns of a mismatch); all three are
-#: BSD-3-Clause, their licences served beside them.
+#: it writes; vega 6.4.0, as 6.3.0's bundle calls itself 5.33.1 and vega-embed then warns of a mismatch); all
+#: three are BSD-3-Clause, their licences served beside them.
 PACKAGES = {
     "vega": ("6.4.0", "rHXCq2LpEWCLMjXBEj7hocY9G0/i5TGYRayGGSj06VTF4+l2IG2Z7oeZKCjWbUh/7hTE/mVhbaOPB72wCElh6g==",
              ("build/vega.min.js", "LICENSE")),
@@ -84,8 +84,8 @@ def install(static_dir: Path) -> list[str]:
     from fnmatch import fnmatch
 
     vendor = static_dir / VENDOR
-    for old in vendor.iterdir() if vendor.is_dir() else ():  # what an earlier version of this module unpacked
-        if old.name in PACKAGES:  # (the widget scripts) is no longer served
+    for old in vendor.iterdir() if vendor.is_dir() else ():
+        if old.name in PACKAGES:  # else unpacked by an earlier version of this module (the widget scripts)
             continue
         if old.is_dir() and not old.is_symlink():
             shutil.rmtree(old)

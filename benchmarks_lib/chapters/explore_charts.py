@@ -81,8 +81,8 @@ def chart_rows(runs: list) -> tuple[pd.DataFrame, int]:
 def run_name(run, meta: dict) -> str:
     """A run as the chart's legend and table name it: its profile, machine, start (to the minute), run id and
     the directory it came from (the chapter is the menu's), each part shortened."""
-    parts = (meta.get("profile"), run.path.parent.name, str(meta.get("started_at", ""))[:16].replace("T", " "))
-    name = " · ".join([*(short(p) for p in parts), short(run.path.name, 32)])
+    parts = (meta.get("profile"), run.path.parent.name, str(meta.get("started_at") or "")[:16].replace("T", " "))
+    name = " · ".join([*(short(p) for p in parts if p), short(run.path.name, 32)])
     return f"{name} [{short(run.path.parents[1].name)}/]"
 
 
@@ -159,6 +159,8 @@ def chart_page(runs: list, chapters: list[tuple[str, str]], chapter: str, metric
     (:class:`.explore.Run`), for the chapters ``chapters`` ((title, suite), the book's order) that have rows, first
     showing ``chapter`` (when it has rows) and ``metric``."""
     df, total = chart_rows(runs)
+    if df.empty:  # the sentence above the explorer says where no run was found
+        return "<p><b>No measured row to draw.</b></p>"
     present = set(df["chapter"])
     menu = [(title, suite) for title, suite in chapters if suite in present]
     data = {
