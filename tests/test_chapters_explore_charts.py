@@ -80,7 +80,7 @@ def test_the_rows_are_bounded_and_the_page_says_how_many_were_left_out(tmp_path,
     assert min(r for r in rounds if r is not None) == 1 and max(r for r in rounds if r is not None) == 20  # spread
 
 
-def test_the_book_shows_charts_and_jupyterlab_keeps_the_widgets(tmp_path, monkeypatch):
+def test_the_charts_view_draws_the_rows_or_says_there_are_none(tmp_path, monkeypatch):
     pytest.importorskip("altair")
     from benchmarks_lib.base.specs import SpecError
 
