@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import html_text, short
-from benchmarks_lib.chapters.flags import LATENCIES
+from benchmarks_lib.chapters.flags import LATENCIES, WRITER_PHASES
 from benchmarks_lib.records.store import load_run
 from benchmarks_lib.rules.ceilings import ok_rows
 
@@ -170,6 +170,7 @@ def chart_page(runs: list, chapters: list[tuple[str, str]], chapter: str, metric
         "first": {"chapter": chapter if chapter in present else (menu[0][1] if menu else ""),
                   "measure": MEASURES.get(metric, "gbps")},
         "firstGroups": list(FIRST_GROUPS),
+        "phases": {"writers": list(WRITER_PHASES)},  # create, write, finalize: parts of a writer's total
         "tableRows": TABLE_ROWS,
         # a run's name is made of shortened parts already (:func:`run_name`), and names it whole
         "columns": {c: _column(df[c], 4 * LABEL_LIMIT if c == "run" else LABEL_LIMIT) for c in df.columns},
@@ -251,14 +252,15 @@ SCRIPT = r"""
       return mine().filter(function (r) { return r.operation === menus.operation.value; });
     }
     function menusOf(chapterRows, wanted) {
-      /* the operations measured most first (a chapter's main one: the writers' total), the ceiling's own last */
-      var count = {}, ceiling = {};
+      /* the operations measured most first, a writer's phases after its whole (total), the ceiling's own last */
+      var count = {}, later = {}, phases = data.phases[menus.chapter.value] || [];
       chapterRows.forEach(function (r) {
         count[r.operation] = (count[r.operation] || 0) + 1;
-        if (r.backend === "ceiling") ceiling[r.operation] = 1;
+        if (r.backend === "ceiling") later[r.operation] = 2;
+        else if (phases.indexOf(r.operation) >= 0) later[r.operation] = 1;
       });
       var ops = Object.keys(count).sort(function (a, b) {
-        return ((ceiling[a] || 0) - (ceiling[b] || 0)) || (count[b] - count[a]) || (a < b ? -1 : a > b ? 1 : 0);
+        return ((later[a] || 0) - (later[b] || 0)) || (count[b] - count[a]) || (a < b ? -1 : a > b ? 1 : 0);
       });
       fill(menus.operation, ops.map(function (o) { return [o, o]; }), wanted.operation);
       var part = shown();
