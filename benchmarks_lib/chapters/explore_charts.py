@@ -47,7 +47,7 @@ GROUPS = {"backend": "backend", "run": "run", "round": "round", "iteration": "it
 FIRST_GROUPS = ("backend", "codec", "level", "threads", "workers", "concurrency", "latency_ms", "layout", "dataset")
 #: what the chart calls a value a row does not record
 NONE = "(not recorded)"
-#: the record columns a string of the page is shortened from (at most this many characters)
+#: the most characters of a string from a record on the page (a run's name, made of shortened parts: 4x as many)
 LABEL_LIMIT = 60
 
 
