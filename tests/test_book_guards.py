@@ -91,6 +91,16 @@ def test_a_bad_timeout_is_refused_before_anything_runs(tmp_path, value):
     assert not (tmp_path / "r").exists()
 
 
+def test_the_explorers_live_widgets_are_refused_in_the_book_before_anything_runs(tmp_path):
+    """No kernel runs behind the book's pages: its explorer is drawn by the browser ("charts") or static."""
+    res = subprocess.run([sys.executable, "-m", "benchmarks_lib", "book", "--notebook", "explorer", "--set",
+                          'explorer:VIEW="widgets"', "--results-dir", str(tmp_path / "r")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "VIEW 'widgets' needs a kernel" in res.stderr and "charts, static" in res.stderr
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.slow
 def test_ctrl_c_in_book_is_one_line_and_leaves_no_kernel(tmp_path):
     """Ctrl-C as a terminal sends it (SIGINT to the whole process group) while a chapter executes."""
@@ -118,7 +128,7 @@ def test_ctrl_c_in_book_is_one_line_and_leaves_no_kernel(tmp_path):
     assert not kernels_of(str(tmp_path / "scratch")) and not kernels_of(str(tmp_path / "results"))
 
 
-def test_without_widgets_the_explorer_draws_its_first_selection_as_static_figures(tmp_path, monkeypatch):
+def test_static_the_explorer_draws_its_first_selection_as_static_figures(tmp_path, monkeypatch):
     from test_chapters_explore import record_run
 
     from benchmarks_lib.base.specs import SpecError
@@ -128,14 +138,14 @@ def test_without_widgets_the_explorer_draws_its_first_selection_as_static_figure
     record_run(tmp_path / "r", "new")
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda obj, *a, **k: shown.append(obj))
-    assert explore.explorer([tmp_path / "r"], widgets=False) is None
+    assert explore.explorer([tmp_path / "r"], view="static") is None
     assert shown and all(type(f).__name__ == "Figure" for f in shown)
     assert len(explore.newest_per_directory(explore.find_runs([tmp_path / "r"]))) == 1
     shown.clear()
-    explore.explorer([tmp_path / "nowhere"], widgets=False)  # no run: a figure that says so
+    explore.explorer([tmp_path / "nowhere"], view="static")  # no run: a figure that says so
     assert "no data" in shown[0].axes[0].texts[0].get_text()
-    with pytest.raises(SpecError, match="WIDGETS 'no' must be true or false"):
-        explore.explorer([tmp_path / "r"], widgets="no")
+    with pytest.raises(SpecError, match="VIEW 'no' is unknown; allowed: widgets, charts, static"):
+        explore.explorer([tmp_path / "r"], view="no")
 
 
 def test_the_explorer_names_each_directory_once(tmp_path):

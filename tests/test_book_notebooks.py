@@ -202,10 +202,10 @@ def test_every_page_of_the_book_in_a_browser(built_book):
                 page.screenshot(path=shots / "front_page.png", full_page=True)
             elif path.name == "writers.html":
                 page.screenshot(path=shots / "writers.png", full_page=True)
-            elif path.name == "explorer.html":  # the embedded widgets render without a kernel
-                page.wait_for_selector(".widget-dropdown select", timeout=30_000)
-                assert page.locator(".widget-dropdown select").count() >= 3
-                assert page.locator("img.widget-image").count() >= 1
+            elif path.name == "explorer.html":  # the chart is drawn by the browser, without a kernel
+                page.wait_for_selector(".iobench-charts-view[data-drawn] svg", timeout=30_000)
+                assert page.locator(".iobench-charts select").count() == 5
+                assert int(page.locator(".iobench-charts-view").get_attribute("data-drawn")) > 0
                 page.screenshot(path=shots / "explorer.png", full_page=True)
             page.context.close()
             if seen:
@@ -399,10 +399,10 @@ def test_papermill_cli_takes_lists_as_text_and_from_yaml(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_offline_without_widget_scripts_the_book_builds_with_the_explorers_static_figure(built_book, monkeypatch,
+def test_offline_without_chart_scripts_the_book_builds_with_the_explorers_static_figures(built_book, monkeypatch,
                                                                                        capsys):
     """No npm registry and nothing cached: one line says what is missing and how to fetch it, before anything
-    runs; the explorer draws its saved selection as a static image and the book builds."""
+    runs; the explorer draws its first selection as static images and the book builds."""
     vendor, hidden = built_book / ".iobench-vendor", built_book / ".iobench-vendor-kept"
     vendor.rename(hidden)
     monkeypatch.setenv("XDG_CACHE_HOME", str(built_book / "empty-cache"))
@@ -416,7 +416,7 @@ def test_offline_without_widget_scripts_the_book_builds_with_the_explorers_stati
         assert len(notes) == 1 and "IOBENCH_NPM_REGISTRY" in notes[0] and "static figure" in notes[0], err
         assert err.index("note:") < err.index("executing explorer")
         page = (built_book / "_build" / "html" / "book" / "executed" / "explorer.html").read_text()
-        assert "<img" in page and "widget-view" not in page and "vendor/requirejs" not in page
+        assert "<img" in page and "iobench-charts" not in page and "vendor/vega" not in page
     finally:
         shutil.rmtree(vendor, ignore_errors=True)  # only what this build made of it
         hidden.rename(vendor)

@@ -69,10 +69,10 @@ def rendered(tmp_path_factory) -> dict[str, dict]:
     assert sorted((root / "runs").rglob("*.parquet")) == recorded
     assert [p.stat().st_mtime_ns for p in recorded] == stamps
     assert not (root / "results").exists()
-    for name in chapter_notebooks():  # the explorer's figure is in its embedded widget state, drawn by the browser;
+    for name in chapter_notebooks():  # the explorer's chart is drawn by the browser from the rows the page carries;
         page = (html / "book" / "executed" / f"{name}.html").read_text()  # compare has one run per suite: a sentence
         assert "Traceback (most recent call last)" not in page, name
-        drawn = {"explorer": "ImageModel", "compare": "Nothing to compare"}.get(name, "<img")
+        drawn = {"explorer": "iobench-charts-data", "compare": "Nothing to compare"}.get(name, "<img")
         assert drawn in page or "a line needs 3" in page, name  # a sweep of two values is a small table
     assert "No run was found" not in (root / "book" / "executed" / "answers.md").read_text()
     found = {}
@@ -83,8 +83,8 @@ def rendered(tmp_path_factory) -> dict[str, dict]:
             if page.url != path.as_uri():  # a redirect (index.html to the front page): measured as itself
                 page.context.close()
                 continue
-            if path.name == "explorer.html":  # the embedded widgets draw their image from the saved state
-                page.wait_for_timeout(2000)
+            if path.name == "explorer.html":  # the browser draws the chart
+                page.wait_for_selector(".iobench-charts-view[data-drawn] svg", timeout=30_000)
             found[str(path.relative_to(html))] = page.evaluate(MEASURE)
             page.context.close()
     return found

@@ -28,7 +28,7 @@ from benchmarks_lib.book.notebooks import (
     template,
     write_table_of_contents,
 )
-from benchmarks_lib.book.sphinx_offline import STATIC_WIDGETS
+from benchmarks_lib.book.sphinx_offline import STATIC_CHARTS
 from benchmarks_lib.chapters.chapter import chapter_named, notebook_name
 from benchmarks_lib.records.store import newest_runs, read_run_json
 
@@ -263,16 +263,16 @@ def hide_injected_parameters(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-def widget_scripts(root: Path) -> str | None:
-    """Fetch (once; then cached) the explorer's pinned widget scripts before anything runs: None when they are
+def chart_scripts(root: Path) -> str | None:
+    """Fetch (once; then cached) the explorer's pinned chart scripts before anything runs: None when they are
     there, else one line saying what is missing and how to fetch it."""
     from benchmarks_lib.book.vendor import VENDOR_ROOT, VendorError, install
 
     try:
         install(root / VENDOR_ROOT)
     except VendorError as exc:
-        return (f"{exc}. The book is built without live widgets: the explorer shows its saved selection as a "
-                f"static figure. To fetch them, build once with access to the npm registry (or a mirror: "
+        return (f"{exc}. The book is built without the explorer's charts: it shows its first selection as "
+                f"static figures. To fetch them, build once with access to the npm registry (or a mirror: "
                 f"IOBENCH_NPM_REGISTRY=https://...).")
     return None
 
@@ -299,8 +299,8 @@ def build_book(
     from the newest recorded run of its suite there (``LOAD_RUN``) instead of measuring. Everything
     is validated before the first notebook runs. ``timeout`` (seconds a cell may run) overrides each chapter's
     own limit (:func:`notebook_timeout`). ``budget`` (a duration) is the time the measuring notebooks may take
-    together (:class:`BudgetShares`). Without the explorer's widget scripts (offline, nothing cached) the book
-    is built with the explorer's figure drawn as a static image, and one line says how to fetch them.
+    together (:class:`BudgetShares`). Without the explorer's chart scripts (offline, nothing cached) the book
+    is built with the explorer's first selection drawn as static figures, and one line says how to fetch them.
     """
     from benchmarks_lib.run.preflight import check_writable_dir
 
@@ -328,12 +328,16 @@ def build_book(
     else:
         check_writable_dir(Path(results_dir), "results directory")
     kernel_env = {"IOBENCH_YES": "1"} if assume_yes else {}  # read by the runner inside each notebook's kernel
-    widgets = widget_scripts(root)
-    if widgets is not None:
-        print(f"note: {widgets}", file=sys.stderr, flush=True)
-        for name in names:  # the explorer draws its saved selection as a static figure instead
-            if "WIDGETS" in notebook_parameters(template(name, root)):
-                per_notebook[name].setdefault("WIDGETS", False)
+    viewed = [name for name in names if "VIEW" in notebook_parameters(template(name, root))]
+    for name in viewed:
+        if per_notebook[name].get("VIEW") == "widgets":
+            raise SpecError(f"{name}: VIEW 'widgets' needs a kernel, and none runs behind the book's pages; "
+                            "allowed in the book: charts, static")
+    charts = chart_scripts(root)
+    if charts is not None:
+        print(f"note: {charts}", file=sys.stderr, flush=True)
+    for name in viewed:  # no kernel behind a web page: the explorer's charts redraw in the browser, else static
+        per_notebook[name].setdefault("VIEW", "charts" if charts is None else "static")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_ids = {}
     out_dir = root / "book" / "executed"
@@ -385,7 +389,7 @@ def build_book(
         return root / "_build" / "html" / "index.html"
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "--toc", str(toc), "-W", "-n",
            "--keep-going"]
-    jb_env = child_env({**os.environ, **({STATIC_WIDGETS: "1"} if widgets is not None else {})})
+    jb_env = child_env({**os.environ, **({STATIC_CHARTS: "1"} if charts is not None else {})})
     jb = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=jb_env)
     if jb.returncode != 0:
         sys.stderr.write(jb.stdout[-6000:] + jb.stderr[-6000:])

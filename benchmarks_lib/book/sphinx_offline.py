@@ -4,17 +4,24 @@ Jupyter Book 1.x always loads sphinx-thebe and sphinx-togglebutton, whose setup 
 (``const THEBE_JS_URL`` declared twice is a SyntaxError in the browser), and sphinx-thebe points the page at
 thebe on unpkg.com. Launch buttons are off in this book, so thebe is dropped and every other script kept once.
 The theme's colour mode defaults to "" on a reader's first visit ("Got invalid theme mode" on the console): "auto".
-Pages with embedded ipywidgets (only those) load require.js and the widgets' HTML manager from the book's ``_static``
-(:mod:`..vendor` fetches the pinned packages at build time), never from the CDN myst-nb defaults to. The widgets'
-saved state, JSON inside a ``<script>`` element, holds names from records: every ``<`` in it is written ``\\u003c``,
-so that no string can close the element (myst-nb escapes only the exact ``</script>``).
+The explorer's page (only a page whose body holds :data:`..chapters.explore_charts.MARK`) loads vega, vega-lite
+and vega-embed from the book's ``_static`` (:mod:`..vendor` fetches the pinned packages at build time), never from
+a CDN. No page loads ipywidgets' scripts (myst-nb's default is a CDN): the book's explorer needs no kernel. Widget
+state saved in a page all the same, JSON inside a ``<script>`` element, may hold names from records: every ``<``
+in it is written ``\\u003c``, so that no string can close the element (myst-nb escapes only the exact
+``</script>``).
 """
 
 from __future__ import annotations
 
-#: set (to "1") in the environment of the Jupyter Book build when the widget scripts cannot be had: this extension
-#: then loads none, and the explorer page shows its static figure
-STATIC_WIDGETS = "IOBENCH_STATIC_WIDGETS"
+import os
+from pathlib import Path
+
+#: set (to "1") in the environment of the Jupyter Book build when the chart scripts cannot be had: this extension
+#: then serves none, and the explorer page shows static figures
+STATIC_CHARTS = "IOBENCH_STATIC_CHARTS"
+#: the chart scripts load after the theme's own and before the page's body runs
+CHART_PRIORITY = 600
 
 
 def _key(js) -> tuple:
@@ -41,6 +48,12 @@ def _script_safe(js):
 
 
 def offline_scripts(app, pagename, templatename, context, doctree) -> None:
+    from benchmarks_lib.book.vendor import scripts
+    from benchmarks_lib.chapters.explore_charts import MARK
+
+    if MARK in str(context.get("body", "")) and os.environ.get(STATIC_CHARTS) != "1":
+        for path in scripts():  # this page only (Sphinx adds a file given in html-page-context to the page)
+            app.add_js_file(path, priority=CHART_PRIORITY)
     seen, kept = set(), []
     for js in context.get("script_files", []):
         if _is_thebe(js) or _key(js) in seen:
@@ -51,28 +64,24 @@ def offline_scripts(app, pagename, templatename, context, doctree) -> None:
     context.setdefault("default_mode", "auto")
 
 
-def local_widget_scripts(app, config) -> None:
-    import os
-    from pathlib import Path
-
+def local_chart_scripts(app, config) -> None:
     from sphinx.errors import ExtensionError
 
     from benchmarks_lib.book.vendor import VENDOR_ROOT, VendorError, install
 
-    if os.environ.get(STATIC_WIDGETS) == "1":  # `iobench book` found no widget scripts and said so
-        config.nb_ipywidgets_js = {}
+    config.nb_ipywidgets_js = {}  # no page needs them, and myst-nb's default fetches them from a CDN
+    if os.environ.get(STATIC_CHARTS) == "1":  # `iobench book` found no chart scripts and said so
         return
-
     # not under _static: Jupyter Book adds every .js file it finds there to every page
     root = Path(app.srcdir) / VENDOR_ROOT
     try:
-        config.nb_ipywidgets_js = install(root)
+        install(root)
     except VendorError as exc:
         raise ExtensionError(str(exc)) from None
     config.html_static_path = [*config.html_static_path, str(root)]
 
 
 def setup(app):
-    app.connect("config-inited", local_widget_scripts, priority=100)
+    app.connect("config-inited", local_chart_scripts, priority=100)
     app.connect("html-page-context", offline_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

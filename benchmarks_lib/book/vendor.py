@@ -1,10 +1,12 @@
-"""The scripts a page with embedded ipywidgets loads, served from the book itself, never from a CDN.
+"""The scripts the explorer's charts load, served from the book itself, never from a CDN.
 
-At build time the pinned npm packages (require.js and the widgets' HTML manager) are fetched from the npm
+The explorer's page in the HTML book draws Vega-Lite charts in the reader's browser (controls redraw without a
+kernel): it needs vega, vega-lite and vega-embed. At build time these pinned npm packages are fetched from the npm
 registry once, checked against their pinned sha512 integrity, cached outside the repository
-(``$XDG_CACHE_HOME/iobench-book/npm``) and unpacked into ``.iobench-vendor/vendor/`` (ignored by git; not
-under ``_static``, whose every script Jupyter Book adds to every page), an extra static path from which
-Sphinx copies them into the HTML's ``_static/vendor/``. Nothing is committed; a reader's browser asks no other host.
+(``$XDG_CACHE_HOME/iobench-book/npm``) and unpacked into ``.iobench-vendor/vendor/`` (ignored by git; not under
+``_static``, whose every script Jupyter Book adds to every page), an extra static path from which Sphinx copies
+them into the HTML's ``_static/vendor/``; only a page that draws charts loads them
+(:mod:`.sphinx_offline`). Nothing is committed; a reader's browser asks no other host.
 """
 
 from __future__ import annotations
@@ -20,33 +22,22 @@ from pathlib import Path
 
 #: where the pinned packages are fetched from; IOBENCH_NPM_REGISTRY names a mirror
 DEFAULT_REGISTRY = "https://registry.npmjs.org"
-#: name -> (version, sha512 integrity as npm records it, files of the package to serve)
+#: name -> (version, sha512 integrity as npm records it, the script to load (first), then the other files served).
+#: The majors follow altair's (``altair.VEGA_VERSION``, ``VEGALITE_VERSION``, ``VEGAEMBED_VERSION``: the specs
+#: it writes; vega 6.4.0, as 6.3.0's bundle calls itself 5.33.1 and vega-embed then warns of a mismatch); all
+#: three are BSD-3-Clause, their licences served beside them.
 PACKAGES = {
-    "requirejs": ("2.3.8", "7/cTSLOdYkNBNJcDMWf+luFvMriVm7eYxp4BcFCsAX0wF421Vyce5SXP17c+Jd5otXKGNehIonFlyQXSowL6Mw==",
-                  ("require.js",)),
-    "@jupyter-widgets/html-manager": (
-        "1.0.15", "5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA==",
-        ("dist/embed-amd.js", "dist/*.woff2", "dist/*.woff", "dist/*.ttf", "dist/*.eot", "dist/*.svg")),
+    "vega": ("6.4.0", "rHXCq2LpEWCLMjXBEj7hocY9G0/i5TGYRayGGSj06VTF4+l2IG2Z7oeZKCjWbUh/7hTE/mVhbaOPB72wCElh6g==",
+             ("build/vega.min.js", "LICENSE")),
+    "vega-lite": ("6.4.1", "KO3ybHNouRK4A0al/+2fN9UqgTEfxrd/ntGLY933Hg5UOYotDVQdshR3zn7OfXwQ7uj0W96Vfa5R+QxO8am3IQ==",
+                  ("build/vega-lite.min.js", "LICENSE")),
+    "vega-embed": ("7.3.0", "wQ8s5GaSzqoKgmRfbRolgBrjE2CP7ZKHXqH7NijxMqPjpdWxSs4Dn8tvp9g0giQvh2cK+3p56sxjWWM0wNngGw==",
+                   ("build/vega-embed.min.js", "LICENSE")),
 }
 #: the extra static directory (under the book's source) and, inside it, where the files go:
-#: ``vendor/<package>/<path in it>``,
-#: the npm layout, so that the manager finds its fonts where it looks for them (next to its own module URL)
+#: ``vendor/<package>/<path in it>``
 VENDOR = "vendor"
 VENDOR_ROOT = ".iobench-vendor"
-#: loaded between require.js and the manager: module URLs (hence the manager's fonts) and the base URL of
-#: widget modules it does not bundle resolve to this folder, whatever the page's depth; never to a CDN
-CONFIG_JS = """// written by benchmarks_lib.book.vendor: the widget manager's files are served from this folder
-(function () {
-  var here = document.currentScript.src.replace(/[^/]*$/, "");
-  require.config({ baseUrl: here });
-  document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("script[data-jupyter-widgets-cdn]").forEach(function (s) {
-      s.setAttribute("data-jupyter-widgets-cdn", here);
-    });
-  });
-})();
-"""
-
 
 class VendorError(RuntimeError):
     """A pinned package could not be fetched or did not match its integrity (one line)."""
@@ -67,7 +58,7 @@ def _tarball(name: str, version: str, integrity: str) -> bytes:
                 data = response.read()
         except (OSError, ValueError) as exc:
             why = getattr(exc, "reason", None) or exc
-            raise VendorError(f"could not fetch {name}@{version} from {url} ({why}); the explorer's widgets need it "
+            raise VendorError(f"could not fetch {name}@{version} from {url} ({why}); the explorer's charts need it "
                               f"once (then it is cached in {cache_dir()})") from None
         if _sha512(data) != integrity:
             raise VendorError(f"{name}@{version} from {url} does not match its pinned sha512 integrity; not used")
@@ -82,12 +73,24 @@ def _sha512(data: bytes) -> str:
     return base64.b64encode(hashlib.sha512(data).digest()).decode()
 
 
-def install(static_dir: Path) -> dict[str, dict[str, str]]:
-    """Unpack the pinned packages under ``static_dir/vendor/`` (once per version); return the
-    ``nb_ipywidgets_js`` setting (paths relative to the HTML's ``_static``) that loads them in order."""
+def scripts() -> list[str]:
+    """The chart scripts in the order a page loads them (vega-lite needs vega; vega-embed both), relative to the
+    HTML's ``_static``."""
+    return [f"{VENDOR}/{name}/{files[0]}" for name, (_, _, files) in PACKAGES.items()]
+
+
+def install(static_dir: Path) -> list[str]:
+    """Unpack the pinned packages under ``static_dir/vendor/`` (once per version); return :func:`scripts`."""
     from fnmatch import fnmatch
 
     vendor = static_dir / VENDOR
+    for old in vendor.iterdir() if vendor.is_dir() else ():
+        if old.name in PACKAGES:  # else unpacked by an earlier version of this module (the widget scripts)
+            continue
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old)
+        else:
+            old.unlink()
     for name, (version, integrity, wanted) in PACKAGES.items():
         target = vendor / name
         stamp = target / f".{version}"
@@ -101,15 +104,4 @@ def install(static_dir: Path) -> dict[str, dict[str, str]]:
                         out.parent.mkdir(parents=True, exist_ok=True)
                         out.write_bytes(tar.extractfile(member).read())
             stamp.touch()
-    # the manager's bundle asks for its fonts both next to itself and one package level up (its webpack public
-    # path is the scope's folder): they are served from both, so no icon ever fails to load
-    scope = vendor / "@jupyter-widgets"
-    for font in (scope / "html-manager" / "dist").glob("*"):
-        if font.suffix in (".woff2", ".woff", ".ttf", ".eot", ".svg") and not (scope / font.name).exists():
-            shutil.copyfile(font, scope / font.name)
-    (vendor / "widgets-config.js").write_text(CONFIG_JS)
-    require, manager = (f"{VENDOR}/{name}/{PACKAGES[name][2][0]}" for name in PACKAGES)
-    # the CDN attribute is rewritten to this folder by CONFIG_JS: a widget module the manager does not bundle
-    # then fails on this machine rather than asking another host
-    return {require: {}, f"{VENDOR}/widgets-config.js": {},
-            manager: {"data-jupyter-widgets-cdn": "", "data-jupyter-widgets-cdn-only": ""}}
+    return scripts()

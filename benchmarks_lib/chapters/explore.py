@@ -5,7 +5,8 @@ any directory copied from another machine (each holds ``<machine>/<run-id>/`` wi
 run.json). For one chapter (suite) the explorer draws either one of the chapter's standard figures
 (the ``figures`` its ``Chapter`` declares), once per selected run, or an overview: one metric per backend and
 operation, the runs side by side, as median with its 95% bootstrap interval, absolute or as a percentage
-of each run's own ceiling. ``explorer()`` wraps this in ipywidgets controls (imported on first use).
+of each run's own ceiling. ``explorer()`` wraps this in ipywidgets controls (imported on first use); the HTML book,
+where no kernel runs, shows a chart drawn by the browser instead (:mod:`.explore_charts`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pandas as pd
 
 from benchmarks_lib.base.markup import html_text, md, md_code, short
 from benchmarks_lib.base.paths import shown_path
-from benchmarks_lib.base.specs import SpecError, parse_bool, parse_items
+from benchmarks_lib.base.specs import SpecError, parse_items
 from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.chapter import Chapter, measuring
 from benchmarks_lib.chapters.common import ok_rows, with_ceiling_fraction
@@ -32,6 +33,9 @@ OVERVIEW = "Overview: a metric per backend, runs side by side"
 METRICS = {"throughput (GB/s)": ("gbps", 1.0, True), "time (s)": ("elapsed_s", 1.0, False),
            "peak RSS (MB)": ("peak_rss_bytes", 1e-6, False)}
 SCALES = ("absolute", "% of ceiling")
+#: how the explorer is shown: live ipywidgets (JupyterLab), charts drawn by the browser (the HTML book), static
+#: figures (a book built without the chart scripts)
+VIEWS = ("widgets", "charts", "static")
 ALL = "(all)"
 
 
@@ -251,14 +255,16 @@ def newest_per_directory(runs: list[Run]) -> list[Run]:
 
 
 def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVERVIEW,
-             metric: str = "throughput (GB/s)", scale: str = "absolute", widgets: object = True):
-    """The ipywidgets explorer over the runs under ``dirs``: choose runs, chapter, figure, backends,
-    dataset, metric and scale; the figures redraw on every change (live in JupyterLab; in the HTML
-    book the controls and the figure of the saved selection are embedded). ``widgets`` False draws that
-    first selection as static figures (a book built without the widget scripts)."""
-    from IPython.display import display
+             metric: str = "throughput (GB/s)", scale: str = "absolute", view: str = "widgets"):
+    """The explorer over the runs under ``dirs``, shown as ``view`` says (:data:`VIEWS`). "widgets": ipywidgets
+    controls (choose runs, chapter, figure, backends, dataset, metric and scale; the figures redraw on every
+    change: live in JupyterLab, where a kernel runs). "charts": the HTML book's page (:mod:`.explore_charts`):
+    a chart drawn in the browser, whose menus redraw it without a kernel. "static": the first selection as static
+    figures (a book built without the chart scripts)."""
+    from IPython.display import HTML, display
 
-    widgets = parse_bool(widgets, "WIDGETS")
+    if view not in VIEWS:
+        raise SpecError(f"VIEW {view!r} is unknown; allowed: {', '.join(VIEWS)}")
 
     menu = chapter_menu()
     if chapter not in (suite for _, suite in menu):
@@ -267,7 +273,14 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
         raise SpecError(f"figure {figure!r} is unknown for {chapter}; allowed: {', '.join(figure_names(chapter))}")
     if metric not in METRICS or scale not in SCALES:
         raise SpecError(f"metric {metric!r} / scale {scale!r}: allowed {', '.join(METRICS)} / {', '.join(SCALES)}")
-    if not widgets:
+    if view == "charts":
+        from benchmarks_lib.chapters.explore_charts import chart_page
+
+        found = find_runs(dirs)
+        newest = [r for _, suite in menu for r in newest_per_directory([r for r in found if r.suite == suite])]
+        display(HTML(chart_page(newest, menu, chapter, metric)))
+        return None
+    if view == "static":
         chosen = newest_per_directory([r for r in find_runs(dirs) if r.suite == chapter])
         for fig in figures(chosen, figure, (), ALL, metric, scale) if chosen else [empty_figure(
                 f"No run of this chapter under {', '.join(shown_path(d) for d in dirs)}")]:
