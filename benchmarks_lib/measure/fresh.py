@@ -43,9 +43,10 @@ class FreshProcessError(RuntimeError):
         self.returncode = returncode
 
 
-def command(target: str, *args: str) -> list[str]:
-    """The command line that runs ``module:function`` in a fresh interpreter."""
-    return [sys.executable, SAFE_PATH, "-m", ENTRY, target, *args]
+def command(target: str, *args: str, python: str | None = None) -> list[str]:
+    """The command line that runs ``module:function`` in a fresh interpreter: this one, or ``python`` (the
+    interpreter of an environment of its own, ``run.environments``)."""
+    return [python or sys.executable, SAFE_PATH, "-m", ENTRY, target, *args]
 
 
 def die_with_parent() -> None:
@@ -55,13 +56,17 @@ def die_with_parent() -> None:
 
 
 def start(target: str, *args: str, env: dict[str, str] | None = None, base_env: dict[str, str] | None = None,
-          **popen: Any) -> subprocess.Popen:
+          python: str | None = None, path: str | None = None, **popen: Any) -> subprocess.Popen:
     """``function(*args)`` in a child: own session (Ctrl-C reaches the parent only, which stops
     it), killed with its parent (PR_SET_PDEATHSIG), so nothing keeps running behind a killed run.
     Its environment is ``base_env`` (default: this process's) with ``env`` added, safe-path on and only absolute
-    ``PYTHONPATH`` entries after this package's parent (``importpath.child_env``)."""
+    ``PYTHONPATH`` entries after this package's parent (``importpath.child_env``). ``python`` and ``path``: another
+    interpreter, and the whole ``PYTHONPATH`` it gets (the directory holding only the harness, so that nothing of
+    this interpreter's site reaches it)."""
     env = {**child_env(os.environ if base_env is None else base_env), "PYTHONUNBUFFERED": "1", **(env or {})}
-    return subprocess.Popen(command(target, *args), env=env,
+    if path is not None:
+        env["PYTHONPATH"] = path
+    return subprocess.Popen(command(target, *args, python=python), env=env,
                             start_new_session=True, preexec_fn=die_with_parent, **popen)
 
 
