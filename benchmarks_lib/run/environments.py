@@ -178,11 +178,12 @@ def _compile(requirements: list[str], constraints: list[str]) -> tuple[list[str]
     return None, kind, error
 
 
-def resolve(request: Request, version: str) -> Resolved:
-    """``request``'s library at ``version`` resolved (see the module's docstring); SpecError naming it when it
-    cannot be."""
+def resolve(request: Request, version: str, companions: tuple[str, ...] = ()) -> Resolved:
+    """``request``'s library at ``version`` resolved, with the further distributions its adapters run through
+    (``companions``: each at the version that fits, this package's pin where it does); see the module's docstring.
+    SpecError naming it when it cannot be."""
     key = request.key(version)
-    wanted = [*harness_requirements(), key]
+    wanted = [*harness_requirements(), key, *companions]
     others = [pin for name, pin in our_pins().items() if name != request.distribution
               and name not in HARNESS_DISTRIBUTIONS]
     asked = json.dumps([python_tag(), wanted, others, [os.environ.get(k) for k in UV_SETTINGS]])
@@ -267,12 +268,13 @@ def _envs_dir() -> Path:
     return root
 
 
-def _import_check(python: str, modules: tuple[str, ...], harness: Path) -> tuple[dict[str, str], str | None]:
+def _import_check(python: str, modules: tuple[str, ...], harness: Path | None) -> tuple[dict[str, str], str | None]:
     """Every distribution installed in the environment of ``python`` (name -> version), and why ``modules`` do not
     import there (None when they do), as a worker imports them: the harness its only ``PYTHONPATH`` (a plug-in's
     library may import it), nothing from the working directory or the user's site."""
     code = ("import importlib, importlib.metadata as m, json, sys\n"
-            "packages = {d.metadata['Name']: d.version for d in m.distributions()}\n"
+            f"packages = {{d.metadata['Name']: d.version for d in m.distributions() if d.metadata['Name'] != "
+            f"{DISTRIBUTION!r}}}\n"
             "try:\n"
             f"    [importlib.import_module(name) for name in {list(modules)!r}]\n"
             "    failed = None\n"
@@ -282,14 +284,14 @@ def _import_check(python: str, modules: tuple[str, ...], harness: Path) -> tuple
     try:
         proc = subprocess.run([python, SAFE_PATH, "-s", "-c", code], capture_output=True, text=True,
                               timeout=UV_TIMEOUT_S, stdin=subprocess.DEVNULL, cwd=cache_dir(),
-                              env={**child_env(), "PYTHONPATH": str(harness)})
+                              env={**child_env(), "PYTHONPATH": str(harness or "")})
         data = json.loads(proc.stdout.strip().splitlines()[-1])
         return dict(data["packages"]), data["failed"]
     except (subprocess.TimeoutExpired, ValueError, IndexError, KeyError, OSError) as exc:
         return {}, f"the interpreter of the environment did not answer: {type(exc).__name__}"
 
 
-def build(resolved: Resolved, modules: tuple[str, ...], harness: Path) -> Environment:
+def build(resolved: Resolved, modules: tuple[str, ...], harness: Path | None) -> Environment:
     """The environment of ``resolved``: reused when built before (offline), else built (see the module's
     docstring) and ``modules`` imported there once, beside ``harness`` (:func:`make_harness`). One that does not
     install or import says so in ``failed``."""

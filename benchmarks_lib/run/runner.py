@@ -63,7 +63,7 @@ from benchmarks_lib.run.preflight import (
     format_seconds,
 )
 from benchmarks_lib.run.rounds import RoundDone, RoundsExecutor, round_seed
-from benchmarks_lib.run.versions import ENVIRONMENT, check_requests, expand_cases, library_modules, parse_versions
+from benchmarks_lib.run.versions import ENVIRONMENT, check_requests, companions, expand_cases, parse_versions
 from benchmarks_lib.run.worker import MEMORY_POLICY, case_memory, error_row, finish_rows
 from benchmarks_lib.suites import Case, ended_reason, get_suite
 from benchmarks_lib.suites.ceiling import ceiling_case
@@ -209,7 +209,11 @@ def run_suite(
         check_space(need, profile, scratch_base, results_base, assume_yes)
     # every version resolved (uv: its cache, else the index) before anything is created: a version that does not
     # exist, or no network and nothing cached, is one line
-    resolved = [resolve(r, v) for r in requests for v in r.versions]
+    resolved = []
+    for asked in requests:
+        for version in asked.versions:
+            extra, modules = companions(cases, asked.key(version))
+            resolved.append((resolve(asked, version, extra), modules))
     lock, scratch = claim_run(run_dir, scratch_root, run_id)
     if progress and budget_s is not None and todo and any(get_suite(c.suite).rounds for c in todo):
         progress(0, len(todo), f"time budget: {format_seconds(budget_s)} for {len(todo)} cases, measured in rounds "
@@ -229,11 +233,12 @@ def run_suite(
 
 
 def build_environments(resolved: list, harness: Path | None, progress: Progress | None) -> dict[str, Environment]:
-    """The environment of each resolved version (``environments.build``: reused when built before), each said in a
-    line: built or reused, and in how many seconds, or why its cases are skipped."""
+    """The environment of each resolved version and the modules that must import there (``environments.build``:
+    reused when built before), each said in a line: built or reused, and in how many seconds, or why its cases are
+    skipped."""
     out = {}
-    for item in resolved:
-        env = out[item.key] = build(item, library_modules(item.distribution), harness)
+    for item, modules in resolved:
+        env = out[item.key] = build(item, modules, harness)
         if progress:
             how = (f"reused ({len(env.packages)} distributions, built in {env.build_s:.1f} s on {env.built_at}), "
                    f"found in {env.setup_s:.2f} s" if env.reused else

@@ -117,20 +117,30 @@ def check_requests(requests: list[Request]) -> None:
                                 f"{outside[0]}; allowed: versions in {supported}")
 
 
-def library_modules(distribution: str) -> tuple[str, ...]:
-    """The modules the adapters of ``distribution`` import (each once): what must import in its environment."""
-    classes = libraries().get(distribution, [])
-    return tuple(dict.fromkeys(m for cls in classes for m in (cls.module, *cls.extra_modules)))
-
-
-def _library_of(backend: str) -> str | None:
-    """The library (canonical distribution) of a case's backend, of whichever kind registers it; None if none does."""
+def _adapter_of(backend: str) -> type[Library] | None:
+    """The adapter class of a case's backend, of whichever kind registers it; None if none does."""
     for kind in KINDS:
         try:
-            return canonicalize_name(adapter_class(backend, kind).distribution)
+            return adapter_class(backend, kind)
         except (SpecError, ImportError):
             continue
     return None
+
+
+def _library_of(backend: str) -> str | None:
+    """The library (canonical distribution) of a case's backend; None if no adapter registers it."""
+    cls = _adapter_of(backend)
+    return canonicalize_name(cls.distribution) if cls is not None else None
+
+
+def companions(cases: list[Case], key: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the environment ``key`` (``zarr==2.18.7``) holds besides its library, and what must import there: the
+    further distributions (``extra_distributions``) and the modules of the adapters whose cases run in it."""
+    classes = [cls for backend in dict.fromkeys(c.backend for c in cases if c.params.get(ENVIRONMENT) == key)
+               if (cls := _adapter_of(backend)) is not None]
+    distributions = dict.fromkeys(d for cls in classes for d in cls.extra_distributions)
+    modules = dict.fromkeys(m for cls in classes for m in (cls.module, *cls.extra_modules))
+    return tuple(distributions), tuple(modules)
 
 
 def expand_cases(cases: list[Case], requests: list[Request]) -> list[Case]:
@@ -158,6 +168,6 @@ def expand_cases(cases: list[Case], requests: list[Request]) -> list[Case]:
     return out
 
 
-__all__ = ["ENVIRONMENT", "HARNESS_DISTRIBUTIONS", "VERSION", "Request", "check_requests", "expand_cases", "libraries",
-           "library_modules",
+__all__ = ["ENVIRONMENT", "HARNESS_DISTRIBUTIONS", "VERSION", "Request", "check_requests", "companions", "expand_cases",
+           "libraries",
            "parse_versions"]
