@@ -215,3 +215,40 @@ def test_a_version_that_does_not_import_is_a_skip_row_and_the_other_goes_on(toy_
     good = rows[rows["environment"] == f"{TOY_DIST}==1.0"]
     assert (good["status"] == "ok").all() and (good["operation"] == "write").any()
     assert meta["environments"][f"{TOY_DIST}==1.5"]["failed"] and not meta["environments"][f"{TOY_DIST}==1.0"]["failed"]
+
+
+def test_a_notebook_says_versions_with_VERSIONS():
+    from benchmarks_lib.run.runner import notebook_arguments
+    from benchmarks_lib.suites import get_suite
+
+    names = {name.upper(): None for name in get_suite("writers").parameters}
+    params, _ = notebook_arguments("writers", {**names, "VERSIONS": ["zarr==2.18.7,3.1.6"]})
+    assert params["versions"] == ["zarr==2.18.7,3.1.6"]
+    assert "versions" not in notebook_arguments("writers", {**names, "VERSIONS": None})[0]
+
+
+def test_a_store_is_read_back_in_another_interpreter(tmp_path):
+    """The read-back of a worker in an environment of its own (``verify_elsewhere``): the store and what was written
+    handed to a process of the run's interpreter, which verifies it as a worker there would."""
+    import numpy as np
+
+    from benchmarks_lib.adapters import make_adapter
+    from benchmarks_lib.base.specs import ArraySpec, parse_codec, parse_dims
+    from benchmarks_lib.data.datasets import checksum_blocks
+    from benchmarks_lib.suites.kit.verification import verify_elsewhere
+
+    spec = ArraySpec(parse_dims("z:8:4,y:16:16"), "uint16", parse_codec("none"))
+    data = np.arange(8 * 16, dtype="uint16").reshape(8, 16)
+    writer = make_adapter("raw")
+    writer.create(tmp_path / "a.raw", spec)
+    writer.write(0, data)
+    writer.finalize()
+    expected = checksum_blocks([data[:4], data[4:]])
+    check = verify_elsewhere(sys.executable, tmp_path / "a.raw", spec, writer, expected, 4)
+    assert check["verified"] is True and check["verified_scope"] == "full", check
+    wrong = verify_elsewhere(sys.executable, tmp_path / "a.raw", spec, writer, "0" * len(expected), 4)
+    assert wrong["verified"] is False and "mismatch" in wrong["verify_detail"]
+    unknown = make_adapter("raw")
+    unknown.name = "no-such-writer"
+    assert "no read-back in the run's own environment" in verify_elsewhere(
+        sys.executable, tmp_path / "a.raw", spec, unknown, expected, 4)

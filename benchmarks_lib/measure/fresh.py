@@ -71,16 +71,16 @@ def start(target: str, *args: str, env: dict[str, str] | None = None, base_env: 
 
 
 def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict[str, str] | None = None,
-         base_env: dict[str, str] | None = None) -> Any:
-    """``function(**kwargs)`` in a fresh process; its JSON-serialisable result.
+         base_env: dict[str, str] | None = None, python: str | None = None) -> Any:
+    """``function(**kwargs)`` in a fresh process (of this interpreter, or ``python``); its JSON-serialisable result.
 
     The result comes back on the child's stdout (what the function itself prints goes to its stderr), so
     nothing is written to disk, and nothing is left behind when either process is killed.
     :class:`Unavailable` raised in the child is raised here with the same message; any other
     failure raises :class:`FreshProcessError` with the tail of the child's stderr.
     """
-    proc = start(target, "--call", json.dumps(kwargs), env=env, base_env=base_env, stdin=subprocess.DEVNULL,
-                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start(target, "--call", json.dumps(kwargs), env=env, base_env=base_env, python=python,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except BaseException:

@@ -8,6 +8,8 @@ never records anything: the runner does, from what it yields.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
@@ -21,6 +23,7 @@ from benchmarks_lib.measure.ledger import case_columns, peak_rss, reset_peak_rss
 from benchmarks_lib.run.environments import launch_of
 from benchmarks_lib.run.pool import CaseWorkers, Launch, Timeline, run_fresh
 from benchmarks_lib.suites import Case, get_suite
+from benchmarks_lib.suites.kit.verification import HARNESS_PYTHON
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,10 @@ def worker_launch(case: Case) -> Launch:
     """How a case's worker starts: its environment variables (:func:`worker_environ`) and, for a case measured at a
     library version of its own (``--versions``), that environment's interpreter (``environments.launch_of``)."""
     python, path = launch_of(case) or (None, None)
-    return Launch(worker_environ(case), python, path)
+    env = worker_environ(case)
+    if python is not None:  # no second library there: its stores are read back by one of this interpreter's
+        env = {**(os.environ if env is None else env), HARNESS_PYTHON: sys.executable}
+    return Launch(env, python, path)
 
 
 def run_one_case(case: Case, job_base: dict, scratch: Path, timeout_s: float, workers: CaseWorkers | None = None,
