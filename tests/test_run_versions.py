@@ -108,11 +108,14 @@ def toy_env(toy_index, monkeypatch, tmp_path_factory, workdir):
 
 def _uv_path() -> list[str]:
     """Where this process found the ``uv`` package (when not in the interpreter's site), for the command line."""
+    import site
+
     try:
         import uv
     except ImportError:
         return []
-    return [str(Path(uv.__file__).parent.parent)]
+    where = str(Path(uv.__file__).parent.parent)
+    return [] if where in site.getsitepackages() else [where]
 
 
 def iobench(args: list[str], env: dict, cwd: Path) -> subprocess.CompletedProcess:
@@ -169,7 +172,8 @@ def _toy_run(base: Path, run_id: str, versions: str = "1.0,2.0"):
     return result, json.loads((result.run_dir / "run.json").read_text()), lines
 
 
-def test_two_versions_are_measured_in_one_run_interleaved_and_the_second_run_reuses_them(toy_env, workdir):
+def test_two_versions_are_measured_in_one_run_interleaved_and_the_second_run_reuses_them(toy_env, workdir,
+                                                                                          monkeypatch, tmp_path):
     result, meta, lines = _toy_run(workdir, "two")
     df = result.df
     assert not (df["status"] == "error").any(), df[df["status"] == "error"]["reason"].tolist()
@@ -196,7 +200,14 @@ def test_two_versions_are_measured_in_one_run_interleaved_and_the_second_run_reu
         assert env["failed"] is None and env["build_s"] > 0
         assert not {"zarr", "tensorstore", "h5py", "pandas"} & set(env["packages"])  # no rival, no harness extra
     cold = {k: e["setup_s"] for k, e in envs.items()}
-    second, meta2, lines2 = _toy_run(workdir, "again")
+    # the second run offline: no wheels where uv found them, an empty uv cache; nothing is asked of uv
+    wheels = Path(os.environ["UV_FIND_LINKS"])
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "no-uv-cache"))
+    wheels.rename(wheels.with_name(wheels.name + "-gone"))
+    try:
+        second, meta2, lines2 = _toy_run(workdir, "again")
+    finally:
+        wheels.with_name(wheels.name + "-gone").rename(wheels)
     assert all(e["reused"] for e in meta2["environments"].values())
     assert {k: e["digest"] for k, e in meta2["environments"].items()} == {k: e["digest"] for k, e in envs.items()}
     assert not (second.df["status"] == "error").any()

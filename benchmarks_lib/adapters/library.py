@@ -30,8 +30,7 @@ class Library:
     extra_modules: ClassVar[tuple[str, ...]] = ()
     #: distribution whose version is recorded
     distribution: ClassVar[str]
-    #: the versions of ``distribution`` it handles, a PEP 440 specifier set (e.g. ">=2.18,<4"; "" any): what
-    #: ``iobench run --versions`` may measure it at (each version in an environment of its own: ``run.environments``)
+    #: the versions of ``distribution`` it measures, a PEP 440 specifier ("" = any): ``run --versions`` refuses others
     supported_versions: ClassVar[str] = ""
     #: further distributions it runs through, whose versions every run records too (a codec plugin, a client)
     extra_distributions: ClassVar[tuple[str, ...]] = ()
