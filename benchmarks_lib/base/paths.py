@@ -18,6 +18,13 @@ SCRATCH_DIR = ".iobench-scratch"
 SCRATCH_ENV = "IOBENCH_SCRATCH"
 
 
+def cache_dir() -> Path:
+    """iobench's cache on this machine, shared by its runs and kept between them (``$XDG_CACHE_HOME/iobench-book``,
+    else ``~/.cache/iobench-book``): what is costly to make and the same for every run (the environments of
+    ``--versions``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "iobench-book"
+
+
 def is_checkout(root: Path = ROOT) -> bool:
     """True for a source checkout with the book's sources (``_config.yml``), not an installed package."""
     return (root / "_config.yml").exists()
@@ -51,5 +58,5 @@ def shown_path(path: str | Path) -> str:
     return f"\u2026/{given.name}" if given.name else "\u2026"
 
 
-__all__ = ["REFERENCE", "RESULTS_DIR", "ROOT", "SCRATCH_DIR", "SCRATCH_ENV", "checkout_dirs", "is_checkout",
-           "resolve_scratch_root", "shown_path"]
+__all__ = ["REFERENCE", "RESULTS_DIR", "ROOT", "SCRATCH_DIR", "SCRATCH_ENV", "cache_dir", "checkout_dirs",
+           "is_checkout", "resolve_scratch_root", "shown_path"]

@@ -22,6 +22,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--test", action="append", help="writers: write, append, read, sharding (repeatable)")
     sp.add_argument("--iterations", type=str, help="measured iterations per point")
     sp.add_argument("--warmups", type=str, help="discarded warm-up iterations per point")
+    sp.add_argument("--versions", action="append", metavar="LIBRARY==V1,V2",
+                    help="measure a library at these versions, each in an environment of its own built with uv "
+                         "(repeatable, one per library), e.g. 'zarr==2.18.7,3.1.6'")
     sp.add_argument("--param", action="append", metavar="KEY=VALUE", help="any suite parameter (JSON values)")
     sp.add_argument("--budget", help="the time the run may take, e.g. 120s or 2m (default: the suite's own for the "
                     "profile, `iobench suites`); rounds stop when the next would not fit, and say so")
@@ -38,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     params = parse_assignments(args.param, "--param")
     shortcuts = {"dims": args.dims, "backends": args.backend, "codec": args.codec, "dataset": args.dataset,
-                 "tests": args.test, "iterations": args.iterations, "warmups": args.warmups}
+                 "tests": args.test, "iterations": args.iterations, "warmups": args.warmups, "versions": args.versions}
     if args.dataset is not None and "datasets" in get_suite(args.suite).profiles["quick"]:  # compression's list
         shortcuts["datasets"], shortcuts["dataset"] = [args.dataset], None
     for key, value in shortcuts.items():

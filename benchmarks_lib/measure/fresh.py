@@ -43,9 +43,10 @@ class FreshProcessError(RuntimeError):
         self.returncode = returncode
 
 
-def command(target: str, *args: str) -> list[str]:
-    """The command line that runs ``module:function`` in a fresh interpreter."""
-    return [sys.executable, SAFE_PATH, "-m", ENTRY, target, *args]
+def command(target: str, *args: str, python: str | None = None) -> list[str]:
+    """The command line that runs ``module:function`` in a fresh interpreter: this one, or ``python`` (the
+    interpreter of an environment of its own, ``run.environments``)."""
+    return [python or sys.executable, SAFE_PATH, "-m", ENTRY, target, *args]
 
 
 def die_with_parent() -> None:
@@ -55,27 +56,31 @@ def die_with_parent() -> None:
 
 
 def start(target: str, *args: str, env: dict[str, str] | None = None, base_env: dict[str, str] | None = None,
-          **popen: Any) -> subprocess.Popen:
+          python: str | None = None, path: str | None = None, **popen: Any) -> subprocess.Popen:
     """``function(*args)`` in a child: own session (Ctrl-C reaches the parent only, which stops
     it), killed with its parent (PR_SET_PDEATHSIG), so nothing keeps running behind a killed run.
     Its environment is ``base_env`` (default: this process's) with ``env`` added, safe-path on and only absolute
-    ``PYTHONPATH`` entries after this package's parent (``importpath.child_env``)."""
+    ``PYTHONPATH`` entries after this package's parent (``importpath.child_env``). ``python`` and ``path``: another
+    interpreter, and the whole ``PYTHONPATH`` it gets (the directory holding only the harness, so that nothing of
+    this interpreter's site reaches it)."""
     env = {**child_env(os.environ if base_env is None else base_env), "PYTHONUNBUFFERED": "1", **(env or {})}
-    return subprocess.Popen(command(target, *args), env=env,
+    if path is not None:
+        env["PYTHONPATH"] = path
+    return subprocess.Popen(command(target, *args, python=python), env=env,
                             start_new_session=True, preexec_fn=die_with_parent, **popen)
 
 
 def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict[str, str] | None = None,
-         base_env: dict[str, str] | None = None) -> Any:
-    """``function(**kwargs)`` in a fresh process; its JSON-serialisable result.
+         base_env: dict[str, str] | None = None, python: str | None = None) -> Any:
+    """``function(**kwargs)`` in a fresh process (of this interpreter, or ``python``); its JSON-serialisable result.
 
     The result comes back on the child's stdout (what the function itself prints goes to its stderr), so
     nothing is written to disk, and nothing is left behind when either process is killed.
     :class:`Unavailable` raised in the child is raised here with the same message; any other
     failure raises :class:`FreshProcessError` with the tail of the child's stderr.
     """
-    proc = start(target, "--call", json.dumps(kwargs), env=env, base_env=base_env, stdin=subprocess.DEVNULL,
-                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start(target, "--call", json.dumps(kwargs), env=env, base_env=base_env, python=python,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except BaseException:

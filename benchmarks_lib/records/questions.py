@@ -52,7 +52,9 @@ def named_by(columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.Series]:
 
 def entry_names(rows: pd.DataFrame) -> pd.Series:
     """What a row's contender is called: its backend; for a read, the library that read it (``read_by``) with
-    the writer's name where another library wrote the store, and the layout where recorded."""
+    the writer's name where another library wrote the store, and the layout where recorded; then, for a row measured
+    in an environment of its own (``environment``), its library's version (``zarr-python 2.18.7``): the versions of
+    one library are contenders of one question."""
     names = rows["backend"].astype(str)
     if "read_by" in rows:
         by = rows["read_by"].astype("string")
@@ -64,6 +66,10 @@ def entry_names(rows: pd.DataFrame) -> pd.Series:
         layout = rows["layout"].astype("string")
         has = layout.notna() & rows["operation"].astype(str).str.startswith("read")
         names = names.where(~has, names + ", " + layout.fillna("").astype(str))
+    if "environment" in rows and "backend_version" in rows:  # a library measured at several versions (--versions)
+        version = rows["backend_version"].astype("string")
+        at = rows["environment"].notna() & version.notna()
+        names = names.where(~at, names + " " + version.fillna("").astype(str))
     return names
 
 

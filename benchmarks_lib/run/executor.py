@@ -8,6 +8,8 @@ never records anything: the runner does, from what it yields.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
@@ -18,8 +20,10 @@ from typing import Any
 from benchmarks_lib.base.scratch import create_marked_dir, remove_tree
 from benchmarks_lib.measure import load
 from benchmarks_lib.measure.ledger import case_columns, peak_rss, reset_peak_rss
-from benchmarks_lib.run.pool import CaseWorkers, Timeline, run_fresh
+from benchmarks_lib.run.environments import launch_of
+from benchmarks_lib.run.pool import CaseWorkers, Launch, Timeline, run_fresh
 from benchmarks_lib.suites import Case, get_suite
+from benchmarks_lib.suites.kit.verification import HARNESS_PYTHON
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,16 @@ def worker_environ(case: Case) -> dict[str, str] | None:
     return bundled_environ()
 
 
+def worker_launch(case: Case) -> Launch:
+    """How a case's worker starts: its environment variables (:func:`worker_environ`) and, for a case measured at a
+    library version of its own (``--versions``), that environment's interpreter (``environments.launch_of``)."""
+    python, path = launch_of(case) or (None, None)
+    env = worker_environ(case)
+    if python is not None:  # no second library there: its stores are read back by one of this interpreter's
+        env = {**(os.environ if env is None else env), HARNESS_PYTHON: sys.executable}
+    return Launch(env, python, path)
+
+
 def run_one_case(case: Case, job_base: dict, scratch: Path, timeout_s: float, workers: CaseWorkers | None = None,
                  next_case: Case | None = None) -> tuple[list[dict] | None, int, str]:
     """One case in a worker process (a fresh one, or ``workers``' current one when the case may reuse it), its
@@ -75,7 +89,7 @@ def run_one_case(case: Case, job_base: dict, scratch: Path, timeout_s: float, wo
     job = {**job_base, "case": case.to_json(), "scratch": str(case_scratch), "rows": str(rows_path)}
     try:
         if workers is None:
-            rc, stderr = run_fresh(worker_environ(case), job, scratch / "job.json", timeout_s)
+            rc, stderr = run_fresh(worker_launch(case), job, scratch / "job.json", timeout_s)
         else:
             rc, stderr = workers.run(case, job, scratch / "job.json", timeout_s, next_case)
     finally:
@@ -114,7 +128,7 @@ class SerialExecutor(Executor):
     def run(self, cases: list[Case], job_base: dict, timeout_s: Mapping[str, float]) -> Iterator[
             CaseStarted | CaseFinished]:
         todo = CaseWorkers.order(cases)
-        workers = CaseWorkers(self.scratch, self.timeline, worker_environ)
+        workers = CaseWorkers(self.scratch, self.timeline, worker_launch)
         try:
             for i, case in enumerate(todo):
                 yield CaseStarted(case)
@@ -131,4 +145,5 @@ class SerialExecutor(Executor):
             workers.close()
 
 
-__all__ = ["CaseFinished", "CaseStarted", "Executor", "SerialExecutor", "run_one_case", "worker_environ"]
+__all__ = ["CaseFinished", "CaseStarted", "Executor", "SerialExecutor", "run_one_case", "worker_environ",
+           "worker_launch"]

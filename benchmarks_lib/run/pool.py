@@ -3,7 +3,8 @@
 A worker (``benchmarks_lib.run.worker:main`` without a job) reads a job file's path a line on stdin and answers
 with the case's exit status a line on its own channel (its stdout; what a library prints goes to its stderr,
 kept in a file in the run's scratch). Each is spawned with the stated allocator configuration
-(``measure.allocator.MALLOC_ENV``) and the case's environment (``executor.worker_environ``).
+(``measure.allocator.MALLOC_ENV``) and the case's environment (``executor.worker_launch``: its variables and,
+at a version of its own, its interpreter).
 
 Reuse: a suite that declares ``reuse_worker`` has its cases of one backend run one after another in one
 worker (the runner orders them so); any other case, a case after an error (its library may be left in a
@@ -70,17 +71,29 @@ class Timeline:
         return out
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How a case's worker starts: its environment variables (None: this process's), and for a case measured at a
+    library version of its own (``--versions``: ``run.environments``) that environment's interpreter and the
+    ``PYTHONPATH`` that holds the harness only."""
+
+    env: dict[str, str] | None = None
+    python: str | None = None
+    path: str | None = None
+
+
 class WorkerProcess:
     """One worker process serving cases (see the module's docstring)."""
 
-    def __init__(self, key: tuple, env: dict[str, str] | None, scratch: Path, timeline: Timeline) -> None:
+    def __init__(self, key: tuple, launch: Launch, scratch: Path, timeline: Timeline) -> None:
         self.key = key
         self.timeline = timeline
         self.stderr_path = scratch / f"worker-{time.perf_counter_ns()}.stderr"
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
         self.started_ns = time.perf_counter_ns()
-        self.proc = fresh.start("benchmarks_lib.run.worker:main", base_env=env, env=MALLOC_ENV,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0)
+        self.proc = fresh.start("benchmarks_lib.run.worker:main", base_env=launch.env, env=MALLOC_ENV,
+                                python=launch.python, path=launch.path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=self._stderr, bufsize=0)
         self.cases = 0
 
     def run(self, job_path: Path, timeout_s: float, tail_chars: int) -> tuple[int, str, bool]:
@@ -124,12 +137,13 @@ class WorkerProcess:
             self.stderr_path.unlink()
 
 
-def run_fresh(env: dict[str, str] | None, job: dict, job_path: Path, timeout_s: float) -> tuple[int, str]:
+def run_fresh(launch: Launch, job: dict, job_path: Path, timeout_s: float) -> tuple[int, str]:
     """One case in a fresh worker of its own, the job's path on its command line (the Dask cluster's way):
     its exit status and the tail of its stderr."""
     job_path.write_text(json.dumps(job))
-    proc = fresh.start("benchmarks_lib.run.worker:main", str(job_path), base_env=env, env=MALLOC_ENV,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = fresh.start("benchmarks_lib.run.worker:main", str(job_path), base_env=launch.env, env=MALLOC_ENV,
+                       python=launch.python, path=launch.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
     try:
         _, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -152,16 +166,17 @@ def reuses_worker(case) -> bool:
 class CaseWorkers:
     """The serial runner's workers: the current one, kept for the next case when that case may reuse it."""
 
-    def __init__(self, scratch: Path, timeline: Timeline, environ) -> None:
-        self.scratch, self.timeline, self.environ = scratch, timeline, environ
+    def __init__(self, scratch: Path, timeline: Timeline, launch) -> None:
+        self.scratch, self.timeline, self.launch = scratch, timeline, launch
         self.current: WorkerProcess | None = None
         self.usable = False
         self.reused = False
 
     @staticmethod
     def key(case) -> tuple | None:
-        """Cases with the same key may share a worker; None: a fresh worker of its own."""
-        return (case.suite, case.backend) if reuses_worker(case) else None
+        """Cases with the same key may share a worker (one backend's, in one environment); None: a fresh worker of
+        its own."""
+        return (case.suite, case.backend, case.params.get("environment")) if reuses_worker(case) else None
 
     @staticmethod
     def order(cases: list) -> list:
@@ -186,7 +201,7 @@ class CaseWorkers:
             if self.current is not None and (key is None or key != self.current.key or not self.usable):
                 self.close()
             if self.current is None:
-                self.current = WorkerProcess(key, self.environ(case), self.scratch, self.timeline)
+                self.current = WorkerProcess(key, self.launch(case), self.scratch, self.timeline)
             self.reused = self.current.cases > 0
             job_path.write_text(json.dumps(job))
         t0 = time.perf_counter_ns()

@@ -39,7 +39,7 @@ from benchmarks_lib.base.scratch import create_marked_dir, remove_tree
 from benchmarks_lib.measure import load
 from benchmarks_lib.measure.ledger import CASE_COLUMNS, case_columns, peak_rss
 from benchmarks_lib.records.questions import countable, equals_keys, named_by, per_round, question_groups
-from benchmarks_lib.run.executor import CaseFinished, CaseStarted, Executor, worker_environ
+from benchmarks_lib.run.executor import CaseFinished, CaseStarted, Executor, worker_launch
 from benchmarks_lib.run.pool import STDERR_TAIL, CaseWorkers, Timeline, WorkerProcess
 from benchmarks_lib.run.worker import error_row, finish_rows
 from benchmarks_lib.suites import Case, Suite, ended_reason, get_suite
@@ -144,7 +144,7 @@ class RoundsExecutor(Executor):
         worker = self._workers.get(key)
         if worker is None or worker.proc.poll() is not None:
             with self.timeline.runner_work("start worker"):
-                worker = self._workers[key] = WorkerProcess(key, worker_environ(case), self.scratch, self.timeline)
+                worker = self._workers[key] = WorkerProcess(key, worker_launch(case), self.scratch, self.timeline)
         return worker
 
     def _close_worker(self, key: tuple | None, kill: bool = False) -> None:

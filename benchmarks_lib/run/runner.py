@@ -51,6 +51,7 @@ from benchmarks_lib.records.store import (
     write_atomic_parquet,
     write_json_atomic,
 )
+from benchmarks_lib.run.environments import Environment, activated, build, make_harness, resolve
 from benchmarks_lib.run.executor import CaseFinished, Executor, SerialExecutor
 from benchmarks_lib.run.pool import CaseWorkers, Timeline, timed_share_line
 from benchmarks_lib.run.preflight import (
@@ -62,6 +63,7 @@ from benchmarks_lib.run.preflight import (
     format_seconds,
 )
 from benchmarks_lib.run.rounds import RoundDone, RoundsExecutor, round_seed
+from benchmarks_lib.run.versions import ENVIRONMENT, check_requests, companions, expand_cases, parse_versions
 from benchmarks_lib.run.worker import MEMORY_POLICY, case_memory, error_row, finish_rows
 from benchmarks_lib.suites import Case, ended_reason, get_suite
 from benchmarks_lib.suites.ceiling import ceiling_case
@@ -92,6 +94,8 @@ def resolve_params(suite_name: str, params: dict | None, profile: str) -> dict:
     merged = with_defaults(params or {}, parse_profile(profile), suite.profiles, suite_name)
     merged["iterations"] = parse_count(merged.get("iterations", 3), "iterations", maximum=10_000)
     merged["warmups"] = parse_count(merged.get("warmups", 1), "warmups", minimum=0, maximum=1000)
+    if merged.get("versions") is not None:
+        merged["versions"] = [str(r) for r in parse_versions(merged["versions"])] or None
     return merged
 
 
@@ -101,6 +105,9 @@ def plan(suite_name: str, params: dict | None, profile: str, ceiling: bool = Tru
     merged = resolve_params(suite_name, params, profile)
     suite_params = {k: v for k, v in merged.items() if k not in RUN_KEYS}
     cases = suite.build_cases(suite_params, profile)
+    if requests := parse_versions(merged.get("versions")):  # each version of a library multiplies its cases
+        check_requests(requests)
+        cases = expand_cases(cases, requests)
     need = suite.scratch_bytes(cases)
     if ceiling and suite_name != "ceiling":
         nbytes = suite.ceiling_bytes(cases) if suite.ceiling_bytes else DEFAULT_CEILING_BYTES[profile]
@@ -165,6 +172,10 @@ def run_suite(
         cluster = parse_cluster(cluster)
     merged, cases, need = plan(suite_name, params, profile, ceiling)
     budget_s = run_budget(suite_name, profile, budget)
+    requests = parse_versions(merged.get("versions"))
+    if requests and cluster is not None:
+        raise SpecError("--versions measures its cases here, each in the environment of its version; it does not "
+                        f"run on --cluster {cluster!r} (allowed: one or the other)")
     if cluster is not None:
         from benchmarks_lib.run.cluster import check_cluster
 
@@ -196,6 +207,13 @@ def run_suite(
     estimate = check_load(suite_name, profile, todo, iterations + warmups, cluster, assume_yes)
     if meta is None:
         check_space(need, profile, scratch_base, results_base, assume_yes)
+    # every version resolved (uv: its cache, else the index) before anything is created: a version that does not
+    # exist, or no network and nothing cached, is one line
+    resolved = []
+    for asked in requests:
+        for version in asked.versions:
+            extra, modules = companions(cases, asked.key(version))
+            resolved.append((resolve(asked, version, extra), modules))
     lock, scratch = claim_run(run_dir, scratch_root, run_id)
     if progress and budget_s is not None and todo and any(get_suite(c.suite).rounds for c in todo):
         progress(0, len(todo), f"time budget: {format_seconds(budget_s)} for {len(todo)} cases, measured in rounds "
@@ -204,11 +222,30 @@ def run_suite(
         progress(0, len(todo), f"estimated time: about {format_seconds(estimate[0])} for {len(todo)} cases "
                                f"(the {profile} profile's own run: about {format_seconds(estimate[1])})", True)
     try:
-        return _measure(cases, request, run_dir, scratch, scratch_root, case_timeout_s=case_timeout_s,
-                        progress=progress, cluster=cluster, budget_s=budget_s)
+        harness = make_harness(scratch) if resolved else None
+        environments = build_environments(resolved, harness, progress)
+        with activated(environments, harness):
+            return _measure(cases, request, run_dir, scratch, scratch_root, case_timeout_s=case_timeout_s,
+                            progress=progress, cluster=cluster, budget_s=budget_s, environments=environments)
     finally:
         remove_tree(scratch, scratch)
         os.close(lock)
+
+
+def build_environments(resolved: list, harness: Path | None, progress: Progress | None) -> dict[str, Environment]:
+    """The environment of each resolved version and the modules that must import there (``environments.build``:
+    reused when built before), each said in a line: built or reused, and in how many seconds, or why its cases are
+    skipped."""
+    out = {}
+    for item, modules in resolved:
+        env = out[item.key] = build(item, modules, harness)
+        if progress:
+            how = (f"reused ({len(env.packages)} distributions, built in {env.build_s:.1f} s on {env.built_at}), "
+                   f"found in {env.setup_s:.2f} s" if env.reused else
+                   f"built in {env.setup_s:.1f} s ({len(env.packages)} distributions)")
+            progress(0, 0, f"environment {item.key}: {how}" + (f"; its cases are skipped: {env.failed}"
+                                                                if env.failed else ""), True)
+    return out
 
 
 def run_budget(suite_name: str, profile: str, budget: float | str | None) -> float | None:
@@ -242,7 +279,7 @@ def check_load(suite_name: str, profile: str, todo: list[Case], runs: int, clust
 
 def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scratch_root: Path, *,
              case_timeout_s: float, progress: Progress | None, cluster: str | None,
-             budget_s: float | None = None) -> RunResult:
+             budget_s: float | None = None, environments: Mapping[str, Environment] | None = None) -> RunResult:
     """The cases not yet recorded, each in a fresh worker (or on the cluster), with the run locked and its
     scratch claimed; run.json is written for a new run and finished at the end."""
     run_id, profile = run_dir.name, request["profile"]
@@ -255,6 +292,11 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
                 "started_at": env["collected_at"], "cases": [c.case_id for c in cases],
                 "worker_process": {"allocator": allocator_state(), "reuse": CaseWorkers.policy(request["suite"]),
                                    "memory_limit": MEMORY_POLICY}}
+        if environments:
+            meta["environments"] = {key: env.record() for key, env in environments.items()}
+        write_json_atomic(meta, meta_path)
+    elif environments:  # resumed: the environments as this session found them
+        meta["environments"] = {**meta.get("environments", {}), **{k: e.record() for k, e in environments.items()}}
         write_json_atomic(meta, meta_path)
     records = run_dir / "records"
     records.mkdir(parents=True, exist_ok=True)
@@ -297,6 +339,12 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
 
     t_start = time.perf_counter()
     partial = keep_interrupted_rounds(run_dir, progress)
+    # a version whose environment did not install or import: its cases are skip rows, the others go on
+    failed = {key: env.failed for key, env in (environments or {}).items() if env.failed}
+    for case in [c for c in todo if c.params.get(ENVIRONMENT) in failed]:
+        todo.remove(case)
+        skip = {"operation": "case", "status": "skip", "reason": failed[case.params[ENVIRONMENT]]}
+        record(CaseFinished(case, finish_rows([skip], case, run_columns), 0, "", 0.0))
     in_rounds = [c for c in todo if cluster is None and get_suite(c.suite).rounds is not None]
     ceiling = [c for c in todo if c.suite == "ceiling" and request["suite"] != "ceiling"]
     whole = [c for c in todo if c not in in_rounds and c not in ceiling]
@@ -383,7 +431,8 @@ def notebook_arguments(suite_name: str, namespace: Mapping[str, Any]) -> tuple[d
     """A notebook's parameters (its globals after the parameters cell and papermill's) as the suite's parameters
     and the run's settings: each of the suite's parameters from its name in upper case, which the notebook must
     assign; ``PROFILE``, ``RESULTS_DIR``, ``LOAD_RUN``, ``RUN_ID`` and ``BUDGET`` where it assigns them (a ``BUDGET``
-    of None: the suite's own). Nothing else is read."""
+    of None: the suite's own), and ``VERSIONS`` (the library versions: ``run.versions``) where it assigns one. Nothing
+    else is read."""
     names = get_suite(suite_name).parameters
     missing = [name.upper() for name in names if name.upper() not in namespace]
     if missing:
@@ -391,12 +440,15 @@ def notebook_arguments(suite_name: str, namespace: Mapping[str, Any]) -> tuple[d
                         f"{suite_name!r} suite in upper case ({', '.join(n.upper() for n in names)})")
     settings = {keyword: namespace[name] for name, keyword in NOTEBOOK_SETTINGS.items() if name in namespace
                 and (keyword != "budget" or namespace[name] is not None)}
-    return {name: namespace[name.upper()] for name in names}, settings
+    params = {name: namespace[name.upper()] for name in names}
+    if namespace.get("VERSIONS") is not None and "versions" not in params:  # every suite's, where a notebook sets it
+        params["versions"] = namespace["VERSIONS"]
+    return params, settings
 
 
 def _is_notebook_namespace(suite_name: str, params: Mapping[str, Any]) -> bool:
     """True when ``params`` names the suite's parameters or the run's settings in upper case (a notebook's)."""
-    upper = {*NOTEBOOK_SETTINGS, *(name.upper() for name in get_suite(suite_name).parameters)}
+    upper = {*NOTEBOOK_SETTINGS, "VERSIONS", *(name.upper() for name in get_suite(suite_name).parameters)}
     return any(key in upper for key in params)
 
 

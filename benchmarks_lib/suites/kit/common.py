@@ -12,7 +12,9 @@ from benchmarks_lib.measure import sync_store
 from benchmarks_lib.measure.ledger import phase
 from benchmarks_lib.suites import Case
 
-RUN_KEYS = ("iterations", "warmups")
+#: the parameters every suite takes, of the run rather than of its cases: the iterations (a suite in rounds: the cap of
+#: rounds), the warm-ups, and the library versions each measured in an environment of its own (``run.versions``)
+RUN_KEYS = ("iterations", "warmups", "versions")
 
 
 def with_defaults(params: dict, profile: str, profiles: dict[str, dict], suite: str) -> dict:

@@ -16,8 +16,10 @@ import numpy as np
 
 from benchmarks_lib.adapters import backend_status, make_adapter, readers_of
 from benchmarks_lib.adapters.base import Adapter, IndependentRead
-from benchmarks_lib.base.specs import ArraySpec
+from benchmarks_lib.base.availability import Unavailable
+from benchmarks_lib.base.specs import ArraySpec, parse_codec, parse_dims
 from benchmarks_lib.data.datasets import checksum_blocks
+from benchmarks_lib.measure import fresh
 from benchmarks_lib.measure.ledger import phase
 from benchmarks_lib.suites.kit.blocks import BlockSource, block_indices
 
@@ -25,6 +27,14 @@ from benchmarks_lib.suites.kit.blocks import BlockSource, block_indices
 #: whole and ``SAMPLE_CHUNKS`` chunks of each later one (rows: ``verified_scope``)
 FULL_VERIFY_PROFILES = ("standard", "seed")
 SAMPLE_CHUNKS = 4
+#: the variable naming the run's own interpreter, given to a worker measuring a library version in an environment of
+#: its own (``run.environments``: no second library is installed there): its stores are read back by another library
+#: in a process of that interpreter (:func:`verify_elsewhere`)
+HARNESS_PYTHON = "IOBENCH_HARNESS_PYTHON"
+#: seconds a read-back in the run's own interpreter may take
+ELSEWHERE_TIMEOUT_S = 1800
+#: the writers (labels) whose stores the run's own interpreter could not read back, and why: not asked again
+_NOT_ELSEWHERE: dict[str, str] = {}
 
 #: bytes read at a time by :func:`store_digest`
 DIGEST_BLOCK = 8 << 20
@@ -135,6 +145,12 @@ def verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: in
 def _verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: int, source: BlockSource | None,
             scope: str) -> dict:
     name = verifier(writer, spec)
+    elsewhere = _NOT_ELSEWHERE.get(writer.label)
+    if name is None and elsewhere is None and scope == "full" and (python := os.environ.get(HARNESS_PYTHON)):
+        elsewhere = verify_elsewhere(python, path, spec, writer, expected, step)
+        if isinstance(elsewhere, dict):
+            return elsewhere
+        _NOT_ELSEWHERE[writer.label] = elsewhere
     by, note = name or f"{writer.name} independent reader", ""
     try:
         independent = writer.independent_read(path, spec) if name is None else None
@@ -157,8 +173,37 @@ def _verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: i
     except Exception as exc:  # a failed read-back is recorded, the measured rows are kept
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         ok, detail = False, f"{by} could not read it back: {type(exc).__name__}: {first}"
+    if elsewhere and note:
+        note = f"{elsewhere}; {note}"
     return {"verified": ok, "verified_by": by, "verified_independently": not note,
             "verify_note": note, "verify_detail": detail, "verified_scope": scope if source is not None else "full"}
+
+
+def verify_elsewhere(python: str, path: Path, spec: ArraySpec, writer: Adapter, expected: str,
+                     step: int) -> dict | str:
+    """:func:`verify` in a fresh process of the run's own interpreter ``python``, where the other libraries are
+    installed (this one runs in an environment holding the measured library alone): the whole store read back, for
+    each write whose scope is ``full`` (a sampled one is read back here: a process of its own per round would cost
+    more than the write). Why it could not be done there (that interpreter does not know the writer, say), for a
+    read-back here instead."""
+    kwargs = {"path": str(path), "dims": str(spec.dims), "dtype": spec.dtype, "codec": str(spec.codec),
+              "writer": writer.label, "format": writer.format, "expected": expected, "step": step}
+    try:
+        check = fresh.call("benchmarks_lib.suites.kit.verification:verify_here", kwargs, python=python,
+                           env={HARNESS_PYTHON: ""}, timeout_s=ELSEWHERE_TIMEOUT_S)
+    except (fresh.FreshProcessError, Unavailable) as exc:
+        lines = str(exc).strip().splitlines()
+        return f"no read-back in the run's own environment ({lines[-1] if lines else type(exc).__name__})"
+    return check
+
+
+def verify_here(path: str, dims: str, dtype: str, codec: str, writer: str, format: str, expected: str,
+                step: int) -> dict:
+    """:func:`verify` of a store another environment wrote (:func:`verify_elsewhere`); ``format``: the one its writer
+    wrote (where an adapter's format depends on its library's version)."""
+    adapter = make_adapter(writer)
+    adapter.format = format
+    return verify(Path(path), ArraySpec(parse_dims(dims), dtype, parse_codec(codec)), adapter, expected, step)
 
 
 def verify_rows(check: dict, rows: list[dict], extra: dict, target: str = "total") -> list[dict]:
