@@ -315,7 +315,8 @@ def test_the_explorers_chart_page_carries_poisoned_runs_as_data(poisoned):
     """The HTML book's explorer (rows as JSON in the page, drawn by the browser): no payload becomes markup; they
     are all there, as the strings they were, for the page's script to show as text."""
     pytest.importorskip("altair")
-    from benchmarks_lib.chapters import explore, explore_charts
+    from benchmarks_lib.chapters import explore
+    from benchmarks_lib.chapters.explore import charts as explore_charts
 
     runs = explore.find_runs([poisoned])
     page = explore_charts.chart_page(runs, explore.chapter_menu(), "writers", "time (s)")

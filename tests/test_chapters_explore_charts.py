@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks_lib.chapters import explore, explore_charts
+from benchmarks_lib.chapters import explore
+from benchmarks_lib.chapters.explore import charts as explore_charts
 from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 
 HOSTILE = "</script><img src=x onerror=alert(1)>"

@@ -98,20 +98,22 @@ def test_the_notebook_is_thin_clean_and_documented():
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert not any(c.get("outputs") or c.get("execution_count") for c in code)
     assert sum("parameters" in c["metadata"].get("tags", []) for c in code) == 1
-    assert [p.name for p in parameter_docs(path)] == ["RUNS", "RESULTS_DIR"]
+    names = [p.name for p in parameter_docs(path)]
+    assert {"RESULTS_DIR", "VERSIONS", "BACKENDS", "BUDGET", "LOAD_RUN"} <= set(names)
     assert all(p.meaning and p.default for p in parameter_docs(path))
-    assert "".join("".join(c["source"]) for c in code).count('ib.parameters_table("upgrades", globals())') == 1
+    assert "".join("".join(c["source"]) for c in code).count('ib.parameters_table("upgrades", globals(), result)') == 1
 
 
 @pytest.mark.slow
 def test_the_notebook_executes_on_a_versions_run(tmp_path: Path, monkeypatch):
     papermill = pytest.importorskip("papermill")
     results = tmp_path / "results"
-    write_run(results, "versions", versions_run(), "2026-11-27T10:00:00+00:00")
+    write_run(results, "versions", versions_run(), "2026-11-27T10:00:00+00:00", suite="upgrades")
     monkeypatch.chdir(ROOT)  # parameters_table finds the notebook's template in notebooks/
     out = tmp_path / "upgrades.ipynb"
     papermill.execute_notebook(str(ROOT / "notebooks" / "upgrades.ipynb"), str(out),
-                               parameters={"RESULTS_DIR": str(results)}, cwd=str(tmp_path), progress_bar=False)
+                               parameters={"RESULTS_DIR": str(results), "LOAD_RUN": "versions"}, cwd=str(tmp_path),
+                               progress_bar=False)
     shown = json.dumps(json.loads(out.read_text())["cells"])
     assert "is 1.7" in shown or "is 1.8" in shown
     assert "newest slower" in shown and "image/png" in shown

@@ -354,8 +354,12 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
                   "Run `make book` (or `iobench book`) to measure this machine; the answers then appear here.", ""]
     measured = {suites[n]: runs[n] for n in names if n in runs and suites[n]}
     mine = answers(measured)
-    if "writers" in measured and (upgrade := upgrade_answer(*measured["writers"])).measured:
-        mine.append(upgrade)  # a library measured at more than one version: will the upgrade hurt?
+    # a library measured at more than one version (the upgrades chapter, or writers with --versions): will the
+    # upgrade hurt?
+    upgrade = next((found for suite in ("upgrades", "writers") if suite in measured
+                    and (found := upgrade_answer(*measured[suite])).measured), None)
+    if upgrade is not None:
+        mine.append(upgrade)
     theirs = answers({suites[n]: ref_runs[n] for n in names if n in ref_runs and suites[n]}) if ref_runs else None
     lines += [verdict_box(mine, theirs, set(names)), "",
               "*Separated*: the interval of the ratio to the best (95%, or wider where rounds pay for their looks "

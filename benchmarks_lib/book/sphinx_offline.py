@@ -4,7 +4,7 @@ Jupyter Book 1.x always loads sphinx-thebe and sphinx-togglebutton, whose setup 
 (``const THEBE_JS_URL`` declared twice is a SyntaxError in the browser), and sphinx-thebe points the page at
 thebe on unpkg.com. Launch buttons are off in this book, so thebe is dropped and every other script kept once.
 The theme's colour mode defaults to "" on a reader's first visit ("Got invalid theme mode" on the console): "auto".
-The explorer's page (only a page whose body holds :data:`..chapters.explore_charts.MARK`) loads vega, vega-lite
+The explorer's page (only a page whose body holds :data:`..chapters.explore.charts.MARK`) loads vega, vega-lite
 and vega-embed from the book's ``_static`` (:mod:`..vendor` fetches the pinned packages at build time), never from
 a CDN. No page loads ipywidgets' scripts (myst-nb's default is a CDN): the book's explorer needs no kernel. Widget
 state saved in a page all the same, JSON inside a ``<script>`` element, may hold names from records: every ``<``
@@ -49,7 +49,7 @@ def _script_safe(js):
 
 def offline_scripts(app, pagename, templatename, context, doctree) -> None:
     from benchmarks_lib.book.vendor import scripts
-    from benchmarks_lib.chapters.explore_charts import MARK
+    from benchmarks_lib.chapters.explore.charts import MARK
 
     if MARK in str(context.get("body", "")) and os.environ.get(STATIC_CHARTS) != "1":
         for path in scripts():  # this page only (Sphinx adds a file given in html-page-context to the page)

@@ -1,11 +1,12 @@
 """Upgrades: one workload across library versions, side by side.
 
-The chapter reads writers runs whose rows hold a library at more than one version (one run of
-``iobench run writers --versions ...``, whose versions were measured in the same rounds, or several runs, one
-version each) and states, per library, each operation's time at every version as a ratio of the newest version's,
-by the book's one rule (:mod:`benchmarks_lib.rules.upgrades`): the separable changes of 10% or more in words at the
-top, a figure (ratio by version and operation) and a table that says which Zarr format each side wrote. Without
-versions it says how to measure them. Every string from the runs is escaped.
+The chapter measures the upgrades suite (``suites.upgrades``: the writers' cases, each library at several
+versions in environments of its own, measured in the same rounds), or reads the runs it is given (one run of
+``iobench run writers --versions ...``, or several runs, one version each), and states, per library, each
+operation's time at every version as a ratio of the newest version's, by the book's one rule
+(:mod:`benchmarks_lib.rules.upgrades`): the separable changes of 10% or more in words at the top, a figure
+(ratio by version and operation) and a table that says which Zarr format each side wrote. Without versions it says
+how to measure them. Every string from the runs is escaped.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from benchmarks_lib.base.markup import md, md_code, short
 from benchmarks_lib.base.paths import shown_path
 from benchmarks_lib.base.specs import SpecError, parse_items
 from benchmarks_lib.chapters.chapter import Chapter
+from benchmarks_lib.chapters.common import no_answer
 from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
 from benchmarks_lib.rules.upgrades import MEASURE_COMMAND, NOTABLE, OPERATIONS, Change, changes, headline, versioned
 from benchmarks_lib.rules.words import case_text
 
-SUITE = "writers"
+#: the suites whose runs hold versions: the chapter's own, and the writers' run with ``--versions``
+SUITES = ("upgrades", "writers")
 #: the newest runs looked at for versions when none are named
 LOOK_BACK = 20
 COLUMNS = ["library", "operation", "case", "version", "newest", "Zarr format (version → newest)", "time / newest",
@@ -32,8 +35,9 @@ COLUMNS = ["library", "operation", "case", "version", "newest", "Zarr format (ve
 
 
 def resolve_runs(runs: object = None, results_dir: str | Path | None = None) -> list[Path]:
-    """The runs to read: the named ones (run ids or directories, read together), or, with None, the newest writers
-    run under ``results_dir`` whose rows hold a library at more than one version (none: an empty list)."""
+    """The runs to read: the named ones (run ids or directories, read together), or, with None, the newest upgrades
+    or writers run under ``results_dir`` whose rows hold a library at more than one version (none: an empty
+    list)."""
     from benchmarks_lib.base.paths import checkout_dirs
 
     base = Path(results_dir) if results_dir is not None else checkout_dirs()[0]
@@ -42,7 +46,7 @@ def resolve_runs(runs: object = None, results_dir: str | Path | None = None) -> 
         if not names:
             raise SpecError("RUNS is empty; give run ids or run directories, or None for the newest with versions")
         return [find_run(base, name) for name in names]
-    found = [d for d in run_dirs(base) if read_run_json(d / "run.json").get("suite") == SUITE]  # newest first
+    found = [d for d in run_dirs(base) if read_run_json(d / "run.json").get("suite") in SUITES]  # newest first
     for run in found[:LOOK_BACK]:
         if versioned(load_run(run)[0]):
             return [run]
@@ -136,9 +140,16 @@ def ratio_figure(df: pd.DataFrame):
     return fig
 
 
-CHAPTER = Chapter("upgrades", title="Upgrades", order=85,
-                  answer="This chapter measures nothing: it reads writers runs that measured a library at several "
-                  "versions (`--versions`), each operation's time at every version as a ratio of the newest.",
+def answer(df: pd.DataFrame) -> str:
+    """The front page's sentence: the changes at the top, or how to measure versions."""
+    found = changes(df)
+    if not found:
+        return no_answer("library measured at two versions")
+    return " ".join(headline(found, md))
+
+
+CHAPTER = Chapter("upgrades", suite="upgrades", order=85, answer=answer,
                   figures={"Time ratio to the newest version": ratio_figure})
 
-__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "header", "load", "ratio_figure", "resolve_runs", "summary"]
+__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "SUITES", "answer", "header", "load", "ratio_figure", "resolve_runs",
+           "summary"]

@@ -61,9 +61,9 @@ QUESTIONS: tuple[Question, ...] = (
              "Conclusion (computed from this run)"),
 )
 BY_KEY = {q.key: q for q in QUESTIONS}
-#: will the upgrade hurt? In the verdict box only where the writers run measured a library at more than one version
-#: (``upgrade_answer``), after the questions every book answers
-UPGRADE = Question("upgrade", "Upgrading", "writers", "upgrades", "Time at each version, as a ratio of the newest")
+#: will the upgrade hurt? In the verdict box only where the upgrades run (or a writers run with ``--versions``)
+#: measured a library at more than one version (``upgrade_answer``), after the questions every book answers
+UPGRADE = Question("upgrade", "Upgrading", "upgrades", "upgrades", "Time at each version, as a ratio of the newest")
 #: writers whose "unsharded" layout is one chunk per shard (they always shard): never in a sharded-vs-unsharded claim
 ALWAYS_SHARDS = frozenset({"acquire-zarr"})
 #: the codec and threads questions' headline dataset: the first of these a run measured (else the first by name; a

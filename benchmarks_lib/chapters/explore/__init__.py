@@ -6,7 +6,7 @@ run.json). For one chapter (suite) the explorer draws either one of the chapter'
 (the ``figures`` its ``Chapter`` declares), once per selected run, or an overview: one metric per backend and
 operation, the runs side by side, as median with its 95% bootstrap interval, absolute or as a percentage
 of each run's own ceiling. ``explorer()`` wraps this in ipywidgets controls (imported on first use); the HTML book,
-where no kernel runs, shows a chart drawn by the browser instead (:mod:`.explore_charts`).
+where no kernel runs, shows a chart drawn by the browser instead (:mod:`.charts`).
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
              metric: str = "throughput (GB/s)", scale: str = "absolute", view: str = "widgets"):
     """The explorer over the runs under ``dirs``, shown as ``view`` says (:data:`VIEWS`). "widgets": ipywidgets
     controls (choose runs, chapter, figure, backends, dataset, metric and scale; the figures redraw on every
-    change: live in JupyterLab, where a kernel runs). "charts": the HTML book's page (:mod:`.explore_charts`):
+    change: live in JupyterLab, where a kernel runs). "charts": the HTML book's page (:mod:`.charts`):
     a chart drawn in the browser, whose menus redraw it without a kernel. "static": the first selection as static
     figures (a book built without the chart scripts)."""
     from IPython.display import HTML, display
@@ -274,7 +274,7 @@ def explorer(dirs: list[str | Path], chapter: str = "writers", figure: str = OVE
     if metric not in METRICS or scale not in SCALES:
         raise SpecError(f"metric {metric!r} / scale {scale!r}: allowed {', '.join(METRICS)} / {', '.join(SCALES)}")
     if view == "charts":
-        from benchmarks_lib.chapters.explore_charts import chart_page
+        from benchmarks_lib.chapters.explore.charts import chart_page
 
         found = find_runs(dirs)
         newest = [r for _, suite in menu for r in newest_per_directory([r for r in found if r.suite == suite])]

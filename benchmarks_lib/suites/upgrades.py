@@ -1,0 +1,57 @@
+"""Upgrades: the writers' own cases (the same data, chunks, codec, fsync and reads) with fewer writers and tests,
+each library at several versions (``versions``: each in a uv environment of its own, ``run.environments``), the
+versions of one library the contenders of one question, measured in the same rounds.
+
+A suite of its own, not a writers run with versions: its rows (suite ``upgrades``) never stand in for the writers
+chapter's, whose questions compare libraries at the versions installed here. zarr-python is measured writing the
+Zarr v2 format (``zarr-python:zarr2``), which its 2.x and 3.x both write and read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+from benchmarks_lib.suites import Case
+from benchmarks_lib.suites.writers import PROFILES as WRITERS_PROFILES
+from benchmarks_lib.suites.writers import SUITE as WRITERS
+
+NAME = "upgrades"
+#: zarr-python's last 2.x against the 3.x this project pins, and two tensorstore releases
+VERSIONS = ["zarr==2.18.7,3.1.6", "tensorstore==0.1.71,0.1.86"]
+BACKENDS = ["zarr-python:zarr2", "tensorstore"]
+#: each profile is the writers' own (so its cases are theirs), with the writers, tests and versions above; quick
+#: measures a write of 133 MB, a cold full read of 67 MB and cold cutouts of 32^3 (aligned and unaligned)
+PROFILES = {
+    "quick": {**WRITERS_PROFILES["quick"], "backends": BACKENDS, "tests": ["write", "read"], "versions": VERSIONS},
+    "standard": {**WRITERS_PROFILES["standard"], "backends": BACKENDS, "tests": ["write", "append", "read"],
+                 "versions": VERSIONS},
+}
+
+
+def build_cases(params: dict, profile: str) -> list[Case]:
+    """The writers' cases of ``params`` (this suite's profile, merged by the runner), as this suite's."""
+    return [replace(case, suite=NAME, case_id="") for case in WRITERS.build_cases(params, profile)]
+
+
+def questions(rows) -> Iterator[tuple[dict, object]]:
+    """The writers' groups of equals, each split by library: the versions of one library are the contenders."""
+    for key, group in WRITERS.question_groups(rows):
+        for backend, part in group.groupby("backend", sort=True):
+            yield {**key, "backend": backend}, part
+
+
+SUITE = replace(
+    WRITERS,
+    name=NAME,
+    title="Upgrades: one workload across library versions",
+    measures="the writers' write, append, cold read and cutouts of each library at several versions",
+    build_cases=build_cases,
+    question_groups=questions,
+    profiles=PROFILES,
+    time_budget_s={"quick": 40, "standard": 120},
+    optional=lambda case: False,
+    smoke={**WRITERS.smoke, "backends": ["tensorstore"], "tests": ["write", "read"], "versions": None},
+)
+
+__all__ = ["BACKENDS", "NAME", "PROFILES", "SUITE", "VERSIONS", "build_cases", "questions"]
