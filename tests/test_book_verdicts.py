@@ -76,37 +76,35 @@ def test_the_advise_page_picks_the_same_rows_with_the_same_verdict(smoke, key):
         assert any(_rows(e) == _rows(other) for e in ranking.entries)  # the same rows: one of advise's candidates
         lines = page.answer.lines
         head = next(i for i, line in enumerate(lines) if line.startswith("Cost against "))
-        if "(the same writer, codec and chunks, " in lines[head]:  # advise's cost of sharding: the same verdict
-            _unpaired_advise(a.ranking, ranking)
-            assert f"({other.vs_leader.verdict()}, n={other.n}/{a.pick_entry.n})" in lines[head + 1]
-        else:  # no layout of the leader's chunks with the other choice: advise costs the runner-up, not sharding
-            assert lines[head].endswith("(the runner-up):")
+        assert ranking.paired and a.ranking.paired  # both pair the rounds
+        # advise costs sharding against the book's counterpart, with the book's verdict on the same rows
+        assert lines[head].startswith(f"Cost against {_candidate(other)} (the same writer")
+        assert f"({other.vs_leader.verdict()}, n={other.n}/{a.pick_entry.n})" in lines[head + 1]
         return
     assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, a.ranking.entries)), key
-    _unpaired_advise(a.ranking, ranking)
+    assert ranking.paired and a.ranking.paired, key
     assert ranking.status is a.status, key
 
 
-def _unpaired_advise(book: Ranking, advised: Ranking) -> None:
-    """An expected failure where the book pairs rows measured in rounds and advise does not."""
-    if book.paired and not advised.paired:
-        pytest.xfail("advise ranks rows measured in rounds by the two-sample rule (advise/evidence.py evidence_from: "
-                     "rank_samples without rounds); the book pairs them round by round (rank_against_leader)")
+def _candidate(entry) -> str:
+    """advise's name of a book's entry (the same rows)."""
+    from benchmarks_lib.advise.evidence import with_candidates
+
+    return str(with_candidates(entry.rows)["candidate"].iloc[0])
 
 
 def test_the_advise_page_answers_writes_on_the_same_size(smoke):
-    """The book ranks writes on the largest size every contender finished (the smoke run writes two); advise must
-    rank the same rows."""
+    """The book ranks writes on the largest size every contender finished (the smoke run writes two); advise ranks
+    the same rows, paired round by round, with the same verdict."""
     results, df, _ = smoke
     a = next(x for x in chapter_answers("writers", df) if x.question.key == "write")
     shape, dtype, access = ADVISED["write"]
     page = advise_page.page(shape=shape, dtype=dtype, access=access, results_dir=str(results), other_dirs=[])
     ranking = page.answer.evidence.ranking
-    if set(page.answer.evidence.rows["nbytes"]) != {a.ranking.key["nbytes"]}:
-        pytest.xfail("advise (advise/evidence.py best_group) takes the first of equally contested sizes, the "
-                     "smallest; the book the largest size every contender finished")
+    assert set(page.answer.evidence.rows["nbytes"]) == {a.ranking.key["nbytes"]}
     assert _rows(ranking.leader) == _rows(a.pick_entry)
-    _unpaired_advise(a.ranking, ranking)
+    assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, a.ranking.entries))
+    assert ranking.paired and a.ranking.paired
     assert ranking.status is a.status
 
 
