@@ -20,7 +20,7 @@ from benchmarks_lib.book.pages import write_answers_page
 from benchmarks_lib.chapters import advise as advise_page
 from benchmarks_lib.chapters import writers
 from benchmarks_lib.records.store import load_run, run_dirs
-from benchmarks_lib.rules.answers import QUESTIONS, Answer, answers, chapter_answers
+from benchmarks_lib.rules.answers import QUESTIONS, Answer, answers, chapter_answers, sharding_ranking, sharding_rows
 from benchmarks_lib.rules.ranking import Ranking, Verdict, rank_samples
 from benchmarks_lib.rules.words import SURE, pick_text, rests_text, sure_text, verdict_line
 from benchmarks_lib.run.runner import run_suite
@@ -72,6 +72,8 @@ def test_the_advise_page_picks_the_same_rows_with_the_same_verdict(smoke, key):
     assert f"**The book's answer** from the same run (its front page and chapter say the same): {verdict_line(a)}." \
         in page.header(), key
     if key == "sharding":  # the leader against its writer's other sharding choice
+        every = sharding_ranking(sharding_rows(df))  # advise's candidates: every writer and layout the book ranks
+        assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, every.entries))
         other = a.ranking.others[0]
         assert any(_rows(e) == _rows(other) for e in ranking.entries)  # the same rows: one of advise's candidates
         lines = page.answer.lines
@@ -106,6 +108,30 @@ def test_the_advise_page_answers_writes_on_the_same_size(smoke):
     assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, a.ranking.entries))
     assert ranking.paired and a.ranking.paired
     assert ranking.status is a.status
+
+
+@pytest.mark.parametrize("key", ["write", "append", "cold-read", "cutouts-unaligned", "sharding"])
+def test_advise_gives_the_books_answers_from_the_committed_reference(key):
+    """The committed reference is an old run (no rounds: the two-sample rule): advise, asked the workload each of
+    the book's answers rests on, picks the same rows with the same verdict, from every directory."""
+    from benchmarks_lib.advise.evidence import measured_cutout, suite_runs
+    from benchmarks_lib.base.paths import REFERENCE
+
+    run_dir, _ = next(suite_runs([REFERENCE], ("writers",)))
+    df, _ = load_run(run_dir)
+    a = next(x for x in chapter_answers("writers", df) if x.question.key == key)
+    first = a.pick_entry.rows.iloc[0]
+    access = {"write": "write", "append": "append", "cold-read": "full-read"}.get(key) or \
+        "cutout:" + ",".join(map(str, measured_cutout(first["cutout"], first["shape"])))
+    page = advise_page.page(shape=",".join(map(str, first["shape"])), dtype=str(first["dtype"]), access=access,
+                            results_dir=str(REFERENCE), other_dirs=[])
+    ranking = page.answer.evidence.ranking
+    assert not ranking.paired and not a.ranking.paired
+    assert _rows(ranking.leader) == _rows(a.pick_entry)
+    assert f"{verdict_line(a)}." in page.header()
+    if key != "sharding":
+        assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, a.ranking.entries))
+        assert ranking.status is a.status
 
 
 def _headings(notebook: str) -> list[str]:
