@@ -16,7 +16,8 @@ from benchmarks_lib.base.paths import REFERENCE
 from benchmarks_lib.cli.main import main
 from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 
-#: the reference's read test: em_like 256x512x512 uint8, cutouts of 32^3 (its best median: wkw, no separable winner)
+#: the reference's read test: em_like 256x512x512 uint8, cutouts of 32^3 (the book's best median among the writers of
+#: one codec: tensorstore, no separable winner)
 REFERENCE_WORKLOAD = ["--shape", "256,512,512", "--dtype", "uint8", "--access", "cutout:32,32,32"]
 WORKLOAD = ["--shape", "256,256,256", "--dtype", "uint16", "--access", "cutout:32,32,32"]
 

@@ -27,7 +27,7 @@ from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import get_suite
 
 #: the smoke run's arrays: (shape, dtype) of the write/append data, the read test's store and the sharding cube
-WRITE, READ, CUBE = ("2,64,96", "uint8"), ("8,32,32", "uint8"), ("32,32,32", "uint32")
+WRITE, READ, CUBE = ("2,64,96", "uint16"), ("8,32,32", "uint16"), ("32,32,32", "uint32")
 #: question -> the advise page's workload that asks it of the same rows
 ADVISED = {"write": (*WRITE, "write"), "cold-read": (*READ, "full-read"), "cutouts-unaligned": (*READ, "cutout:8,8,8"),
            "append": (*WRITE, "append"), "sharding": (*CUBE, "cutout:8,8,8")}
