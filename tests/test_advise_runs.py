@@ -16,7 +16,8 @@ from benchmarks_lib.base.paths import REFERENCE
 from benchmarks_lib.cli.main import main
 from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 
-#: the reference's read test: em_like 256x512x512 uint8, cutouts of 32^3 (its best median: wkw, no separable winner)
+#: the reference's read test: em_like 256x512x512 uint8, cutouts of 32^3 (the book's best median among the writers of
+#: one codec: tensorstore, no separable winner)
 REFERENCE_WORKLOAD = ["--shape", "256,512,512", "--dtype", "uint8", "--access", "cutout:32,32,32"]
 WORKLOAD = ["--shape", "256,256,256", "--dtype", "uint16", "--access", "cutout:32,32,32"]
 
@@ -58,9 +59,10 @@ def _advise(capsys, *argv: str) -> tuple[list[str], str]:
 
 
 def test_the_same_answer_from_every_working_directory(tmp_path, monkeypatch, capsys):
-    """A run in the working directory's results/ that would win if read (12 candidates to the reference's 10) is not
-    read by accident: from that directory and from an empty one the answer is the same, and the first says what it
-    left out; named with --results-dir it is read, and the disagreement with the reference is named."""
+    """A run in the working directory's results/ that would win if read (12 candidates to the reference's 8, its
+    writers of one codec as the book ranks them) is not read by accident: from that directory and from an empty one
+    the answer is the same, and the first says what it left out; named with --results-dir it is read, and the
+    disagreement with the reference is named."""
     here, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     elsewhere.mkdir()
     write_run(here / "results", "mine", {f"w{i:02d}": spread(1e-3 * (1 + i), 8) for i in range(12)}, dtype="uint8",
@@ -80,8 +82,8 @@ def test_the_same_answer_from_every_working_directory(tmp_path, monkeypatch, cap
     assert "Evidence: run mine" in text and "Runs disagree: 1 other run answers this workload otherwise" in text
     assert "run mine (dataset em_like, 256x512x512; 12 candidates, n=8): picks w00 | lz4 | chunks 64x64x64 | " \
            "shards none, separable from every other candidate" in text
-    assert "otherwise: run book-standard-20261126-105414-writer_comparison (dataset em_like, 256x512x512; 10 " \
-           "candidates, n=8): picks wkw" in text and "(not preferred: fewer candidates)" in text
+    assert "otherwise: run book-standard-20261126-105414-writer_comparison (dataset em_like, 256x512x512; 8 " \
+           "candidates, n=8): picks tensorstore" in text and "(not preferred: fewer candidates)" in text
 
 
 def test_runs_that_disagree_are_named_and_the_stronger_one_answers(tmp_path, capsys):

@@ -20,14 +20,14 @@ from benchmarks_lib.book.pages import write_answers_page
 from benchmarks_lib.chapters import advise as advise_page
 from benchmarks_lib.chapters import writers
 from benchmarks_lib.records.store import load_run, run_dirs
-from benchmarks_lib.rules.answers import QUESTIONS, Answer, answers, chapter_answers
+from benchmarks_lib.rules.answers import QUESTIONS, Answer, answers, chapter_answers, sharding_ranking, sharding_rows
 from benchmarks_lib.rules.ranking import Ranking, Verdict, rank_samples
 from benchmarks_lib.rules.words import SURE, pick_text, rests_text, sure_text, verdict_line
 from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import get_suite
 
 #: the smoke run's arrays: (shape, dtype) of the write/append data, the read test's store and the sharding cube
-WRITE, READ, CUBE = ("2,64,96", "uint8"), ("8,32,32", "uint8"), ("32,32,32", "uint32")
+WRITE, READ, CUBE = ("2,64,96", "uint16"), ("8,32,32", "uint16"), ("32,32,32", "uint32")
 #: question -> the advise page's workload that asks it of the same rows
 ADVISED = {"write": (*WRITE, "write"), "cold-read": (*READ, "full-read"), "cutouts-unaligned": (*READ, "cutout:8,8,8"),
            "append": (*WRITE, "append"), "sharding": (*CUBE, "cutout:8,8,8")}
@@ -72,42 +72,66 @@ def test_the_advise_page_picks_the_same_rows_with_the_same_verdict(smoke, key):
     assert f"**The book's answer** from the same run (its front page and chapter say the same): {verdict_line(a)}." \
         in page.header(), key
     if key == "sharding":  # the leader against its writer's other sharding choice
+        every = sharding_ranking(sharding_rows(df))  # advise's candidates: every writer and layout the book ranks
+        assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, every.entries))
         other = a.ranking.others[0]
         assert any(_rows(e) == _rows(other) for e in ranking.entries)  # the same rows: one of advise's candidates
         lines = page.answer.lines
         head = next(i for i, line in enumerate(lines) if line.startswith("Cost against "))
-        if "(the same writer, codec and chunks, " in lines[head]:  # advise's cost of sharding: the same verdict
-            _unpaired_advise(a.ranking, ranking)
-            assert f"({other.vs_leader.verdict()}, n={other.n}/{a.pick_entry.n})" in lines[head + 1]
-        else:  # no layout of the leader's chunks with the other choice: advise costs the runner-up, not sharding
-            assert lines[head].endswith("(the runner-up):")
+        assert ranking.paired and a.ranking.paired  # both pair the rounds
+        # advise costs sharding against the book's counterpart, with the book's verdict on the same rows
+        assert lines[head].startswith(f"Cost against {_candidate(other)} (the same writer")
+        assert f"({other.vs_leader.verdict()}, n={other.n}/{a.pick_entry.n})" in lines[head + 1]
         return
     assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, a.ranking.entries)), key
-    _unpaired_advise(a.ranking, ranking)
+    assert ranking.paired and a.ranking.paired, key
     assert ranking.status is a.status, key
 
 
-def _unpaired_advise(book: Ranking, advised: Ranking) -> None:
-    """An expected failure where the book pairs rows measured in rounds and advise does not."""
-    if book.paired and not advised.paired:
-        pytest.xfail("advise ranks rows measured in rounds by the two-sample rule (advise/evidence.py evidence_from: "
-                     "rank_samples without rounds); the book pairs them round by round (rank_against_leader)")
+def _candidate(entry) -> str:
+    """advise's name of a book's entry (the same rows)."""
+    from benchmarks_lib.advise.evidence import with_candidates
+
+    return str(with_candidates(entry.rows)["candidate"].iloc[0])
 
 
 def test_the_advise_page_answers_writes_on_the_same_size(smoke):
-    """The book ranks writes on the largest size every contender finished (the smoke run writes two); advise must
-    rank the same rows."""
+    """The book ranks writes on the largest size every contender finished (the smoke run writes two); advise ranks
+    the same rows, paired round by round, with the same verdict."""
     results, df, _ = smoke
     a = next(x for x in chapter_answers("writers", df) if x.question.key == "write")
     shape, dtype, access = ADVISED["write"]
     page = advise_page.page(shape=shape, dtype=dtype, access=access, results_dir=str(results), other_dirs=[])
     ranking = page.answer.evidence.ranking
-    if set(page.answer.evidence.rows["nbytes"]) != {a.ranking.key["nbytes"]}:
-        pytest.xfail("advise (advise/evidence.py best_group) takes the first of equally contested sizes, the "
-                     "smallest; the book the largest size every contender finished")
+    assert set(page.answer.evidence.rows["nbytes"]) == {a.ranking.key["nbytes"]}
     assert _rows(ranking.leader) == _rows(a.pick_entry)
-    _unpaired_advise(a.ranking, ranking)
+    assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, a.ranking.entries))
+    assert ranking.paired and a.ranking.paired
     assert ranking.status is a.status
+
+
+@pytest.mark.parametrize("key", ["write", "append", "cold-read", "cutouts-unaligned", "sharding"])
+def test_advise_gives_the_books_answers_from_the_committed_reference(key):
+    """The committed reference is an old run (no rounds: the two-sample rule): advise, asked the workload each of
+    the book's answers rests on, picks the same rows with the same verdict, from every directory."""
+    from benchmarks_lib.advise.evidence import measured_cutout, suite_runs
+    from benchmarks_lib.base.paths import REFERENCE
+
+    run_dir, _ = next(suite_runs([REFERENCE], ("writers",)))
+    df, _ = load_run(run_dir)
+    a = next(x for x in chapter_answers("writers", df) if x.question.key == key)
+    first = a.pick_entry.rows.iloc[0]
+    access = {"write": "write", "append": "append", "cold-read": "full-read"}.get(key) or \
+        "cutout:" + ",".join(map(str, measured_cutout(first["cutout"], first["shape"])))
+    page = advise_page.page(shape=",".join(map(str, first["shape"])), dtype=str(first["dtype"]), access=access,
+                            results_dir=str(REFERENCE), other_dirs=[])
+    ranking = page.answer.evidence.ranking
+    assert not ranking.paired and not a.ranking.paired
+    assert _rows(ranking.leader) == _rows(a.pick_entry)
+    assert f"{verdict_line(a)}." in page.header()
+    if key != "sharding":
+        assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, a.ranking.entries))
+        assert ranking.status is a.status
 
 
 def _headings(notebook: str) -> list[str]:

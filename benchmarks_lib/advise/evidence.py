@@ -1,5 +1,6 @@
 """``iobench advise``: which writer, codec, chunk and shard shape for a person's workload, answered from recorded
-runs of the writers suite, like for like, with the book's one ranking rule (``chapters.ranking.rank_samples``).
+runs of the writers suite, like for like, with the book's one ranking rule (``rules.ranking``: paired round by round
+where the rows were measured in rounds, else the two-sample rule).
 
 A workload is a shape and dtype (or a file to take them from, ``--like``), an access pattern (``cutout:Z,Y,X``,
 ``full-read``, ``write``, ``append``, and remote reads over a link of a given latency: ``remote-read:10ms``,
@@ -7,7 +8,10 @@ A workload is a shape and dtype (or a file to take them from, ``--like``), an ac
 the operation the access pattern times (cutouts: ``read_region_cold``; full reads: ``read_cold``; writes:
 ``total``; appends: ``append_total``; remote reads: the s3 suite's ``read`` and the cache suite's
 ``zarr_read_whole`` or ``zarr_read_cutouts``, at that latency only: :mod:`.advise_remote`) holding fixed the
-dtype, the dataset, the array shape, the cutout's shape and kind, and the fsync policy; runs are never pooled. Every
+dtype, the dataset, the array shape, the cutout's shape and kind, and the fsync policy; runs are never pooled. A
+question the book answers too (writes, appends, cold full reads, cutouts, sharding) is ranked by the book's own
+function on the book's rows (``rules.answers``: the same groups of equals, sizes and cutouts), narrowed to the
+workload's, so advise, the front page and the chapter give the same pick and verdict (:func:`book_ranking`). Every
 run that answers is ranked; the answer rests on one: the person's own data first, then the run with more candidates,
 then more rounds or iterations, then the newest; the runs whose pick or verdict differs from it are kept beside it
 (:attr:`Evidence.disagreeing`), so the answer names them. ``--measure`` runs the writers suite (remote
@@ -283,8 +287,8 @@ def with_candidates(rows):
 
 
 def best_group(rows, workload: Workload):
-    """The group of equals that answers best: the person's own data first, then unaligned cutouts (cutouts "from
-    anywhere"), then the group with most candidates."""
+    """The group of equals that answers a remote read best: the person's own data first, then unaligned cutouts
+    (cutouts "from anywhere"), then the group with most candidates."""
     def score(part) -> tuple:
         own = workload.like_label is not None and (part["dataset"].astype(str) == workload.like_label).all()
         unaligned = "cutout_kind" in part and (part["cutout_kind"] == "unaligned").all()
@@ -334,27 +338,89 @@ class Evidence:
         return self.own_data, len(self.ranking.entries), self.rounds or 0, self.fewest_n
 
 
+#: access pattern -> the book's questions (``rules.answers``) whose rows answer it, in the order preferred among
+#: equally strong answers
+BOOK_QUESTIONS = {"write": ("write",), "append": ("append",), "full-read": ("cold-read",),
+                  "cutout": ("sharding", "cutouts-unaligned", "cutouts-aligned")}
+
+
+def _candidate(rows):
+    return rows["candidate"]
+
+
+def book_ranking(df, workload: Workload, matched):
+    """The ranking of the book's answer (``rules.answers``: the same function, the same rows, the same groups of
+    equals and sizes, paired round by round where the rows were measured in rounds) to the question the workload
+    shares with it, on the rows that match the workload (``matched``: :func:`matching_rows`; the person's own data
+    only, where any). A cutout is asked of the sharding sweep and of the read test's unaligned and aligned cutouts:
+    unaligned ones (cutouts "from anywhere") first, then the ranking with the most candidates, then the most rows.
+    Contenders are named by what advise recommends (:func:`with_candidates`). None where no question's rows match."""
+    from benchmarks_lib.rules.answers import sharding_ranking, sharding_rows, writers_ranking, writers_rows
+
+    if workload.like_label is not None and (own := matched["dataset"].astype(str) == workload.like_label).any():
+        matched = matched[own]
+    found = []
+    for key in BOOK_QUESTIONS[workload.access]:
+        rows = sharding_rows(df) if key == "sharding" else writers_rows(df, key)
+        rows = rows[rows.index.isin(matched.index)]
+        if rows.empty:
+            continue
+        rows = with_candidates(rows)
+        ranking = sharding_ranking(rows, _candidate) if key == "sharding" else \
+            writers_ranking(key, rows, _candidate)[0]
+        if ranking is not None:
+            found.append(ranking)
+
+    def score(ranking) -> tuple:
+        return ranking.key.get("cutout_kind") == "unaligned", len(ranking.entries), sum(e.n for e in ranking.entries)
+
+    return max(found, key=score) if found else None
+
+
+def _like(rows, first) -> object:
+    """The rows held equal to ``first`` (a row of the ranked group) in what makes a group of equals, the codec
+    aside (the baseline applies none)."""
+    import pandas as pd
+
+    for key in ("test", "dataset", "nbytes", "cutout_kind", "fsync_included"):
+        if key in rows and key in first.index:
+            value = first[key]
+            rows = rows[rows[key].isna() if pd.isna(value) else rows[key].eq(value).fillna(False).astype(bool)]
+    return rows
+
+
 def evidence_from(run_dir: Path, meta: dict, workload: Workload, df=None) -> Evidence | None:
-    """The evidence one run holds for the workload (None when it holds no matching rows)."""
+    """The evidence one run holds for the workload (None when it holds no matching rows): for the writers suite,
+    the book's own ranking of the question the workload shares with it (:func:`book_ranking`); for remote reads,
+    its best group ranked by the same rule (:func:`.ranking.rank_parts`)."""
     from benchmarks_lib.records.store import load_run
-    from benchmarks_lib.rules.ranking import rank_samples
+    from benchmarks_lib.rules.ranking import rank_parts
 
     if df is None:
         df = load_run(run_dir)[0]
-    rows = matching_rows(df, workload)
-    if rows.empty:
-        return None
-    rows = best_group(with_candidates(rows), workload)
-    baseline, rows = rows[rows["backend"] == BASELINE], rows[rows["backend"] != BASELINE]
-    if rows.empty:
+    matched = matching_rows(df, workload)
+    if matched.empty:
         return None
     q = workload.question
+    if workload.remote:
+        rows = best_group(with_candidates(matched), workload)
+        baseline, rows = rows[rows["backend"] == BASELINE], rows[rows["backend"] != BASELINE]
+        if rows.empty:
+            return None
+        parts = {str(name): part for name, part in rows.groupby("candidate", sort=True)}
+        ranking = rank_parts(parts, q.value, q.higher, {"group": rows["group"].iloc[0]})
+    else:
+        ranking = book_ranking(df, workload, matched)
+        if ranking is None:
+            return None
+        import pandas as pd
+
+        rows = pd.concat([e.rows for e in ranking.entries])
+        baseline = _like(matched[matched["backend"] == BASELINE], rows.iloc[0])
+        baseline = with_candidates(baseline) if len(baseline) else baseline
     if not baseline.empty:  # its best layout (its layouts are not pooled)
         medians = baseline.groupby("candidate")[q.value].median()
         baseline = baseline[baseline["candidate"] == (medians.idxmax() if q.higher else medians.idxmin())]
-    parts = {str(name): part for name, part in rows.groupby("candidate", sort=True)}
-    ranking = rank_samples({n: p[q.value].astype("float64") for n, p in parts.items()}, q.higher,
-                           {"group": rows["group"].iloc[0]}, parts)
     own = workload.like_label is not None and bool((rows["dataset"].astype(str) == workload.like_label).all())
     return Evidence(ranking, rows, df, run_dir, meta, own, baseline)
 
@@ -404,6 +470,7 @@ def measured_latencies(results_dirs: Sequence[str | Path], workload: Workload) -
     return found
 
 
-__all__ = ["ACCESS", "BASELINE", "MAX_LATENCY_MS", "QUESTIONS", "Evidence", "Question", "Workload", "disagrees",
-           "evidence_from", "find_evidence", "matching_rows", "measured_cutout", "measured_latencies", "parse_access",
-           "parse_access_pattern", "parse_budget", "parse_workload", "suite_runs", "with_candidates", "writers_runs"]
+__all__ = ["ACCESS", "BASELINE", "BOOK_QUESTIONS", "MAX_LATENCY_MS", "QUESTIONS", "Evidence", "Question", "Workload",
+           "book_ranking", "disagrees", "evidence_from", "find_evidence", "matching_rows", "measured_cutout",
+           "measured_latencies", "parse_access", "parse_access_pattern", "parse_budget", "parse_workload", "suite_runs",
+           "with_candidates", "writers_runs"]

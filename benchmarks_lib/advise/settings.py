@@ -2,8 +2,10 @@
 
 Threads: the threads suite's newest run on the evidence's machine holding rows of the recommended writer, of the
 workload's dtype and operation kind (a full read: its cold ``read``; a write: its ``write`` of the same fsync
-policy; it measures neither cutouts nor remote reads). The advice is the fewest threads whose time is not separable
-from the best median (``chapters.ranking``'s rule), never more than the threads available (``--threads``).
+policy; it measures neither cutouts nor remote reads), of one dataset (the evidence's where measured). The advice is
+the book's (``rules.answers.fewest_threads``): the fewest threads whose time the rule (``rules.ranking``, paired
+round by round where measured in rounds) cannot tell from the best median, never more than the threads available
+(``--threads``).
 
 Codec: the compression suite's newest run holding the evidence's dataset and dtype: the recommended codec's ratio
 there, and the setting the compression chapter would take (``rules.compression.worth_taking``: the best ratio
@@ -22,7 +24,8 @@ import pandas as pd
 
 from benchmarks_lib.advise.evidence import Evidence, Workload, suite_runs
 from benchmarks_lib.base.terminal import visible
-from benchmarks_lib.rules.ranking import countable, rank_samples
+from benchmarks_lib.rules.answers import fewest_threads
+from benchmarks_lib.rules.ranking import countable, rank_parts
 from benchmarks_lib.rules.words import number, value_words, versus_words
 
 #: the threads suite's operation of the same kind as an access pattern's (the others have none)
@@ -69,13 +72,24 @@ def threads_advice(evidence: Evidence, workload: Workload, results_dirs: Sequenc
             continue
         rows = _threads_rows(load_run(run_dir)[0], workload, writer)
         if not rows.empty:
-            return _advice(rows, run_dir, meta, workload, writer)
+            return _advice(_one_dataset(rows, str(evidence.rows["dataset"].iloc[0])), run_dir, meta, workload, writer)
     return None
 
 
+def _one_dataset(rows, dataset: str):
+    """The rows of one dataset, as the book's threads answer holds it (never pooled): the evidence's where the
+    threads run measured it, else the one with the most rows."""
+    named = rows["dataset"].astype(str) if "dataset" in rows else pd.Series(dataset, index=rows.index)
+    if not (named == dataset).any():
+        counts = named.value_counts()
+        dataset = sorted(counts[counts == counts.max()].index)[0]
+    return rows[named == dataset]
+
+
 def _advice(rows, run_dir: Path, meta: dict, workload: Workload, writer: str) -> ThreadsAdvice:
-    ranking = rank_samples({str(int(t)): part["elapsed_s"].astype("float64")
-                            for t, part in rows.groupby("threads", sort=True)}, False)
+    """The book's rule for threads (``rules.answers.fewest_threads``): the counts ranked on time, paired round by
+    round where measured in rounds, and the fewest the rule cannot tell from the best median."""
+    ranking = rank_parts({str(int(t)): part for t, part in rows.groupby("threads", sort=True)}, "elapsed_s", False)
     best = ranking.leader
     counts = sorted(int(e.name) for e in ranking.entries)
     if ranking.too_few_n is not None:
@@ -85,7 +99,7 @@ def _advice(rows, run_dir: Path, meta: dict, workload: Workload, writer: str) ->
         threads, rule = int(best.name), "the only thread count measured" + (
             f" up to --threads {workload.threads}" if workload.threads is not None else "")
     else:
-        threads = min(int(e.name) for e in (best, *ranking.tied))
+        threads = int(fewest_threads(ranking).name)
         rule = f"the fewest threads whose time is not separable from the best median ({best.name} threads)"
     first = rows.iloc[0]
     cores = meta.get("environment", {}).get("cpu_count", first["cores"] if "cores" in rows else "?")

@@ -1,5 +1,5 @@
 """The words of ``iobench advise``: the recommendation, the rows it rests on (run, machine, n, median and 95%
-interval), the runner-up and whether it is separable (``chapters.ranking``'s rule), its threads and codec from the
+interval), the runner-up and whether it is separable (``rules.ranking``'s rule), its threads and codec from the
 threads and compression suites' runs (:mod:`.advise_settings`), and what the recommendation costs against the
 alternative (cutouts: the same writer sharded vs unsharded; otherwise the runner-up): time per access, write time,
 files and bytes on disk, from the same run; for remote reads, the requests and bytes each read sent over the link.
@@ -20,9 +20,8 @@ import numpy as np
 from benchmarks_lib.advise.evidence import BASELINE, Evidence, Workload, measured_cutout, measured_latencies, suite_runs
 from benchmarks_lib.advise.settings import codec_lines, threads_advice
 from benchmarks_lib.base.specs import format_bytes, shape_text
-from benchmarks_lib.base.stats import two_sample
 from benchmarks_lib.base.terminal import visible
-from benchmarks_lib.rules.ranking import Verdict, countable
+from benchmarks_lib.rules.ranking import Verdict, countable, rank_parts
 from benchmarks_lib.rules.words import candidates_verdict, number, value_words, versus_words
 
 #: a candidate's name (``advise.with_candidates``, remote reads with how they read after the shards)
@@ -89,14 +88,24 @@ def _same_data(evidence: Evidence, operation: str, fsync: bool):
 
 
 def _ratio(label: str, a, b) -> str | None:
-    """``label: 0.42x [0.40x, 0.44x] (separable)`` for median(a)/median(b) of times, or None without both."""
-    if a is None or b is None or not len(a) or not len(b):
+    """``label 0.42x the time [0.40x, 0.44x] (separable, n=8/8)``: the time of the rows ``a`` against that of ``b``
+    by the ranking rule (``rules.ranking.rank_parts``: paired round by round where both were measured in the same
+    rounds, else the two-sample rule; within the margin: equivalent), or None without both."""
+    if a is None or b is None or a.empty or b.empty:
         return None
-    t = two_sample(np.asarray(b, float), np.asarray(a, float))
-    if not math.isfinite(t.ratio):
+    ranking = rank_parts({"a": a, "b": b}, "elapsed_s", False)
+    if len(ranking.entries) != 2:  # one of them without a time, or measured in fewer rounds
         return None
-    interval = f" [{t.lo:.2f}x, {t.hi:.2f}x]" if math.isfinite(t.lo) and math.isfinite(t.hi) else ""
-    return f"{label} {t.ratio:.2f}x the time{interval} ({t.verdict()}, n={t.n_a}/{t.n_b})"
+    t = ranking.others[0].vs_leader
+    if not math.isfinite(t.ratio) or t.ratio <= 0:
+        return None
+    if ranking.leader.name == "b":  # a's time against the leader's
+        ratio, lo, hi = t.ratio, t.lo, t.hi
+    else:
+        ratio, lo, hi = 1 / t.ratio, (1 / t.hi if t.hi > 0 else math.nan), (1 / t.lo if t.lo > 0 else math.nan)
+    n = {e.name: e.n for e in ranking.entries}
+    interval = f" [{lo:.2f}x, {hi:.2f}x]" if math.isfinite(lo) and math.isfinite(hi) else ""
+    return f"{label} {ratio:.2f}x the time{interval} ({t.verdict()}, n={n['b']}/{n['a']})"
 
 
 def _count(label: str, a, b, unit=lambda v: f"{v:.0f}") -> str | None:
@@ -123,15 +132,15 @@ def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, 
 
     lines = [f"Cost against {visible(other)} ({why}):"]
     if workload.remote:  # what each read sent over the link
-        found = [_ratio("  time per access:", column(group, chosen, "elapsed_s"), column(group, other, "elapsed_s")),
+        found = [_ratio("  time per access:", group.get(chosen), group.get(other)),
                  _count("  requests per read:", column(group, chosen, "requests"), column(group, other, "requests")),
                  _count("  bytes sent per read:", column(group, chosen, "transferred_bytes"),
                         column(group, other, "transferred_bytes"), format_bytes)]
         lines += [line for line in found if line]
         return lines if len(lines) > 1 else []
     found = [
-        _ratio("  time per access:", column(group, chosen, "elapsed_s"), column(group, other, "elapsed_s")),
-        _ratio("  whole write:", column(writes, chosen, "elapsed_s"), column(writes, other, "elapsed_s")),
+        _ratio("  time per access:", group.get(chosen), group.get(other)),
+        _ratio("  whole write:", writes.get(chosen), writes.get(other)),
         _count("  files on disk:", column(access, chosen, "inodes"), column(access, other, "inodes")),
         _count("  bytes on disk:", column(access, chosen, "bytes_on_disk"), column(access, other, "bytes_on_disk"),
                format_bytes),
@@ -140,16 +149,27 @@ def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, 
     return lines if len(lines) > 1 else []
 
 
-def _alternative(evidence: Evidence, chosen: str, who: str = "writer") -> tuple[str, str] | None:
-    """The same writer, codec and chunks (and way of reading) with the other sharding choice; else the runner-up."""
+def _alternative(evidence: Evidence, chosen: str, remote: bool = False) -> tuple[str, str] | None:
+    """What the recommendation (the leader) is costed against: the other sharding choice of the same writer, as the
+    book's sharding answer takes it (``rules.answers.counterpart``: the same inner chunks where measured); of a
+    remote read, the same library, codec, chunks and way of reading with the other sharding choice; else the
+    runner-up."""
+    from benchmarks_lib.rules.answers import counterpart
+
     ranking = evidence.ranking
     fields = candidate_fields(chosen)
     same = ("writer", "codec", "chunks", "via")
-    for name in (e.name for e in ranking.entries):
+    if remote:
+        names = [e.name for e in ranking.others if all(candidate_fields(e.name)[k] == fields[k] for k in same)]
+    else:
+        names = [other.name] if (other := counterpart(ranking)) is not None else []
+    who = "library" if remote else "writer"
+    for name in names:
         f = candidate_fields(name)
-        if name != chosen and all(f[k] == fields[k] for k in same) and \
-                (f["shards"] == "none") != (fields["shards"] == "none"):
-            return name, f"the same {who}, codec and chunks, " + ("unsharded" if f["shards"] == "none" else "sharded")
+        if (f["shards"] == "none") != (fields["shards"] == "none"):
+            shards = "unsharded" if f["shards"] == "none" else "sharded"
+            return name, (f"the same {who}, codec and chunks, {shards}" if all(f[k] == fields[k] for k in same)
+                          else f"the same {who}, {shards} (chunks {f['chunks']})")
     if ranking.others:
         return ranking.others[0].name, "the runner-up"
     return None
@@ -207,11 +227,10 @@ def advice_lines(workload: Workload, evidence: Evidence,
         scale, unit = (1e3, "ms per cutout") if q.unit == "s per cutout" else (1.0, q.unit)
         lines.append(f"Baseline ({BASELINE}: a flat file of the raw bytes, no format, no codec; not a candidate): "
                      f"{number(float(np.median(base)) * scale)} {unit} (n={len(base)})")
-        share = _ratio("  the recommendation takes", best.rows["elapsed_s"].astype(float).to_numpy(),
-                       evidence.baseline["elapsed_s"].astype(float).to_numpy())
+        share = _ratio("  the recommendation takes", best.rows, evidence.baseline)
         if share:
             lines.append(share.replace("x the time", "x the baseline's time", 1))
-    alternative = _alternative(evidence, best.name, "library" if workload.remote else "writer")
+    alternative = _alternative(evidence, best.name, workload.remote)
     if alternative is not None:
         lines += cost_lines(evidence, workload, best.name, *alternative)
     return lines

@@ -139,7 +139,8 @@ class AdvicePage:
     def book_answer(self):
         """The book's answer (:func:`benchmarks_lib.rules.answers.answer`) to the question the evidence's rows
         ask of their run: sharding for cutouts of the sharding sweep, the writers' write, append, cold full read or
-        cutouts of a kind; None for another run (remote reads) or without evidence."""
+        cutouts of a kind; None for another run (remote reads), without evidence, or where the book's pick rests on
+        other rows (another dtype or cutout size of the same run)."""
         from benchmarks_lib.rules.answers import answer as question_answer
 
         evidence = self.answer.evidence
@@ -151,7 +152,9 @@ class AdvicePage:
             key = "sharding"
         elif key is None and first.get("cutout_kind") in ("aligned", "unaligned"):
             key = f"cutouts-{first['cutout_kind']}"
-        return None if key is None else question_answer(key, evidence.run_rows, evidence.meta)
+        found = None if key is None else question_answer(key, evidence.run_rows, evidence.meta)
+        pick = None if found is None else found.pick_entry
+        return found if pick is not None and set(pick.rows.index) <= set(evidence.rows.index) else None
 
     def answer_markdown(self) -> str:
         """Markdown: the command's lines, word for word (each escaped): a line that opens a block as a paragraph

@@ -15,7 +15,7 @@ Every name in an answer is a record string: escape it where it is shown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -25,7 +25,7 @@ from benchmarks_lib.base.specs import format_bytes, shape_text
 from benchmarks_lib.data.meshes import MESH_DATASET
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
 from benchmarks_lib.rules.compression import SIDE, summarize_points, worth_taking
-from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict, countable, rank_against_leader
+from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict, countable, entry_names, rank_against_leader
 from benchmarks_lib.rules.upgrades import Change, changes
 
 
@@ -217,17 +217,30 @@ def writers_rows(df: pd.DataFrame, key: str) -> pd.DataFrame:
     return rows
 
 
+def writers_ranking(key: str, rows: pd.DataFrame,
+                    names: Callable[[pd.DataFrame], pd.Series] = entry_names) -> tuple[Ranking | None, int]:
+    """The ranking a writers question's answer rests on and the number of groups of equals its rows hold: each group
+    ranked by the rule (at the largest size at least two contenders finished), the most contested one (then the
+    most bytes) taken. ``rows``: :func:`writers_rows`, or a part of them holding whole groups (``iobench advise``
+    narrows them to a workload's dtype and cutout, and names its contenders by what it recommends)."""
+    _, _, value, higher, _ = WRITERS[key]
+    rankings = rank_against_leader(rows, value, higher, names=names)
+    if not rankings:
+        return None, 0
+    best = max(rankings, key=lambda g: (len(g.entries), 0 if pd.isna(g.key.get("nbytes")) else g.key["nbytes"]))
+    return best, len(rankings)
+
+
 def _writers(q: Question, df: pd.DataFrame) -> Answer:
     """The most contested group of equals (then the most bytes), ranked by the rule; its leader is the pick."""
-    _, _, value, higher, kind = WRITERS[q.key]
-    rankings = rank_against_leader(writers_rows(df, q.key), value, higher)
-    if not rankings:
+    kind = WRITERS[q.key][4]
+    r, groups = writers_ranking(q.key, writers_rows(df, q.key))
+    if r is None:
         return Answer(q)
-    r = max(rankings, key=lambda g: (len(g.entries), 0 if pd.isna(g.key.get("nbytes")) else g.key["nbytes"]))
     rows = r.leader.rows
     rests = _data(rows) + ([str(r.key["codec"])] if isinstance(r.key.get("codec"), str) else [])
     rests += [_cutouts(rows.iloc[0])] if kind is not None else _size(r.key.get("nbytes"))
-    return Answer(q, r, r.leader.name, tuple(rests), groups=len(rankings))
+    return Answer(q, r, r.leader.name, tuple(rests), groups=groups)
 
 
 def sharding_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -244,9 +257,12 @@ def sharding_rows(df: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(layout_entry=rows["backend"].astype(str) + ", " + rows["layout"].astype(str))
 
 
-def _counterpart(group: Ranking) -> Entry | None:
+def counterpart(group: Ranking) -> Entry | None:
     """The leader's writer with the other sharding choice, in the same group (the same cutouts): the same inner
-    chunk where measured, else the best median of the other choice (None when the writer measured only one)."""
+    chunk where measured, else the best median of the other choice (None when the writer measured only one, or
+    the rows are not the sharding sweep's)."""
+    if not group.others or not {"backend", "layout"} <= set(group.leader.rows):
+        return None
     lead = group.leader.rows.iloc[0]
     sharded = str(lead["layout"]).startswith("sharded")
     other = [e for e in group.others if e.rows["backend"].iloc[0] == lead["backend"]
@@ -255,21 +271,34 @@ def _counterpart(group: Ranking) -> Entry | None:
     return (inner or other or [None])[0]  # the entries are best median first
 
 
+def sharding_ranking(rows: pd.DataFrame,
+                     names: Callable[[pd.DataFrame], pd.Series] = lambda r: r["layout_entry"]) -> Ranking | None:
+    """Every writer and layout of the sweep ranked by the rule on one group of cutouts (the same dataset, bytes,
+    kind and cache state; the most candidates, then the most rows). ``rows``: :func:`sharding_rows`, or a part of
+    them holding whole groups (``iobench advise``'s, its contenders named by what it recommends)."""
+    keys = [k for k in ("dataset", "nbytes", "cutout_kind", "cache_state") if k in rows]
+    rankings = rank_against_leader(rows, "elapsed_s", False, keys=keys, names=names, largest_shared_size=False)
+    return max(rankings, key=lambda g: (len(g.entries), sum(e.n for e in g.entries))) if rankings else None
+
+
+def sharding_pair(every: Ranking) -> Ranking:
+    """The sharding question's ranking: the leader of every layout against its writer's other sharding choice
+    (:func:`counterpart`: same inner chunk, same cutouts), by the rule (the leader alone where there is none)."""
+    lead, other = every.leader, counterpart(every)
+    return _rank({e.name: e.rows for e in ([lead] if other is None else [lead, other])})
+
+
 def _sharding(q: Question, df: pd.DataFrame) -> Answer:
     """Every writer and layout of the sweep ranked on one group of cutouts (the most candidates); the leader's
     layout against the same writer's other sharding choice (same inner chunk, same cutouts), by the rule."""
-    rows = sharding_rows(df)
-    keys = [k for k in ("dataset", "nbytes", "cutout_kind", "cache_state") if k in rows]
-    rankings = rank_against_leader(rows, "elapsed_s", False, keys=keys,
-                                   names=lambda r: r["layout_entry"], largest_shared_size=False)
-    if not rankings:
+    every = sharding_ranking(sharding_rows(df))
+    if every is None:
         return Answer(q)
-    every = max(rankings, key=lambda g: (len(g.entries), sum(e.n for e in g.entries)))
-    lead, other = every.leader, _counterpart(every)
+    lead = every.leader
     first = lead.rows.iloc[0]
     rests = (*_data(lead.rows), _cutouts(first, first["cutout_kind"] if isinstance(first.get("cutout_kind"), str)
                                          else ""))
-    ranking = _rank({e.name: e.rows for e in ([lead] if other is None else [lead, other])})
+    ranking = sharding_pair(every)
     return Answer(q, ranking, ranking.leader.name, rests)
 
 
@@ -485,5 +514,6 @@ def chapter_answers(suite: str, df: pd.DataFrame) -> list[Answer]:
 
 
 __all__ = ["ALWAYS_SHARDS", "BY_KEY", "HEADLINE_DATASETS", "QUESTIONS", "UPGRADE", "WRITERS", "Answer", "Question",
-           "answer", "answer_run", "answers", "chapter_answers", "fewest_threads", "lost_data_rows", "sharding_rows",
-           "thread_rows", "upgrade_answer", "writers_rows"]
+           "answer", "answer_run", "answers", "chapter_answers", "counterpart", "fewest_threads", "lost_data_rows",
+           "sharding_pair", "sharding_ranking", "sharding_rows", "thread_rows", "upgrade_answer", "writers_ranking",
+           "writers_rows"]

@@ -20,10 +20,12 @@ Tests (seeds 000, 001, 003):
   latency, per-step wall time (laps of the region), sustained fps, peak-memory ratio.
 - ``read``: full read cold (page cache evicted and proven: ``cache_state`` is ``cold`` or
   ``cold_unverified``; every cache dropped once per store, then its files only: ``eviction``) and warm,
-  each one timed region; cutouts of ``cutout`` per side, aligned to chunks and unaligned, one of each a round at
-  the round's position (``cutout_positions`` of each kind, in turn).
+  each one timed region; cutouts of each side in ``cutout`` (one side, or a list: 32 and 64 in quick and standard),
+  aligned to chunks and unaligned, one of each kind and side a round at the round's position (``cutout_positions``
+  of each kind, in turn); each row records its side (``cutout``).
 - ``sharding``: a cube with shards of ``shard`` and inner chunks ``inner_chunks`` versus
-  unsharded chunks of the inner size and of the shard size: write, read, cutout, bytes, inodes.
+  unsharded chunks of the inner size and of the shard size: write, read, cutout (of the first side in ``cutout``),
+  bytes, inodes.
 
 The plan only; its machinery lives beside it: ``blocks`` (the data, made before any clock),
 ``timed_io`` (the timed regions and their rows), ``verification``, ``cutouts`` (positions), ``writers_sizes``
@@ -88,24 +90,28 @@ PROFILES = {
     # quick: measured in rounds (``run.rounds``: at least 8, at most 20, each question stopped once answered, the
     # whole run within the profile's time), each point one of the standard profile's cases (the same shape, chunks,
     # codec, data and flush: a quick run compares with the standard reference): its smallest write (multiplier 1,
-    # 133 MB), its read volume (67 MB) and its sharding layouts of the labels cube; appends are 32 frames (standard:
-    # 128), one append of the whole stream per round.
+    # 133 MB), its read volume (67 MB) and its sharding layouts of the labels cube; appends are 16 frames (standard:
+    # 64), one append of the whole stream per round.
+    # The data of writes, appends and reads is uint16 microscopy frames (the commonest microscopy dtype; the seeds'
+    # em_like uint8 until 2026-11-27), at the bytes the uint8 shapes had (half the frames, half the read volume's
+    # depth), so a round costs what it did; the read test cuts cutouts of 32^3 and 64^3 (two more cold cutouts per
+    # writer a round), the sharding sweep of 32^3.
     # A representative set of writers (the baseline, each engine once; the other ome-writers backends wrap the
     # same engines and are in standard). Warm reads and cutouts are latencies by nature.
     "quick": {
-        "backends": QUICK_BACKENDS, "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
-        "dims": "t:64,y:1080:540,x:1920", "multipliers": [1], "fsync": True,
-        "append_frames": 32, "append_step": 16,
-        "read_dims": "z:256:64,y:512:64,x:512:64", "cutout": 32, "cutout_positions": 8,
+        "backends": QUICK_BACKENDS, "tests": list(TESTS), "dataset": "microscopy", "codec": LZ4_FAMILY,
+        "dims": "t:32,y:1080:540,x:1920", "multipliers": [1], "fsync": True,
+        "append_frames": 16, "append_step": 8,
+        "read_dims": "z:128:64,y:512:64,x:512:64", "cutout": [32, 64], "cutout_positions": 8,
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
         "seed": 0, "iterations": 20, "warmups": 1, "pool_mib": 32,
     },
     # standard: every writer; 64^3 inner chunks (110 s of 452 s on 2026-11-26) are the seed's, or ``inner_chunks``
     "standard": {
-        "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
-        "dims": "t:64,y:1080:540,x:1920", "multipliers": [1, 2], "fsync": True,
-        "append_frames": 128, "append_step": 64,
-        "read_dims": "z:256:64,y:512:64,x:512:64", "cutout": 32, "cutout_positions": 8,
+        "backends": ["all"], "tests": list(TESTS), "dataset": "microscopy", "codec": LZ4_FAMILY,
+        "dims": "t:32,y:1080:540,x:1920", "multipliers": [1, 2], "fsync": True,
+        "append_frames": 64, "append_step": 32,
+        "read_dims": "z:128:64,y:512:64,x:512:64", "cutout": [32, 64], "cutout_positions": 8,
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
         "seed": 0, "iterations": 20, "warmups": 1, "pool_mib": 512,
     },
@@ -137,8 +143,11 @@ def build_cases(params: dict, profile: str) -> list[Case]:
         raise SpecError("dims and read_dims need at least 2 dimensions")
     multipliers = parse_int_list(params["multipliers"], "multipliers", maximum=10_000)
     n = {key: parse_count(params[key], key, maximum=10**7) for key in
-         ("append_frames", "append_step", "cutout", "cutout_positions", "shard_volume", "shard",
-          "pool_mib")}
+         ("append_frames", "append_step", "cutout_positions", "shard_volume", "shard", "pool_mib")}
+    cutouts = parse_int_list(params["cutout"], "cutout", maximum=10**7)
+    if len(set(cutouts)) != len(cutouts):
+        raise SpecError(f"cutout {list(cutouts)} repeats a side; give each side once, e.g. [32, 64]")
+    n["cutout"] = cutouts[0] if len(cutouts) == 1 else list(cutouts)  # one side: the parameter as it always was
     inner = parse_int_list(params["inner_chunks"], "inner_chunks")
     if n["shard"] > n["shard_volume"] or n["shard_volume"] % n["shard"]:
         raise SpecError(f"shard {n['shard']} must divide shard_volume {n['shard_volume']}")
@@ -173,7 +182,7 @@ def build_cases(params: dict, profile: str) -> list[Case]:
                          cutout_positions=n["cutout_positions"])
             else:
                 p.update(datasets=[name for name, _ in shard_choices], shard_volume=n["shard_volume"], shard=n["shard"],
-                         inner_chunks=list(inner), cutout=n["cutout"], cutout_positions=n["cutout_positions"])
+                         inner_chunks=list(inner), cutout=cutouts[0], cutout_positions=n["cutout_positions"])
             cases.append(Case("writers", backend, p))
     return cases
 
@@ -299,13 +308,14 @@ def append_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
 
 
 def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset: Dataset | FileDataset, codec: str,
-                extra: dict, cutout: int, positions: int, fsync: bool, pool_bytes: int,
+                extra: dict, cutouts: list[int], positions: int, fsync: bool, pool_bytes: int,
                 every: int = 0) -> Iterator[Point | list[dict]]:
     """A store's reads as a point: each round a cold full read (page cache evicted and proven), a warm one and one
-    cold cutout of each kind (aligned, unaligned) at the round's position; one store written (untimed, read back
-    whole) in the set-up. With ``every`` (the sharding sweep: ``SWEEP_EVERY``), the cutouts are the question: every
-    round reads them, and only every ``every``-th round (0, 4, 8, ...) writes a new store first, timed and verified,
-    and reads it whole, cold and warm (a layout's write and full read are measured, in fewer rounds).
+    cold cutout of each kind (aligned, unaligned) and side (``cutouts``) at the round's position; one store written
+    (untimed, read back whole) in the set-up. With ``every`` (the sharding sweep: ``SWEEP_EVERY``), the cutouts are
+    the question: every round reads them, and only every ``every``-th round (0, 4, 8, ...) writes a new store first,
+    timed and verified, and reads it whole, cold and warm (a layout's write and full read are measured, in fewer
+    rounds).
 
     The store holds the (tiled) pool of a ``BlockSource``, so no data is generated while anything is timed; full
     reads and cutouts are checked against that same pool."""
@@ -319,7 +329,8 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
     source = BlockSource(dataset, step, pool_bytes).prepare(inputs_dir(ctx.scratch))
     extra["data_tiled"] = source.tiled
     path = ctx.scratch / "".join(c if c.isalnum() else "-" for c in f"store-{name}")  # a layout's "128/32": no folder
-    plan = plan_cutouts(dims.shape, cutout, positions)  # ``positions`` of each kind, aligned first
+    # per side, ``positions`` of each kind, aligned first
+    plans = [(side, plan_cutouts(dims.shape, side, positions)) for side in cutouts]
     files: list[Path] = []
     state: dict = {}
     proven = Proven()
@@ -355,15 +366,16 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
             rows.append({"operation": f"read_{'cold' if cold else 'warm'}", "iteration": r,
                          "verified": _same_blocks(blocks, source), **row, **row_extra})
             del blocks
-        # one cold cutout of each kind a round, at the round's position (the same for every writer and layout in
-        # the round, so they pair): over the rounds the positions cover where a cutout falls
-        for n, (kind, index) in enumerate(plan):
-            if n % positions != max(r, 0) % positions:
-                continue
-            row, data = timed_read(reader, read_path, spec, files, True, step, index, evictions=evictions)
-            rows.append({"operation": "read_region_cold", "iteration": r, "cutout_kind": kind, "cutout_index": n,
-                         "cutout_origin": [s.start for s in index], "verified": _same(data, source.region(index)),
-                         **row, **row_extra})
+        # one cold cutout of each kind and side a round, at the round's position (the same for every writer and
+        # layout in the round, so they pair): over the rounds the positions cover where a cutout falls
+        for side, plan in plans:
+            for n, (kind, index) in enumerate(plan):
+                if n % positions != max(r, 0) % positions:
+                    continue
+                row, data = timed_read(reader, read_path, spec, files, True, step, index, evictions=evictions)
+                rows.append({"operation": "read_region_cold", "iteration": r, "cutout": side, "cutout_kind": kind,
+                             "cutout_index": n, "cutout_origin": [s.start for s in index],
+                             "verified": _same(data, source.region(index)), **row, **row_extra})
         return rows
 
     setup_rows = write(None)
@@ -391,7 +403,8 @@ def read_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
     dims = parse_dims(p["dims"])
     dataset, data = case_dataset(p, p["dataset"], dims.shape)
     extra = {"test": "read", "shape": list(dims.shape), "chunks": list(dims.chunks), **data}
-    yield from _read_point(case, ctx, "read", dims, dataset, p["codec"], extra, p["cutout"], p["cutout_positions"],
+    sides = p["cutout"] if isinstance(p["cutout"], list) else [p["cutout"]]
+    yield from _read_point(case, ctx, "read", dims, dataset, p["codec"], extra, sides, p["cutout_positions"],
                            p["fsync"], p["pool_bytes"])
 
 
@@ -404,7 +417,7 @@ def sharding_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]
             dataset, data = case_dataset(p, name, dims.shape)
             extra = {"test": "sharding", "layout": label, "inner_chunk": chunk, "shard_size": shard or 0,
                      "sharded": shard is not None, "shape": list(dims.shape), "chunks": list(dims.chunks), **data}
-            yield from _read_point(case, ctx, f"{name}-{label}", dims, dataset, p["codec"], extra, p["cutout"],
+            yield from _read_point(case, ctx, f"{name}-{label}", dims, dataset, p["codec"], extra, [p["cutout"]],
                                    p.get("cutout_positions", MIN_CUTOUT_POSITIONS), p["fsync"], p["pool_bytes"],
                                    every=SWEEP_EVERY)
 
