@@ -60,12 +60,16 @@ WITH_RUN = "moved with the run"
 VERDICTS = ("slower", "faster", WITH_RUN, "only in A", "only in B", TOO_FEW, NOT_SEPARABLE, "same")
 #: the verdicts ``Comparison.flagged`` lists: a change, or a case that could not be judged
 FLAGGED = ("slower", "faster", "only in A", "only in B", TOO_FEW)
+#: the verdicts of a case one run alone measured
+ONE_SIDE = ("only in A", "only in B")
 #: environment keys that differ between any two runs without meaning anything
 NOT_COMPARED = ("collected_at", "fs_free_bytes")
 #: the verdicts of a case that moved, beside which its backend's version change is named
 MOVED = ("slower", "faster", WITH_RUN)
 #: the column naming a moved case's version change (only where a backend's library versions differ between the runs)
 VERSION_COLUMN = "version change"
+#: the chapter's section listing every case of each comparison (the front page's like-for-like tables link to it)
+MATCHED_SECTION = "Every matched case"
 COLUMNS = ["suite", "backend", "operation", "case", "n A", "n B", "median s A", "median s B", "B/A time",
            "95% CI lo", "95% CI hi", "verdict", "why"]
 
@@ -158,7 +162,7 @@ def _case_labels(df: pd.DataFrame, keys: list[str]) -> dict[str, str]:
     if not present or rows.empty:
         return {}
     named = rows.assign(_case=_case_names(rows, keys)).drop_duplicates("_case")
-    return {case: case_text(dict(zip(present, values, strict=True)), escape=str) or "-"
+    return {case: case_text(dict(zip(present, values, strict=True)), escape=lambda v: str(_shown_value(v))) or "-"
             for case, *values in named[["_case", *present]].itertuples(index=False)}
 
 
@@ -313,8 +317,20 @@ def environment_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
         return {**run, **env, **params}
 
     fa, fb = flat(meta_a), flat(meta_b)
-    rows = [(k, fa.get(k), fb.get(k)) for k in dict.fromkeys([*fa, *fb]) if str(fa.get(k)) != str(fb.get(k))]
+    rows = [(k, _shown_value(fa.get(k)), _shown_value(fb.get(k))) for k in dict.fromkeys([*fa, *fb])
+            if str(fa.get(k)) != str(fb.get(k))]
     return pd.DataFrame(rows, columns=["key", "A", "B"])
+
+
+def _shown_value(value: object) -> object:
+    """A recorded value as a page shows it: an absolute path (a mount point, a dataset's ``file:PATH``) as
+    ``paths.shown_path`` shows it, never a path of the machine; a list item by item; anything else as it is."""
+    if isinstance(value, list | tuple):
+        return [_shown_value(v) for v in value]
+    if not isinstance(value, str):
+        return value
+    scheme, path = ("file:", value[5:]) if value.startswith("file:") else ("", value)
+    return scheme + shown_path(path) if path.startswith(("/", "~")) or Path(path).is_absolute() else value
 
 
 def resolve_runs(runs: object = None, results_dir: str | Path | None = None) -> list[Path]:
@@ -348,33 +364,53 @@ class Comparison:
     table: pd.DataFrame
     environment: pd.DataFrame
     threshold: float
+    #: the reference machine in words (``machine_text``: plain text from its run.json) where A is the reference
+    #: machine's run and B this machine's: a comparison across machines; "" for two runs of one machine
+    across: str = ""
 
     @classmethod
-    def load(cls, dir_a: str | Path, dir_b: str | Path, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
+    def load(cls, dir_a: str | Path, dir_b: str | Path, threshold: float = DEFAULT_THRESHOLD,
+             across: bool = False) -> Comparison:
+        """Run B (``dir_b``) against run A; ``across``: A is the reference machine's run, B this machine's."""
         (a, meta_a), (b, meta_b) = load_run(dir_a), load_run(dir_b)
         suites = dict.fromkeys([str(meta_a.get("suite")), str(meta_b.get("suite"))])
         versions = version_changes(a, meta_a, b, meta_b)
         return cls(str(meta_a.get("run_id", Path(dir_a).name)), str(meta_b.get("run_id", Path(dir_b).name)),
                    " vs ".join(suites), compare_runs(a, b, threshold, versions),
-                   environment_differences(meta_a, meta_b), threshold)
+                   environment_differences(meta_a, meta_b), threshold, machine_text(meta_a) if across else "")
 
     @property
     def title(self) -> str:
-        """Markdown: the suite and the two runs (their ids escaped: they come from the records)."""
+        """Markdown: the suite and the two runs (their ids escaped: they come from the records); across machines,
+        "this machine against the reference machine (its CPU)"."""
+        if self.across:
+            return f"{md(self.suite)}: this machine against the reference machine ({md(self.across)})"
         return f"{md(self.suite)}: {md_code(self.run_b)} (B) against {md_code(self.run_a)} (A)"
 
     @property
     def label(self) -> str:
         """The same as plain text (a figure's title, a terminal)."""
+        if self.across:
+            return f"{self.suite}: this machine against the reference machine ({self.across})"
         return f"{self.suite}: {self.run_b} (B) against {self.run_a} (A)"
 
     def counts(self) -> str:
-        """How many cases got each verdict, in one sentence."""
-        got = self.table["verdict"].value_counts()
+        """How many cases got each verdict, in one sentence; across machines, the cases both machines measured,
+        and how many only one of them measured (not compared)."""
+        table = self.matched() if self.across else self.table
+        got = table["verdict"].value_counts()
         parts = [f"{int(got[v])} {v}" for v in VERDICTS if v in got]
         drift = f"; {moved}" if (moved := self.drift()) else ""
-        return (f"{len(self.table)} case(s): " + ", ".join(parts) + f" (threshold: {threshold_words(self.threshold)}"
-                f"; judged on the whole 95% interval of the time ratio){drift}") if parts else "No case has a time."
+        both = " measured on both machines" if self.across else ""
+        said = (f"{len(table)} case(s){both}: " + ", ".join(parts) + f" (threshold: {threshold_words(self.threshold)}"
+                f"; judged on the whole 95% interval of the time ratio){drift}") if parts else \
+            ("No case was measured on both machines." if self.across else "No case has a time.")
+        if self.across:
+            alone = self.table["verdict"].value_counts()
+            said += (f"; not compared: {int(alone.get('only in A', 0))} case(s) only the reference machine measured "
+                     f"and {int(alone.get('only in B', 0))} only this machine measured (other sizes, codecs or "
+                     "settings)")
+        return said
 
     def drift(self) -> str:
         """How the cases measured in both runs moved together: the median of their B/A ratios and the share slower
@@ -384,18 +420,32 @@ class Comparison:
             return ""
         slower, faster = float((ratios > 1).mean()), float((ratios < 1).mean())
         alike = (", most cases moved alike: look first at what they share (the machine's load, clock or caches, "
-                 "a library every case uses)") if max(slower, faster) >= 0.75 else ""
+                 "a library every case uses)") if max(slower, faster) >= 0.75 and not self.across else ""
         spread = run_drift(self.table)
         stray = (f"; single cases strayed from it by {np.expm1(spread[1]):.0%} (robust SD), so a case is flagged "
                  f"only beyond the drift by a factor of {max(1 + self.threshold, np.exp(SPREAD_K * spread[1])):.3g}"
                  if spread else "")
+        if self.across:
+            return (f"the median time ratio (this machine / the reference machine) of the {len(ratios)} cases both "
+                    f"measured is {float(np.median(ratios)):.3g}, {slower:.0%} of them slower on this machine: "
+                    f"what the machines as a whole differ by{stray}")
         return (f"the median B/A of the {len(ratios)} cases in both runs is {float(np.median(ratios)):.3g}, "
                 f"{slower:.0%} of them slower in B{alike}{stray}")
 
     def flagged(self) -> pd.DataFrame:
         """The rows that changed or could not be judged (``FLAGGED``); "same", "not separable" and "moved with the
-        run" are counted (``counts``), not listed."""
-        return self.table[self.table["verdict"].isin(FLAGGED)].reset_index(drop=True)
+        run" are counted (``counts``), not listed; across machines, nor are the cases one machine alone measured."""
+        flagged = [v for v in FLAGGED if not (self.across and v in ONE_SIDE)]
+        return self.table[self.table["verdict"].isin(flagged)].reset_index(drop=True)
+
+    def matched(self) -> pd.DataFrame:
+        """The rows of the cases both runs measured (the table a chapter lists across machines, where the cases one
+        machine alone measured are only counted: a quick run beside the reference's standard sizes)."""
+        return self.table[~self.table["verdict"].isin(ONE_SIDE)].reset_index(drop=True)
+
+    def shown(self) -> pd.DataFrame:
+        """The table the chapter lists whole: every case, or across machines the cases both measured."""
+        return self.matched() if self.across else self.table
 
 
 def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
@@ -403,26 +453,86 @@ def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD) -> 
     return [Comparison.load(run_dirs_[0], later, threshold) for later in run_dirs_[1:]]
 
 
-def header(run_dirs_: list[Path], results_dir: str | Path | None) -> str:
-    """Markdown: which runs are compared, or why there is nothing to compare."""
-    if len(run_dirs_) < 2:
-        where = shown_path(results_dir) if results_dir is not None else "the repository's results/"
-        return (f"**Nothing to compare**: no suite has two recorded runs under {md_code(where)}. Measure a suite "
-                "again (after an upgrade, on another disk) or set `RUNS` to two run ids or directories.")
-    lines = ["Compared (A is the baseline, every later run is B):", ""]
-    for i, run_dir in enumerate(run_dirs_):
-        meta = read_run_json(run_dir / "run.json")
-        lines.append(f"- {'A' if i == 0 else 'B'}: {md_code(meta.get('run_id', run_dir.name))}, "
-                     f"{md(meta.get('suite'))} suite, {md(meta.get('profile'))} profile, started "
-                     f"{md(meta.get('started_at', 'at an unrecorded time'))}")
-    return "\n".join(lines)
+def machine_text(meta: dict) -> str:
+    """The machine a run was measured on, as its run.json states it: its CPU and usable cores (plain text from the
+    records: escape it where shown)."""
+    env = meta.get("environment") if isinstance(meta.get("environment"), dict) else {}
+    cores = env.get("cpu_affinity") or env.get("cpu_count")
+    return f"{env.get('cpu_model') or 'CPU not recorded'}" + (f", {cores} usable cores" if cores else "")
+
+
+def reference_pairs(results_dir: str | Path | None = None, reference: str | Path | None = None) -> list[tuple[Path,
+                                                                                                           Path]]:
+    """Per suite with a finished run under ``results_dir`` and one under ``reference`` (None: the checkout's
+    committed ``reference/``), in the chapters' order: (the reference's newest run, the newest run here), the run
+    set beside the reference run on the front page. None where ``reference`` is ``results_dir`` itself (a book drawn
+    from the reference) or does not exist."""
+    from benchmarks_lib.base.paths import REFERENCE, checkout_dirs
+    from benchmarks_lib.chapters.chapter import chapters
+    from benchmarks_lib.records.store import newest_runs
+
+    if reference is not None and not str(reference):  # "": no reference
+        return []
+    results = Path(results_dir) if results_dir is not None else checkout_dirs()[0]
+    reference = Path(reference) if reference is not None else REFERENCE
+    if not reference.is_dir() or not results.is_dir() or reference.resolve() == results.resolve():
+        return []
+    theirs, mine = newest_runs(reference), newest_runs(results)
+    order = {c.suite: c.order for c in chapters() if c.suite}
+    return [(theirs[s], mine[s]) for s in sorted(set(theirs) & set(mine), key=lambda s: (order.get(s, 999), s))
+            if theirs[s].resolve() != mine[s].resolve()]
+
+
+def compare_reference(pairs: list[tuple[Path, Path]], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
+    """Each of ``reference_pairs`` as a comparison across machines (A: the reference machine's run)."""
+    return [Comparison.load(ref, mine, threshold, across=True) for ref, mine in pairs]
+
+
+def _run_line(run_dir: Path) -> str:
+    meta = read_run_json(run_dir / "run.json")
+    return (f"{md_code(meta.get('run_id', run_dir.name))}, {md(meta.get('suite'))} suite, {md(meta.get('profile'))} "
+            f"profile, started {md(meta.get('started_at', 'at an unrecorded time'))}")
+
+
+def header(run_dirs_: list[Path], results_dir: str | Path | None, beside: list[tuple[Path, Path]] = ()) -> str:
+    """Markdown: which runs are compared (``run_dirs_``: runs of this machine; ``beside``: ``reference_pairs``, each
+    suite's run here against the reference machine's), or why there is nothing to compare."""
+    lines = []
+    if len(run_dirs_) >= 2:
+        lines += ["Compared (A is the baseline, every later run is B):", ""]
+        lines += [f"- {'A' if i == 0 else 'B'}: {_run_line(run_dir)}" for i, run_dir in enumerate(run_dirs_)]
+    if beside:
+        machines = ", ".join(md(m) for m in dict.fromkeys(machine_text(read_run_json(ref / "run.json"))
+                                                           for ref, _ in beside))
+        where = md_code(shown_path(beside[0][0].parent.parent) + "/")
+        lines += ["",
+                  f"**This machine against the reference machine ({machines})**: each suite's newest run here (B) "
+                  f"against the reference run of the same suite committed with the book in {where} (A), case by "
+                  "case. **These are two machines**: a ratio B/A is the time of a case here over its time there, so "
+                  "every difference between the machines (CPU, memory, disk, filesystem, kernel, library versions: "
+                  "listed under *What differs between the runs*) is part of every ratio; it says how this machine "
+                  "compares, not that a library changed. No row of one run is paired with a row of the other: each "
+                  "ratio's 95% interval is the two-sample one (Hodges-Lehmann, exact Mann-Whitney bounds). Only the "
+                  "cases both machines measured are compared (the reference measured its profile's sizes); the "
+                  "others are counted.", ""]
+        lines += [f"- B: {_run_line(mine)}; A: {_run_line(ref)}" for ref, mine in beside]
+    if lines:
+        return "\n".join(lines).strip("\n")
+    where = shown_path(results_dir) if results_dir is not None else "the repository's results/"
+    return (f"**Nothing to compare**: no suite has two recorded runs under {md_code(where)}, and no reference run "
+            "is there to set them beside. Measure a suite again (after an upgrade, on another disk) or set `RUNS` to "
+            "two run ids or directories.")
 
 
 def environment_markdown(comparison: Comparison) -> str:
     """Markdown: the comparison's title and whether anything recorded about the runs differs."""
     n = len(comparison.environment)
-    said = (f"{n} recorded setting(s) differ between the runs (below): any of them may explain a change."
-            if n else "Nothing recorded about the machine, the libraries or the parameters differs.")
+    if comparison.across:
+        said = (f"{n} recorded setting(s) differ between the two machines' runs (below): across machines, every one "
+                "of them is part of every ratio." if n else "Nothing recorded about the two machines differs.")
+    else:
+        said = (f"{n} recorded setting(s) differ between the runs (below): any of them may explain a change."
+                if n else "Nothing recorded about the machine, the libraries or the parameters differs.")
     return f"**{comparison.title}**\n\n{said}"
 
 
@@ -449,7 +559,8 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
     ax.set_yticks(y, labels, fontsize=10)
     ax.invert_yaxis()
     ratio_log_axis(ax, "x")
-    ax.set_xlabel("time B / time A (ratio of medians; whiskers: its 95% interval)")
+    ax.set_xlabel(("time here / time on the reference machine" if comparison.across else "time B / time A")
+                  + " (ratio of medians; whiskers: its 95% interval)")
     ax.set_title(comparison.label, fontsize=11)
     ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
