@@ -26,6 +26,13 @@ makes every case 2x faster reads: every case moved with the run, whose median B/
 "same" and "not separable" are judged against 1, not against the drift. On this 2-core VM, A/A runs (one commit
 measured four times, six pairs of 56 cases) flagged 4-130 of 336 cases on the interval and the threshold alone
 (the host once slowed a whole run 1.31x, tiny cases more than others), 1-2 with the drift.
+
+Beside the reference machine: where a suite has one run here (a quick book), ``reference_pairs`` sets it beside
+the reference's run of that suite (the ``reference/`` committed with the book): A is the reference machine's run,
+B this machine's, by the same two-sample rule. Such a comparison is across machines (``Comparison.across``: the
+reference's CPU from its run.json) and says so in its title and text: every difference between the machines is
+part of every ratio. Only the cases both measured are listed (``Comparison.matched``); the cases one machine alone
+measured (the reference's other sizes) are counted.
 """
 
 from __future__ import annotations
@@ -573,4 +580,5 @@ def ratio_figures(comparisons: list[Comparison]) -> list:
 
 
 CHAPTER = Chapter("compare", title="Comparing runs", order=90, answer="This chapter measures nothing: it sets two "
-                  "recorded runs of a suite side by side, case by case.")
+                  "recorded runs of a suite side by side, case by case, and this machine's runs beside the reference "
+                  "machine's.")
