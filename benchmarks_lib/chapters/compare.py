@@ -323,10 +323,19 @@ def environment_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
         params = {f"params.{k}": v for k, v in (meta.get("params") or {}).items()}
         return {**run, **env, **params}
 
+    def shown(key: str, value: object) -> object:  # short enough that A and B stand side by side in the column
+        value = _shown_value(value)
+        if key == "git_commit" and isinstance(value, str):
+            return value[:12]
+        if isinstance(value, str):
+            return value.replace(",", ", ").replace(",  ", ", ")  # a dims spec breaks between its axes
+        return "[" + ", ".join(map(str, value)) + "]" if isinstance(value, list) else value
+
     fa, fb = flat(meta_a), flat(meta_b)
-    rows = [(k, _shown_value(fa.get(k)), _shown_value(fb.get(k))) for k in dict.fromkeys([*fa, *fb])
+    rows = [(k, shown(k, fa.get(k)), shown(k, fb.get(k))) for k in dict.fromkeys([*fa, *fb])
             if str(fa.get(k)) != str(fb.get(k))]
-    return pd.DataFrame(rows, columns=["key", "A", "B"])
+    unset = "not recorded in that run, or left as None (the default)"
+    return tables.table(pd.DataFrame(rows, columns=["key", "A", "B"]), {"A": unset, "B": unset}, keys=["key"])
 
 
 def _shown_value(value: object) -> object:
@@ -411,7 +420,7 @@ class Comparison:
         both = " measured on both machines" if self.across else ""
         said = (f"{len(table)} case(s){both}: " + ", ".join(parts) + f" (threshold: {threshold_words(self.threshold)}"
                 f"; judged on the whole 95% interval of the time ratio){drift}") if parts else \
-            ("No case was measured on both machines." if self.across else "No case has a time.")
+            ("No case was measured on both machines" if self.across else "No case has a time.")
         if self.across:
             alone = self.table["verdict"].value_counts()
             said += (f"; not compared: {int(alone.get('only in A', 0))} case(s) only the reference machine measured "
@@ -441,8 +450,9 @@ class Comparison:
 
     def flagged(self) -> pd.DataFrame:
         """The rows that changed or could not be judged (``FLAGGED``); "same", "not separable" and "moved with the
-        run" are counted (``counts``), not listed; across machines, nor are the cases one machine alone measured."""
-        flagged = [v for v in FLAGGED if not (self.across and v in ONE_SIDE)]
+        run" are counted (``counts``), not listed; across machines, only the changes are (the cases one machine alone
+        measured are counted, and those with too few iterations are in ``matched``)."""
+        flagged = [v for v in FLAGGED if not (self.across and v in (*ONE_SIDE, TOO_FEW))]
         return self.table[self.table["verdict"].isin(flagged)].reset_index(drop=True)
 
     def matched(self) -> pd.DataFrame:
