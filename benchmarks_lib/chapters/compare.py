@@ -37,6 +37,7 @@ measured (the reference's other sizes) are counted.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +51,7 @@ from benchmarks_lib.base.specs import SpecError, parse_items, parse_number
 from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, two_sample
 from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
-from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
+from benchmarks_lib.chapters.style import MAX_WIDTH_IN, SMALL, empty_figure, legend_outside, ratio_log_axis, subplots
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
 from benchmarks_lib.rules.words import case_text
 
@@ -63,6 +64,8 @@ DRIFT_MIN_CASES = 10
 #: how many robust standard deviations of the cases' log ratios around the drift a case must lie beyond
 SPREAD_K = 3.0
 WITH_RUN = "moved with the run"
+#: a ratio figure's case label wraps at this many characters (the axes keep most of the column's width)
+LABEL_CHARS = 42
 #: verdicts in the order a table lists them (flagged first, "same" last)
 VERDICTS = ("slower", "faster", WITH_RUN, "only in A", "only in B", TOO_FEW, NOT_SEPARABLE, "same")
 #: the verdicts ``Comparison.flagged`` lists: a change, or a case that could not be judged
@@ -560,8 +563,10 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
     if rows.empty:
         return empty_figure(f"time ratio B/A ({comparison.suite})")
     down, up = bounds(comparison.threshold)
-    fig, ax = subplots(figsize=(7.2, 1.6 + 0.3 * len(rows)))
-    labels = (rows["backend"] + " " + rows["operation"] + " " + rows["case"].where(rows["case"] != "-", "")).str.strip()
+    named = rows["backend"] + " " + rows["operation"] + " " + rows["case"].where(rows["case"] != "-", "")
+    labels = [textwrap.fill(text, LABEL_CHARS, break_on_hyphens=False) for text in named.str.strip()]
+    lines = sum(label.count("\n") + 1 for label in labels)  # a long case label wraps: its row takes its lines
+    fig, ax = subplots(figsize=(MAX_WIDTH_IN, 2.2 + 0.17 * lines + 0.1 * len(rows)))
     y = np.arange(len(rows))
     ratio = rows["B/A time"].to_numpy(dtype=float)
     lo = np.nan_to_num(ratio - rows["95% CI lo"].to_numpy(dtype=float), nan=0.0)
@@ -573,14 +578,15 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
         m = (rows["verdict"] == v).to_numpy()
         ax.errorbar(ratio[m], y[m], xerr=[lo[m], hi[m]], fmt="o", capsize=3, color=colors.get(v, "tab:gray"),
                     label=v)
-    ax.set_yticks(y, labels, fontsize=10)
-    ax.invert_yaxis()
+    ax.set_yticks(y, labels, fontsize=SMALL)
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # the first case on top, no empty rows around them
     ratio_log_axis(ax, "x")
     ax.set_xlabel(("time here / time on the reference machine" if comparison.across else "time B / time A")
-                  + " (ratio of medians; whiskers: its 95% interval)")
-    ax.set_title(comparison.label, fontsize=11)
-    ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    fig.tight_layout()
+                  + "\n(ratio of medians; whiskers: its 95% interval)")
+    height = fig.get_size_inches()[1]  # the title over the figure (the labels take its left), in an inch of its own
+    fig.suptitle(textwrap.fill(comparison.label, 90), fontsize=11, y=1 - 0.1 / height, va="top")
+    legend_outside(ax, below=True)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / height))
     return fig
 
 
