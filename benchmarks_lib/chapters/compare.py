@@ -456,7 +456,7 @@ class Comparison:
         run" are counted (``counts``), not listed; across machines, only the changes are (the cases one machine alone
         measured are counted, and those with too few iterations are in ``matched``)."""
         flagged = [v for v in FLAGGED if not (self.across and v in (*ONE_SIDE, TOO_FEW))]
-        return self.table[self.table["verdict"].isin(flagged)].reset_index(drop=True)
+        return _reading_order(self.table[self.table["verdict"].isin(flagged)])
 
     def matched(self) -> pd.DataFrame:
         """The rows of the cases both runs measured (the table a chapter lists across machines, where the cases one
@@ -465,7 +465,17 @@ class Comparison:
 
     def shown(self) -> pd.DataFrame:
         """The table the chapter lists whole: every case, or across machines the cases both measured."""
-        return self.matched() if self.across else self.table
+        return _reading_order(self.matched() if self.across else self.table)
+
+
+#: the columns of a listed table in the order a reader reads them: the case, its ratio and verdict, then the rest (a
+#: table wider than the column is cut into parts, and the first part is the one beside the case)
+READING_ORDER = ["backend", "operation", "case", "B/A time", "95% CI lo", "95% CI hi", "verdict", "n A", "n B",
+                 "median s A", "median s B", "why", "suite"]
+
+
+def _reading_order(table: pd.DataFrame) -> pd.DataFrame:
+    return tables.table(table.reset_index(drop=True)[READING_ORDER], keys=["backend", "operation", "case"])
 
 
 def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
