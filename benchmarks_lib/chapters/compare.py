@@ -470,12 +470,13 @@ class Comparison:
 
 #: the columns of a listed table in the order a reader reads them: the case, its ratio and verdict, then the rest (a
 #: table wider than the column is cut into parts, and the first part is the one beside the case)
-READING_ORDER = ["backend", "operation", "case", "B/A time", "95% CI lo", "95% CI hi", "verdict", "n A", "n B",
-                 "median s A", "median s B", "why", "suite"]
+READING_ORDER = ["backend", "operation", "case", "B/A time", "95% CI lo", "95% CI hi", "verdict", VERSION_COLUMN,
+                 "n A", "n B", "median s A", "median s B", "why", "suite"]
 
 
 def _reading_order(table: pd.DataFrame) -> pd.DataFrame:
-    return tables.table(table.reset_index(drop=True)[READING_ORDER], keys=["backend", "operation", "case"])
+    columns = [c for c in READING_ORDER if c in table] + [c for c in table.columns if c not in READING_ORDER]
+    return tables.table(table.reset_index(drop=True)[columns], keys=["backend", "operation", "case"])
 
 
 def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
