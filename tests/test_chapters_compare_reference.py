@@ -64,7 +64,7 @@ def test_a_lone_run_is_set_beside_the_reference_machine_case_by_case(mine: Path)
     assert re.search(r"not compared: \d+ case\(s\) only the reference machine measured and 0 only this", counts)
     head = compare.header([], mine, pairs)
     assert f"**This machine against the reference machine ({c.across})**" in head and "`reference/`" in head
-    assert "two machines" in head and "part of every ratio" in head and "No row of one run is paired" in head
+    assert "**Two machines**" in head and "part of every ratio" in head and "no row of one run is paired" in head
     assert "Nothing to compare" not in head
     assert "across machines" in compare.environment_markdown(c)
     fig = compare.ratio_figure(c)
@@ -90,7 +90,7 @@ def test_the_compare_chapter_of_a_lone_run_is_the_run_against_the_reference_mach
     nb = json.loads(out.read_text())
     text = _outputs(nb)
     assert "Nothing to compare" not in text
-    assert "this machine against the reference machine (AMD EPYC" in text and "two machines" in text
+    assert "this machine against the reference machine (AMD EPYC" in text and "Two machines" in text
     assert text.count("numcodecs</td>") >= 4 + 4  # the flagged rows and every matched case, listed
     assert "image/png" in json.dumps(nb)
     cells = [cell for table in re.findall(r"<table.*?</table>", text, re.S) if "<th>case</th>" in table

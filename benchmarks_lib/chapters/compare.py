@@ -519,6 +519,11 @@ def compare_reference(pairs: list[tuple[Path, Path]], threshold: float = DEFAULT
     return [Comparison.load(ref, mine, threshold, across=True) for ref, mine in pairs]
 
 
+def _short_run(run_dir: Path) -> str:
+    meta = read_run_json(run_dir / "run.json")
+    return f"{md_code(meta.get('run_id', run_dir.name))} ({md(meta.get('profile'))} profile)"
+
+
 def _run_line(run_dir: Path) -> str:
     meta = read_run_json(run_dir / "run.json")
     return (f"{md_code(meta.get('run_id', run_dir.name))}, {md(meta.get('suite'))} suite, {md(meta.get('profile'))} "
@@ -538,15 +543,11 @@ def header(run_dirs_: list[Path], results_dir: str | Path | None, beside: list[t
         where = md_code(shown_path(beside[0][0].parent.parent) + "/")
         lines += ["",
                   f"**This machine against the reference machine ({machines})**: each suite's newest run here (B) "
-                  f"against the reference run of the same suite committed with the book in {where} (A), case by "
-                  "case. **These are two machines**: a ratio B/A is the time of a case here over its time there, so "
-                  "every difference between the machines (CPU, memory, disk, filesystem, kernel, library versions: "
-                  "listed under *What differs between the runs*) is part of every ratio; it says how this machine "
-                  "compares, not that a library changed. No row of one run is paired with a row of the other: each "
-                  "ratio's 95% interval is the two-sample one (Hodges-Lehmann, exact Mann-Whitney bounds). Only the "
-                  "cases both machines measured are compared (the reference measured its profile's sizes); the "
-                  "others are counted.", ""]
-        lines += [f"- B: {_run_line(mine)}; A: {_run_line(ref)}" for ref, mine in beside]
+                  f"against the reference run of that suite committed with the book in {where} (A), over the cases "
+                  "both measured. **Two machines**: every difference between them (*What differs between the runs*) "
+                  "is part of every ratio, and no row of one run is paired with a row of the other (the two-sample "
+                  "interval).", ""]
+        lines += [f"- {_short_run(mine)} (B) against {_short_run(ref)} (A)" for ref, mine in beside]
     if lines:
         return "\n".join(lines).strip("\n")
     where = shown_path(results_dir) if results_dir is not None else "the repository's results/"
