@@ -57,7 +57,7 @@ def test_a_lone_run_is_set_beside_the_reference_machine_case_by_case(mine: Path)
     assert c.title == f"compression: this machine against the reference machine ({c.across})"
     matched = c.matched()
     assert len(matched) == 4  # 2 codecs x encode/decode, every one a case of the reference's standard run
-    assert (matched["n A"] >= 5).all() and (matched["n B"] == 6).all() and matched["B/A time"].notna().all()
+    assert (matched["n A"] >= 5).all() and matched["n B"].between(5, 6).all() and matched["B/A time"].notna().all()
     assert not c.flagged()["verdict"].isin([*compare.ONE_SIDE, compare.TOO_FEW]).any()  # counted, or listed in full
     counts = c.counts()
     assert counts.startswith("4 case(s) measured on both machines: ")
@@ -91,7 +91,7 @@ def test_the_compare_chapter_of_a_lone_run_is_the_run_against_the_reference_mach
     text = _outputs(nb)
     assert "Nothing to compare" not in text
     assert "this machine against the reference machine (AMD EPYC" in text and "Two machines" in text
-    assert text.count("numcodecs</td>") >= 4 + 4  # the flagged rows and every matched case, listed
+    assert text.count("numcodecs</td>") >= 4  # every matched case listed (and the changed ones among them flagged)
     assert "image/png" in json.dumps(nb)
     cells = [cell for table in re.findall(r"<table.*?</table>", text, re.S) if "<th>case</th>" in table
              for cell in re.findall(r"<td>(.*?)</td>", table, re.S)]  # the case tables (the first part of each)

@@ -475,6 +475,7 @@ READING_ORDER = ["backend", "operation", "case", "B/A time", "95% CI lo", "95% C
 
 
 def _reading_order(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` as a book table in ``READING_ORDER`` (columns it does not name last)."""
     columns = [c for c in READING_ORDER if c in table] + [c for c in table.columns if c not in READING_ORDER]
     return tables.table(table.reset_index(drop=True)[columns], keys=["backend", "operation", "case"])
 
@@ -492,12 +493,15 @@ def machine_text(meta: dict) -> str:
     return f"{env.get('cpu_model') or 'CPU not recorded'}" + (f", {cores} usable cores" if cores else "")
 
 
-def reference_pairs(results_dir: str | Path | None = None, reference: str | Path | None = None) -> list[tuple[Path,
-                                                                                                           Path]]:
+#: (the reference machine's run, this machine's run) of one suite
+RunPair = tuple[Path, Path]
+
+
+def reference_pairs(results_dir: str | Path | None = None, reference: str | Path | None = None) -> list[RunPair]:
     """Per suite with a finished run under ``results_dir`` and one under ``reference`` (None: the checkout's
-    committed ``reference/``), in the chapters' order: (the reference's newest run, the newest run here), the run
-    set beside the reference run on the front page. None where ``reference`` is ``results_dir`` itself (a book drawn
-    from the reference) or does not exist."""
+    committed ``reference/``; "": none), in the chapters' order: (the reference's newest run, the newest run here),
+    the runs the front page sets side by side. Empty where ``reference`` is ``results_dir`` itself (a book drawn from
+    the reference) or does not exist."""
     from benchmarks_lib.base.paths import REFERENCE, checkout_dirs
     from benchmarks_lib.chapters.chapter import chapters
     from benchmarks_lib.records.store import newest_runs
@@ -514,12 +518,13 @@ def reference_pairs(results_dir: str | Path | None = None, reference: str | Path
             if theirs[s].resolve() != mine[s].resolve()]
 
 
-def compare_reference(pairs: list[tuple[Path, Path]], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
+def compare_reference(pairs: list[RunPair], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
     """Each of ``reference_pairs`` as a comparison across machines (A: the reference machine's run)."""
     return [Comparison.load(ref, mine, threshold, across=True) for ref, mine in pairs]
 
 
 def _short_run(run_dir: Path) -> str:
+    """A run in a few words: its id and profile."""
     meta = read_run_json(run_dir / "run.json")
     return f"{md_code(meta.get('run_id', run_dir.name))} ({md(meta.get('profile'))} profile)"
 
@@ -530,7 +535,7 @@ def _run_line(run_dir: Path) -> str:
             f"profile, started {md(meta.get('started_at', 'at an unrecorded time'))}")
 
 
-def header(run_dirs_: list[Path], results_dir: str | Path | None, beside: list[tuple[Path, Path]] = ()) -> str:
+def header(run_dirs_: list[Path], results_dir: str | Path | None, beside: list[RunPair] | None = None) -> str:
     """Markdown: which runs are compared (``run_dirs_``: runs of this machine; ``beside``: ``reference_pairs``, each
     suite's run here against the reference machine's), or why there is nothing to compare."""
     lines = []
@@ -595,7 +600,7 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
     ratio_log_axis(ax, "x")
     ax.set_xlabel(("time here / time on the reference machine" if comparison.across else "time B / time A")
                   + "\n(ratio of medians; whiskers: its 95% interval)")
-    height = fig.get_size_inches()[1]  # the title over the figure (the labels take its left), in an inch of its own
+    height = fig.get_size_inches()[1]  # the title over the whole figure (the labels take its left), 0.6 in kept for it
     fig.suptitle(textwrap.fill(comparison.label, 90), fontsize=11, y=1 - 0.1 / height, va="top")
     legend_outside(ax, below=True)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / height))
