@@ -613,5 +613,5 @@ def ratio_figures(comparisons: list[Comparison]) -> list:
 
 
 CHAPTER = Chapter("compare", title="Comparing runs", order=90, answer="This chapter measures nothing: it sets two "
-                  "recorded runs of a suite side by side, case by case, and this machine's runs beside the reference "
+                  "recorded runs of a suite side by side, case by case, and this machine's runs against the reference "
                   "machine's.")
