@@ -352,13 +352,17 @@ def build_book(
         budget = BOOK_BUDGET_S.get(profile)
     shares = BudgetShares(budget, {n: suites[n] for n in budgeted}, profile,
                           reading=sum(1 for n in names if execute and suites[n] is None))
+    # the reference run committed with the book, set beside this machine's (none where the book is drawn from it)
+    reference = root / REFERENCE.name
+    reference = reference if reference.is_dir() and reference.resolve() != results.resolve() else None
     for name in sorted(chapters, key=lambda n: suites[n] is None):  # the runs first, then the chapters reading them
         target = out_dir / f"{name}.ipynb"
         common = {"results_dir": results, "out_dir": out_dir, "root": root, "env": kernel_env}
         source = template(name, root)
         if execute and name in names and suites[name] is None:
-            execute_notebook(source, profile=None, parameters=per_notebook[name], timeout=timeout or TIMEOUT_MIN_S,
-                             **common)
+            beside = {"REFERENCE_DIR": str(reference or "")} if "REFERENCE_DIR" in notebook_parameters(source) else {}
+            execute_notebook(source, profile=None, parameters={**beside, **per_notebook[name]},
+                             timeout=timeout or TIMEOUT_MIN_S, **common)
         elif execute and name in recorded:
             meta = read_run_json(recorded[name] / "run.json")
             run_ids[name] = recorded[name].name  # its directory: what find_run finds, whatever run.json says
@@ -380,9 +384,7 @@ def build_book(
     from benchmarks_lib.book.pages import write_answers_page, write_machine_page, write_parameters_page
 
     write_machine_page(results, out_dir, list(run_ids.values()))
-    reference = root / REFERENCE.name
-    write_answers_page(root, results, out_dir, run_ids, chapters,
-                       reference=reference if reference.resolve() != results.resolve() else None)
+    write_answers_page(root, results, out_dir, run_ids, chapters, reference=reference)
     write_parameters_page(root, chapters, out_dir)
     toc = write_table_of_contents(root, out_dir)
     if not html:

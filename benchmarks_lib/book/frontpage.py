@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from benchmarks_lib.base.markup import md, md_code
+from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.stats import format_ci
 from benchmarks_lib.chapters.style import CEILING_LABELS
 from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
 from benchmarks_lib.rules.ranking import Verdict, rank_samples
-from benchmarks_lib.rules.words import pick_text, rests_text, sure_text
+from benchmarks_lib.rules.words import case_text, pick_text, rests_text, sure_text
 
 #: what a heading's anchor keeps (MyST's ``myst_heading_anchors`` slug, GitHub's): word characters, CJK, -, space
 _SLUG_DROPS = re.compile(r"[^\w\u4e00-\u9fff\- ]")
@@ -171,36 +171,10 @@ def _keyed(rows: pd.DataFrame, cols: list[str], q: Question) -> pd.DataFrame:
 
 
 def _describe(group: str, q: Question) -> str:
-    """A group of equals in words: ``write, random, `blosc-lz4:5:shuffle`, 531 MB, fsync``."""
-    parts = [q.label]
-    for item in group.split("|"):
-        key, _, value = item.partition("=")
-        if value in ("-", "") or key in ("test", "suite"):
-            continue
-        if key == "nbytes":
-            parts.append(size_text(float(value)))
-        elif key == "fsync_included":
-            parts.append("fsync" if value == "True" else "no fsync")
-        elif key == "cache_state":
-            if value != "cold":
-                parts.append(md(value))
-        elif key in ("codec",):
-            parts.append(md_code(value, in_table=True))
-        elif key == "latency_ms":
-            parts.append(f"{float(value):g} ms link")
-        elif key in ("dataset", "layout", "cutout_kind", "operation", "alignment", "reader", "location", "store"):
-            parts.append(md(value))
-        else:
-            parts.append(f"{md(key)} {md(value)}")
-    return ", ".join(parts)
-
-
-def size_text(nbytes: float) -> str:
-    """Bytes in decimal units, three significant figures: ``2.12 GB``, ``531 MB``, ``32.8 kB``."""
-    for unit, factor in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(nbytes) >= factor:
-            return f"{nbytes / factor:.3g} {unit}"
-    return f"{nbytes:.0f} B"
+    """A group of equals in words (``words.case_text``, the one wording of a case): ``write, dataset em_like,
+    blosc-lz4:5:shuffle, 531 MB, fsync included``; never a column name with a raw value nor a Python ``False``."""
+    key = dict(item.partition("=")[::2] for item in group.split("|"))
+    return ", ".join(p for p in (md(q.label), case_text(key, escape=md)) if p)
 
 
 def _who_text(who: str) -> str:
@@ -267,9 +241,10 @@ def _interval(side: Side, q: Question) -> str:
     return text
 
 
-def comparison(mine: pd.DataFrame, ref: pd.DataFrame, suite: str) -> str:
+def comparison(mine: pd.DataFrame, ref: pd.DataFrame, suite: str, more_link: str | None = None) -> str:
     """Markdown: the table of the questions of ``suite`` over the cases both runs measured, and one line naming
-    what only one of them measured ('' when the suite has no declared questions)."""
+    what only one of them measured ('' when the suite has no declared questions). ``more_link``: the compare
+    chapter's section listing every case both measured, where the cases the table leaves out are linked."""
     rows_out: list[str] = []
     only_mine: list[str] = []
     only_ref: list[str] = []
@@ -316,9 +291,12 @@ def comparison(mine: pd.DataFrame, ref: pd.DataFrame, suite: str) -> str:
     if rows_out:
         lines += ["| question (one case both runs measured) | this machine | reference | median [interval] (n) | "
                   "caveat |", "|---|---|---|---|---|", *rows_out]
-        if more:
-            lines += ["", f"{more} more case(s) both runs measured (other sizes, codecs, settings): the compare "
-                      "chapter and `iobench compare` set them side by side case by case."]
+        if more and more_link:
+            lines += ["", f"[{more} more case(s)]({more_link}) both runs measured (other sizes, codecs, settings): the "
+                      "compare chapter sets them side by side case by case, across the two machines."]
+        elif more:
+            lines += ["", f"{more} more case(s) both runs measured (other sizes, codecs, settings): `iobench compare "
+                      "REFERENCE_RUN THIS_RUN` sets them side by side case by case, across the two machines."]
     else:
         lines.append("No case was measured by both runs (different sizes, codecs or contenders), so the two machines "
                      "are not compared here.")

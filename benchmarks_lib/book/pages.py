@@ -18,10 +18,12 @@ import pandas as pd
 from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.base.paths import ROOT, shown_path
 from benchmarks_lib.base.stats import MARGIN
-from benchmarks_lib.book.frontpage import comparison, verdict_box
+from benchmarks_lib.book.frontpage import anchor, comparison, verdict_box
 from benchmarks_lib.book.notebooks import chapter_notebooks, tagged_source, template
 from benchmarks_lib.chapters.chapter import chapter_named
 from benchmarks_lib.chapters.common import ceiling_table
+from benchmarks_lib.chapters.compare import CHAPTER as COMPARE
+from benchmarks_lib.chapters.compare import MATCHED_SECTION
 from benchmarks_lib.records.store import load_run, newest_runs
 from benchmarks_lib.run.pool import SHOWN_PHASES, peak_rss_mb, phase_totals
 
@@ -87,7 +89,7 @@ def _code(value: object) -> str:
 
 
 #: the parameters that name a place on the reader's machine: shown as ``shown_path`` shows a path
-PATH_PARAMETERS = ("RESULTS_DIR", "LOAD_RUN", "OTHER_DIRS", "RUNS", "LIKE")
+PATH_PARAMETERS = ("RESULTS_DIR", "LOAD_RUN", "OTHER_DIRS", "RUNS", "LIKE", "REFERENCE_DIR")
 
 
 def _shown_paths(name: str, value: object) -> object:
@@ -307,7 +309,8 @@ def write_beside_page(out_dir: Path, runs: Mapping[str, tuple], ref_runs: Mappin
     suite on the cases both measured (:func:`.frontpage.comparison`); a sentence where there is nothing to set
     side by side. Returns how many chapters it compares."""
     lines = ["# This machine beside the reference", ""]
-    tables = [(name, comparison(runs[name][0], ref_runs[name][0], suites[name])) for name in titles
+    more = f"{COMPARE.notebook}.ipynb#{anchor(MATCHED_SECTION)}" if COMPARE.notebook in titles else None
+    tables = [(name, comparison(runs[name][0], ref_runs[name][0], suites[name], more)) for name in titles
               if name in runs and name in ref_runs]
     tables = [(name, table) for name, table in tables if table]
     if tables:

@@ -26,10 +26,18 @@ makes every case 2x faster reads: every case moved with the run, whose median B/
 "same" and "not separable" are judged against 1, not against the drift. On this 2-core VM, A/A runs (one commit
 measured four times, six pairs of 56 cases) flagged 4-130 of 336 cases on the interval and the threshold alone
 (the host once slowed a whole run 1.31x, tiny cases more than others), 1-2 with the drift.
+
+Beside the reference machine: where a suite has one run here (a quick book), ``reference_pairs`` sets it beside
+the reference's run of that suite (the ``reference/`` committed with the book): A is the reference machine's run,
+B this machine's, by the same two-sample rule. Such a comparison is across machines (``Comparison.across``: the
+reference's CPU from its run.json) and says so in its title and text: every difference between the machines is
+part of every ratio. Only the cases both measured are listed (``Comparison.matched``); the cases one machine alone
+measured (the reference's other sizes) are counted.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +51,7 @@ from benchmarks_lib.base.specs import SpecError, parse_items, parse_number
 from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, two_sample
 from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
-from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
+from benchmarks_lib.chapters.style import MAX_WIDTH_IN, SMALL, empty_figure, legend_outside, ratio_log_axis, subplots
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
 from benchmarks_lib.rules.words import case_text
 
@@ -56,16 +64,22 @@ DRIFT_MIN_CASES = 10
 #: how many robust standard deviations of the cases' log ratios around the drift a case must lie beyond
 SPREAD_K = 3.0
 WITH_RUN = "moved with the run"
+#: a ratio figure's case label wraps at this many characters (the axes keep most of the column's width)
+LABEL_CHARS = 42
 #: verdicts in the order a table lists them (flagged first, "same" last)
 VERDICTS = ("slower", "faster", WITH_RUN, "only in A", "only in B", TOO_FEW, NOT_SEPARABLE, "same")
 #: the verdicts ``Comparison.flagged`` lists: a change, or a case that could not be judged
 FLAGGED = ("slower", "faster", "only in A", "only in B", TOO_FEW)
+#: the verdicts of a case one run alone measured
+ONE_SIDE = ("only in A", "only in B")
 #: environment keys that differ between any two runs without meaning anything
 NOT_COMPARED = ("collected_at", "fs_free_bytes")
 #: the verdicts of a case that moved, beside which its backend's version change is named
 MOVED = ("slower", "faster", WITH_RUN)
 #: the column naming a moved case's version change (only where a backend's library versions differ between the runs)
 VERSION_COLUMN = "version change"
+#: the chapter's section listing every case of each comparison (the front page's like-for-like tables link to it)
+MATCHED_SECTION = "Every matched case"
 COLUMNS = ["suite", "backend", "operation", "case", "n A", "n B", "median s A", "median s B", "B/A time",
            "95% CI lo", "95% CI hi", "verdict", "why"]
 
@@ -158,7 +172,7 @@ def _case_labels(df: pd.DataFrame, keys: list[str]) -> dict[str, str]:
     if not present or rows.empty:
         return {}
     named = rows.assign(_case=_case_names(rows, keys)).drop_duplicates("_case")
-    return {case: case_text(dict(zip(present, values, strict=True)), escape=str) or "-"
+    return {case: case_text(dict(zip(present, values, strict=True)), escape=lambda v: str(_shown_value(v))) or "-"
             for case, *values in named[["_case", *present]].itertuples(index=False)}
 
 
@@ -312,9 +326,30 @@ def environment_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
         params = {f"params.{k}": v for k, v in (meta.get("params") or {}).items()}
         return {**run, **env, **params}
 
+    def shown(key: str, value: object) -> object:  # short enough that A and B stand side by side in the column
+        value = _shown_value(value)
+        if key == "git_commit" and isinstance(value, str):
+            return value[:12]
+        if isinstance(value, str):
+            return value.replace(",", ", ").replace(",  ", ", ")  # a dims spec breaks between its axes
+        return "[" + ", ".join(map(str, value)) + "]" if isinstance(value, list) else value
+
     fa, fb = flat(meta_a), flat(meta_b)
-    rows = [(k, fa.get(k), fb.get(k)) for k in dict.fromkeys([*fa, *fb]) if str(fa.get(k)) != str(fb.get(k))]
-    return pd.DataFrame(rows, columns=["key", "A", "B"])
+    rows = [(k, shown(k, fa.get(k)), shown(k, fb.get(k))) for k in dict.fromkeys([*fa, *fb])
+            if str(fa.get(k)) != str(fb.get(k))]
+    unset = "not recorded in that run, or left as None (the default)"
+    return tables.table(pd.DataFrame(rows, columns=["key", "A", "B"]), {"A": unset, "B": unset}, keys=["key"])
+
+
+def _shown_value(value: object) -> object:
+    """A recorded value as a page shows it: an absolute path (a mount point, a dataset's ``file:PATH``) as
+    ``paths.shown_path`` shows it, never a path of the machine; a list item by item; anything else as it is."""
+    if isinstance(value, list | tuple):
+        return [_shown_value(v) for v in value]
+    if not isinstance(value, str):
+        return value
+    scheme, path = ("file:", value[5:]) if value.startswith("file:") else ("", value)
+    return scheme + shown_path(path) if path.startswith(("/", "~")) or Path(path).is_absolute() else value
 
 
 def resolve_runs(runs: object = None, results_dir: str | Path | None = None) -> list[Path]:
@@ -348,33 +383,53 @@ class Comparison:
     table: pd.DataFrame
     environment: pd.DataFrame
     threshold: float
+    #: the reference machine in words (``machine_text``: plain text from its run.json) where A is the reference
+    #: machine's run and B this machine's: a comparison across machines; "" for two runs of one machine
+    across: str = ""
 
     @classmethod
-    def load(cls, dir_a: str | Path, dir_b: str | Path, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
+    def load(cls, dir_a: str | Path, dir_b: str | Path, threshold: float = DEFAULT_THRESHOLD,
+             across: bool = False) -> Comparison:
+        """Run B (``dir_b``) against run A; ``across``: A is the reference machine's run, B this machine's."""
         (a, meta_a), (b, meta_b) = load_run(dir_a), load_run(dir_b)
         suites = dict.fromkeys([str(meta_a.get("suite")), str(meta_b.get("suite"))])
         versions = version_changes(a, meta_a, b, meta_b)
         return cls(str(meta_a.get("run_id", Path(dir_a).name)), str(meta_b.get("run_id", Path(dir_b).name)),
                    " vs ".join(suites), compare_runs(a, b, threshold, versions),
-                   environment_differences(meta_a, meta_b), threshold)
+                   environment_differences(meta_a, meta_b), threshold, machine_text(meta_a) if across else "")
 
     @property
     def title(self) -> str:
-        """Markdown: the suite and the two runs (their ids escaped: they come from the records)."""
+        """Markdown: the suite and the two runs (their ids escaped: they come from the records); across machines,
+        "this machine against the reference machine (its CPU)"."""
+        if self.across:
+            return f"{md(self.suite)}: this machine against the reference machine ({md(self.across)})"
         return f"{md(self.suite)}: {md_code(self.run_b)} (B) against {md_code(self.run_a)} (A)"
 
     @property
     def label(self) -> str:
         """The same as plain text (a figure's title, a terminal)."""
+        if self.across:
+            return f"{self.suite}: this machine against the reference machine ({self.across})"
         return f"{self.suite}: {self.run_b} (B) against {self.run_a} (A)"
 
     def counts(self) -> str:
-        """How many cases got each verdict, in one sentence."""
-        got = self.table["verdict"].value_counts()
+        """How many cases got each verdict, in one sentence; across machines, the cases both machines measured,
+        and how many only one of them measured (not compared)."""
+        table = self.matched() if self.across else self.table
+        got = table["verdict"].value_counts()
         parts = [f"{int(got[v])} {v}" for v in VERDICTS if v in got]
         drift = f"; {moved}" if (moved := self.drift()) else ""
-        return (f"{len(self.table)} case(s): " + ", ".join(parts) + f" (threshold: {threshold_words(self.threshold)}"
-                f"; judged on the whole 95% interval of the time ratio){drift}") if parts else "No case has a time."
+        both = " measured on both machines" if self.across else ""
+        said = (f"{len(table)} case(s){both}: " + ", ".join(parts) + f" (threshold: {threshold_words(self.threshold)}"
+                f"; judged on the whole 95% interval of the time ratio){drift}") if parts else \
+            ("No case was measured on both machines" if self.across else "No case has a time.")
+        if self.across:
+            alone = self.table["verdict"].value_counts()
+            said += (f"; not compared: {int(alone.get('only in A', 0))} case(s) only the reference machine measured "
+                     f"and {int(alone.get('only in B', 0))} only this machine measured (other sizes, codecs or "
+                     "settings)")
+        return said
 
     def drift(self) -> str:
         """How the cases measured in both runs moved together: the median of their B/A ratios and the share slower
@@ -384,18 +439,45 @@ class Comparison:
             return ""
         slower, faster = float((ratios > 1).mean()), float((ratios < 1).mean())
         alike = (", most cases moved alike: look first at what they share (the machine's load, clock or caches, "
-                 "a library every case uses)") if max(slower, faster) >= 0.75 else ""
+                 "a library every case uses)") if max(slower, faster) >= 0.75 and not self.across else ""
         spread = run_drift(self.table)
         stray = (f"; single cases strayed from it by {np.expm1(spread[1]):.0%} (robust SD), so a case is flagged "
                  f"only beyond the drift by a factor of {max(1 + self.threshold, np.exp(SPREAD_K * spread[1])):.3g}"
                  if spread else "")
+        if self.across:
+            return (f"the median time ratio (this machine / the reference machine) of the {len(ratios)} cases both "
+                    f"measured is {float(np.median(ratios)):.3g}, {slower:.0%} of them slower on this machine: "
+                    f"what the machines as a whole differ by{stray}")
         return (f"the median B/A of the {len(ratios)} cases in both runs is {float(np.median(ratios)):.3g}, "
                 f"{slower:.0%} of them slower in B{alike}{stray}")
 
     def flagged(self) -> pd.DataFrame:
         """The rows that changed or could not be judged (``FLAGGED``); "same", "not separable" and "moved with the
-        run" are counted (``counts``), not listed."""
-        return self.table[self.table["verdict"].isin(FLAGGED)].reset_index(drop=True)
+        run" are counted (``counts``), not listed; across machines, only the changes are (the cases one machine alone
+        measured are counted, and those with too few iterations are in ``matched``)."""
+        flagged = [v for v in FLAGGED if not (self.across and v in (*ONE_SIDE, TOO_FEW))]
+        return _reading_order(self.table[self.table["verdict"].isin(flagged)])
+
+    def matched(self) -> pd.DataFrame:
+        """The rows of the cases both runs measured (the table a chapter lists across machines, where the cases one
+        machine alone measured are only counted: a quick run beside the reference's standard sizes)."""
+        return self.table[~self.table["verdict"].isin(ONE_SIDE)].reset_index(drop=True)
+
+    def shown(self) -> pd.DataFrame:
+        """The table the chapter lists whole: every case, or across machines the cases both measured."""
+        return _reading_order(self.matched() if self.across else self.table)
+
+
+#: the columns of a listed table in the order a reader reads them: the case, its ratio and verdict, then the rest (a
+#: table wider than the column is cut into parts, and the first part is the one beside the case)
+READING_ORDER = ["backend", "operation", "case", "B/A time", "95% CI lo", "95% CI hi", "verdict", VERSION_COLUMN,
+                 "n A", "n B", "median s A", "median s B", "why", "suite"]
+
+
+def _reading_order(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` as a book table in ``READING_ORDER`` (columns it does not name last)."""
+    columns = [c for c in READING_ORDER if c in table] + [c for c in table.columns if c not in READING_ORDER]
+    return tables.table(table.reset_index(drop=True)[columns], keys=["backend", "operation", "case"])
 
 
 def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
@@ -403,26 +485,91 @@ def compare_all(run_dirs_: list[Path], threshold: float = DEFAULT_THRESHOLD) -> 
     return [Comparison.load(run_dirs_[0], later, threshold) for later in run_dirs_[1:]]
 
 
-def header(run_dirs_: list[Path], results_dir: str | Path | None) -> str:
-    """Markdown: which runs are compared, or why there is nothing to compare."""
-    if len(run_dirs_) < 2:
-        where = shown_path(results_dir) if results_dir is not None else "the repository's results/"
-        return (f"**Nothing to compare**: no suite has two recorded runs under {md_code(where)}. Measure a suite "
-                "again (after an upgrade, on another disk) or set `RUNS` to two run ids or directories.")
-    lines = ["Compared (A is the baseline, every later run is B):", ""]
-    for i, run_dir in enumerate(run_dirs_):
-        meta = read_run_json(run_dir / "run.json")
-        lines.append(f"- {'A' if i == 0 else 'B'}: {md_code(meta.get('run_id', run_dir.name))}, "
-                     f"{md(meta.get('suite'))} suite, {md(meta.get('profile'))} profile, started "
-                     f"{md(meta.get('started_at', 'at an unrecorded time'))}")
-    return "\n".join(lines)
+def machine_text(meta: dict) -> str:
+    """The machine a run was measured on, as its run.json states it: its CPU and usable cores (plain text from the
+    records: escape it where shown)."""
+    env = meta.get("environment") if isinstance(meta.get("environment"), dict) else {}
+    cores = env.get("cpu_affinity") or env.get("cpu_count")
+    return f"{env.get('cpu_model') or 'CPU not recorded'}" + (f", {cores} usable cores" if cores else "")
+
+
+#: (the reference machine's run, this machine's run) of one suite
+RunPair = tuple[Path, Path]
+
+
+def reference_pairs(results_dir: str | Path | None = None, reference: str | Path | None = None) -> list[RunPair]:
+    """Per suite with a finished run under ``results_dir`` and one under ``reference`` (None: the checkout's
+    committed ``reference/``; "": none), in the chapters' order: (the reference's newest run, the newest run here),
+    the runs the front page sets side by side. Empty where ``reference`` is ``results_dir`` itself (a book drawn from
+    the reference) or does not exist."""
+    from benchmarks_lib.base.paths import REFERENCE, checkout_dirs
+    from benchmarks_lib.chapters.chapter import chapters
+    from benchmarks_lib.records.store import newest_runs
+
+    if reference is not None and not str(reference):  # "": no reference
+        return []
+    results = Path(results_dir) if results_dir is not None else checkout_dirs()[0]
+    reference = Path(reference) if reference is not None else REFERENCE
+    if not reference.is_dir() or not results.is_dir() or reference.resolve() == results.resolve():
+        return []
+    theirs, mine = newest_runs(reference), newest_runs(results)
+    order = {c.suite: c.order for c in chapters() if c.suite}
+    return [(theirs[s], mine[s]) for s in sorted(set(theirs) & set(mine), key=lambda s: (order.get(s, 999), s))
+            if theirs[s].resolve() != mine[s].resolve()]
+
+
+def compare_reference(pairs: list[RunPair], threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
+    """Each of ``reference_pairs`` as a comparison across machines (A: the reference machine's run)."""
+    return [Comparison.load(ref, mine, threshold, across=True) for ref, mine in pairs]
+
+
+def _short_run(run_dir: Path) -> str:
+    """A run in a few words: its id and profile."""
+    meta = read_run_json(run_dir / "run.json")
+    return f"{md_code(meta.get('run_id', run_dir.name))} ({md(meta.get('profile'))} profile)"
+
+
+def _run_line(run_dir: Path) -> str:
+    meta = read_run_json(run_dir / "run.json")
+    return (f"{md_code(meta.get('run_id', run_dir.name))}, {md(meta.get('suite'))} suite, {md(meta.get('profile'))} "
+            f"profile, started {md(meta.get('started_at', 'at an unrecorded time'))}")
+
+
+def header(run_dirs_: list[Path], results_dir: str | Path | None, beside: list[RunPair] | None = None) -> str:
+    """Markdown: which runs are compared (``run_dirs_``: runs of this machine; ``beside``: ``reference_pairs``, each
+    suite's run here against the reference machine's), or why there is nothing to compare."""
+    lines = []
+    if len(run_dirs_) >= 2:
+        lines += ["Compared (A is the baseline, every later run is B):", ""]
+        lines += [f"- {'A' if i == 0 else 'B'}: {_run_line(run_dir)}" for i, run_dir in enumerate(run_dirs_)]
+    if beside:
+        machines = ", ".join(md(m) for m in dict.fromkeys(machine_text(read_run_json(ref / "run.json"))
+                                                           for ref, _ in beside))
+        where = md_code(shown_path(beside[0][0].parent.parent) + "/")
+        lines += ["",
+                  f"**This machine against the reference machine ({machines})**: each suite's newest run here (B) "
+                  f"against the reference run of that suite committed with the book in {where} (A), over the cases "
+                  "both measured. **Two machines**: every difference between them (*What differs between the runs*) "
+                  "is part of every ratio, and no row of one run is paired with a row of the other (the two-sample "
+                  "interval).", ""]
+        lines += [f"- {_short_run(mine)} (B) against {_short_run(ref)} (A)" for ref, mine in beside]
+    if lines:
+        return "\n".join(lines).strip("\n")
+    where = shown_path(results_dir) if results_dir is not None else "the repository's results/"
+    return (f"**Nothing to compare**: no suite has two recorded runs under {md_code(where)}, and no reference run "
+            "is there to set them beside. Measure a suite again (after an upgrade, on another disk) or set `RUNS` to "
+            "two run ids or directories.")
 
 
 def environment_markdown(comparison: Comparison) -> str:
     """Markdown: the comparison's title and whether anything recorded about the runs differs."""
     n = len(comparison.environment)
-    said = (f"{n} recorded setting(s) differ between the runs (below): any of them may explain a change."
-            if n else "Nothing recorded about the machine, the libraries or the parameters differs.")
+    if comparison.across:
+        said = (f"{n} recorded setting(s) differ between the two machines' runs (below): across machines, every one "
+                "of them is part of every ratio." if n else "Nothing recorded about the two machines differs.")
+    else:
+        said = (f"{n} recorded setting(s) differ between the runs (below): any of them may explain a change."
+                if n else "Nothing recorded about the machine, the libraries or the parameters differs.")
     return f"**{comparison.title}**\n\n{said}"
 
 
@@ -433,8 +580,10 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
     if rows.empty:
         return empty_figure(f"time ratio B/A ({comparison.suite})")
     down, up = bounds(comparison.threshold)
-    fig, ax = subplots(figsize=(7.2, 1.6 + 0.3 * len(rows)))
-    labels = (rows["backend"] + " " + rows["operation"] + " " + rows["case"].where(rows["case"] != "-", "")).str.strip()
+    named = rows["backend"] + " " + rows["operation"] + " " + rows["case"].where(rows["case"] != "-", "")
+    labels = [textwrap.fill(text, LABEL_CHARS, break_on_hyphens=False) for text in named.str.strip()]
+    lines = sum(label.count("\n") + 1 for label in labels)  # a long case label wraps: its row takes its lines
+    fig, ax = subplots(figsize=(MAX_WIDTH_IN, 2.2 + 0.17 * lines + 0.1 * len(rows)))
     y = np.arange(len(rows))
     ratio = rows["B/A time"].to_numpy(dtype=float)
     lo = np.nan_to_num(ratio - rows["95% CI lo"].to_numpy(dtype=float), nan=0.0)
@@ -446,13 +595,15 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
         m = (rows["verdict"] == v).to_numpy()
         ax.errorbar(ratio[m], y[m], xerr=[lo[m], hi[m]], fmt="o", capsize=3, color=colors.get(v, "tab:gray"),
                     label=v)
-    ax.set_yticks(y, labels, fontsize=10)
-    ax.invert_yaxis()
+    ax.set_yticks(y, labels, fontsize=SMALL)
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # the first case on top, no empty rows around them
     ratio_log_axis(ax, "x")
-    ax.set_xlabel("time B / time A (ratio of medians; whiskers: its 95% interval)")
-    ax.set_title(comparison.label, fontsize=11)
-    ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    fig.tight_layout()
+    ax.set_xlabel(("time here / time on the reference machine" if comparison.across else "time B / time A")
+                  + "\n(ratio of medians; whiskers: its 95% interval)")
+    height = fig.get_size_inches()[1]  # the title over the whole figure (the labels take its left), 0.6 in kept for it
+    fig.suptitle(textwrap.fill(comparison.label, 90), fontsize=11, y=1 - 0.1 / height, va="top")
+    legend_outside(ax, below=True)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / height))
     return fig
 
 
@@ -462,4 +613,5 @@ def ratio_figures(comparisons: list[Comparison]) -> list:
 
 
 CHAPTER = Chapter("compare", title="Comparing runs", order=90, answer="This chapter measures nothing: it sets two "
-                  "recorded runs of a suite side by side, case by case.")
+                  "recorded runs of a suite side by side, case by case, and this machine's runs against the reference "
+                  "machine's.")

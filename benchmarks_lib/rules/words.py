@@ -298,10 +298,11 @@ def case_text(key: Mapping[str, object], escape: Escape = md, skip: Sequence[str
     cache, 48x192x192 cutouts`` for ``{"location": "http", "latency_ms": 10, "bandwidth_bytes_s": 5e7, ...}``;
     never a column name with a raw value nor a Python ``False``. Values may be recorded ones or their text (``"True"``,
     ``"5e+07"``); missing ones and ``skip`` are left out; record strings go through ``escape``. The one wording of
-    a case wherever a page or the terminal names one."""
+    a case wherever a page or the terminal names one. Words two keys share (a link's bandwidth recorded twice) are
+    said once."""
     parts = [_case_part(str(name), value, key, escape) for name, value in key.items()
              if name not in skip and not _missing(value)]
-    return ", ".join(p for p in parts if p)
+    return ", ".join(dict.fromkeys(p for p in parts if p))
 
 
 def rounds_table(meta: Mapping[str, object], escape: Escape = md) -> pd.DataFrame:
