@@ -1,6 +1,6 @@
 """The object-storage chapter: writing and reading one Zarr array through S3, with the server's own counts.
 
-Per backend and operation: median GB/s with its 95% bootstrap interval over iterations, the requests the
+Per backend and operation: median GB/s with its 95% distribution-free interval over iterations, the requests the
 server saw per timed region (PUTs, multipart parts, GETs/HEADs), the bytes it received and sent, the objects
 the array became, the client's S3 requests in flight at most ("in flight": its setting), the cores the server's
 CPU time kept busy (whether the server was the bottleneck, said per case), and the verification (the same

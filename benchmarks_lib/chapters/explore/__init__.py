@@ -4,7 +4,7 @@ Runs come from results directories: this machine's ``results/``, the committed `
 any directory copied from another machine (each holds ``<machine>/<run-id>/`` with parquet records and
 run.json). For one chapter (suite) the explorer draws either one of the chapter's standard figures
 (the ``figures`` its ``Chapter`` declares), once per selected run, or an overview: one metric per backend and
-operation, the runs side by side, as median with its 95% bootstrap interval, absolute or as a percentage
+operation, the runs side by side, as median with its 95% distribution-free interval, absolute or as a percentage
 of each run's own ceiling. ``explorer()`` wraps this in ipywidgets controls (imported on first use); the HTML book,
 where no kernel runs, shows a chart drawn by the browser instead (:mod:`.charts`).
 """
@@ -146,7 +146,7 @@ def select(df: pd.DataFrame, backends: list[str] | tuple[str, ...] = (), dataset
 
 
 def overview(df: pd.DataFrame, metric: str = "throughput (GB/s)", scale: str = "absolute") -> plt.Figure:
-    """Median and 95% bootstrap interval of ``metric`` per backend, one panel per whole operation (a writer's
+    """Median and 95% distribution-free interval of ``metric`` per backend, one panel per whole operation (a writer's
     create/write/finalize phases and per-frame or per-cutout latencies are left to the chapters' figures), one
     colour per run.
 
