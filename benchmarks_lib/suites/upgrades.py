@@ -1,5 +1,5 @@
-"""Upgrades: the writers' own cases (the same data, chunks, codec, fsync and reads) with fewer writers and tests,
-each library at several versions (``versions``: each in a uv environment of its own, ``run.environments``), the
+"""Upgrades: the writers' cases (their data, codec, fsync, reads and cutouts; quick at half their sizes) with fewer
+writers and tests, each library at several versions (``versions``: each in a uv environment of its own, ``run.environments``), the
 versions of one library the contenders of one question, measured in the same rounds.
 
 A suite of its own, not a writers run with versions: its rows (suite ``upgrades``) never stand in for the writers
@@ -20,10 +20,12 @@ NAME = "upgrades"
 #: zarr-python's last 2.x against the 3.x this project pins, and two tensorstore releases
 VERSIONS = ["zarr==2.18.7,3.1.6", "tensorstore==0.1.71,0.1.86"]
 BACKENDS = ["zarr-python:zarr2", "tensorstore"]
-#: each profile is the writers' own (so its cases are theirs), with the writers, tests and versions above; quick
-#: measures a write of 133 MB, a cold full read of 67 MB and cold cutouts of 32^3 (aligned and unaligned)
+#: each profile is the writers' own, with the writers, tests and versions above; quick at half the writers' sizes (its
+#: comparisons are within its run, and its share of the quick book's five minutes must reach the first look): a write
+#: of 66 MB, a cold full read of 32 MiB and cold cutouts of 32^3 and 64^3 (aligned and unaligned)
 PROFILES = {
-    "quick": {**WRITERS_PROFILES["quick"], "backends": BACKENDS, "tests": ["write", "read"], "versions": VERSIONS},
+    "quick": {**WRITERS_PROFILES["quick"], "backends": BACKENDS, "tests": ["write", "read"], "versions": VERSIONS,
+              "dims": "t:16,y:1080:540,x:1920", "read_dims": "z:64:64,y:512:64,x:512:64"},
     "standard": {**WRITERS_PROFILES["standard"], "backends": BACKENDS, "tests": ["write", "append", "read"],
                  "versions": VERSIONS},
 }
@@ -49,7 +51,7 @@ SUITE = replace(
     build_cases=build_cases,
     question_groups=questions,
     profiles=PROFILES,
-    time_budget_s={"quick": 40, "standard": 120},
+    time_budget_s={"quick": 35, "standard": 120},
     optional=lambda case: False,
     # no versions: a smoke run measures what is installed here (no environment is built)
     smoke={**WRITERS.smoke, "backends": ["tensorstore"], "tests": ["write", "read"], "versions": []},
