@@ -1,6 +1,6 @@
 """Upgrades: the writers' cases (their data, codec, fsync, reads and cutouts; quick at half their sizes) with fewer
-writers and tests, each library at several versions (``versions``: each in a uv environment of its own, ``run.environments``), the
-versions of one library the contenders of one question, measured in the same rounds.
+writers and tests, each library at several versions (``versions``: each in a uv environment of its own,
+``run.environments``), the versions of one library the contenders of one question, measured in the same rounds.
 
 A suite of its own, not a writers run with versions: its rows (suite ``upgrades``) never stand in for the writers
 chapter's, whose questions compare libraries at the versions installed here. zarr-python is measured writing the
