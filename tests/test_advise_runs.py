@@ -16,9 +16,8 @@ from benchmarks_lib.base.paths import REFERENCE
 from benchmarks_lib.cli.main import main
 from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 
-#: the reference's read test: em_like 256x512x512 uint8, cutouts of 32^3 (the book's best median among the writers of
-#: one codec: tensorstore, no separable winner)
-REFERENCE_WORKLOAD = ["--shape", "256,512,512", "--dtype", "uint8", "--access", "cutout:32,32,32"]
+#: the reference's read test: microscopy 128x512x512 uint16, cutouts of 32^3 (and 64^3)
+REFERENCE_WORKLOAD = ["--shape", "128,512,512", "--dtype", "uint16", "--access", "cutout:32,32,32"]
 WORKLOAD = ["--shape", "256,256,256", "--dtype", "uint16", "--access", "cutout:32,32,32"]
 
 
@@ -59,14 +58,14 @@ def _advise(capsys, *argv: str) -> tuple[list[str], str]:
 
 
 def test_the_same_answer_from_every_working_directory(tmp_path, monkeypatch, capsys):
-    """A run in the working directory's results/ that would win if read (12 candidates to the reference's 8, its
+    """A run in the working directory's results/ that would win if read (12 candidates to the reference's 9, its
     writers of one codec as the book ranks them) is not read by accident: from that directory and from an empty one
     the answer is the same, and the first says what it left out; named with --results-dir it is read, and the
     disagreement with the reference is named."""
     here, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     elsewhere.mkdir()
-    write_run(here / "results", "mine", {f"w{i:02d}": spread(1e-3 * (1 + i), 8) for i in range(12)}, dtype="uint8",
-              shape=(256, 512, 512), dataset="em_like")
+    write_run(here / "results", "mine", {f"w{i:02d}": spread(1e-3 * (1 + i), 8) for i in range(12)}, dtype="uint16",
+              shape=(128, 512, 512), dataset="microscopy")
     monkeypatch.chdir(here)
     from_project, note = _advise(capsys, *REFERENCE_WORKLOAD)
     monkeypatch.chdir(elsewhere)
@@ -80,10 +79,10 @@ def test_the_same_answer_from_every_working_directory(tmp_path, monkeypatch, cap
     lines, _ = _advise(capsys, *REFERENCE_WORKLOAD, "--results-dir", "results", "--results-dir", str(REFERENCE))
     text = "\n".join(lines)
     assert "Evidence: run mine" in text and "Runs disagree: 1 other run answers this workload otherwise" in text
-    assert "run mine (dataset em_like, 256x512x512; 12 candidates, n=8): picks w00 | lz4 | chunks 64x64x64 | " \
+    assert "run mine (dataset microscopy, 128x512x512; 12 candidates, n=8): picks w00 | lz4 | chunks 64x64x64 | " \
            "shards none, separable from every other candidate" in text
-    assert "otherwise: run book-standard-20261126-105414-writer_comparison (dataset em_like, 256x512x512; 8 " \
-           "candidates, n=8): picks tensorstore" in text and "(not preferred: fewer candidates)" in text
+    assert "otherwise: run book-standard-20261127-141733-writers (dataset microscopy, 128x512x512; 9 candidates" \
+        in text and "(not preferred: fewer candidates)" in text
 
 
 def test_runs_that_disagree_are_named_and_the_stronger_one_answers(tmp_path, capsys):
@@ -135,13 +134,13 @@ def test_not_covered_names_the_nearest_measured_case_and_how_it_differs(tmp_path
     assert lines[1] == (f"  nearest measured: cutouts of 32x32x32 of uint16, dataset labels 256x256x256, run "
                         f"other-size in {results}; it differs in: cutouts of 32x32x32, not 64x64x64")
     assert lines[-1].startswith("  measure it on your data: ") and len(lines) == 3
-    # writes: the fsync policy and the array's shape are named where they differ; the reference's writes are uint8
-    lines, _ = _advise(capsys, "--shape", "512,512,512", "--dtype", "uint16", "--access", "write", "--no-fsync",
+    # writes: the fsync policy and the array's shape are named where they differ; the reference's writes are uint16
+    lines, _ = _advise(capsys, "--shape", "512,512,512", "--dtype", "uint8", "--access", "write", "--no-fsync",
                        "--results-dir", str(REFERENCE))
-    assert lines[0] == "Not covered: none of the 1 writers run read (1 in reference) measured writes of uint16 " \
+    assert lines[0] == "Not covered: none of the 1 writers run read (1 in reference) measured writes of uint8 " \
                        "without fsync"
-    assert "nearest measured: writes of uint8 with fsync, dataset em_like " in lines[1]
-    assert "it differs in: dtype uint8, not uint16; array " in lines[1] and "with fsync, not without" in lines[1]
+    assert "nearest measured: writes of uint16 with fsync, dataset microscopy " in lines[1]
+    assert "it differs in: dtype uint16, not uint8; array " in lines[1] and "with fsync, not without" in lines[1]
     # nothing of the operation anywhere
     lines, _ = _advise(capsys, *WORKLOAD, "--results-dir", str(empty))
     assert lines[0].startswith("Not covered: none of the 0 writers runs read (0 in ")

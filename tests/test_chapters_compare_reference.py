@@ -3,7 +3,7 @@ committed reference run of that suite case by case, two samples from two machine
 page's like-for-like tables link to the section listing those cases; case labels are words, no path of the
 reader's machine is shown, and record strings are escaped.
 
-The run here is real: the compression suite's in-memory codecs on the frog tissues example at the reference's
+The run here is real: the compression suite's in-memory codecs on the synthetic microscopy volume at the reference's
 size and threads, two codecs (a few seconds), so that its cases are cases of the committed standard run."""
 
 from __future__ import annotations
@@ -37,10 +37,9 @@ ABSOLUTE = re.compile(r"(?<![\w.:/])/(?:tmp|home|work|root|Users|var|private|mnt
 @pytest.fixture(scope="module")
 def mine(tmp_path_factory) -> Path:
     """A results directory with one real compression run: cases the reference measured too."""
-    pytest.importorskip("pyvista")  # the example volume ships with it
     base = tmp_path_factory.mktemp("beside")
     params = {**get_suite("compression").profiles["standard"], "mesh_backends": [], "array_backends": ["numcodecs"],
-              "datasets": ["example:frog_tissues"], "real_datasets": [], "codecs": ["lz4", "zstd:1"],
+              "datasets": ["microscopy"], "real_datasets": [], "codecs": ["lz4", "zstd:1"],
               "real_codecs": ["lz4", "zstd:1"], "threads": 2, "iterations": 6, "warmups": 1}
     run_suite("compression", params, profile="quick", results_dir=base / "results", scratch_dir=base / "scratch",
               run_id="mine", ceiling=False, progress=None, assume_yes=True)
@@ -95,7 +94,7 @@ def test_the_compare_chapter_of_a_lone_run_is_the_run_against_the_reference_mach
     assert "image/png" in json.dumps(nb)
     cells = [cell for table in re.findall(r"<table.*?</table>", text, re.S) if "<th>case</th>" in table
              for cell in re.findall(r"<td>(.*?)</td>", table, re.S)]  # the case tables (the first part of each)
-    assert "dataset example:frog_tissues, lz4, 15 MB, 2 threads" in cells
+    assert "dataset microscopy, lz4, 134 MB, 2 threads" in cells
     assert not [c for c in cells if KEY_DUMP.search(c)], cells
     assert not ABSOLUTE.search(text), ABSOLUTE.search(text)
     assert str(mine) not in text and str(ROOT) not in text

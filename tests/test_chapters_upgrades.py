@@ -41,7 +41,7 @@ def test_the_newest_run_with_versions_is_read_and_answered_at_the_top(tmp_path: 
     runs = upgrades.resolve_runs(None, results)
     assert [r.name for r in runs] == ["versions"]
     df = upgrades.load(runs)
-    text = upgrades.header(runs, results, df)
+    text = upgrades.runs_header(runs, results, df)
     assert "3.1.6 is 1.7" in text or "3.1.6 is 1.8" in text
     assert "for cold cutouts \\(aligned\\)" in text and "(Zarr v2 format on both)" in text
     assert "write" not in text.split("Zarr v2")[0].split("cutouts")[1]  # the equal write is not stated as a change
@@ -55,7 +55,7 @@ def test_without_versions_the_chapter_says_how_to_measure_them(tmp_path: Path):
     results = tmp_path / "results"
     write_run(results, "plain", rows("3.1.6", 1.0), "2026-11-27T11:00:00+00:00")
     assert upgrades.resolve_runs(None, results) == []
-    text = upgrades.header([], results, upgrades.load([]))
+    text = upgrades.runs_header([], results, upgrades.load([]))
     assert MEASURE_COMMAND in text and "No library was measured at more than one version" in text
     assert upgrades.summary(pd.DataFrame()).empty
     fig = upgrades.ratio_figure(pd.DataFrame())
@@ -69,7 +69,7 @@ def test_two_runs_named_are_read_together_and_formats_that_differ_are_shown(tmp_
     df = upgrades.load(upgrades.resolve_runs("two,three", results))
     table = upgrades.summary(df)
     assert table["Zarr format (version → newest)"].tolist() == ["v2 → v3"]
-    assert "v2 format on 2.18.7, v3 on 3.1.6" in upgrades.header([], results, df)
+    assert "v2 format on 2.18.7, v3 on 3.1.6" in upgrades.runs_header([], results, df)
 
 
 def test_the_figure_draws_points_with_intervals_never_a_line():
@@ -84,7 +84,7 @@ def test_the_figure_draws_points_with_intervals_never_a_line():
 def test_record_strings_reach_the_page_escaped_and_the_figure_as_text():
     evil = "$x$<b>[a](https://x.org)"
     df = versions_run(backend=evil)
-    text = upgrades.header([], None, df)
+    text = upgrades.runs_header([], None, df)
     assert "<b>" not in text and "](https" not in text
     assert upgrades.summary(df)["library"].iloc[0] == evil  # shown as a DataFrame, whose HTML escapes it
     fig = upgrades.ratio_figure(df)

@@ -19,8 +19,9 @@ import pandas as pd
 from benchmarks_lib.base.markup import md, md_code, short
 from benchmarks_lib.base.paths import shown_path
 from benchmarks_lib.base.specs import SpecError, parse_items
+from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
-from benchmarks_lib.chapters.common import no_answer
+from benchmarks_lib.chapters.common import no_answer, problems, run_header
 from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
 from benchmarks_lib.rules.upgrades import MEASURE_COMMAND, NOTABLE, OPERATIONS, Change, changes, headline, versioned
@@ -60,7 +61,7 @@ def load(runs: list[Path]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def header(runs: list[Path], results_dir: str | Path | None, df: pd.DataFrame) -> str:
+def runs_header(runs: list[Path], results_dir: str | Path | None, df: pd.DataFrame) -> str:
     """What was read, then the answer at the top: the separable changes of 10% or more per library and version, or
     that there is none; without versions, the command that measures them."""
     where = ", ".join(md_code(shown_path(r)) for r in runs) or "no run"
@@ -79,6 +80,23 @@ def header(runs: list[Path], results_dir: str | Path | None, df: pd.DataFrame) -
     return "\n".join(lines)
 
 
+def header(result) -> str:
+    """The run header (the machine, n, what the times include), then the answer at the top: the separable changes
+    of 10% or more per library and version, or that there is none."""
+    found = changes(result.df)
+    top = [f"Separable changes of {NOTABLE:.0%} or more, from each older version to the newest (the factor and "
+           "its 95% interval):", "", *(f"- {line}" for line in headline(found, md))] if found else [
+        f"No library was measured at more than one version in this run: set `VERSIONS` (or run "
+        f"{md_code(MEASURE_COMMAND)})."]
+    return "\n".join([run_header(result, TIMES), "", *top])
+
+
+def conclusion(df: pd.DataFrame) -> str:
+    """The conclusion computed from the run: each library's changes in words (the same as the header's)."""
+    found = changes(df)
+    return "\n".join(f"- {line}" for line in headline(found, md)) if found else answer(df)
+
+
 def _number(value: float) -> float:
     return float(value) if np.isfinite(value) else np.nan
 
@@ -93,14 +111,14 @@ def _formats(c: Change) -> str:
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per library, operation, case and older version: its time over the newest's, with the interval, n
     and what the rule says; the Zarr format each side wrote. Its cells are record strings as they are (shown as a
-    DataFrame, whose HTML escapes them, or through ``markdown_table``)."""
+    book table, whose HTML escapes them), in parts that fit the column, the library, operation and case in each."""
     rows = []
     for c in changes(df):
         case = case_text({k: v for k, v in c.key.items() if k != "cutout_kind"}, str) or "-"
         rows.append([c.library, c.what, case, c.version, c.newest, _formats(c),
                      _number(c.ratio.ratio), _number(c.ratio.lo), _number(c.ratio.hi),
                      min(c.ratio.n_a, c.ratio.n_b), c.verdict])
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return tables.table(pd.DataFrame(rows, columns=COLUMNS), keys=["library", "operation", "case"])
 
 
 def ratio_figure(df: pd.DataFrame):
@@ -115,7 +133,14 @@ def ratio_figure(df: pd.DataFrame):
                          squeeze=False, height_ratios=[h + 1 for h in heights])
     for ax, library in zip(axes[:, 0], libraries, strict=True):
         mine = [c for c in found if c.library == library]
-        cases = list(dict.fromkeys((c.what, case_text(c.key, str)) for c in mine))
+        # a case named by what differs between the library's cases only (the codec and dataset are said once)
+        varying = {k for k in {k for c in mine for k in c.key}
+                   if len({str(c.key.get(k)) for c in mine}) > 1 and k != "cutout_kind"}
+
+        def label(c: Change, varying=varying) -> str:
+            return case_text({k: v for k, v in c.key.items() if k in varying}, str)
+
+        cases = list(dict.fromkeys((c.what, label(c)) for c in mine))
         y_of = {case: i for i, case in enumerate(cases)}
         versions = list(dict.fromkeys(c.version for c in mine))
         ax.axvspan(1 / (1 + NOTABLE), 1 + NOTABLE, color="0.9", zorder=0, label=f"within {NOTABLE:.0%}")
@@ -123,13 +148,13 @@ def ratio_figure(df: pd.DataFrame):
         for k, version in enumerate(versions):
             at = [c for c in mine if c.version == version]
             offset = (k - (len(versions) - 1) / 2) * 0.18
-            y = np.array([y_of[(c.what, case_text(c.key, str))] + offset for c in at])
+            y = np.array([y_of[(c.what, label(c))] + offset for c in at])
             ratio = np.array([c.ratio.ratio for c in at])
             lo = np.nan_to_num(ratio - np.array([c.ratio.lo for c in at]), nan=0.0)
             hi = np.nan_to_num(np.array([c.ratio.hi for c in at]) - ratio, nan=0.0)
             ax.errorbar(ratio, y, xerr=[lo, hi], fmt="o", capsize=3, label=short(f"{version} / {at[0].newest}"))
         whats = [what for what, _ in cases]  # an operation measured on several cases: each named by its case
-        ax.set_yticks(range(len(cases)), [short(what if whats.count(what) == 1 else f"{what}, {case}", 60)
+        ax.set_yticks(range(len(cases)), [short(what if whats.count(what) == 1 or not case else f"{what}, {case}", 60)
                                           for what, case in cases])
         ax.set_ylim(len(cases) - 0.5, -0.5)
         ratio_log_axis(ax, "x")
@@ -148,8 +173,12 @@ def answer(df: pd.DataFrame) -> str:
     return " ".join(headline(found, md))
 
 
-CHAPTER = Chapter("upgrades", suite="upgrades", order=85, answer=answer,
-                  figures={"Time ratio to the newest version": ratio_figure})
+#: what a time includes, as every writers row states it (``total_includes``): the header says it once
+TIMES = ("each time is one timed region: a write from its first call to the end of its finalize (and fsync where "
+         "the row says so); a cold read after the page cache was evicted and proven")
 
-__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "SUITES", "answer", "header", "load", "ratio_figure", "resolve_runs",
-           "summary"]
+CHAPTER = Chapter("upgrades", suite="upgrades", order=85, answer=answer, summary=summary, conclusion=conclusion,
+                  problems=problems, figures={"Time ratio to the newest version": ratio_figure})
+
+__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "SUITES", "TIMES", "answer", "conclusion", "header", "load", "problems",
+           "ratio_figure", "resolve_runs", "runs_header", "summary"]

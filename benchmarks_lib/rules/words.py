@@ -65,15 +65,16 @@ def _equivalent(ranking: Ranking, escape: Escape) -> str:
     return f"a tie: {tie} are equivalent (each interval within {MARGIN:.0%} of the best median){after}"
 
 
-def why_text(ranking: Ranking) -> str:
-    """`` (separated at round 12)``: why its rounds stopped, where measured in rounds ('' otherwise)."""
-    return f" ({ranking.why})" if ranking.why else ""
+def why_text(ranking: Ranking, escape: Escape = md) -> str:
+    """`` (separated at round 12)``: why its rounds stopped, where measured in rounds ('' otherwise); a record's
+    words (its rows' ``rounds_stop``), escaped."""
+    return f" ({escape(ranking.why)})" if ranking.why else ""
 
 
 def verdict_text(ranking: Ranking, what: str = "backends", escape: Escape = md) -> str:
     """The group's verdict: the winner in bold, or no separable winner with the group, or too few iterations; then
     why its rounds stopped, where measured in rounds."""
-    return _verdict_text(ranking, what, escape) + why_text(ranking)
+    return _verdict_text(ranking, what, escape) + why_text(ranking, escape)
 
 
 def _verdict_text(ranking: Ranking, what: str, escape: Escape) -> str:
@@ -97,7 +98,7 @@ def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
     from every other (next: b, 1.50x slower [1.4x, 1.6x])``; "no separable winner among 3 writers: ..." with the
     entries not separable from the best median; "too few iterations to rank (n=2): ..."; a lone entry unranked;
     then why its rounds stopped, where measured in rounds."""
-    return _answer_clause(r, value, what, details, escape) + why_text(r)
+    return _answer_clause(r, value, what, details, escape) + why_text(r, escape)
 
 
 def _answer_clause(r: Ranking, value: Callable[[Entry], str], what: str, details: Callable[[Entry], Sequence[str]],

@@ -460,8 +460,9 @@ SUITE = Suite(
     scratch_bytes=scratch_bytes, work_bytes=work_bytes,
     ceiling_bytes=ceiling_bytes,
     label_keys=("test", "dataset", "codec"),
+    # ``environment``: a library's version measured in an environment of its own (``--versions``), a case of its own
     case_keys=("test", "dataset", "codec", "nbytes", "multiplier", "layout", "inner_chunk", "shard_size", "cutout_kind",
-               "fsync_included"),
+               "fsync_included", "environment"),
     iteration_parts=("frame", "step"),
     time_budget_s={"quick": 130, "standard": 345},
     # the sharding sweep of the writers other than the two most used sharded engines: the dearest cases of a round
