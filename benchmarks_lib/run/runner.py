@@ -95,7 +95,7 @@ def resolve_params(suite_name: str, params: dict | None, profile: str) -> dict:
     merged["iterations"] = parse_count(merged.get("iterations", 3), "iterations", maximum=10_000)
     merged["warmups"] = parse_count(merged.get("warmups", 1), "warmups", minimum=0, maximum=1000)
     if merged.get("versions") is not None:
-        merged["versions"] = [str(r) for r in parse_versions(merged["versions"])] or None
+        merged["versions"] = [str(r) for r in parse_versions(merged["versions"])]  # [] : none (not the profile's)
     return merged
 
 
