@@ -71,23 +71,24 @@ def runs_header(runs: list[Path], results_dir: str | Path | None, df: pd.DataFra
         lines += ["", "No library was measured at more than one version in "
                   f"{'these runs' if runs else md_code(shown_path(results_dir or 'results/'))}. "
                   f"Measure versions side by side with {md_code(MEASURE_COMMAND)} (each version in its own "
-                  "environment, the same cases in the same rounds), or run the same suite once per version and name "
-                  "the runs in `RUNS`."]
+                  "environment, the same cases in the same rounds), or run the same suite once per version and read "
+                  "the runs together."]
         return "\n".join(lines)
-    lines += ["", f"Separable changes of {NOTABLE:.0%} or more, from each older version to the newest "
-              "(the factor and its 95% interval):", ""]
-    lines += [f"- {line}" for line in headline(found, md)]
-    return "\n".join(lines)
+    return "\n".join([*lines, "", *_changes(found)])
+
+
+def _changes(found: list[Change]) -> list[str]:
+    """The answer at the top: each separable change of 10% or more, per library and version (Markdown lines)."""
+    return [f"Separable changes of {NOTABLE:.0%} or more, from each older version to the newest (the factor and its "
+            "95% interval):", "", *(f"- {line}" for line in headline(found, md))]
 
 
 def header(result) -> str:
     """The run header (the machine, n, what the times include), then the answer at the top: the separable changes
     of 10% or more per library and version, or that there is none."""
     found = changes(result.df)
-    top = [f"Separable changes of {NOTABLE:.0%} or more, from each older version to the newest (the factor and "
-           "its 95% interval):", "", *(f"- {line}" for line in headline(found, md))] if found else [
-        f"No library was measured at more than one version in this run: set `VERSIONS` (or run "
-        f"{md_code(MEASURE_COMMAND)})."]
+    top = _changes(found) if found else [f"No library was measured at more than one version in this run: set "
+                                         f"`VERSIONS` (or run {md_code(MEASURE_COMMAND)})."]
     return "\n".join([run_header(result, TIMES), "", *top])
 
 
