@@ -187,12 +187,20 @@ def _logging_to(path: Path):
     saved = [(lg.propagate, lg.handlers[:]) for lg in loggers]
     for lg in loggers:
         lg.propagate, lg.handlers = False, [handler]
+    kept: set[str] = set()
     try:
         yield
+    except KeyboardInterrupt:
+        # the cell's abandoned task may fail after this (its kernel dying): asyncio says so into the kernel's log for
+        # the rest of this process, which is ending, never as a traceback under the one line Ctrl-C prints
+        kept.add("asyncio")
+        raise
     finally:
         for lg, (propagate, handlers) in zip(loggers, saved, strict=True):
-            lg.propagate, lg.handlers = propagate, handlers
-        handler.close()
+            if lg.name not in kept:
+                lg.propagate, lg.handlers = propagate, handlers
+        if not kept:
+            handler.close()
 
 
 def _hung_cell(path: Path) -> str:
