@@ -122,7 +122,7 @@ BASELINES = ("raw",)
 
 
 def _text(value: object) -> str:
-    from benchmarks_lib.chapters.compare import _text as text
+    from benchmarks_lib.chapters.compare.cases import _text as text
 
     return text(value)
 
