@@ -25,11 +25,13 @@ from benchmarks_lib.base.specs import SpecError, parse_items
 from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.compare.cases import (  # noqa: F401 - the chapter's names
+    CEILING_SUITE,
     COLUMNS,
     DEFAULT_THRESHOLD,
     DRIFT_MIN_CASES,
     FLAGGED,
     LABEL_CHARS,
+    MACHINE,
     MATCHED_SECTION,
     MOVED,
     NOT_COMPARED,
@@ -53,7 +55,15 @@ from benchmarks_lib.chapters.compare.cases import (  # noqa: F401 - the chapter'
     verdict,
     version_changes,
 )
-from benchmarks_lib.chapters.style import MAX_WIDTH_IN, SMALL, empty_figure, legend_outside, ratio_log_axis, subplots
+from benchmarks_lib.chapters.style import (
+    CEILING_LABELS,
+    MAX_WIDTH_IN,
+    SMALL,
+    empty_figure,
+    legend_outside,
+    ratio_log_axis,
+    subplots,
+)
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
 
 
@@ -125,6 +135,11 @@ class Comparison:
         got = table["verdict"].value_counts()
         parts = [f"{int(got[v])} {v}" for v in VERDICTS if v in got]
         drift = f"; {moved}" if (moved := self.drift()) else ""
+        machine = self.table[self.table["verdict"] == MACHINE]
+        if len(machine):
+            drift += "; the machine itself moved (its ceiling, no library): " + ", ".join(
+                f"{CEILING_LABELS.get(str(op), 'an unknown operation')} {float(r):.3g}x"  # (record text: never shown)
+                for op, r in zip(machine["operation"], machine["B/A time"], strict=True))
         both = " measured on both machines" if self.across else ""
         said = (f"{len(table)} case(s){both}: " + ", ".join(parts) + f" (threshold: {threshold_words(self.threshold)}"
                 f"; judged on the whole 95% interval of the time ratio){drift}") if parts else \
@@ -139,7 +154,8 @@ class Comparison:
     def drift(self) -> str:
         """How the cases measured in both runs moved together: the median of their B/A ratios and the share slower
         in B; where three in four moved one way, that what they share is the first suspect."""
-        ratios = self.table["B/A time"].astype("float64").dropna()
+        cases = self.table[self.table["suite"] != CEILING_SUITE]  # the ceiling's rows are the machine, not cases
+        ratios = cases["B/A time"].astype("float64").dropna()
         if len(ratios) < DRIFT_MIN_CASES:
             return ""
         slower, faster = float((ratios > 1).mean()), float((ratios < 1).mean())
@@ -295,7 +311,8 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
     hi = np.nan_to_num(rows["95% CI hi"].to_numpy(dtype=float) - ratio, nan=0.0)
     ax.axvspan(down, up, color="0.85", zorder=0, label=f"within {down:.3g}-{up:.3g} (same)")
     ax.axvline(1.0, color="0.4", lw=0.8)
-    colors = {"slower": "tab:red", "faster": "tab:green", WITH_RUN: "tab:blue", NOT_SEPARABLE: "tab:orange"}
+    colors = {"slower": "tab:red", "faster": "tab:green", WITH_RUN: "tab:blue", MACHINE: "tab:purple",
+              NOT_SEPARABLE: "tab:orange"}
     for v in dict.fromkeys(rows["verdict"]):
         m = (rows["verdict"] == v).to_numpy()
         ax.errorbar(ratio[m], y[m], xerr=[lo[m], hi[m]], fmt="o", capsize=3, color=colors.get(v, "tab:gray"),
