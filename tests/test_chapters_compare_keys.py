@@ -1,5 +1,5 @@
 """What names a case in ``iobench compare``: every suite's declared key holds for its rows, frames count as one
-iteration, and an A/A run (one commit measured twice) flags at most 5% of its cases."""
+iteration, and an A/A run (one commit measured twice) flags at most 1% of its cases (the ceiling's rows, the machine itself, aside)."""
 
 from __future__ import annotations
 
@@ -221,12 +221,12 @@ def others_cpu_pct(seconds: float = 1.0) -> float:
 
 
 @pytest.mark.quiet
-def test_an_a_a_run_flags_at_most_2_percent_of_its_cases(tmp_path: Path, capsys):
+def test_an_a_a_run_flags_at_most_1_percent_of_its_cases(tmp_path: Path, capsys):
     """Four quick runs of one commit, alone on the machine (``make test`` runs the quiet tests after the others),
-    all six pairs compared: at most 2% of the cases flagged, no run discarded and none chosen (issue 30 asks 1%: on
-    this VM three repetitions flagged 2, at most 3, and 5 of 336, so 1% is not held every time). The ceiling's rows
-    are the machine, not cases: a run's fsync flush on this VM holds one of two modes (31 or 40 ms) for seconds, so
-    they say "ceiling moved" (eleven repetitions: 3 of 3696 cases flagged, 29 ceiling rows moved).
+    all six pairs compared: at most 1% of the cases flagged, no run discarded and none chosen. The ceiling's rows are
+    the machine, not cases: a run's fsync flush on this VM holds one of two modes (31 or 40 ms) for seconds, so they
+    say "ceiling moved" (eleven repetitions on this VM: 0 or 1 of 336 cases flagged each, 3 of 3696 in all, and 29
+    ceiling rows moved; before, counting the ceiling's rows as cases, up to 8 of 336).
 
     Each run measures in rounds (``run.rounds``): every case once a round, in a fresh random order, so a burst of
     the host's load during a stretch of one run lands on every case alike, and ``iobench compare`` judges each
@@ -255,6 +255,6 @@ def test_an_a_a_run_flags_at_most_2_percent_of_its_cases(tmp_path: Path, capsys)
     flags = {pair: int(c.table["verdict"].isin(["slower", "faster"]).sum()) for pair, c in zip(pairs, comparisons,
                                                                                               strict=True)}
     cases = sum(len(c.table) for c in comparisons)
-    assert sum(flags.values()) <= 0.02 * cases, (flags, cases, [c.counts() for c in comparisons])
+    assert sum(flags.values()) <= 0.01 * cases, (flags, cases, [c.counts() for c in comparisons])
     assert main(["compare", "a", "b", "--results-dir", str(results)]) == 0
     assert f"{len(comparisons[0].table)} case(s)" in capsys.readouterr().out
