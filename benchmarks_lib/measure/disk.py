@@ -19,10 +19,19 @@ def list_files(path: str | Path) -> list[Path]:
     p = Path(path)
     if p.is_file():
         return [p]
-    out = []
-    for root, _dirs, files in os.walk(p, followlinks=False):
-        out.extend(Path(root) / f for f in files if not os.path.islink(os.path.join(root, f)))
-    return sorted(out)
+    out: list[str] = []
+    folders = [str(p)]
+    while folders:  # scandir's entry types (no stat per file, where the filesystem gives them)
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                out.append(entry.path)
+    return [Path(f) for f in sorted(out)]
 
 
 def disk_usage(path: str | Path) -> DiskUsage:

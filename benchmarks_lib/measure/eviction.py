@@ -26,6 +26,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from benchmarks_lib.measure.disk import list_files
 from benchmarks_lib.measure.ledger import phase
 from benchmarks_lib.measure.sync import sync_store
@@ -74,24 +76,28 @@ def cold_read_state(report: EvictionReport, io_read_bytes: int | None, needed_by
 
 
 def _resident_file(path: Path) -> int:
-    size = path.stat().st_size
-    if size == 0:
-        return 0
     fd = os.open(path, os.O_RDONLY)
     try:
-        addr = _libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
-        if addr in (None, ctypes.c_void_p(-1).value):
-            return 0
-        try:
-            pages = (size + _PAGE - 1) // _PAGE
-            vec = (ctypes.c_ubyte * pages)()
-            if _libc.mincore(addr, size, vec) != 0:
-                return 0
-            return sum(v & 1 for v in vec) * _PAGE
-        finally:
-            _libc.munmap(addr, size)
+        return _resident_fd(fd, os.fstat(fd).st_size)
     finally:
         os.close(fd)
+
+
+def _resident_fd(fd: int, size: int) -> int:
+    """Bytes of the open file ``fd`` (``size`` bytes long) in the page cache now (mincore over a mapping of it)."""
+    if size == 0:
+        return 0
+    addr = _libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    if addr in (None, ctypes.c_void_p(-1).value):
+        return 0
+    try:
+        pages = (size + _PAGE - 1) // _PAGE
+        vec = (ctypes.c_ubyte * pages)()
+        if _libc.mincore(addr, size, vec) != 0:
+            return 0
+        return int(np.count_nonzero(np.frombuffer(vec, dtype=np.uint8) & 1)) * _PAGE
+    finally:
+        _libc.munmap(addr, size)
 
 
 def resident_bytes(paths: list[str | Path] | str | Path) -> int:
@@ -137,9 +143,19 @@ def evict_page_cache(paths: list[str | Path] | str | Path, *, drop_caches: bool 
 
 def advise_out(paths: list[Path] | Path) -> EvictionReport:
     """``POSIX_FADV_DONTNEED`` on every file of ``paths`` (clean pages only: nothing is flushed), and what is left
-    resident after it."""
+    resident after it (each file opened once for both)."""
     files = [f for p in ([paths] if isinstance(paths, str | Path) else paths) for f in list_files(p)]
-    return EvictionReport(len(files), advise_dontneed(files), resident_bytes(files), False)
+    total = resident = 0
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            size = os.fstat(fd).st_size
+            total += size
+            resident += _resident_fd(fd, size)
+        finally:
+            os.close(fd)
+    return EvictionReport(len(files), total, resident, False)
 
 
 class StoreEvictions:
