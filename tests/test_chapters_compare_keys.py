@@ -1,5 +1,6 @@
 """What names a case in ``iobench compare``: every suite's declared key holds for its rows, frames count as one
-iteration, and an A/A run (one commit measured twice) flags at most 1% of its cases (the ceiling's rows, the machine itself, aside)."""
+iteration, and an A/A run (one commit measured twice) flags at most 1% of its cases (the ceiling's rows, the
+machine itself, aside)."""
 
 from __future__ import annotations
 

@@ -210,3 +210,42 @@ def test_below_the_first_look_the_dearest_questions_are_left_out_so_the_cheaper_
     ex.rounds_done = 8
     out = ex._plan(left_s=1.0, cap=20, by_id=cases)  # after the first look: given up
     assert cheap.answer == "budget spent" and sorted(c for c, _ in out) == [ids[2], ids[3]]
+
+
+def test_below_the_first_look_a_case_in_no_question_goes_before_any_question_and_a_baseline_stays(tmp_path):
+    """A case that answers no question (a sweep drawn as a figure) and is dear is left out before the planner gives
+    up a question; the raw baseline, in no question either, is kept (the standard compression run's em_like sweep
+    once took the whole budget below the first look and left 5 of 6 questions out)."""
+    from benchmarks_lib.run.rounds import Question, RoundsExecutor
+    from benchmarks_lib.suites import get_suite
+
+    cases = {c.case_id: c for c in get_suite("writers").build_cases({**SMALL, "backends": ["raw", "h5py"]}, "quick")}
+    h5_read, h5_write, raw_read, raw_write = sorted(cases)
+    ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
+    ex._state, ex._qrows = {c: {} for c in cases}, []
+    ex._cost = {h5_read: 0.5, h5_write: 3.0, raw_read: 0.5, raw_write: 0.5}
+    asked = ex.questions["asked"] = Question("writers", "read_cold", {}, {h5_read, raw_read})
+    ex.rounds_done = 2
+    out = ex._plan(left_s=12.0, cap=20, by_id=cases)  # 6 rounds of 4.5 s do not fit 12 s; without h5_write they do
+    assert [c for c, _ in out] == [h5_write] and not asked.closed
+    assert "left out at round 2" in out[0][1] and len(ex.left_out) == 1
+
+
+def test_a_case_in_no_question_closes_at_six_rounds_and_the_planner_counts_it_so(tmp_path):
+    """A case that answers no question closes at ``UNASKED_ROUNDS`` (6: its median's 95% interval), not at the first
+    look; the planner counts its rounds to 6 (here 4 rounds of 3 s left, not 6, so everything fits 15 s)."""
+    from benchmarks_lib.run.rounds import UNASKED_ROUNDS, Question, RoundsExecutor
+    from benchmarks_lib.suites import get_suite
+
+    assert UNASKED_ROUNDS == 6
+    cases = {c.case_id: c for c in get_suite("writers").build_cases({**SMALL, "backends": ["raw", "h5py"]}, "quick")}
+    h5_read, h5_write, raw_read, raw_write = sorted(cases)
+    ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
+    ex._state, ex._qrows = {c: {} for c in cases}, []
+    ex._cost = {h5_read: 0.1, h5_write: 3.0, raw_read: 0.1, raw_write: 0.1}
+    ex.questions["asked"] = Question("writers", "read_cold", {}, {h5_read, raw_read})
+    ex.rounds_done = 2
+    assert ex._unasked(cases) == {h5_write}  # the raw baseline is never "unasked"
+    assert ex._plan(left_s=15.0, cap=20, by_id=cases) == []  # 4 x 3.0 + 6 x 0.3 = 13.8 s
+    ex.rounds_done = UNASKED_ROUNDS
+    assert ex._answered(h5_write, 20, {h5_write}) and not ex._answered(h5_read, 20, {h5_write})

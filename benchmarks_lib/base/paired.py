@@ -220,6 +220,12 @@ def rounds_count(n: int, contenders: int, looks: tuple[int, ...] = LOOKS) -> int
     return critical_count(n, look_level(contenders, looks))
 
 
+def first_interval_look(contenders: int, looks: tuple[int, ...] = LOOKS) -> int | None:
+    """The first look at which a question of ``contenders`` has an interval (a critical count above 0): 8 rounds for
+    two, 12 for three to six; None where no look has one."""
+    return next((n for n, k in zip(looks, critical_counts(contenders, looks), strict=True) if k > 0), None)
+
+
 def versus_leader(leader: np.ndarray, other: np.ndarray, contenders: int, higher: bool = False) -> TwoSample:
     """``other`` against the leader from their values in the same rounds (positive numbers, round by round): the HL
     ratio other/leader with the exact interval at the level of a question of ``contenders``
@@ -236,5 +242,5 @@ def versus_leader(leader: np.ndarray, other: np.ndarray, contenders: int, higher
 
 
 __all__ = ["ALPHA", "LOOKS", "MARGIN", "Answer", "Look", "PairedInterval", "critical_count", "critical_counts",
-           "family_rate", "look", "look_level", "paired_interval", "rounds_count", "signed_rank_cdf", "versus_leader",
-           "walsh_averages"]
+           "family_rate", "first_interval_look", "look", "look_level", "paired_interval", "rounds_count",
+           "signed_rank_cdf", "versus_leader", "walsh_averages"]

@@ -28,7 +28,7 @@ from benchmarks_lib.chapters.style import CEILING_LABELS
 from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
 from benchmarks_lib.rules.ranking import Verdict, rank_samples
-from benchmarks_lib.rules.words import case_text, pick_text, rests_text, sure_text
+from benchmarks_lib.rules.words import case_text, pick_text, rests_text, sure_text, too_few_text
 
 #: what a heading's anchor keeps (MyST's ``myst_heading_anchors`` slug, GitHub's): word characters, CJK, -, space
 _SLUG_DROPS = re.compile(r"[^\w\u4e00-\u9fff\- ]")
@@ -200,7 +200,7 @@ def _side(rows: pd.DataFrame, q: Question, ceiling: dict[str, float], own: str) 
     best = ranking.leader
     leader, median, lo, hi, n = best.name, best.median, best.lo, best.hi, best.n
     caveats = {Verdict.ALONE: ["one contender"], Verdict.WINNER: [],
-               Verdict.TOO_FEW: [f"too few iterations to rank (n={ranking.too_few_n})"],
+               Verdict.TOO_FEW: [too_few_text(ranking)],
                Verdict.NO_WINNER: [f"no separable winner: not separable from {len(ranking.tied)} of "
                                        f"{len(ranking.others)}"],
                Verdict.EQUIVALENT: [f"a tie: equivalent to {len(ranking.equivalent)} of {len(ranking.others)} "

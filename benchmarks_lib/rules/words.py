@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import md
+from benchmarks_lib.base.paired import first_interval_look
 from benchmarks_lib.base.specs import SpecError, format_bytes, parse_dims, shape_text
 from benchmarks_lib.base.stats import CONFIDENCE, MARGIN, TwoSample, coverage
 from benchmarks_lib.rules.answers import Answer
@@ -52,8 +53,13 @@ def versus_text(entry: Entry, ranking: Ranking, worse: str = "slower", escape: E
     return f"{factor:.2f}x {worse} than {escape(ranking.leader.name)}{interval}, {verdict}"
 
 
-def _too_few(ranking: Ranking) -> str:
-    return f"too few {'rounds' if ranking.paired else 'iterations'} to rank (n={ranking.too_few_n})"
+def too_few_text(ranking: Ranking) -> str:
+    """``too few rounds to rank (n=9; 6 contenders have an interval from round 12)``."""
+    if not ranking.paired:
+        return f"too few iterations to rank (n={ranking.too_few_n})"
+    first = first_interval_look(len(ranking.entries))
+    need = f"; {len(ranking.entries)} contenders have an interval from round {first}" if first else ""
+    return f"too few rounds to rank (n={ranking.too_few_n}{need})"
 
 
 def _equivalent(ranking: Ranking, escape: Escape) -> str:
@@ -84,7 +90,7 @@ def _verdict_text(ranking: Ranking, what: str, escape: Escape) -> str:
     if status is Verdict.WINNER:
         return f"**{leader}** is the fastest of {len(ranking.entries)} {what}, separable from every other"
     if status is Verdict.TOO_FEW:
-        return f"{_too_few(ranking)}; the best median of {len(ranking.entries)} {what} is {leader}'s"
+        return f"{too_few_text(ranking)}; the best median of {len(ranking.entries)} {what} is {leader}'s"
     if status is Verdict.EQUIVALENT:
         return _equivalent(ranking, escape)
     tied = ", ".join(escape(e.name) for e in ranking.tied)
@@ -114,7 +120,7 @@ def _answer_clause(r: Ranking, value: Callable[[Entry], str], what: str, details
         return (f"**{name}** at {head}, the fastest of {len(r.entries)} {what}, separable from every other "
                 f"(next: {escape(nxt.name)}, {_factor_only(nxt, r)})")
     if r.status is Verdict.TOO_FEW:
-        return f"{_too_few(r)}: the best median of {len(r.entries)} {what} is {name}'s, {head}"
+        return f"{too_few_text(r)}: the best median of {len(r.entries)} {what} is {name}'s, {head}"
     if r.status is Verdict.EQUIVALENT:
         return f"{_equivalent(r, escape)}; the best median is {name}'s, {head}"
     tied = ", ".join(f"{escape(e.name)} ({_factor_only(e, r)})" for e in r.tied)
@@ -358,7 +364,7 @@ def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
     if status is Verdict.WINNER:
         return f"separable from every other of the {len(ranking.entries)} candidates"
     if status is Verdict.TOO_FEW:
-        return (f"{_too_few(ranking)}: the recommendation is the best median of {len(ranking.entries)}, not a "
+        return (f"{too_few_text(ranking)}: the recommendation is the best median of {len(ranking.entries)}, not a "
                 "separable winner")
     if status is Verdict.EQUIVALENT:
         return f"{_equivalent(ranking, escape)}: any of them will do"
@@ -414,7 +420,7 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
         return "-"
     r, status, e = a.ranking, a.status, a.versus
     if status is Verdict.TOO_FEW:
-        return _too_few(r)
+        return too_few_text(r)
     if e is None:
         return SURE[status]
     factor, lo, hi = e.factor(r.higher)
@@ -472,6 +478,6 @@ def verdict_line(a: Answer, escape: Escape = md, run: bool = False, label: bool 
     return f"{head}{pick_text(a, escape)} ({sure_text(a, escape)}; {rests_text(a, escape, run)})"
 
 
-__all__ = ["SURE", "Escape", "answer_clause", "candidates_verdict", "change_text", "number", "pick_text", "rests_text",
-           "sure_text", "unverified_text", "upgrade_pick", "upgrade_sure", "value_text", "value_words", "verdict_line",
-           "verdict_text", "versus_text", "versus_words", "why_text"]
+__all__ = ["SURE", "Escape", "answer_clause", "candidates_verdict", "change_text", "number", "pick_text",
+           "rests_text", "sure_text", "too_few_text", "unverified_text", "upgrade_pick", "upgrade_sure", "value_text",
+           "value_words", "verdict_line", "verdict_text", "versus_text", "versus_words", "why_text"]

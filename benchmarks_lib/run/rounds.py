@@ -13,8 +13,9 @@ until each question is answered, its cap is reached or the reader's time budget 
   ranking does (``records.questions``); its contenders are the cases measured on it (the raw baseline and the
   ceiling excepted). It is looked at after the rounds of ``base.paired.LOOKS`` and answered when its leader is
   separated from every other contender or every contender is equivalent within the margin. A case closes when
-  every question it is in is answered, at the cap (the run's ``iterations``), or when the budget is spent. Below
-  the first look (a cap under 8) the rounds are a fixed count.
+  every question it is in is answered, at the cap (the run's ``iterations``), or when the budget is spent; a case
+  in no question (a sweep drawn as a figure) at ``UNASKED_ROUNDS``, the fewest that give its median a 95% interval.
+  Below the first look (a cap under 8) the rounds are a fixed count.
 - The budget: a round is started only when the last round's time still fits before the deadline.
 - A worker that dies (a crash in a native library) takes its open cases with it: the case that crashed gets an error
   row and ends; the others are opened again in a fresh worker and go on in the next round.
@@ -46,6 +47,9 @@ from benchmarks_lib.suites import Case, Suite, ended_reason, get_suite
 
 #: contenders that are never ranked (the uncompressed baseline, the machine's ceiling)
 NOT_CONTENDERS = ("raw", "ceiling")
+#: the rounds of a case that answers no question (a sweep drawn as a figure): the fewest that give its median a 95%
+#: interval (``stats.median_ci``: 2 x 0.5^6 < 5%); a baseline (``NOT_CONTENDERS``) measures to the first look
+UNASKED_ROUNDS = 6
 
 
 def round_seed(run_id: str) -> int:
@@ -357,7 +361,11 @@ class RoundsExecutor(Executor):
                 round_s = time.perf_counter() - t0
                 if self.rounds_done in self.looks and self.rounds_done <= cap:
                     self._look(self.rounds_done)
-                for case_id in [c for c in self._state if self._answered(c, cap)]:
+                unasked = set()
+                if self.rounds_done == UNASKED_ROUNDS < min(self.looks[0], cap):
+                    self._look(self.rounds_done, decide=False)  # the questions so far: which cases answer none
+                    unasked = self._unasked(by_id)
+                for case_id in [c for c in self._state if self._answered(c, cap, unasked)]:
                     yield finish(by_id[case_id], 0, "", self._why(case_id))
                 yield RoundDone(self.rounds_done, round_s, len(self._state),
                                 sum(q.closed for q in self.questions.values()), len(self.questions),
@@ -377,30 +385,35 @@ class RoundsExecutor(Executor):
 
     def _plan(self, left_s: float, cap: int, by_id: Mapping[str, Case]) -> list[tuple[str, str]]:
         """Before a round: the cases to close because the time left cannot carry every open case to the next look
-        (or the cap). Below the first look the cases their suites declare optional are left out, the dearest first,
-        then the dearest questions but the cheapest; after it, the dearest open questions are given up; so that the
-        cheaper ones still reach their next look.
+        (or the cap; a case in no question to its ``UNASKED_ROUNDS``). Below the first look the cases their suites
+        declare optional are left out, the dearest first, then the cases in no question (a sweep drawn as a figure;
+        a baseline is kept), then the dearest questions but the cheapest; after it, the dearest open questions are
+        given up; so that the cheaper ones still reach their next look.
         Returns (case id, why) of the cases to close now."""
         r = self.rounds_done
         target = min([look for look in self.looks if look > r] + [cap])
+        first = r < self.looks[0]
+        if first:
+            self._look(r, decide=False)  # the questions so far: which cases answer none, which question is dearest
+        unasked = self._unasked(by_id) if first else set()
 
         def need(ids) -> float:
-            return (target - r) * sum(self._cost.get(c, 0.0) for c in ids)
+            return sum(self._cost.get(c, 0.0) * max(0, (min(target, UNASKED_ROUNDS) if c in unasked else target) - r)
+                       for c in ids)
 
         open_ids = set(self._state)
         if need(open_ids) <= left_s:
             return []
         out: list[tuple[str, str]] = []
-        first = r < self.looks[0]
         if first:
-            self._look(r, decide=False)  # the questions so far, to give up the dearest
             why = f"left out at round {r}: {self.looks[0]} rounds of every case do not fit the budget"
-            for case_id in sorted((c for c in open_ids if get_suite(by_id[c].suite).optional(by_id[c])),
-                                  key=lambda c: -self._cost.get(c, 0.0)):
-                if need(open_ids) <= left_s:
-                    break
-                open_ids.discard(case_id)
-                out.append((case_id, why))
+            optional = {c for c in open_ids if get_suite(by_id[c].suite).optional(by_id[c])}
+            for group in (optional, unasked - optional):
+                for case_id in sorted(group & open_ids, key=lambda c: -self._cost.get(c, 0.0)):
+                    if need(open_ids) <= left_s:
+                        break
+                    open_ids.discard(case_id)
+                    out.append((case_id, why))
         else:
             why = f"budget spent at round {r}: given up for cheaper questions, not separable"
         # then the dearest open questions, so that the cheaper ones reach their next look; below the first look the
@@ -417,9 +430,17 @@ class RoundsExecutor(Executor):
             self.left_out += [f"{get_suite(by_id[c].suite).describe(by_id[c])} ({why})" for c, _ in out]
         return out
 
-    def _answered(self, case_id: str, cap: int) -> bool:
-        """True when ``case_id`` may close: the first look (or the cap below it) reached, and every question it is in
-        answered."""
+    def _unasked(self, by_id: Mapping[str, Case]) -> set[str]:
+        """The open cases in no question of the rows so far (one case may hold every contender of a question), the
+        baselines (``NOT_CONTENDERS``) aside."""
+        asked = {c for q in self.questions.values() for c in q.cases}
+        return {c for c in self._state if c not in asked and by_id[c].backend not in NOT_CONTENDERS}
+
+    def _answered(self, case_id: str, cap: int, unasked: set[str] = frozenset()) -> bool:
+        """True when ``case_id`` may close: a case in no question (``unasked``) at ``UNASKED_ROUNDS``; else the
+        first look (or the cap below it) reached, and every question it is in answered."""
+        if case_id in unasked and self.rounds_done >= min(UNASKED_ROUNDS, cap):
+            return True
         if self.rounds_done < min(self.looks[0], cap):
             return False
         return all(q.closed for q in self.questions.values() if case_id in q.cases)
@@ -435,4 +456,4 @@ class RoundsExecutor(Executor):
                 "questions": [q.record() for q in self.questions.values()]}
 
 
-__all__ = ["NOT_CONTENDERS", "Question", "RoundDone", "RoundsExecutor", "question_rows", "round_seed"]
+__all__ = ["NOT_CONTENDERS", "UNASKED_ROUNDS", "Question", "RoundDone", "RoundsExecutor", "question_rows", "round_seed"]
