@@ -54,12 +54,11 @@ def versus_text(entry: Entry, ranking: Ranking, worse: str = "slower", escape: E
 
 
 def too_few_text(ranking: Ranking) -> str:
-    """``too few rounds to rank (n=9; 6 contenders have an interval from round 12)``."""
+    """``too few rounds to rank (n=9, 12 needed)``: the first look at which as many contenders have an interval."""
     if not ranking.paired:
         return f"too few iterations to rank (n={ranking.too_few_n})"
     first = first_interval_look(len(ranking.entries))
-    need = f"; {len(ranking.entries)} contenders have an interval from round {first}" if first else ""
-    return f"too few rounds to rank (n={ranking.too_few_n}{need})"
+    return f"too few rounds to rank (n={ranking.too_few_n}{f', {first} needed' if first else ''})"
 
 
 def _equivalent(ranking: Ranking, escape: Escape) -> str:
