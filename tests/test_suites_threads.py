@@ -284,3 +284,19 @@ def test_a_small_run_is_measured_in_rounds(tmp_path: Path):
     # each case (a backend at a thread count) once per round, in the same rounds as the others
     assert (asked.groupby(["case_id", "operation", "round"]).size() == 1).all()
     assert set(asked["threads"]) == {1, 2}
+
+
+def test_a_question_of_the_run_is_one_backends_thread_counts_as_the_front_page_ranks_them():
+    """The runner's questions (``run.rounds.suite_questions``) group the threads rows as the front page and the
+    chapter rank them (``rules.answers``: per side and backend): two backends at 1 and 2 threads make two questions
+    of two contenders each, never one of four (which the paired rule cannot decide before round 12)."""
+    from benchmarks_lib.run.rounds import suite_questions
+    from benchmarks_lib.suites import get_suite
+
+    rows = pd.DataFrame([{"suite": "threads", "backend": b, "operation": "write", "threads": t, "dataset": "em_like",
+                          "codec": "zstd:3", "level": 3, "nbytes": 1024, "round": r, "elapsed_s": 1.0,
+                          "case_id": f"{b}-{t}"} for b in ("tensorstore", "zarrs") for t in (1, 2) for r in range(3)])
+    questions = list(suite_questions(get_suite("threads"), rows))
+    assert len(questions) == 2
+    for key, group in questions:
+        assert group["backend"].nunique() == 1 and group["_entry"].nunique() == 2 and key["backend"] in key.values()

@@ -189,10 +189,10 @@ SUITE = Suite(
     build_cases=build_cases,
     run_case=whole_case(rounds),
     rounds=rounds,
-    # the chapter ranks each side's thread counts and stores (``chapters.threads``: encode/decode are the sides of
-    # a codec in memory)
+    # the front page and the chapter rank each side's thread counts per backend (``rules.answers._threads``;
+    # encode/decode are the sides of a codec in memory): a question is one backend's thread counts
     questions=("write", "read", "encode", "decode"),
-    contenders=("threads",), question_keys=("dataset", "codec", "level", "nbytes"),
+    contenders=("threads",), question_keys=("backend", "dataset", "codec", "level", "nbytes"),
     # more threads than this machine's usable cores: oversubscribed, outside the Amdahl fit
     optional=lambda case: case.params["threads"] > usable_cores(),
     profiles=PROFILES,
