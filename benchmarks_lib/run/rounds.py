@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks_lib.base.paired import LOOKS, MARGIN, Answer, look
+from benchmarks_lib.base.paired import LOOKS, MARGIN, Answer, first_interval_look, look
 from benchmarks_lib.base.scratch import create_marked_dir, remove_tree
 from benchmarks_lib.measure import load
 from benchmarks_lib.measure.ledger import CASE_COLUMNS, case_columns, peak_rss
@@ -71,6 +71,8 @@ class Question:
     leader: str = ""
     #: the contenders measured in every round at its last look (backends, layouts, thread counts)
     contenders: tuple[str, ...] = ()
+    #: how many contenders its rows name so far (the planner's: 3 or more have no interval before round 12)
+    size: int = 0
 
     @property
     def closed(self) -> bool:
@@ -139,6 +141,8 @@ class RoundsExecutor(Executor):
         self._cost: dict[str, float] = {}
         #: what the planner left out, in words (the runner prints them)
         self.left_out: list[str] = []
+        #: the cases of a baseline (``NOT_CONTENDERS``): measured to the first look, in a question or not
+        self._baselines: set[str] = set()
         self.rounds_done = 0
         self.stopped = ""
 
@@ -221,6 +225,7 @@ class RoundsExecutor(Executor):
                 q = self.questions.setdefault((suite, operation, json.dumps(key, sort_keys=True, default=str)),
                                               Question(str(suite), str(operation), key))
                 q.cases |= set(group["case_id"].astype(str))
+                q.size = max(q.size, int(group["_entry"].nunique()))
                 if q.closed or not decide:
                     continue
                 values = (per_round({str(n): p for n, p in group.groupby("_entry", sort=True)}, "elapsed_s")
@@ -254,6 +259,7 @@ class RoundsExecutor(Executor):
         t_start = time.perf_counter()
         deadline = t_start + self.budget_s if self.budget_s is not None else math.inf
         by_id = {c.case_id: c for c in cases}
+        self._baselines |= {c.case_id for c in cases if c.backend in NOT_CONTENDERS}
 
         def add_spent(case_id: str, columns: dict) -> None:
             mine = spent.setdefault(case_id, {})
@@ -361,11 +367,9 @@ class RoundsExecutor(Executor):
                 round_s = time.perf_counter() - t0
                 if self.rounds_done in self.looks and self.rounds_done <= cap:
                     self._look(self.rounds_done)
-                unasked = set()
-                if self.rounds_done == UNASKED_ROUNDS < min(self.looks[0], cap):
+                if UNASKED_ROUNDS <= self.rounds_done < min(self.looks[0], cap):
                     self._look(self.rounds_done, decide=False)  # the questions so far: which cases answer none
-                    unasked = self._unasked(by_id)
-                for case_id in [c for c in self._state if self._answered(c, cap, unasked)]:
+                for case_id in [c for c in self._state if self._answered(c, cap)]:
                     yield finish(by_id[case_id], 0, "", self._why(case_id))
                 yield RoundDone(self.rounds_done, round_s, len(self._state),
                                 sum(q.closed for q in self.questions.values()), len(self.questions),
@@ -384,66 +388,86 @@ class RoundsExecutor(Executor):
                 remove_tree(state["scratch"], self.scratch)
 
     def _plan(self, left_s: float, cap: int, by_id: Mapping[str, Case]) -> list[tuple[str, str]]:
-        """Before a round: the cases to close because the time left cannot carry every open case to the next look
-        (or the cap; a case in no question to its ``UNASKED_ROUNDS``). Below the first look the cases their suites
-        declare optional are left out, the dearest first, then the cases in no question (a sweep drawn as a figure;
-        a baseline is kept), then the dearest questions but the cheapest; after it, the dearest open questions are
-        given up; so that the cheaper ones still reach their next look.
+        """Before a round: what the time left can carry, and the cases to close because it cannot carry more.
+
+        Each open question is carried to its next look at which its contenders can have an interval
+        (``paired.first_interval_look``: 8 rounds for two, 12 for three to six), each case to the furthest of its
+        open questions; a case in no open question to ``UNASKED_ROUNDS`` (its median's interval), a baseline
+        (``NOT_CONTENDERS``) to the first look. When that does not fit: below the first look the cases their suites
+        declare optional are left out, the dearest first; then the dearest questions are given up but the cheapest
+        (their cases still measure to ``UNASKED_ROUNDS``); then the cases in no open question, the dearest first
+        (never a baseline, nor a case of the question kept). After the first look the dearest open questions are
+        given up. The cheaper ones still reach their next look.
         Returns (case id, why) of the cases to close now."""
         r = self.rounds_done
-        target = min([look for look in self.looks if look > r] + [cap])
         first = r < self.looks[0]
-        if first:
-            self._look(r, decide=False)  # the questions so far: which cases answer none, which question is dearest
-        unasked = self._unasked(by_id) if first else set()
+        self._look(r, decide=False)  # the questions so far: their cases and how many contenders each has
+        open_ids = set(self._state)
+        kept = [q for q in self.questions.values() if not q.closed]
+
+        def question_target(q: Question) -> int:
+            decisive = first_interval_look(max(2, q.size), self.looks) or cap
+            return min([look for look in self.looks if look > r and look >= decisive] + [cap])
+
+        def target(c: str) -> int:
+            mine = [question_target(q) for q in kept if c in q.cases]
+            if mine:
+                return max(mine)
+            return min(cap, self.looks[0] if c in self._baselines or by_id[c].backend in NOT_CONTENDERS
+                       else UNASKED_ROUNDS)
 
         def need(ids) -> float:
-            return sum(self._cost.get(c, 0.0) * max(0, (min(target, UNASKED_ROUNDS) if c in unasked else target) - r)
-                       for c in ids)
+            return sum(self._cost.get(c, 0.0) * max(0, target(c) - r) for c in ids)
 
-        open_ids = set(self._state)
+        def cost(q: Question) -> float:
+            return sum(self._cost.get(c, 0.0) for c in q.cases & open_ids)
+
         if need(open_ids) <= left_s:
             return []
         out: list[tuple[str, str]] = []
         if first:
-            why = f"left out at round {r}: {self.looks[0]} rounds of every case do not fit the budget"
-            optional = {c for c in open_ids if get_suite(by_id[c].suite).optional(by_id[c])}
-            for group in (optional, unasked - optional):
-                for case_id in sorted(group & open_ids, key=lambda c: -self._cost.get(c, 0.0)):
-                    if need(open_ids) <= left_s:
-                        break
-                    open_ids.discard(case_id)
-                    out.append((case_id, why))
+            why = f"left out at round {r}: the rounds to answer it do not fit the budget"
+            for case_id in sorted((c for c in open_ids if get_suite(by_id[c].suite).optional(by_id[c])),
+                                  key=lambda c: -self._cost.get(c, 0.0)):
+                if need(open_ids) <= left_s:
+                    break
+                open_ids.discard(case_id)
+                out.append((case_id, why))
         else:
             why = f"budget spent at round {r}: given up for cheaper questions, not separable"
-        # then the dearest open questions, so that the cheaper ones reach their next look; below the first look the
+        # the dearest open questions, so that the cheaper ones reach their next look; below the first look the
         # cheapest is kept whatever it costs (it measures until the budget is spent)
-        open_questions = sorted((q for q in self.questions.values() if not q.closed),
-                                key=lambda q: -sum(self._cost.get(c, 0.0) for c in q.cases & open_ids))
-        for q in open_questions[:-1] if first else open_questions:
+        by_cost = sorted(kept, key=lambda q: -cost(q))
+        for q in by_cost[:-1] if first else by_cost:
             if need(open_ids) <= left_s:
                 break
             q.answer, q.why, q.rounds = ("left out" if first else "budget spent"), why, r
-            open_ids -= {c for c in q.cases if all(o.closed for o in self.questions.values() if c in o.cases)}
+            kept.remove(q)
+            if not first:
+                open_ids -= {c for c in q.cases if all(o.closed for o in self.questions.values() if c in o.cases)}
+        if first:  # then the cases in no open question (measured to their median's interval), the dearest first
+            keep = {c for q in kept for c in q.cases}
+            for case_id in sorted((c for c in open_ids if c not in keep and by_id[c].backend not in NOT_CONTENDERS),
+                                  key=lambda c: -self._cost.get(c, 0.0)):
+                if need(open_ids) <= left_s:
+                    break
+                open_ids.discard(case_id)
         out += [(c, why) for c in sorted(set(self._state) - open_ids) if c not in dict(out)]
         if first:
             self.left_out += [f"{get_suite(by_id[c].suite).describe(by_id[c])} ({why})" for c, _ in out]
         return out
 
-    def _unasked(self, by_id: Mapping[str, Case]) -> set[str]:
-        """The open cases in no question of the rows so far (one case may hold every contender of a question), the
-        baselines (``NOT_CONTENDERS``) aside."""
-        asked = {c for q in self.questions.values() for c in q.cases}
-        return {c for c in self._state if c not in asked and by_id[c].backend not in NOT_CONTENDERS}
-
-    def _answered(self, case_id: str, cap: int, unasked: set[str] = frozenset()) -> bool:
-        """True when ``case_id`` may close: a case in no question (``unasked``) at ``UNASKED_ROUNDS``; else the
-        first look (or the cap below it) reached, and every question it is in answered."""
-        if case_id in unasked and self.rounds_done >= min(UNASKED_ROUNDS, cap):
+    def _answered(self, case_id: str, cap: int) -> bool:
+        """True when ``case_id`` may close: in no open question (none, or every one given up or answered), at
+        ``UNASKED_ROUNDS`` (a baseline at the first look); else the first look (or the cap below it) reached and
+        every question it is in answered."""
+        mine = [q for q in self.questions.values() if case_id in q.cases]
+        baseline = case_id in self._baselines
+        if not baseline and all(q.closed for q in mine) and self.rounds_done >= min(UNASKED_ROUNDS, cap):
             return True
         if self.rounds_done < min(self.looks[0], cap):
             return False
-        return all(q.closed for q in self.questions.values() if case_id in q.cases)
+        return all(q.closed for q in mine)
 
     def _why(self, case_id: str) -> str:
         whys = sorted({q.why for q in self.questions.values() if case_id in q.cases})
