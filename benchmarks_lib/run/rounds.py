@@ -426,7 +426,7 @@ class RoundsExecutor(Executor):
             return []
         out: list[tuple[str, str]] = []
         if first:
-            why = f"left out at round {r}: the rounds to answer it do not fit the budget"
+            why = f"left out at round {r}: the rounds it needs do not fit the budget"
             for case_id in sorted((c for c in open_ids if get_suite(by_id[c].suite).optional(by_id[c])),
                                   key=lambda c: -self._cost.get(c, 0.0)):
                 if need(open_ids) <= left_s:
