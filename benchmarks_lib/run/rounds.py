@@ -395,9 +395,8 @@ class RoundsExecutor(Executor):
         open questions; a case in no open question to ``UNASKED_ROUNDS`` (its median's interval), a baseline
         (``NOT_CONTENDERS``) to the first look. When that does not fit: below the first look the cases their suites
         declare optional are left out, the dearest first; then the dearest questions are given up but the cheapest
-        (their cases still measure to ``UNASKED_ROUNDS``); then the cases in no open question, the dearest first
-        (never a baseline, nor a case of the question kept). After the first look the dearest open questions are
-        given up. The cheaper ones still reach their next look.
+        (their cases close with them); then the cases in no question, the dearest first (never a baseline). After
+        the first look the dearest open questions are given up. The cheaper ones still reach their next look.
         Returns (case id, why) of the cases to close now."""
         r = self.rounds_done
         first = r < self.looks[0]
@@ -443,9 +442,8 @@ class RoundsExecutor(Executor):
                 break
             q.answer, q.why, q.rounds = ("left out" if first else "budget spent"), why, r
             kept.remove(q)
-            if not first:
-                open_ids -= {c for c in q.cases if all(o.closed for o in self.questions.values() if c in o.cases)}
-        if first:  # then the cases in no open question (measured to their median's interval), the dearest first
+            open_ids -= {c for c in q.cases if all(o.closed for o in self.questions.values() if c in o.cases)}
+        if first:  # then the cases in no question (a sweep, measured to its median's interval), the dearest first
             keep = {c for q in kept for c in q.cases}
             for case_id in sorted((c for c in open_ids if c not in keep and by_id[c].backend not in NOT_CONTENDERS),
                                   key=lambda c: -self._cost.get(c, 0.0)):
