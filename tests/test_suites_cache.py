@@ -8,7 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from benchmarks_lib import servers
@@ -638,22 +637,3 @@ def _live_processes_mentioning(text: str) -> list[str]:
             found.append(cmd)
     return found
 
-
-def test_a_zarr_question_of_the_run_is_one_client_and_layout_with_its_cache_on_and_off():
-    """The runner's questions group the Zarr cutouts as the front page's cache answer pairs them
-    (``rules.answers._zarr_cache``): one client and layout, client cache on against off; two clients and two layouts
-    make four questions of two contenders, decidable at round 8, not one of eight (which needs round 16 or more)."""
-    from benchmarks_lib.run.rounds import suite_questions
-    from benchmarks_lib.suites import get_suite
-
-    rows = pd.DataFrame([{"suite": "cache", "backend": client, "operation": "zarr_read_cutouts", "client": client,
-                          "layout": layout, "client_cache": cache, "config": f"{client} {layout}, cache {cache}",
-                          "dataset": "microscopy", "location": "http", "server": "builtin", "latency_ms": 10.0,
-                          "bandwidth_bytes_s": 5e7, "nbytes": 1024, "round": r, "elapsed_s": 1.0,
-                          "case_id": f"{client}-{layout}-{cache}"}
-                         for client in ("tensorstore", "zarr-obstore") for layout in ("sharded", "unsharded")
-                         for cache in (True, False) for r in range(3)])
-    questions = list(suite_questions(get_suite("cache"), rows))
-    assert len(questions) == 4
-    for _key, group in questions:
-        assert group[["client", "layout"]].drop_duplicates().shape[0] == 1 and group["_entry"].nunique() == 2

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks_lib.base.paired import LOOKS, MARGIN, Answer, first_interval_look, look
+from benchmarks_lib.base.paired import LOOKS, MARGIN, Answer, look
 from benchmarks_lib.base.scratch import create_marked_dir, remove_tree
 from benchmarks_lib.measure import load
 from benchmarks_lib.measure.ledger import CASE_COLUMNS, case_columns, peak_rss
@@ -71,8 +71,6 @@ class Question:
     leader: str = ""
     #: the contenders measured in every round at its last look (backends, layouts, thread counts)
     contenders: tuple[str, ...] = ()
-    #: how many contenders its rows name so far (the planner's: 3 or more have no interval before round 12)
-    size: int = 0
 
     @property
     def closed(self) -> bool:
@@ -225,7 +223,6 @@ class RoundsExecutor(Executor):
                 q = self.questions.setdefault((suite, operation, json.dumps(key, sort_keys=True, default=str)),
                                               Question(str(suite), str(operation), key))
                 q.cases |= set(group["case_id"].astype(str))
-                q.size = max(q.size, int(group["_entry"].nunique()))
                 if q.closed or not decide:
                     continue
                 values = (per_round({str(n): p for n, p in group.groupby("_entry", sort=True)}, "elapsed_s")
@@ -390,9 +387,8 @@ class RoundsExecutor(Executor):
     def _plan(self, left_s: float, cap: int, by_id: Mapping[str, Case]) -> list[tuple[str, str]]:
         """Before a round: what the time left can carry, and the cases to close because it cannot carry more.
 
-        Each open question is carried to its next look at which its contenders can have an interval
-        (``paired.first_interval_look``: 8 rounds for two, 12 for three to six), each case to the furthest of its
-        open questions; a case in no open question to ``UNASKED_ROUNDS`` (its median's interval), a baseline
+        Each open question is carried to its next look (or the cap), each case to the furthest of its open
+        questions; a case in no open question to ``UNASKED_ROUNDS`` (its median's interval), a baseline
         (``NOT_CONTENDERS``) to the first look. When that does not fit: below the first look the cases their suites
         declare optional are left out, the dearest first; then the dearest questions are given up but the cheapest
         (their cases close with them); then the cases in no question, the dearest first (never a baseline). After
@@ -404,9 +400,10 @@ class RoundsExecutor(Executor):
         open_ids = set(self._state)
         kept = [q for q in self.questions.values() if not q.closed]
 
-        def question_target(q: Question) -> int:
-            decisive = first_interval_look(max(2, q.size), self.looks) or cap
-            return min([look for look in self.looks if look > r and look >= decisive] + [cap])
+        def question_target(q: Question) -> int:  # (its next look: a question of three or more has no interval
+            # at round 8, but the front page may rank a pair of its contenders there: the cache's client cache on
+            # against off, of a question of every configuration)
+            return min([look for look in self.looks if look > r] + [cap])
 
         def target(c: str) -> int:
             mine = [question_target(q) for q in kept if c in q.cases]

@@ -278,10 +278,8 @@ SUITE = Suite(
     run_case=run_case,
     rounds=rounds,
     questions=("root_read", "uproot_iterate", "zarr_read_cutouts", "zarr_read_whole"),
-    # a Zarr question is one client and layout, its client cache on against off (the front page's pair:
-    # ``rules.answers._zarr_cache``); ROOT's and uproot's, their settings at one location
     contenders=("config",),
-    question_keys=("dataset", "location", "server", "latency_ms", "bandwidth_bytes_s", "nbytes", "client", "layout"),
+    question_keys=("dataset", "location", "server", "latency_ms", "bandwidth_bytes_s", "nbytes"),
     # a case's process only starts servers and fresh readers (each read is a process of its own), so one worker per
     # reader holds its open cases (the standard profile opens 32 at once)
     reuse_worker=True,
