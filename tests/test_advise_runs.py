@@ -81,7 +81,7 @@ def test_the_same_answer_from_every_working_directory(tmp_path, monkeypatch, cap
     assert "Evidence: run mine" in text and "Runs disagree: 1 other run answers this workload otherwise" in text
     assert "run mine (dataset microscopy, 128x512x512; 12 candidates, n=8): picks w00 | lz4 | chunks 64x64x64 | " \
            "shards none, separable from every other candidate" in text
-    assert "otherwise: run book-standard-20261127-141733-writers (dataset microscopy, 128x512x512; 9 candidates" \
+    assert "otherwise: run book-standard-20261127-182342-writers (dataset microscopy, 128x512x512; 9 candidates" \
         in text and "(not preferred: fewer candidates)" in text
 
 
