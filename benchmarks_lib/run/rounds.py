@@ -396,21 +396,18 @@ class RoundsExecutor(Executor):
         Returns (case id, why) of the cases to close now."""
         r = self.rounds_done
         first = r < self.looks[0]
-        self._look(r, decide=False)  # the questions so far: their cases and how many contenders each has
+        self._look(r, decide=False)  # the questions so far and their cases
         open_ids = set(self._state)
         kept = [q for q in self.questions.values() if not q.closed]
 
-        def question_target(q: Question) -> int:  # (its next look: a question of three or more has no interval
-            # at round 8, but the front page may rank a pair of its contenders there: the cache's client cache on
-            # against off, of a question of every configuration)
-            return min([look for look in self.looks if look > r] + [cap])
+        # every open question's next look (a question of three or more has no interval at round 8, but the front
+        # page may rank a pair of its contenders there: the cache's client cache on against off)
+        next_look = min([look for look in self.looks if look > r] + [cap])
 
         def target(c: str) -> int:
-            mine = [question_target(q) for q in kept if c in q.cases]
-            if mine:
-                return max(mine)
-            return min(cap, self.looks[0] if c in self._baselines or by_id[c].backend in NOT_CONTENDERS
-                       else UNASKED_ROUNDS)
+            if any(c in q.cases for q in kept):
+                return next_look
+            return min(cap, self.looks[0] if by_id[c].backend in NOT_CONTENDERS else UNASKED_ROUNDS)
 
         def need(ids) -> float:
             return sum(self._cost.get(c, 0.0) * max(0, target(c) - r) for c in ids)
