@@ -77,6 +77,42 @@ def test_checksum_ignores_blocking_and_byte_order():
     assert digest.hexdigest() == checksum_array(a) != ArrayDigest().hexdigest()
 
 
+def test_fast_checksums_name_their_algorithm_and_verify_what_either_made(tmp_path: Path):
+    """A run's writes are verified by xxh3 checksums (``xxh3:`` first); a checksum made by blake2b (a library
+    version's own environment, without xxhash) is checked by blake2b; a flipped byte fails either."""
+    from benchmarks_lib.data.datasets import FAST_CHECKSUM, checksum_algorithm
+
+    a = Dataset("microscopy", (5, 8, 9)).region((slice(0, 5), slice(0, 8), slice(0, 9)))
+    fast = checksum_blocks([a[:2], a[2:]], "xxh3")
+    assert fast.startswith("xxh3:") and fast == checksum_blocks([a], "xxh3") != "xxh3:" + checksum_array(a)
+    assert checksum_algorithm(fast) == "xxh3" and checksum_algorithm(checksum_array(a)) == "blake2b"
+    assert checksum_blocks([a.view(np.int16)], "xxh3") != fast  # the dtype is covered as before
+    assert FAST_CHECKSUM == "xxh3"  # a core dependency
+    with pytest.raises(ValueError, match="blake2b or xxh3"):
+        ArrayDigest("md5")
+    adapter, spec, data = written("raw", "none", "z:4:4,y:30:30,x:40:40", tmp_path / "out")
+    for algorithm in ("xxh3", "blake2b"):
+        assert verify(tmp_path / "out", spec, adapter, data.checksum(algorithm=algorithm), 3)["verified"]
+    flip_byte(*_data_offset("raw", tmp_path / "out"))
+    for algorithm in ("xxh3", "blake2b"):
+        check = verify(tmp_path / "out", spec, adapter, data.checksum(algorithm=algorithm), 3)
+        assert not check["verified"] and "checksum mismatch" in check["verify_detail"]
+
+
+def test_same_array_compares_every_byte_dtype_and_shape():
+    from benchmarks_lib.data.datasets import same_array
+
+    a = Dataset("microscopy", (3, 40, 50)).region((slice(0, 3), slice(0, 40), slice(0, 50)))
+    b = a.copy()
+    assert same_array(b, a) and same_array(a[:, 3:9], b[:, 3:9].copy())  # C order, and a strided view
+    b[2, 39, 49] ^= 1
+    assert not same_array(b, a) and not same_array(b[:, 1::2], a[:, 1::2])
+    assert not same_array(a.astype(np.int16), a) and not same_array(a.reshape(3, 50, 40), a)
+    assert same_array(np.empty((0, 4), np.uint8), np.empty((0, 4), np.uint8))
+    f = np.array([0.0, np.nan])
+    assert same_array(f.copy(), f) and not same_array(np.array([-0.0, np.nan]), f)  # the bytes, exactly
+
+
 # -- independent readers -----------------------------------------------------------------
 @pytest.mark.parametrize(("name", "codec", "dims"), CASES)
 def test_independent_reader_returns_the_array(name: str, codec: str, dims: str, tmp_path: Path):

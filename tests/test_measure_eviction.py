@@ -69,3 +69,59 @@ def test_the_cache_suite_never_drops_the_machines_caches(tmp_path, monkeypatch):
     evictions.saw("cold_unverified")
     assert not evictions.evict(store).dropped_caches
     assert seen == [{"drop_caches": False}, {"drop_caches": False}]
+
+
+def test_held_files_follow_the_tree_they_advise_out(tmp_path):
+    """The files held open between evictions are the files the paths name now: one replaced (a new inode), one
+    grown, one added and one removed are all advised out and proven; closing lets every one go."""
+    from benchmarks_lib.measure.eviction import HeldFiles
+
+    store = _store(tmp_path)
+    os.sync()  # no dirty page: advice alone drops them
+    held = HeldFiles()
+    _read_all(store)
+    report = held.advise_out(store)
+    assert report.files == 4 and report.verified and resident_bytes(store) == 0
+    (store / "c0").unlink()
+    (store / "c0").write_bytes(os.urandom(300 * 1024))  # replaced: another inode
+    with open(store / "c1", "ab") as f:  # grown in place
+        f.write(os.urandom(64 * 1024))
+    (store / "c2").unlink()
+    (store / "c9").write_bytes(os.urandom(100 * 1024))
+    os.sync()
+    _read_all(store)
+    assert resident_bytes(store) > 0
+    report = held.advise_out(store)
+    assert report.files == 4 and report.bytes == 300 * 1024 + 320 * 1024 + 256 * 1024 + 100 * 1024
+    assert report.verified and report.resident_bytes_after == resident_bytes(store) == 0
+    assert sorted(held._held) == sorted(str(f) for f in store.iterdir())
+    fds = [fd for _, fd, _, _ in held._held.values()]
+    held.close()
+    assert not held._held
+    for fd in fds:
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        raise AssertionError(f"descriptor {fd} still open")
+
+
+def test_a_store_written_again_is_flushed_without_the_global_drop(tmp_path, monkeypatch):
+    """After ``rewrote`` (the sharding sweep's new store at the same path) the next eviction flushes and advises
+    the files out without dropping the machine's caches; the one after that advises only."""
+    from benchmarks_lib.measure import eviction
+
+    full = []
+    real = eviction.evict_page_cache
+    monkeypatch.setattr(eviction, "evict_page_cache", lambda files, **kw: (full.append(kw), real(files, **kw))[1])
+    store = _store(tmp_path)
+    evictions = StoreEvictions()
+    evictions.evict(store)
+    evictions.close()
+    for f in store.iterdir():  # written again: new files at the same paths
+        f.unlink()
+        f.write_bytes(os.urandom(256 * 1024))
+    evictions.rewrote()
+    assert evictions.evict(store).verified and full[-1] == {"drop_caches": False} and len(full) == 2
+    _read_all(store)
+    assert evictions.evict(store).verified and len(full) == 2 and resident_bytes(store) == 0

@@ -30,6 +30,20 @@ def test_dataset_is_deterministic_and_blockwise_consistent(name):
     assert d.checksum() != Dataset(name, (6, 40, 50), seed=4).checksum() or name == "labels"
 
 
+@pytest.mark.parametrize("name", list(DATASETS))
+def test_a_region_made_on_every_core_equals_one_made_plane_by_plane(name, monkeypatch):
+    """Large regions are generated plane by plane on every core (each plane seeded by its index): the same values
+    as one plane at a time."""
+    from benchmarks_lib.data import datasets
+
+    d = Dataset(name, (5, 300, 400), seed=2)
+    index = (slice(0, 5), slice(10, 290), slice(0, 400))
+    monkeypatch.setattr(datasets, "PARALLEL_BYTES", 1)
+    together = d.region(index)
+    monkeypatch.setattr(datasets, "PARALLEL_BYTES", 1 << 62)
+    assert np.array_equal(together, d.region(index))
+
+
 def test_stated_compressibility_orders_datasets():
     ratios = {n: Dataset(n, (2, 256, 256)).compressibility() for n in DATASETS}
     assert ratios["random"] < 1.05 < ratios["em_like"] < ratios["microscopy"] < ratios["labels"]

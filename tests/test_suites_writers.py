@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks_lib.adapters.raw import RawAdapter
 from benchmarks_lib.base.specs import ArraySpec, parse_dims
-from benchmarks_lib.data.datasets import Dataset, checksum_blocks
+from benchmarks_lib.data.datasets import FAST_CHECKSUM, Dataset, checksum_blocks
 from benchmarks_lib.measure import EvictionReport
 from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import writers
@@ -21,7 +21,7 @@ def test_small_data_is_kept_whole_and_matches_the_dataset():
     source = BlockSource(d, 3).prepare()
     blocks = list(source)
     assert not source.tiled and [o for o, _ in blocks] == [0, 3, 6, 9]
-    assert source.checksum == d.checksum()
+    assert source.checksum == d.checksum(algorithm=FAST_CHECKSUM)
     index = (slice(2, 8), slice(5, 20), slice(7, 40))
     assert np.array_equal(source.region(index), d.region(index))
 
@@ -32,10 +32,10 @@ def test_large_data_is_tiled_from_a_bounded_pool_and_checked_against_it():
     assert source.tiled and len(source._pool) == 2
     first_two = [d.region((slice(i, i + 1), slice(0, 32), slice(0, 48))) for i in range(2)]
     written = [first_two[i % 2] for i in range(10)]
-    assert source.checksum == checksum_blocks(written)  # hashed in prepare, before any timed region
-    assert source.checksum != d.checksum()
+    assert source.checksum == checksum_blocks(written, FAST_CHECKSUM)  # hashed in prepare, before any timed region
+    assert source.checksum != d.checksum(algorithm=FAST_CHECKSUM)
     blocks = [b for _, b in source]
-    assert len(blocks) == 10 and checksum_blocks(blocks) == source.checksum
+    assert len(blocks) == 10 and checksum_blocks(blocks, FAST_CHECKSUM) == source.checksum
     whole = np.concatenate(written)
     index = (slice(1, 8), slice(3, 30), slice(0, 11))
     assert np.array_equal(source.region(index), whole[index])
@@ -55,9 +55,10 @@ def test_blocks_are_never_generated_after_prepare(monkeypatch):
 def test_a_pool_is_reused_by_later_cases_and_regenerated_when_damaged(tmp_path, monkeypatch):
     d = Dataset("microscopy", (10, 32, 48))
     first = BlockSource(d, 1, pool_bytes=2 * 32 * 48 * 2).prepare(tmp_path)
-    monkeypatch.setattr(Dataset, "blocks", lambda *a, **k: pytest.fail("a cached pool was generated again"))
+    for made_by in ("blocks", "region"):
+        monkeypatch.setattr(Dataset, made_by, lambda *a, **k: pytest.fail("a cached pool was generated again"))
     again = BlockSource(d, 1, pool_bytes=2 * 32 * 48 * 2).prepare(tmp_path)
-    assert again.checksum == first.checksum and checksum_blocks(b for _, b in again) == first.checksum
+    assert again.checksum == first.checksum and checksum_blocks((b for _, b in again), FAST_CHECKSUM) == first.checksum
     other = Dataset("microscopy", (10, 32, 48), seed=1)  # other data: other file, generated
     with pytest.raises(pytest.fail.Exception):
         BlockSource(other, 1, pool_bytes=2 * 32 * 48 * 2).prepare(tmp_path)
@@ -67,7 +68,29 @@ def test_a_pool_is_reused_by_later_cases_and_regenerated_when_damaged(tmp_path, 
     raw[-1] ^= 0xFF  # one flipped byte: the digest no longer matches, the pool is made anew
     data_file.write_bytes(bytes(raw))
     redone = BlockSource(d, 1, pool_bytes=2 * 32 * 48 * 2).prepare(tmp_path)
-    assert redone.checksum == first.checksum and checksum_blocks(b for _, b in redone) == first.checksum
+    assert redone.checksum == first.checksum
+    assert checksum_blocks((b for _, b in redone), FAST_CHECKSUM) == first.checksum
+
+
+def test_a_kept_array_is_checked_by_the_algorithm_that_kept_it(tmp_path, monkeypatch):
+    """A file kept with an xxh3 digest (the run's own environment) is loaded and checked there; a worker without
+    xxhash (a library version's own environment) makes the array itself and leaves the file as it is."""
+    from benchmarks_lib.inputs import arrays
+
+    made = []
+
+    def make():
+        made.append(1)
+        return np.arange(12, dtype=np.uint16).reshape(3, 4), {"note": "x"}
+
+    data, meta = arrays.kept(tmp_path, "a", make)
+    assert meta["digest"].startswith("xxh3:") and len(made) == 1
+    assert np.array_equal(arrays.kept(tmp_path, "a", make)[0], data) and len(made) == 1  # loaded, checked
+    before = (tmp_path / "a.json").read_text(), (tmp_path / "a.npy").read_bytes()
+    monkeypatch.setattr(arrays, "FAST_CHECKSUM", "blake2b")
+    again, meta = arrays.kept(tmp_path, "a", make)
+    assert np.array_equal(again, data) and len(made) == 2 and not meta["digest"].startswith("xxh3:")
+    assert ((tmp_path / "a.json").read_text(), (tmp_path / "a.npy").read_bytes()) == before
 
 
 class _SlowSource(BlockSource):
@@ -137,7 +160,7 @@ def test_a_cold_read_is_cold_only_with_its_proof(tmp_path, monkeypatch):
     writer = RawAdapter()
     timed_io.write_store(writer, tmp_path / "raw", spec, source, fsync=True)
     row, blocks = timed_io.timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], True, 4)
-    assert checksum_blocks(blocks) == source.checksum
+    assert checksum_blocks(blocks, FAST_CHECKSUM) == source.checksum
     assert row["evicted_bytes"] == spec.nbytes and "eviction_verified" in row
     assert row["cache_state"] == ("cold" if row["eviction_verified"] else "cold_unverified")
     row, _ = timed_io.timed_read(RawAdapter(), tmp_path / "raw", spec, [tmp_path / "raw"], False, 4)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,12 +17,21 @@ class DiskUsage:
 
 def list_files(path: str | Path) -> list[Path]:
     """Every regular file under ``path`` (or ``path`` itself), without following symlinks."""
-    p = Path(path)
-    if p.is_file():
-        return [p]
-    out: list[str] = []
-    folders = [str(p)]
-    while folders:  # scandir's entry types (no stat per file, where the filesystem gives them)
+    return [Path(f) for f, _ in scan_files(path)]
+
+
+def scan_files(path: str | Path) -> list[tuple[str, int]]:
+    """:func:`list_files` as (path, inode) pairs, sorted by path: the inodes come with the directory entries (no stat
+    per file, where the filesystem gives the entries' types)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    if stat.S_ISREG(st.st_mode):
+        return [(str(path), st.st_ino)]
+    out: list[tuple[str, int]] = []
+    folders = [str(path)]
+    while folders:
         try:
             entries = list(os.scandir(folders.pop()))
         except (FileNotFoundError, NotADirectoryError, PermissionError):
@@ -30,8 +40,8 @@ def list_files(path: str | Path) -> list[Path]:
             if entry.is_dir(follow_symlinks=False):
                 folders.append(entry.path)
             elif entry.is_file(follow_symlinks=False):
-                out.append(entry.path)
-    return [Path(f) for f in sorted(out)]
+                out.append((entry.path, entry.inode()))
+    return sorted(out)
 
 
 def disk_usage(path: str | Path) -> DiskUsage:

@@ -23,6 +23,7 @@ from benchmarks_lib.adapters.library import Library
 from benchmarks_lib.adapters.mesh.base import MeshWriter
 from benchmarks_lib.base.availability import Unavailable
 from benchmarks_lib.base.specs import ArraySpec, SpecError
+from benchmarks_lib.data.datasets import same_array
 from benchmarks_lib.data.meshes import build_tet_mesh, load_mesh, mesh_digest, mesh_mismatch, mesh_nbytes
 from benchmarks_lib.measure import disk_usage
 from benchmarks_lib.suites import CaseContext
@@ -128,12 +129,6 @@ def mesh_points(who: SuiteBackend, params: dict, ctx: CaseContext, columns: dict
 
 
 # -- arrays: writers through files, codecs in memory ----------------------------------------
-def same_array(got: Any, want: np.ndarray) -> bool:
-    """``got`` is exactly ``want``: the same dtype, shape and values."""
-    got = np.asarray(got)
-    return got.dtype == want.dtype and got.shape == want.shape and bool(np.array_equal(got, want))
-
-
 def array_point_reason(who: SuiteBackend, spec: ArraySpec, threads: int) -> str | None:
     """Why ``who`` cannot measure ``spec`` with ``threads`` here (not installed, not offered), or None."""
     if reason := who.unavailable_reason():

@@ -18,7 +18,7 @@ from benchmarks_lib.adapters import backend_status, make_adapter, readers_of
 from benchmarks_lib.adapters.base import Adapter, IndependentRead
 from benchmarks_lib.base.availability import Unavailable
 from benchmarks_lib.base.specs import ArraySpec, parse_codec, parse_dims
-from benchmarks_lib.data.datasets import checksum_blocks
+from benchmarks_lib.data.datasets import FAST_CHECKSUM, checksum_algorithm, checksum_blocks, same_array
 from benchmarks_lib.measure import fresh
 from benchmarks_lib.measure.ledger import phase
 from benchmarks_lib.suites.kit.blocks import BlockSource, block_indices
@@ -86,9 +86,9 @@ def verifier(writer: Adapter, spec: ArraySpec, store: str = "file") -> str | Non
                  and make_adapter(name).is_incompatible(spec, "read") is None), None)
 
 
-def read_checksum(reader: Adapter, spec: ArraySpec, step: int) -> str:
-    """Read block by block, untimed; return the checksum."""
-    return checksum_blocks(reader.read(index) for index in block_indices(spec, step))
+def read_checksum(reader: Adapter, spec: ArraySpec, step: int, algorithm: str = FAST_CHECKSUM) -> str:
+    """Read block by block, untimed; return the checksum (made with ``algorithm``)."""
+    return checksum_blocks((reader.read(index) for index in block_indices(spec, step)), algorithm)
 
 
 def verify_scope(profile: str, iteration: int) -> str:
@@ -115,10 +115,10 @@ def _read_back(reader: Adapter, spec: ArraySpec, step: int, expected: str, sourc
                scope: str) -> tuple[bool, str]:
     """(same as written, why not): the whole array's checksum, or (``sampled``) chunks against ``source``."""
     if scope != "sampled" or source is None:
-        got = read_checksum(reader, spec, step)
+        got = read_checksum(reader, spec, step, checksum_algorithm(expected))
         return got == expected, "" if got == expected else f"checksum mismatch: wrote {expected}, read {got}"
     regions = sample_regions(spec)
-    wrong = sum(not np.array_equal(np.asarray(reader.read(ix)), source.region(ix)) for ix in regions)
+    wrong = sum(not same_array(reader.read(ix), source.region(ix)) for ix in regions)
     return not wrong, f"{wrong} of {len(regions)} sampled chunks differ from what was written" if wrong else ""
 
 
@@ -161,7 +161,7 @@ def _verify(path: Path, spec: ArraySpec, writer: Adapter, expected: str, step: i
         independent = writer.independent_read(path, spec) if name is None else None
         if isinstance(independent, IndependentRead):
             by, scope = independent.by, "full"
-            got = checksum_blocks(independent.blocks)
+            got = checksum_blocks(independent.blocks, checksum_algorithm(expected))
             ok, detail = got == expected, "" if got == expected else f"checksum mismatch: wrote {expected}, read {got}"
         else:
             by = name or writer.name

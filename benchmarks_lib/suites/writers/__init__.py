@@ -37,8 +37,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
-
 from benchmarks_lib.adapters import backend_status, expand_backends, make_adapter
 from benchmarks_lib.adapters.base import Adapter
 from benchmarks_lib.base.specs import (
@@ -53,7 +51,7 @@ from benchmarks_lib.base.specs import (
     parse_int_list,
     parse_names,
 )
-from benchmarks_lib.data.datasets import Dataset
+from benchmarks_lib.data.datasets import Dataset, same_array
 from benchmarks_lib.inputs import inputs_dir
 from benchmarks_lib.inputs.user_data import FileDataset, parse_dataset, parse_datasets, sources_param
 from benchmarks_lib.measure import disk_usage
@@ -202,16 +200,10 @@ def _disk_columns(path: Path) -> dict:
     return {"bytes_on_disk": usage.allocated_bytes, "inodes": usage.inodes}
 
 
-def _same(got, want: np.ndarray) -> bool:
-    """Exactly what was written: the same dtype, shape and values."""
-    got = np.asarray(got)
-    return got.dtype == want.dtype and got.shape == want.shape and bool(np.array_equal(got, want))
-
-
 def _same_blocks(blocks: list, source: BlockSource) -> bool:
     """A full read (blocks of the source's step) is exactly the source's blocks, compared in memory (no hashing)."""
     expected = list(source)
-    return len(blocks) == len(expected) and all(_same(b, e) for b, (_, e) in zip(blocks, expected, strict=True))
+    return len(blocks) == len(expected) and all(same_array(b, e) for b, (_, e) in zip(blocks, expected, strict=True))
 
 
 # -- tests: each a set-up of points (``kit.in_rounds``), measured once per round ----------------------------------
@@ -335,8 +327,18 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
     state: dict = {}
     proven = Proven()
 
+    def release() -> None:
+        """The store's files let go by its evictions (held open between its cold reads), before it is removed."""
+        if "evictions" in state:
+            state["evictions"].close()
+
+    def remove() -> None:
+        release()
+        remove_output(path)
+
     def write(r: int | None) -> list[dict]:
         """A new store at ``path`` (timed rows when ``r`` is a round's number), and the reader that reads it."""
+        release()
         remove_output(path)
         writer = make_adapter(case.backend)
         phases = write_store(writer, path, spec, source, fsync)
@@ -353,9 +355,14 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
             # a writer that cannot read (acquire-zarr) is read by the library that verified it
             reader, read_path = make_adapter(check["verified_by"]), writer.array_path(path)
         files[:] = writer.output_files(path)
-        # every cache dropped once per store, then its files only (see .eviction)
-        state.update(reader=reader, read_path=read_path, extra={**extra, **disk, "read_by": reader.name},
-                     evictions=StoreEvictions())
+        # every cache dropped before the point's first cold read, then its files only (see .eviction): a store
+        # written again at the path (the sweep's every ``every``-th round) is flushed and advised out, as a round
+        # trip's is; a drop of every cache per new store (84 in a quick run) evicted every worker's libraries too
+        if "evictions" in state:
+            state["evictions"].rewrote()
+        else:
+            state["evictions"] = StoreEvictions()
+        state.update(reader=reader, read_path=read_path, extra={**extra, **disk, "read_by": reader.name})
         return rows
 
     def reads(r: int, whole: bool = True) -> list[dict]:
@@ -375,7 +382,7 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
                 row, data = timed_read(reader, read_path, spec, files, True, step, index, evictions=evictions)
                 rows.append({"operation": "read_region_cold", "iteration": r, "cutout": side, "cutout_kind": kind,
                              "cutout_index": n, "cutout_origin": [s.start for s in index],
-                             "verified": _same(data, source.region(index)), **row, **row_extra})
+                             "verified": same_array(data, source.region(index)), **row, **row_extra})
         return rows
 
     setup_rows = write(None)
@@ -385,17 +392,17 @@ def _read_point(case: Case, ctx: CaseContext, name: str, dims: DimsSpec, dataset
         reads(-1)
     if any(row.get("status") == "error" for row in setup_rows):
         yield setup_rows
-        remove_output(path)
+        remove()
         return
     if not every:
-        yield Point(reads, lambda: remove_output(path))
+        yield Point(reads, remove)
         return
 
     def measure(r: int) -> list[dict]:
         fresh = r % every == 0
         return (write(r) if fresh else []) + reads(r, whole=fresh)
 
-    yield Point(measure, lambda: remove_output(path))
+    yield Point(measure, remove)
 
 
 def read_points(case: Case, ctx: CaseContext) -> Iterator[Point | list[dict]]:
