@@ -45,13 +45,26 @@ def scan_files(path: str | Path) -> list[tuple[str, int]]:
 
 
 def disk_usage(path: str | Path) -> DiskUsage:
-    p = Path(path)
-    logical = allocated = inodes = 0
-    entries = [p] if p.is_file() else [p, *(Path(r) / n for r, ds, fs in os.walk(p) for n in (*ds, *fs))]
-    for entry in entries:
-        st = entry.lstat()
-        inodes += 1
-        if entry.is_file() and not entry.is_symlink():
-            logical += st.st_size
-            allocated += st.st_blocks * 512
+    """Bytes (logical and allocated) of the regular files under ``path`` (or ``path`` itself), and its inodes (every
+    entry: files, folders, links), from the directory entries (one ``lstat`` per regular file)."""
+    top = os.lstat(path)
+    if not stat.S_ISDIR(top.st_mode):
+        regular = stat.S_ISREG(top.st_mode)
+        return DiskUsage(top.st_size if regular else 0, top.st_blocks * 512 if regular else 0, 1)
+    logical = allocated = 0
+    inodes = 1
+    folders = [str(path)]
+    while folders:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            inodes += 1
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                st = entry.stat(follow_symlinks=False)
+                logical += st.st_size
+                allocated += st.st_blocks * 512
     return DiskUsage(logical, allocated, inodes)

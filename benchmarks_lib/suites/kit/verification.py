@@ -60,22 +60,38 @@ def store_digest(path: Path) -> str:
     sha256 where xxhash is not installed, in a library version's own environment). A store holding anything but
     directories and regular files (a symlink, a FIFO) has no digest ('')."""
     h = _DIGEST()
-    root = Path(path)
     buf = bytearray(DIGEST_BLOCK)
     view = memoryview(buf)
-    entries = [root] if not root.is_dir() or root.is_symlink() else sorted(root.rglob("*"))
-    for entry in entries:
-        mode = entry.lstat().st_mode
-        if stat.S_ISDIR(mode):
-            continue
-        if not stat.S_ISREG(mode):
-            return ""
-        name = entry.relative_to(root).as_posix() if entry != root else ""
-        h.update(f"{name}\0{entry.stat().st_size}\0".encode())
-        with open(os.open(entry, os.O_RDONLY | os.O_NOFOLLOW), "rb", buffering=0) as f:
+    files = _regular_files(str(path))
+    if files is None:
+        return ""
+    for name, full, size in files:
+        h.update(f"{name}\0{size}\0".encode())
+        with open(os.open(full, os.O_RDONLY | os.O_NOFOLLOW), "rb", buffering=0) as f:
             while n := f.readinto(buf):
                 h.update(view[:n])
     return h.hexdigest()
+
+
+def _regular_files(root: str) -> list[tuple[str, str, int]] | None:
+    """(name relative to ``root``, path, size) of every file of a store, in the order of the names' parts; None
+    when it holds anything but directories and regular files. From the directory entries (one ``lstat`` a file)."""
+    top = os.lstat(root)
+    if not stat.S_ISDIR(top.st_mode):
+        return [("", root, top.st_size)] if stat.S_ISREG(top.st_mode) else None
+    out: list[tuple[str, str, int]] = []
+    folders = [("", root)]
+    while folders:
+        prefix, folder = folders.pop()
+        for entry in os.scandir(folder):
+            name = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                folders.append((name + "/", entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                out.append((name, entry.path, entry.stat(follow_symlinks=False).st_size))
+            else:
+                return None
+    return sorted(out, key=lambda item: item[0].split("/"))
 
 
 def verifier(writer: Adapter, spec: ArraySpec, store: str = "file") -> str | None:
