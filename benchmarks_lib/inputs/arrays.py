@@ -52,7 +52,7 @@ def kept(directory: Path, stem: str, make: Callable[[], tuple[np.ndarray, dict]]
     try:
         meta = json.loads(meta_path.read_text())
         algorithm = checksum_algorithm(str(meta.get("digest")))
-        if algorithm != FAST_CHECKSUM and algorithm == "xxh3":  # kept by the run's own environment: left as it is
+        if algorithm == "xxh3" != FAST_CHECKSUM:  # kept by the run's own environment: left as it is
             data, extra = make()
             return data, {**extra, "digest": _digest(data)}
         data = np.load(data_path, allow_pickle=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,28 +21,34 @@ def list_files(path: str | Path) -> list[Path]:
     return [Path(f) for f, _ in scan_files(path)]
 
 
+def walk_tree(root: str, strict: bool = False) -> Iterator[tuple[str, os.DirEntry]]:
+    """Every entry under the directory ``root`` with its name relative to it ('/' between parts), links not
+    followed, from the directory entries (their types and inodes come without a stat, where the filesystem gives
+    them). A folder that cannot be listed is skipped, or with ``strict`` raises."""
+    folders = [("", root)]
+    while folders:
+        prefix, folder = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            if strict:
+                raise
+            continue
+        for entry in entries:
+            yield prefix + entry.name, entry
+            if entry.is_dir(follow_symlinks=False):
+                folders.append((f"{prefix}{entry.name}/", entry.path))
+
+
 def scan_files(path: str | Path) -> list[tuple[str, int]]:
-    """:func:`list_files` as (path, inode) pairs, sorted by path: the inodes come with the directory entries (no stat
-    per file, where the filesystem gives the entries' types)."""
+    """:func:`list_files` as (path, inode) pairs, sorted by path."""
     try:
         st = os.stat(path)
     except OSError:
         return []
     if stat.S_ISREG(st.st_mode):
         return [(str(path), st.st_ino)]
-    out: list[tuple[str, int]] = []
-    folders = [str(path)]
-    while folders:
-        try:
-            entries = list(os.scandir(folders.pop()))
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                folders.append(entry.path)
-            elif entry.is_file(follow_symlinks=False):
-                out.append((entry.path, entry.inode()))
-    return sorted(out)
+    return sorted((e.path, e.inode()) for _, e in walk_tree(str(path)) if e.is_file(follow_symlinks=False))
 
 
 def disk_usage(path: str | Path) -> DiskUsage:
@@ -53,18 +60,10 @@ def disk_usage(path: str | Path) -> DiskUsage:
         return DiskUsage(top.st_size if regular else 0, top.st_blocks * 512 if regular else 0, 1)
     logical = allocated = 0
     inodes = 1
-    folders = [str(path)]
-    while folders:
-        try:
-            entries = list(os.scandir(folders.pop()))
-        except OSError:
-            continue
-        for entry in entries:
-            inodes += 1
-            if entry.is_dir(follow_symlinks=False):
-                folders.append(entry.path)
-            elif entry.is_file(follow_symlinks=False):
-                st = entry.stat(follow_symlinks=False)
-                logical += st.st_size
-                allocated += st.st_blocks * 512
+    for _, entry in walk_tree(str(path)):
+        inodes += 1
+        if entry.is_file(follow_symlinks=False):
+            st = entry.stat(follow_symlinks=False)
+            logical += st.st_size
+            allocated += st.st_blocks * 512
     return DiskUsage(logical, allocated, inodes)

@@ -20,6 +20,7 @@ from benchmarks_lib.base.availability import Unavailable
 from benchmarks_lib.base.specs import ArraySpec, parse_codec, parse_dims
 from benchmarks_lib.data.datasets import FAST_CHECKSUM, checksum_algorithm, checksum_blocks, same_array
 from benchmarks_lib.measure import fresh
+from benchmarks_lib.measure.disk import walk_tree
 from benchmarks_lib.measure.ledger import phase
 from benchmarks_lib.suites.kit.blocks import BlockSource, block_indices
 
@@ -75,22 +76,16 @@ def store_digest(path: Path) -> str:
 
 def _regular_files(root: str) -> list[tuple[str, str, int]] | None:
     """(name relative to ``root``, path, size) of every file of a store, in the order of the names' parts; None
-    when it holds anything but directories and regular files. From the directory entries (one ``lstat`` a file)."""
+    when it holds anything but directories and regular files."""
     top = os.lstat(root)
     if not stat.S_ISDIR(top.st_mode):
         return [("", root, top.st_size)] if stat.S_ISREG(top.st_mode) else None
-    out: list[tuple[str, str, int]] = []
-    folders = [("", root)]
-    while folders:
-        prefix, folder = folders.pop()
-        for entry in os.scandir(folder):
-            name = prefix + entry.name
-            if entry.is_dir(follow_symlinks=False):
-                folders.append((name + "/", entry.path))
-            elif entry.is_file(follow_symlinks=False):
-                out.append((name, entry.path, entry.stat(follow_symlinks=False).st_size))
-            else:
-                return None
+    out = []
+    for name, entry in walk_tree(root, strict=True):
+        if entry.is_file(follow_symlinks=False):
+            out.append((name, entry.path, entry.stat(follow_symlinks=False).st_size))
+        elif not entry.is_dir(follow_symlinks=False):
+            return None
     return sorted(out, key=lambda item: item[0].split("/"))
 
 
