@@ -407,7 +407,7 @@ class RoundsExecutor(Executor):
         def target(c: str) -> int:
             if any(c in q.cases for q in kept):
                 return next_look
-            return min(cap, self.looks[0] if by_id[c].backend in NOT_CONTENDERS else UNASKED_ROUNDS)
+            return min(cap, self.looks[0] if c in self._baselines else UNASKED_ROUNDS)
 
         def need(ids) -> float:
             return sum(self._cost.get(c, 0.0) * max(0, target(c) - r) for c in ids)
@@ -439,7 +439,7 @@ class RoundsExecutor(Executor):
             open_ids -= {c for c in q.cases if all(o.closed for o in self.questions.values() if c in o.cases)}
         if first:  # then the cases in no question (a sweep, measured to its median's interval), the dearest first
             keep = {c for q in kept for c in q.cases}
-            for case_id in sorted((c for c in open_ids if c not in keep and by_id[c].backend not in NOT_CONTENDERS),
+            for case_id in sorted((c for c in open_ids if c not in keep and c not in self._baselines),
                                   key=lambda c: -self._cost.get(c, 0.0)):
                 if need(open_ids) <= left_s:
                     break

@@ -39,9 +39,9 @@ _NOT_ELSEWHERE: dict[str, str] = {}
 
 #: bytes read at a time by :func:`store_digest`
 DIGEST_BLOCK = 8 << 20
-try:  # a core dependency; a library version's own environment (``run.environments``) holds numpy alone
+if FAST_CHECKSUM == "xxh3":  # a core dependency; a library version's own environment holds numpy alone
     from xxhash import xxh3_128 as _DIGEST
-except ImportError:  # pragma: no cover - there
+else:  # pragma: no cover - there
     _DIGEST = hashlib.sha256
 
 
