@@ -22,7 +22,7 @@ from benchmarks_lib.advise.settings import codec_lines, threads_advice
 from benchmarks_lib.base.specs import format_bytes, shape_text
 from benchmarks_lib.base.terminal import visible
 from benchmarks_lib.rules.ranking import Verdict, countable, rank_parts
-from benchmarks_lib.rules.words import candidates_verdict, number, value_words, versus_words
+from benchmarks_lib.rules.words import SURE, candidates_verdict, number, value_words, versus_words
 
 #: a candidate's name (``advise.with_candidates``, remote reads with how they read after the shards)
 _CANDIDATE = re.compile(r"^(.*) \| ([^|]*) \| chunks ([^|]*) \| shards ([^| ]*)(?: \| (.*))?$", re.S)
@@ -33,9 +33,7 @@ ACCESS_WORDS = {"full-read": "full reads", "write": "writes", "append": "appends
 #: runs listed that disagree with the one the answer rests on (the rest are counted)
 LISTED_RUNS = 3
 #: what a run's verdict says of its pick (a verdict not listed is named by its value; issue 30 adds EQUIVALENT)
-PICK_WORDS = {Verdict.WINNER: "separable from every other candidate", Verdict.ALONE: "the only candidate, not ranked",
-              Verdict.NO_WINNER: "not separable from the next best", Verdict.TOO_FEW: "too few iterations to rank it",
-              getattr(Verdict, "EQUIVALENT", None): "equivalent to the others for practical purposes"}
+PICK_WORDS = SURE
 
 
 def shown_path(path: str | Path) -> str:
@@ -187,7 +185,7 @@ def advice_lines(workload: Workload, evidence: Evidence,
     env = evidence.meta.get("environment", {})
     first = evidence.rows.iloc[0]
     read_by = set(best.rows["read_by"].dropna().astype(str)) - {f["writer"]} if "read_by" in best.rows else set()
-    claimed = ranking.status in (Verdict.WINNER, Verdict.ALONE)
+    claimed = ranking.status in (Verdict.WINNER, Verdict.LEADER, Verdict.ALONE)
     lines = [f"Workload: {visible(workload.describe())}",
              f"{'Recommendation' if claimed else 'Best median (no winner claimed)'}: "
              f"{'library' if workload.remote else 'writer'} {visible(f['writer'])}, codec {visible(f['codec'])}, "

@@ -27,8 +27,8 @@ from benchmarks_lib.base.stats import format_ci
 from benchmarks_lib.chapters.style import CEILING_LABELS
 from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
-from benchmarks_lib.rules.ranking import Verdict, rank_samples
-from benchmarks_lib.rules.words import case_text, pick_text, rests_text, sure_text, too_few_text
+from benchmarks_lib.rules.ranking import Verdict, rank_parts
+from benchmarks_lib.rules.words import SURE, case_text, pick_text, rests_text, sure_text
 
 #: what a heading's anchor keeps (MyST's ``myst_heading_anchors`` slug, GitHub's): word characters, CJK, -, space
 _SLUG_DROPS = re.compile(r"[^\w\u4e00-\u9fff\- ]")
@@ -195,16 +195,13 @@ class Side:
 
 def _side(rows: pd.DataFrame, q: Question, ceiling: dict[str, float], own: str) -> Side:
     """The leader of ``rows`` (one group of equals, the shared contenders) and what limits the claim."""
-    values = {who: part[q.value].astype("float64").to_numpy() for who, part in rows.groupby("_who", sort=True)}
-    ranking = rank_samples(values, q.higher)  # the chapters' one rule: every contender against the leader
+    parts = {str(who): part for who, part in rows.groupby("_who", sort=True)}
+    ranking = rank_parts(parts, q.value, q.higher)  # the one rule, round by round where measured in rounds
     best = ranking.leader
     leader, median, lo, hi, n = best.name, best.median, best.lo, best.hi, best.n
-    caveats = {Verdict.ALONE: ["one contender"], Verdict.WINNER: [],
-               Verdict.TOO_FEW: [too_few_text(ranking)],
-               Verdict.NO_WINNER: [f"no separable winner: not separable from {len(ranking.tied)} of "
-                                       f"{len(ranking.others)}"],
-               Verdict.EQUIVALENT: [f"a tie: equivalent to {len(ranking.equivalent)} of {len(ranking.others)} "
-                                    "(within 5%)"]}[ranking.status]
+    d = ranking.decision
+    caveats = [] if d is None or ranking.status is Verdict.WINNER else \
+        [f"{SURE[ranking.status]} ({d.why()}, {len(d.contenders)} contenders)"]
     lead = rows[rows["_who"] == leader]
     if q.value == "gbps" and len(lead):
         first = lead.iloc[0]

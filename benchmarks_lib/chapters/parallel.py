@@ -42,8 +42,8 @@ from benchmarks_lib.chapters.style import (
 )
 from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps
-from benchmarks_lib.rules.ranking import Verdict, countable, rank_samples
-from benchmarks_lib.rules.words import number, verdict_line
+from benchmarks_lib.rules.ranking import countable, rank_samples
+from benchmarks_lib.rules.words import number, verdict_line, verdict_text
 
 TIMES = ("write: from the W writes submitted to the last one finished (each worker opens the array and writes "
          "its own ranges, handed to it before the clock); the array's metadata is created before the clock")
@@ -230,21 +230,18 @@ def _choice(b: pd.DataFrame) -> str:
                      rows={n: groups[k] for n, k in setting.items()})
     if not r.entries:
         return "(no verified array)"
-    pick = min([r.leader, *r.tied, *r.equivalent], key=lambda e: setting[e.name][1])
+    near = set(r.decision.within_margin) if r.decision is not None else {r.leader.name}
+    pick = min([e for e in r.entries if e.name in near] or [r.leader], key=lambda e: setting[e.name][1])
     alignment, workers = setting[pick.name]
     one = groups.get((alignment, 1))
     gain = f", {pick.median / one['gbps'].median():.2f}x one worker" if one is not None and workers != 1 else ""
-    why = {Verdict.WINNER: f"separable from every other setting (n={pick.n})",
-           Verdict.TOO_FEW: f"too few iterations to rank (n={r.too_few_n}): the best median",
-           Verdict.ALONE: "the only setting measured",
-           Verdict.NO_WINNER: f"the fewest workers not separable from the best median ({md(r.leader.name)})",
-           Verdict.EQUIVALENT: f"the fewest workers equivalent to the best median ({md(r.leader.name)}, within 5%)"}
-    if r.status is Verdict.NO_WINNER and pick is r.leader:
-        why[r.status] = f"the best median; not separable from it: {', '.join(md(e.name) for e in r.tied)}"
+    why = verdict_text(r, "settings")
+    if pick is not r.leader:
+        why = f"the fewest workers within 5% of the fastest; {why}"
     flags = "".join(f"; {f}" for f in point_flags(pick.rows))
     count = f"{workers} worker{'s' if workers != 1 else ''}"
     return (f"**{number(pick.median)} GB/s** with {count} ({md(alignment)}-aligned{gain}; "
-            f"{why[r.status]}{flags})")
+            f"{why}{flags})")
 
 
 #: the chapter's standard figures, by title (the explorer draws them for any run)

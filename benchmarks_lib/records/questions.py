@@ -82,20 +82,16 @@ def normalized(rows: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def per_round(parts: Mapping[str, pd.DataFrame], value: str) -> tuple[dict[str, dict[int, float]], list[str]] | None:
+def per_round(parts: Mapping[str, pd.DataFrame], value: str) -> dict[str, dict[int, float]] | None:
     """Each contender's value per round (the mean of a round's rows: the cutouts of a round, say) when every row of
-    every contender was measured in rounds: the contenders measured in every round of the question (paired on them)
-    and the names of those measured in fewer (left out for the budget, or ended by a failure: not paired). None when
-    the rows were not measured in rounds, or fewer than two contenders share them (the two-sample rule applies)."""
+    every contender was measured in rounds; a contender that left the question (or failed) has fewer rounds. None
+    when the rows were not measured in rounds, or fewer than two contenders have any."""
     if len(parts) < 2 or any("round" not in p or p["round"].isna().any() for p in parts.values()):
         return None
     out = {name: {int(r): float(v) for r, v in p.groupby("round")[value].mean().items() if np.isfinite(v) and v > 0}
            for name, p in parts.items()}
-    most = max(len(v) for v in out.values())
-    full = {name: v for name, v in out.items() if len(v) == most}
-    if len(full) < 2 or not set.intersection(*(set(v) for v in full.values())):
-        return None
-    return full, sorted(set(out) - set(full))
+    out = {name: v for name, v in out.items() if v}
+    return out if len(out) >= 2 else None
 
 
 def equals_keys(rows: pd.DataFrame) -> list[str]:

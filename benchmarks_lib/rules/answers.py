@@ -130,7 +130,7 @@ class Answer:
     def tied(self) -> tuple[str, ...]:
         """The names the rule cannot tell from the pick: not separable from the leader, or equivalent to it."""
         r = self.ranking
-        if r is None or self.status not in (Verdict.NO_WINNER, Verdict.EQUIVALENT):
+        if r is None or self.status not in (Verdict.TIE, Verdict.EQUIVALENT, Verdict.OPEN):
             return ()
         return tuple(e.name for e in (r.leader, *r.tied, *r.equivalent) if e.name != self.pick)
 
@@ -144,7 +144,7 @@ class Answer:
         pick = self.pick_entry
         if pick is not None and pick is not r.leader:
             return pick
-        if self.status is Verdict.NO_WINNER and r.tied:
+        if self.status in (Verdict.TIE, Verdict.OPEN) and r.tied:
             return r.tied[0]
         if self.status is Verdict.EQUIVALENT and r.equivalent:
             return r.equivalent[0]
@@ -347,12 +347,10 @@ def thread_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def fewest_threads(ranking: Ranking) -> Entry:
-    """The rule's thread count: the fewest threads the rule cannot tell from the best median (not separable, or
-    equivalent); the best median where it cannot rank (too few iterations) or is alone."""
-    if ranking.status in (Verdict.NO_WINNER, Verdict.EQUIVALENT):
-        group = (ranking.leader, *ranking.tied, *ranking.equivalent)
-    else:  # WINNER, TOO_FEW, ALONE
-        group = (ranking.leader,)
+    """The rule's thread count: the fewest threads shown within the margin of the fastest (the decision's
+    ``within_margin``: the whole interval within 5% of the paired leader); the leader where none is."""
+    near = set(ranking.decision.within_margin) if ranking.decision is not None else set()
+    group = [e for e in ranking.entries if e.name in near] or [ranking.leader]
     return min(group, key=lambda e: int(e.name.split()[0]))
 
 

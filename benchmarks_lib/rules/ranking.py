@@ -1,29 +1,25 @@
-"""The one ranking rule every chapter states its answers with: against the leader, among equals.
+"""A group of equals ranked by the one rule (:mod:`.decision`): the decision, with each contender's rows.
 
 Within a group of equals (``EQUALS``: the same codec, bytes, fsync policy, writer fsyncs, cutout kind, cache
-state and dataset), only rows with status ``ok`` whose verification did not fail count. The leader is the
-best median; every other entry is stated against the leader (never against its neighbour): its factor to the
-leader with its interval and whether it is separable from the leader. Rows measured in rounds (a ``round`` on
-every row) are compared round by round (``base.paired``: exact signed-rank bounds at the level of the question's
-looks and pairs); others by ``stats.two_sample`` (95%). A comparison whose whole interval lies within 1 +- ``MARGIN``
-(5%) is equivalent, never separable. The leader is the winner only when every other entry is separable from it;
-when the rest are equivalent to it, :attr:`Verdict.EQUIVALENT`; otherwise :attr:`Verdict.NO_WINNER`, with the
-entries not separable from it. Below ``MIN_RANK_N`` iterations (or rounds too few for an interval):
-:attr:`Verdict.TOO_FEW`. Reads are named by the library that read (``read_by``) and the layout, where recorded. The
-words are in :mod:`.words`.
+state and dataset), only rows with status ``ok`` whose verification did not fail count. Each contender's value per
+round (rows measured in rounds: a ``round`` on every row; others by their order, each iteration a round) goes to
+:func:`.decision.decide`, which the runner called on the same rows when it measured them: so a page that ranks the
+rows prints the decision the run made. A contender measured in fewer rounds (it left the question, or failed) is
+compared on the rounds it has. Every other entry is stated against the paired leader (never its neighbour). Reads
+are named by the library that read (``read_by``) and the layout, where recorded. The words are
+:mod:`.decision`'s and :mod:`.words`'.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from benchmarks_lib.base.paired import versus_leader
-from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, median_ci, two_sample
+from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, median_ci
 from benchmarks_lib.records.questions import (
     EQUALS,
     countable,
@@ -33,26 +29,12 @@ from benchmarks_lib.records.questions import (
     per_round,
     question_groups,
 )
-
-
-class Verdict(StrEnum):
-    """What the rule says of a group: the one status type of every page, ``iobench advise`` and ``compare``."""
-
-    #: one contender: nothing to rank it against
-    ALONE = "alone"
-    #: the best median is separable from every other contender
-    WINNER = "winner"
-    #: some contender is not separable from the best median
-    NO_WINNER = "no separable winner"
-    #: a comparison had fewer than ``MIN_RANK_N`` iterations (or too few rounds for an interval)
-    TOO_FEW = "too few"
-    #: every contender not separable from the leader is within the margin of it: equivalent for practical purposes
-    EQUIVALENT = "equivalent"
+from benchmarks_lib.rules.decision import MARGIN, Comparison, Decision, Verdict, decide
 
 
 @dataclass(frozen=True, eq=False)
 class Entry:
-    """One contender of a group: its name (a record string: escape it), iterations, median interval and rows."""
+    """One contender of a group: its name (a record string: escape it), its values, median interval and rows."""
 
     name: str
     values: np.ndarray
@@ -62,24 +44,30 @@ class Entry:
     n: int
     vs_leader: TwoSample | None = None  # None for the leader itself
     rows: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: its comparison in the decision (None for the leader)
+    comparison: Comparison | None = None
 
     def factor(self, higher: bool) -> tuple[float, float, float]:
-        """``(factor, lo, hi)``: how many times worse than the leader (>= 1 at the median), with its interval."""
-        t = self.vs_leader
-        if t is None:
+        """``(factor, lo, hi)``: its time over the leader's (>= 1: slower), with its interval."""
+        c = self.comparison
+        if c is None:
             return 1.0, 1.0, 1.0
-        return (1 / t.ratio, 1 / t.hi, 1 / t.lo) if higher else (t.ratio, t.lo, t.hi)
+        return c.ratio, c.lo, c.hi
 
 
 @dataclass(frozen=True, eq=False)
 class Ranking:
-    """A group of equals ranked against its leader: ``entries`` best median first."""
+    """A group of equals as decided: ``entries`` the paired leader first, then the others as the decision orders
+    them (closest first, those that left the question last)."""
 
     entries: tuple[Entry, ...]
     higher: bool
     key: dict = field(default_factory=dict)
     #: names whose rows failed verification: never ranked
     unverified: tuple[str, ...] = ()
+    #: from rows measured in rounds (else each iteration stood for a round)
+    paired: bool = False
+    decision: Decision | None = None
 
     @property
     def leader(self) -> Entry:
@@ -89,78 +77,75 @@ class Ranking:
     def others(self) -> tuple[Entry, ...]:
         return self.entries[1:]
 
-    #: from per-round pairs (rows measured in rounds: ``base.paired``), else the two-sample rule
-    paired: bool = False
-    #: why its rounds stopped ("separated at round 12", "budget spent at round 8"); "" when not measured in rounds
-    why: str = ""
-    #: names measured in fewer of its rounds than the others (left out for the budget, or ended by a failure): not
-    #: ranked, since they cannot be paired on the same rounds
-    fewer_rounds: tuple[str, ...] = ()
+    @property
+    def why(self) -> str:
+        """Why its rounds stopped, in words ('' without a decision)."""
+        return self.decision.why() if self.decision is not None else ""
 
     @property
     def tied(self) -> tuple[Entry, ...]:
-        """The entries not separable from the leader, and not shown equivalent to it either."""
-        return tuple(e for e in self.others if e.vs_leader is not None and e.vs_leader.separable is False
-                     and not e.vs_leader.equivalent)
+        """The entries still in the question whose interval reaches 1 and beyond the margin (not told apart)."""
+        return tuple(e for e in self.others if e.comparison is not None and e.comparison.out is None
+                     and not (e.vs_leader and (e.vs_leader.separable or e.vs_leader.equivalent)))
 
     @property
     def equivalent(self) -> tuple[Entry, ...]:
-        """The entries equivalent to the leader: the whole interval within 1 +- ``MARGIN``."""
+        """The entries within the margin of the leader (the whole interval within 1 +- ``MARGIN``)."""
         return tuple(e for e in self.others if e.vs_leader is not None and e.vs_leader.equivalent)
 
     @property
     def too_few_n(self) -> int | None:
-        """The smallest n of a comparison with too few iterations (None when every comparison had enough)."""
-        ns = [min(e.vs_leader.n_a, e.vs_leader.n_b) for e in self.others
-              if e.vs_leader is not None and e.vs_leader.separable is None]
-        return min(ns) if ns else None
+        """The rounds of an open decision (None when decided)."""
+        return self.decision.stops if self.decision is not None and self.status is Verdict.OPEN else None
 
     @property
     def status(self) -> Verdict:
         """The rule's verdict on the group."""
-        if not self.others:
-            return Verdict.ALONE
-        if self.tied:
-            return Verdict.NO_WINNER
-        if self.too_few_n is not None:
-            return Verdict.TOO_FEW
-        return Verdict.EQUIVALENT if self.equivalent else Verdict.WINNER
+        return self.decision.verdict if self.decision is not None else Verdict.ALONE
 
     @property
     def winner(self) -> Entry | None:
-        return self.leader if self.status is Verdict.WINNER else None
+        """The leader where the decision names one (a winner, or a leader whose lead may be within the margin)."""
+        return self.leader if self.status.named else None
+
+
+def _two_sample(c: Comparison, higher: bool, coverage: float) -> TwoSample:
+    """A comparison as the pages' ``TwoSample`` (the value's ratio: for a throughput, the leader's time over its)."""
+    ratio, lo, hi = (1 / c.ratio, 1 / c.hi, 1 / c.lo) if higher else (c.ratio, c.lo, c.hi)
+    equivalent = bool(c.has_interval and c.lo >= 1 / (1 + MARGIN) and c.hi <= 1 + MARGIN)
+    separable = None if not c.has_interval else bool(not equivalent and (c.lo > 1 or c.hi < 1))
+    return TwoSample(ratio, lo, hi, c.rounds, c.rounds, separable, higher, coverage, equivalent, paired=True)
 
 
 def rank_samples(samples: Mapping[str, Iterable[float]], higher: bool, key: dict | None = None,
                  rows: Mapping[str, pd.DataFrame] | None = None, unverified: Sequence[str] = (),
-                 rounds: Mapping[str, Mapping[int, float]] | None = None, why: str = "") -> Ranking:
-    """The rule for named samples: the best median leads, every other sample is compared with it.
-
-    With ``rounds`` (each name's value per round, all measured in the same rounds in a shuffled order), the values
-    ranked are the per-round ones and each comparison is paired round by round (``base.paired.versus_leader``);
-    otherwise it is the two-sample rule (``stats.two_sample``). Either way a comparison whose whole interval lies
-    within 1 +- ``MARGIN`` is equivalent, not separable."""
+                 rounds: Mapping[str, Mapping[int, float]] | None = None) -> Ranking:
+    """The rule for named samples: :func:`.decision.decide` on each name's value per round (``rounds``: each
+    name's value by round number, all measured in the same rounds in a shuffled order; without it each sample's
+    values in their order, one per round)."""
     paired = rounds is not None and len(rounds) >= 2
     if paired:
-        shared = sorted(set.intersection(*(set(v) for v in rounds.values())))
-        samples = {name: [rounds[name][r] for r in shared] for name in rounds}
-    points = []
-    for name, values in samples.items():
-        v = np.asarray([x for x in np.asarray(values, dtype=float) if np.isfinite(x)])
-        if v.size:
-            points.append((name, v, *median_ci(v)))
-    points.sort(key=lambda p: -p[2] if higher else p[2])
+        numbers = sorted(set().union(*(set(v) for v in rounds.values())))
+        series = {name: np.array([v.get(r, math.nan) for r in numbers], dtype=float) for name, v in rounds.items()}
+    else:
+        series = {name: np.asarray(list(values), dtype=float) for name, values in samples.items()}
+        longest = max((len(v) for v in series.values()), default=0)
+        series = {n: np.concatenate([v, np.full(longest - len(v), math.nan)]) for n, v in series.items()}
+    series = {n: v for n, v in series.items() if np.isfinite(v).any()}
+    if not series:
+        return Ranking((), higher, dict(key or {}), tuple(unverified), paired)
+    decision = decide(series, higher=higher)
     frames = rows or {}
+    comps = {c.name: c for c in decision.comparisons}
+    order = [decision.best, *(c.name for c in decision.comparisons)]
     entries = []
-    for i, (name, v, med, lo, hi, n) in enumerate(points):
-        vs = None
-        if i:
-            vs = versus_leader(points[0][1], v, len(points), higher) if paired \
-                else two_sample(points[0][1], v, higher=higher)
-            if vs.separable is not None and vs.within():
-                vs = replace(vs, separable=False, equivalent=True)
-        entries.append(Entry(name, v, med, lo, hi, n, vs, frames.get(name, pd.DataFrame())))
-    return Ranking(tuple(entries), higher, dict(key or {}), tuple(unverified), paired, why)
+    for name in order:
+        v = series[name][np.isfinite(series[name])]
+        med, lo, hi, n = median_ci(v)
+        c = comps.get(name)
+        vs = _two_sample(c, higher, decision.coverage) if c is not None else None
+        entries.append(Entry(name, v, med, lo, hi, n, vs, frames.get(name, pd.DataFrame()), c))
+    return Ranking(tuple(entries), higher, dict(key or {}), tuple(unverified), paired, decision)
 
 
 def rank_against_leader(rows: pd.DataFrame, value: str, higher: bool, keys: Sequence[str] | None = None,
@@ -201,20 +186,12 @@ def _rank_group(group: pd.DataFrame, value: str, higher: bool, key: dict) -> Ran
 
 def rank_parts(parts: Mapping[str, pd.DataFrame], value: str, higher: bool, key: dict | None = None,
                unverified: Sequence[str] = ()) -> Ranking:
-    """The rule on each contender's countable rows (name -> rows, of one group of equals): round by round where they
-    were measured in the same rounds (a contender measured in fewer rounds is left out and named: ``fewer_rounds``;
-    ``why`` says why its rounds stopped), else the two-sample rule."""
-    paired = per_round(parts, value)
-    rounds, fewer, why = None, (), ""
-    if paired is not None:
-        rounds, fewer = paired
-        parts = {n: p for n, p in parts.items() if n not in fewer}
-        stops = sorted({str(s) for p in parts.values() if "rounds_stop" in p for s in p["rounds_stop"].dropna()})
-        why = "; ".join(stops) if stops else f"{len(set.intersection(*(set(v) for v in rounds.values())))} rounds"
-    ranking = rank_samples({n: p[value].astype("float64") for n, p in parts.items()}, higher, key, parts, unverified,
-                           rounds, why)
-    return replace(ranking, fewer_rounds=tuple(fewer)) if fewer else ranking
+    """The rule on each contender's countable rows (name -> rows, of one group of equals): by round where they were
+    measured in rounds, else each iteration a round."""
+    rounds = per_round(parts, value)
+    return rank_samples({n: p[value].astype("float64") for n, p in parts.items()}, higher, key, parts, unverified,
+                        rounds)
 
 
-__all__ = ["EQUALS", "MIN_RANK_N", "Entry", "Ranking", "Verdict", "countable", "entry_names", "failed_verification",
-           "rank_against_leader", "rank_parts", "rank_samples"]
+__all__ = ["EQUALS", "MIN_RANK_N", "Decision", "Entry", "Ranking", "Verdict", "countable", "entry_names",
+           "failed_verification", "rank_against_leader", "rank_parts", "rank_samples"]

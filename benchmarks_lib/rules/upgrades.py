@@ -6,9 +6,9 @@ The versions of a library are contenders of one question: the rows of one operat
 backend (its label: ``zarr-python:zarr2`` writes the v2 format at every version, so it is compared on the same bytes;
 plain ``zarr-python`` writes the newest format each version has, and each change says which formats it compared).
 The reference is the newest version (``packaging``'s order), never the best median: an upgrade is read from the
-version a person has to the newest. Rows measured in the same rounds of one run are paired round by round
-(``base.paired.versus_leader`` at the level of a question of that many versions); rows of different runs, or not in
-rounds, by the two-sample rule (``stats.two_sample``). A ratio whose whole interval lies within 1 +- ``MARGIN`` is
+version a person has to the newest. Each version against the newest is decided by the one rule
+(``rules.decision.decide`` on the pair): round by round where both were measured in the same rounds of one run,
+else each iteration a round. A ratio whose whole interval lies within 1 +- ``MARGIN`` is
 equivalent; a separable one of ``NOTABLE`` (10%) or more is stated in words ("3.1.6 is 1.80x slower than 2.18.7 for
 cold cutouts [1.60x, 2.00x]"); the rest are "no separable difference of 10% or more".
 
@@ -20,13 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-import numpy as np
 import pandas as pd
 from packaging.version import InvalidVersion, Version
 
-from benchmarks_lib.base.paired import versus_leader
-from benchmarks_lib.base.stats import TwoSample, two_sample
+from benchmarks_lib.base.stats import TwoSample
 from benchmarks_lib.records.questions import countable, equals_keys, normalized, per_round
+from benchmarks_lib.rules.ranking import rank_samples
 
 #: the writers' operations an upgrade is read on (time in seconds, lower is better), in the order they are told
 OPERATIONS = {"total": "write", "append_total": "append", "read_cold": "cold full read",
@@ -149,21 +148,20 @@ def versioned(df: pd.DataFrame) -> dict[str, list[str]]:
     return out
 
 
-def _compare(newest: pd.DataFrame, other: pd.DataFrame, contenders: int) -> TwoSample:
-    """``other``'s time over ``newest``'s by the rule: paired round by round where both were measured in the same
-    rounds of one run, else the two-sample rule; equivalent where the whole interval lies within the margin."""
+def _compare(newest: pd.DataFrame, other: pd.DataFrame) -> TwoSample:
+    """``other``'s time over ``newest``'s, decided by the one rule (``rules.decision.decide`` on the pair): paired
+    round by round where both were measured in the same rounds of one run, else each iteration a round."""
     same_run = RUN_COLUMN not in newest or set(newest[RUN_COLUMN].astype(str)) == set(other[RUN_COLUMN].astype(str))
-    rounds = per_round({"newest": newest, "other": other}, "elapsed_s") if same_run else None
-    if rounds is not None and not rounds[1]:
-        values, _ = rounds
-        shared = sorted(set(values["newest"]) & set(values["other"]))
-        t = versus_leader(np.array([values["newest"][r] for r in shared]),
-                          np.array([values["other"][r] for r in shared]), contenders)
-    else:
-        t = two_sample(newest["elapsed_s"].to_numpy(float), other["elapsed_s"].to_numpy(float))
-    if t.separable is not None and t.within():
-        t = replace(t, separable=False, equivalent=True)
-    return t
+    parts = {"newest": newest, "other": other}
+    rounds = per_round(parts, "elapsed_s") if same_run else None
+    r = rank_samples({n: p["elapsed_s"].to_numpy(float) for n, p in parts.items()}, False, rounds=rounds)
+    if len(r.entries) < 2:
+        nan = float("nan")
+        return TwoSample(nan, nan, nan, len(newest), len(other), None, paired=rounds is not None)
+    t = r.others[0].vs_leader
+    if r.leader.name == "other":  # newest over other: turned round
+        t = replace(t, ratio=1 / t.ratio, lo=1 / t.hi, hi=1 / t.lo)
+    return replace(t, paired=rounds is not None)
 
 
 def changes(df: pd.DataFrame) -> list[Change]:
@@ -185,7 +183,7 @@ def changes(df: pd.DataFrame) -> list[Change]:
         versions = sorted(parts, key=version_key)
         newest = versions[-1]
         for version in versions[:-1]:
-            t = _compare(parts[newest], parts[version], len(versions))
+            t = _compare(parts[newest], parts[version])
             out.append(Change(library, operation, key, version, newest, t,
                               (_format(parts[version]), _format(parts[newest]))))
     order = list(OPERATIONS)

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import md
-from benchmarks_lib.base.paired import first_interval_look
 from benchmarks_lib.base.specs import SpecError, format_bytes, parse_dims, shape_text
-from benchmarks_lib.base.stats import CONFIDENCE, MARGIN, TwoSample, coverage
+from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage
 from benchmarks_lib.rules.answers import Answer
-from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict
+from benchmarks_lib.rules.decision import MARGIN, Comparison, Verdict, decision_text, ratio_text
+from benchmarks_lib.rules.ranking import Entry, Ranking
 from benchmarks_lib.rules.upgrades import NOTABLE
 
 #: how a record string is made safe where the words are shown
@@ -40,97 +41,63 @@ def value_text(entry: Entry, unit: str, scale: float = 1.0) -> str:
     return f"{text} {unit} (n={entry.n})"
 
 
+def comparison_text(c: Comparison, leader: str, escape: Escape = md) -> str:
+    """``1.40x slower than a [1.20x, 1.60x], separated``: a contender against the paired leader, with where the
+    decision left it (out at round 8, separated, within the margin, not told apart)."""
+    if c.out is not None:
+        state = f"out at round {c.out}"
+    elif not c.has_interval:
+        state = "no interval yet"
+    elif c.lo >= 1 / (1 + MARGIN) and c.hi <= 1 + MARGIN:
+        state = f"within {MARGIN:.0%}"
+    elif c.lo > 1:
+        state = "separated"
+    else:
+        state = "not told apart"
+    versus = escape(c.versus or leader)
+    text = ratio_text(c.ratio, c.lo, c.hi)
+    word, _, interval = text.partition(" [") if " [" in text else (text, "", "")
+    return f"{word} than {versus}{' [' + interval if interval else ''}, {state}"
+
+
 def versus_text(entry: Entry, ranking: Ranking, worse: str = "slower", escape: Escape = md) -> str:
-    """``2.00x slower than a [1.98x, 2.02x], separable``: the entry against the leader, never its neighbour."""
-    t = entry.vs_leader
-    if t is None:
-        return "the best median"
-    factor, lo, hi = entry.factor(ranking.higher)
-    interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
-    verdict = t.verdict()
-    if t.separable is False and not t.equivalent:
-        verdict = f"not separable from {escape(ranking.leader.name)} (the interval of the ratio includes 1)"
-    return f"{factor:.2f}x {worse} than {escape(ranking.leader.name)}{interval}, {verdict}"
+    """``2.00x slower than a [1.98x, 2.02x], separated``: the entry against the paired leader, never its neighbour."""
+    if entry.comparison is None:
+        return "the leader"
+    return comparison_text(entry.comparison, ranking.leader.name, escape)
 
 
 def too_few_text(ranking: Ranking) -> str:
-    """``too few rounds to rank (n=9, 12 needed)``: the first look at which as many contenders have an interval."""
-    if not ranking.paired:
-        return f"too few iterations to rank (n={ranking.too_few_n})"
-    first = first_interval_look(len(ranking.entries))
-    return f"too few rounds to rank (n={ranking.too_few_n}{f', {first} needed' if first else ''})"
-
-
-def _equivalent(ranking: Ranking, escape: Escape) -> str:
-    """``a tie: a, b and c are equivalent (every interval within 5%)``, then the rest, separable from them."""
-    names = [escape(ranking.leader.name), *(escape(e.name) for e in ranking.equivalent)]
-    tie = f"{', '.join(names[:-1])} and {names[-1]}"
-    rest = len(ranking.entries) - len(names)
-    after = f"; the other {rest} are separable from them" if rest else ""
-    return f"a tie: {tie} are equivalent (each interval within {MARGIN:.0%} of the best median){after}"
+    """``open after 9 rounds; next look at round 12``: what an undecided ranking still needs."""
+    d = ranking.decision
+    return decision_text(d, md).partition(":")[0] if d is not None else "nothing ranked"
 
 
 def why_text(ranking: Ranking, escape: Escape = md) -> str:
-    """`` (separated at round 12)``: why its rounds stopped, where measured in rounds ('' otherwise); a record's
-    words (its rows' ``rounds_stop``), escaped."""
-    return f" ({escape(ranking.why)})" if ranking.why else ""
+    """`` (decided at round 12)``: when the decision was made, where it was ('' otherwise)."""
+    d = ranking.decision
+    return f" ({escape(d.why())})" if d is not None and d.decided and d.verdict is not Verdict.TIE else ""
 
 
 def verdict_text(ranking: Ranking, what: str = "backends", escape: Escape = md) -> str:
-    """The group's verdict: the winner in bold, or no separable winner with the group, or too few iterations; then
-    why its rounds stopped, where measured in rounds."""
-    return _verdict_text(ranking, what, escape) + why_text(ranking, escape)
-
-
-def _verdict_text(ranking: Ranking, what: str, escape: Escape) -> str:
-    status, leader = ranking.status, escape(ranking.leader.name)
-    if status is Verdict.ALONE:
+    """The group's decision in the rule's words (:func:`.decision.decision_text`), with how many ``what`` and when
+    it was decided."""
+    d = ranking.decision
+    if d is None:
+        return f"not ranked: none of the {what} measured this"
+    if d.verdict is Verdict.ALONE:
         return f"not ranked: no other of the {what} measured this on these terms"
-    if status is Verdict.WINNER:
-        return f"**{leader}** is the fastest of {len(ranking.entries)} {what}, separable from every other"
-    if status is Verdict.TOO_FEW:
-        return f"{too_few_text(ranking)}; the best median of {len(ranking.entries)} {what} is {leader}'s"
-    if status is Verdict.EQUIVALENT:
-        return _equivalent(ranking, escape)
-    tied = ", ".join(escape(e.name) for e in ranking.tied)
-    return (f"no separable winner among {len(ranking.entries)} {what}: not separable from the best median "
-            f"({leader}): {tied}")
+    return f"{decision_text(d, escape)} ({len(d.contenders)} {what}){why_text(ranking, escape)}"
 
 
 def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
                   details: Callable[[Entry], Sequence[str]] = lambda e: (), escape: Escape = md) -> str:
-    """The front page's clause for one group: ``**a** at 1.2 GB/s (...), the fastest of 3 writers, separable
-    from every other (next: b, 1.50x slower [1.4x, 1.6x])``; "no separable winner among 3 writers: ..." with the
-    entries not separable from the best median; "too few iterations to rank (n=2): ..."; a lone entry unranked;
-    then why its rounds stopped, where measured in rounds."""
-    return _answer_clause(r, value, what, details, escape) + why_text(r, escape)
-
-
-def _answer_clause(r: Ranking, value: Callable[[Entry], str], what: str, details: Callable[[Entry], Sequence[str]],
-                   escape: Escape) -> str:
+    """The front page's clause for one group: the paired leader's value (``a at 1.2 GB/s (...)``), then the
+    decision in the rule's words (:func:`verdict_text`)."""
     best = r.leader
     extra = "; ".join(details(best))
     head = value(best) + (f" ({extra})" if extra else "")
-    name = escape(best.name)
-    if r.status is Verdict.ALONE:
-        return f"{name} at {head}, the only one of the {what} on these terms, so it is not ranked"
-    if r.status is Verdict.WINNER:
-        nxt = r.others[0]
-        return (f"**{name}** at {head}, the fastest of {len(r.entries)} {what}, separable from every other "
-                f"(next: {escape(nxt.name)}, {_factor_only(nxt, r)})")
-    if r.status is Verdict.TOO_FEW:
-        return f"{too_few_text(r)}: the best median of {len(r.entries)} {what} is {name}'s, {head}"
-    if r.status is Verdict.EQUIVALENT:
-        return f"{_equivalent(r, escape)}; the best median is {name}'s, {head}"
-    tied = ", ".join(f"{escape(e.name)} ({_factor_only(e, r)})" for e in r.tied)
-    return (f"no separable winner among {len(r.entries)} {what}: the best median is {name}'s, {head}; not "
-            f"separable from it: {tied}")
-
-
-def _factor_only(entry: Entry, r: Ranking, worse: str = "slower") -> str:
-    factor, lo, hi = entry.factor(r.higher)
-    interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
-    return f"{factor:.2f}x {worse}{interval}"
+    return f"{escape(best.name)} at {head}: {verdict_text(r, what, escape)}"
 
 
 def change_text(t: TwoSample, better: str = "faster", worse: str = "slower") -> str:
@@ -144,15 +111,10 @@ def change_text(t: TwoSample, better: str = "faster", worse: str = "slower") -> 
 
 
 def unverified_text(ranking: Ranking, escape: Escape = md) -> str:
-    """A clause naming the contenders left out because their verification failed or they were measured in fewer
-    rounds ('' when none)."""
-    out = ""
+    """A clause naming the contenders left out because their verification failed ('' when none)."""
     if ranking.unverified:
-        out += f"; rows that failed verification are not ranked: {', '.join(map(escape, ranking.unverified))}"
-    if ranking.fewer_rounds:
-        out += f"; measured in fewer rounds than the others (left out for the budget, or a failure), so not " \
-               f"ranked: {', '.join(map(escape, ranking.fewer_rounds))}"
-    return out
+        return f"; rows that failed verification are not ranked: {', '.join(map(escape, ranking.unverified))}"
+    return ""
 
 
 # -- a case in words ---------------------------------------------------------------------------------
@@ -347,35 +309,23 @@ def value_words(entry: Entry, unit: str) -> str:
 
 
 def versus_words(entry: Entry, ranking: Ranking, than: str = "the recommendation") -> str:
-    """``1.53x worse than the recommendation [1.09x, 2.24x], separable``: against the leader, never a neighbour."""
-    factor, lo, hi = entry.factor(ranking.higher)
-    t = entry.vs_leader
-    interval = f" [{lo:.2f}x, {hi:.2f}x]" if math.isfinite(lo) and math.isfinite(hi) else ""
-    verdict = "no interval" if t is None else t.verdict()
-    return f"{factor:.2f}x worse than {than}{interval}, {verdict}"
+    """``1.53x slower than the recommendation [1.09x, 2.24x], separated``: against the leader, never a neighbour."""
+    if entry.comparison is None:
+        return "the recommendation"
+    return comparison_text(replace(entry.comparison, versus=than), than, escape=lambda x: x)
 
 
 def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
     """``iobench advise``'s verdict on its candidates (the terminal passes ``terminal.visible``)."""
-    status = ranking.status
-    if status is Verdict.ALONE:
-        return "the only candidate measured on these terms: not ranked, nothing to compare it with"
-    if status is Verdict.WINNER:
-        return f"separable from every other of the {len(ranking.entries)} candidates"
-    if status is Verdict.TOO_FEW:
-        return (f"{too_few_text(ranking)}: the recommendation is the best median of {len(ranking.entries)}, not a "
-                "separable winner")
-    if status is Verdict.EQUIVALENT:
-        return f"{_equivalent(ranking, escape)}: any of them will do"
-    tied = "; ".join(escape(e.name) for e in ranking.tied)
-    return (f"no separable winner: the best median of {len(ranking.entries)} candidates; not separable from it: "
-            f"{tied}")
+    return verdict_text(ranking, "candidates", escape)
 
 
 # -- one answer, the same words on every page --------------------------------------------------------------------
 #: how sure the rule is, in a word
-SURE = {Verdict.WINNER: "separated", Verdict.EQUIVALENT: f"equivalent for practical purposes (within {MARGIN:.0%})",
-        Verdict.NO_WINNER: "not separable", Verdict.TOO_FEW: "too few", Verdict.ALONE: "only one measured"}
+SURE = {Verdict.WINNER: f"a winner (by more than {MARGIN:.0%})",
+        Verdict.LEADER: f"ahead, perhaps by less than {MARGIN:.0%}",
+        Verdict.EQUIVALENT: f"equivalent (within {MARGIN:.0%})", Verdict.TIE: "a tie at the cap",
+        Verdict.OPEN: "open", Verdict.ALONE: "only one measured"}
 
 
 def _names(names: Sequence[str], escape: Escape, shown: int = 2) -> str:
@@ -397,19 +347,21 @@ def pick_text(a: Answer, escape: Escape = md) -> str:
         return "not measured here"
     note = f", {a.note}" if a.note else ""
     tied = a.tied if a.question.picks_leader else ()
+    if a.status is Verdict.EQUIVALENT and tied:
+        return f"equivalent: {_names([a.pick, *tied], escape)}{note}"
     if tied:
         return f"tie between {_names([a.pick, *tied], escape)}{note}"
-    if a.status is Verdict.TOO_FEW and a.pick_entry is a.ranking.leader:
-        return f"{escape(a.pick)}, the best median{note}"
+    if a.status is Verdict.OPEN and a.pick_entry is a.ranking.leader:
+        return f"{escape(a.pick)} so far, undecided{note}"
     if a.status is Verdict.ALONE:
         return f"{escape(a.pick)}{note}"
     return f"**{escape(a.pick)}**{note}"
 
 
 def sure_text(a: Answer, escape: Escape = md) -> str:
-    """How sure, with the factor and its 95% interval: ``separated: b 1.14x slower [1.04x, 1.21x]`` (the runner-up);
-    ``not separable: b 1.07x slower [0.56x, 1.79x]``; a pick the rule takes below the leader (the fewest threads,
-    the codec worth taking) against the leader."""
+    """How sure: the decision's verdict and the comparison it rests on: ``a winner (by more than 5%): b 1.14x slower
+    than a [1.07x, 1.21x], separated`` (the runner-up); a pick the rule takes below the leader (the fewest threads
+    within the margin, the codec worth taking) against the leader."""
     if a.question.key == "lost-data" and a.measured:
         wrong, checked = a.checked
         return f"read back whole: {wrong} of {checked} unaligned arrays wrong"
@@ -418,17 +370,14 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     if not a.measured:
         return "-"
     r, status, e = a.ranking, a.status, a.versus
-    if status is Verdict.TOO_FEW:
-        return too_few_text(r)
-    if e is None:
+    d = r.decision
+    if e is None or e.comparison is None or d is None:
         return SURE[status]
-    factor, lo, hi = e.factor(r.higher)
-    interval = f" [{lo:.2f}x, {hi:.2f}x]" if np.isfinite(lo) and np.isfinite(hi) else ""
-    if e.name == a.pick:  # the rule's pick is not the best median: stated against it
-        t = e.vs_leader
-        sure = SURE[Verdict.EQUIVALENT] if t.equivalent else "separated" if t.separable else "not separable"
-        return f"{sure} from {escape(r.leader.name)}: {factor:.2f}x slower{interval}"
-    return f"{SURE[status]}: {escape(e.name)} {factor:.2f}x slower{interval}"
+    text = comparison_text(e.comparison, r.leader.name, escape)
+    if e.name == a.pick:  # the rule's pick is not the paired leader: stated against it
+        return f"{escape(e.name)} {text}"
+    when = f" after {d.stops} rounds" if status in (Verdict.OPEN, Verdict.TIE) else f" at round {d.stops}"
+    return f"{SURE[status]}{when}: {escape(e.name)} {text}"
 
 
 def upgrade_pick(a: Answer, escape: Escape = md) -> str:

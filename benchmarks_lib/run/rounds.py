@@ -8,12 +8,15 @@ until each question is answered, its cap is reached or the reader's time budget 
   measured at a time; the CPU they use anyway while another is measured is each row's ``idle_workers_cpu_s``.
 - The order of a round is shuffled with a seeded generator (the seed in ``run.json``; each row records its ``round``
   and ``round_position``): a burst of host load or a drift lands on every contender alike, so the per-round ratios
-  of two contenders are fair coins under any drift (``base.paired``).
+  of two contenders are fair coins under any drift (``rules.decision``).
 - A *question* is one of the suite's ``questions`` (an operation) in one group of equals, grouped and named as the
   ranking does (``records.questions``); its contenders are the cases measured on it (the raw baseline and the
-  ceiling excepted). It is looked at after the rounds of ``base.paired.LOOKS`` and answered when its leader is
-  separated from every other contender or every contender is equivalent within the margin. A case closes when
-  every question it is in is answered, at the cap (the run's ``iterations``), or when the budget is spent; a case
+  ceiling excepted). It is looked at after the rounds of ``rules.decision.LOOKS`` and decided by the one rule
+  (``rules.decision.decide``, on every contender's time per round so far): a contender separated from the leader
+  leaves the question (its case measures on only for the questions it is still in), and the question stops once a
+  leader is named, every contender is within the margin, or the cap is reached; ``run.json`` keeps each decision.
+  A case closes when every question it is in is decided (or it left them), at the cap (the run's ``iterations``),
+  or when the budget is spent; a case
   in no question (a sweep drawn as a figure) at ``UNASKED_ROUNDS``, the fewest that give its median a 95% interval.
   Below the first look (a cap under 8) the rounds are a fixed count.
 - The budget: a round is started only when the last round's time still fits before the deadline.
@@ -35,11 +38,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks_lib.base.paired import LOOKS, MARGIN, Answer, look
 from benchmarks_lib.base.scratch import create_marked_dir, remove_tree
 from benchmarks_lib.measure import load
 from benchmarks_lib.measure.ledger import CASE_COLUMNS, case_columns, peak_rss
 from benchmarks_lib.records.questions import countable, equals_keys, named_by, per_round, question_groups
+from benchmarks_lib.rules.decision import LOOKS, MARGIN, Decision, Verdict, decide
 from benchmarks_lib.run.executor import CaseFinished, CaseStarted, Executor, worker_launch
 from benchmarks_lib.run.pool import STDERR_TAIL, CaseWorkers, Timeline, WorkerProcess
 from benchmarks_lib.run.worker import error_row, finish_rows
@@ -58,8 +61,9 @@ def round_seed(run_id: str) -> int:
 
 
 @dataclass
-class Question:
-    """One operation at one value of the suite's case keys, and the cases measured on it."""
+class Asked:
+    """A question while it is measured: one operation at one value of the suite's case keys, the cases measured on
+    it, and the decision of its last look (``rules.decision``)."""
 
     suite: str
     operation: str
@@ -69,17 +73,24 @@ class Question:
     why: str = ""
     rounds: int = 0
     leader: str = ""
-    #: the contenders measured in every round at its last look (backends, layouts, thread counts)
+    #: the contenders measured at its last look (backends, layouts, thread counts)
     contenders: tuple[str, ...] = ()
+    #: the cases of contenders that left the question (separated from the leader): it needs them no more
+    left: set[str] = field(default_factory=set)
+    decision: Decision | None = None
 
     @property
     def closed(self) -> bool:
         return self.answer != "open"
 
+    def needs(self, case_id: str) -> bool:
+        return not self.closed and case_id in self.cases and case_id not in self.left
+
     def record(self) -> dict:
         return {"suite": self.suite, "operation": self.operation, "key": self.key, "rounds": self.rounds,
                 "cases": sorted(self.cases), "contenders": list(self.contenders), "answer": self.answer,
-                "why": self.why, "leader": self.leader}
+                "why": self.why, "leader": self.leader,
+                "decision": self.decision.record() if self.decision is not None else None}
 
 
 @dataclass(frozen=True)
@@ -134,7 +145,8 @@ class RoundsExecutor(Executor):
         #: file once its record is written), so that a killed run loses no measured round
         self.partial = partial
         self.looks, self.margin = looks, margin
-        self.questions: dict[tuple, Question] = {}
+        self.questions: dict[tuple, Asked] = {}
+        self.cap = LOOKS[-1]
         #: each open case's seconds in the last round (its step and the runner's work around it)
         self._cost: dict[str, float] = {}
         #: what the planner left out, in words (the runner prints them)
@@ -208,11 +220,11 @@ class RoundsExecutor(Executor):
         return payload["rows"], status, stderr, bool(payload.get("done")) or status != 0, columns
 
     # -- questions -------------------------------------------------------------------------------------------------
-    def _look(self, rounds: int, decide: bool = True) -> None:
-        """Look at every open question after ``rounds`` rounds (a look of ``self.looks``): the groups of equals of
-        the rows measured so far (``records.questions``, as the ranking groups them), each contender's time per
-        round, the paired rule (``base.paired.look``). With ``decide`` False only the questions and their cases are
-        known (the planner's, between looks)."""
+    def _look(self, rounds: int, decide_now: bool = True) -> None:
+        """Look at every open question after ``rounds`` rounds (a look of ``self.looks``, or the last round): the
+        groups of equals of the rows measured so far (``records.questions``, as the ranking groups them), each
+        contender's time per round (NaN where it missed one), the one rule (``rules.decision.decide``). With
+        ``decide_now`` False only the questions and their cases are known (the planner's, between looks)."""
         if not self._qrows:
             return
         df = countable(pd.DataFrame(self._qrows)).dropna(subset=["elapsed_s"])
@@ -221,24 +233,28 @@ class RoundsExecutor(Executor):
                 key = {k: _plain(v) for k, v in key.items()}
                 operation = key.pop("operation", "")
                 q = self.questions.setdefault((suite, operation, json.dumps(key, sort_keys=True, default=str)),
-                                              Question(str(suite), str(operation), key))
+                                              Asked(str(suite), str(operation), key))
                 q.cases |= set(group["case_id"].astype(str))
-                if q.closed or not decide:
+                if q.closed or not decide_now:
                     continue
-                values = (per_round({str(n): p for n, p in group.groupby("_entry", sort=True)}, "elapsed_s")
-                          or ({}, []))[0]
-                complete = {name: np.asarray([v[r] for r in range(rounds)]) for name, v in values.items()
-                            if all(r in v for r in range(rounds))}
-                q.rounds, q.contenders = rounds, tuple(sorted(complete))
-                if len(complete) < 2:
-                    q.answer, q.why = "alone", "fewer than two contenders measured in every round"
+                parts = {str(n): p for n, p in group.groupby("_entry", sort=True)}
+                values = per_round(parts, "elapsed_s") or {}
+                times = {name: np.asarray([v.get(r, math.nan) for r in range(rounds)]) for name, v in values.items()}
+                q.rounds, q.contenders = rounds, tuple(sorted(times))
+                if len(times) < 2:
+                    q.answer, q.why = "alone", "fewer than two contenders measured"
                     continue
-                seen = look(complete, self.looks, self.margin)
-                q.leader = seen.leader
-                if seen.answer is not Answer.OPEN:
-                    q.answer, q.why = str(seen.answer), seen.why()
+                d = q.decision = decide(times, looks=self.looks, cap=self.cap, margin=self.margin)
+                q.leader = d.best
+                gone = {c.name for c in d.out}
+                q.left = {str(c) for c, names in group.groupby("case_id")["_entry"].agg(set).items() if names <= gone}
+                if d.decided:
+                    q.answer, q.why = str(d.verdict), d.why()
 
     def _close_all(self, why: str, answer: str) -> None:
+        """Close the open questions: each decided on all its rounds (``rules.decision.decide``: a tie at the cap,
+        else open), ``answer`` and ``why`` where the decision is still open."""
+        self._look(self.rounds_done)
         for q in self.questions.values():
             if not q.closed:
                 q.answer, q.why, q.rounds = answer, why, self.rounds_done
@@ -246,7 +262,7 @@ class RoundsExecutor(Executor):
     # -- the run ---------------------------------------------------------------------------------------------------
     def run(self, cases: list[Case], job_base: dict, timeout_s: Mapping[str, float]) -> Iterator[
             CaseStarted | CaseFinished | RoundDone]:
-        cap = int(job_base["iterations"])
+        cap = self.cap = int(job_base["iterations"])
         rng = random.Random(self.seed)
         self._workers: dict[tuple, WorkerProcess] = {}
         self._state: dict[str, dict] = {}
@@ -335,14 +351,14 @@ class RoundsExecutor(Executor):
                         self._close_all(self.stopped, "not looked at")
                     else:
                         self.stopped = f"cap of {cap} rounds reached"
-                        self._close_all(self.stopped + ": not separable", str(Answer.NOT_SEPARABLE))
+                        self._close_all(self.stopped, str(Verdict.TIE))
                     break
                 # the next round: its open cases' last steps (the planner may have closed some since)
                 next_s = sum(self._cost.get(c, 0.0) for c in self._state) if self._cost else round_s
                 if time.perf_counter() + next_s > deadline:
                     self.stopped = f"budget spent at round {self.rounds_done}"
-                    self._close_all(self.stopped + (": not separable" if self.rounds_done >= self.looks[0]
-                                                    else f", below the first look at {self.looks[0]}: not ranked"),
+                    self._close_all(self.stopped + ("" if self.rounds_done >= self.looks[0]
+                                                    else f", below the first look at {self.looks[0]}"),
                                     "budget spent")
                     break
                 t0 = time.perf_counter()
@@ -365,7 +381,7 @@ class RoundsExecutor(Executor):
                 if self.rounds_done in self.looks and self.rounds_done <= cap:
                     self._look(self.rounds_done)
                 if UNASKED_ROUNDS <= self.rounds_done < min(self.looks[0], cap):
-                    self._look(self.rounds_done, decide=False)  # the questions so far: which cases answer none
+                    self._look(self.rounds_done, decide_now=False)  # the questions so far: which cases answer none
                 for case_id in [c for c in self._state if self._answered(c, cap)]:
                     yield finish(by_id[case_id], 0, "", self._why(case_id))
                 yield RoundDone(self.rounds_done, round_s, len(self._state),
@@ -396,7 +412,7 @@ class RoundsExecutor(Executor):
         Returns (case id, why) of the cases to close now."""
         r = self.rounds_done
         first = r < self.looks[0]
-        self._look(r, decide=False)  # the questions so far and their cases
+        self._look(r, decide_now=False)  # the questions so far and their cases
         open_ids = set(self._state)
         kept = [q for q in self.questions.values() if not q.closed]
 
@@ -405,14 +421,14 @@ class RoundsExecutor(Executor):
         next_look = min([look for look in self.looks if look > r] + [cap])
 
         def target(c: str) -> int:
-            if any(c in q.cases for q in kept):
+            if any(q.needs(c) for q in kept):
                 return next_look
             return min(cap, self.looks[0] if c in self._baselines else UNASKED_ROUNDS)
 
         def need(ids) -> float:
             return sum(self._cost.get(c, 0.0) * max(0, target(c) - r) for c in ids)
 
-        def cost(q: Question) -> float:
+        def cost(q: Asked) -> float:
             return sum(self._cost.get(c, 0.0) for c in q.cases & open_ids)
 
         if need(open_ids) <= left_s:
@@ -427,7 +443,7 @@ class RoundsExecutor(Executor):
                 open_ids.discard(case_id)
                 out.append((case_id, why))
         else:
-            why = f"budget spent at round {r}: given up for cheaper questions, not separable"
+            why = f"budget spent at round {r}: given up for cheaper questions"
         # the dearest open questions, so that the cheaper ones reach their next look; below the first look the
         # cheapest is kept whatever it costs (it measures until the budget is spent)
         by_cost = sorted(kept, key=lambda q: -cost(q))
@@ -436,9 +452,9 @@ class RoundsExecutor(Executor):
                 break
             q.answer, q.why, q.rounds = ("left out" if first else "budget spent"), why, r
             kept.remove(q)
-            open_ids -= {c for c in q.cases if all(o.closed for o in self.questions.values() if c in o.cases)}
+            open_ids -= {c for c in q.cases if not any(o.needs(c) for o in self.questions.values())}
         if first:  # then the cases in no question (a sweep, measured to its median's interval), the dearest first
-            keep = {c for q in kept for c in q.cases}
+            keep = {c for q in kept for c in q.cases if q.needs(c)}
             for case_id in sorted((c for c in open_ids if c not in keep and c not in self._baselines),
                                   key=lambda c: -self._cost.get(c, 0.0)):
                 if need(open_ids) <= left_s:
@@ -455,14 +471,15 @@ class RoundsExecutor(Executor):
         every question it is in answered."""
         mine = [q for q in self.questions.values() if case_id in q.cases]
         baseline = case_id in self._baselines
-        if not baseline and all(q.closed for q in mine) and self.rounds_done >= min(UNASKED_ROUNDS, cap):
+        if not baseline and not any(q.needs(case_id) for q in mine) and self.rounds_done >= min(UNASKED_ROUNDS, cap):
             return True
         if self.rounds_done < min(self.looks[0], cap):
             return False
-        return all(q.closed for q in mine)
+        return not any(q.needs(case_id) for q in mine)
 
     def _why(self, case_id: str) -> str:
-        whys = sorted({q.why for q in self.questions.values() if case_id in q.cases})
+        whys = sorted({q.why if q.closed else f"out at round {self.rounds_done}"
+                       for q in self.questions.values() if case_id in q.cases})
         return "; ".join(whys) if whys else f"{self.rounds_done} rounds (no question to answer)"
 
     def record(self) -> dict:
@@ -472,4 +489,4 @@ class RoundsExecutor(Executor):
                 "questions": [q.record() for q in self.questions.values()]}
 
 
-__all__ = ["NOT_CONTENDERS", "UNASKED_ROUNDS", "Question", "RoundDone", "RoundsExecutor", "question_rows", "round_seed"]
+__all__ = ["NOT_CONTENDERS", "UNASKED_ROUNDS", "Asked", "RoundDone", "RoundsExecutor", "question_rows", "round_seed"]

@@ -34,7 +34,6 @@ import pandas as pd
 from benchmarks_lib.adapters import tracked_packages
 from benchmarks_lib.base.dask_scheduler import parse_cluster
 from benchmarks_lib.base.environment import collect_environment, machine_name
-from benchmarks_lib.base.paired import LOOKS
 from benchmarks_lib.base.paths import RESULTS_DIR, SCRATCH_ENV, checkout_dirs, resolve_scratch_root
 from benchmarks_lib.base.scratch import check_scratch_available, claim_run, is_within, remove_tree
 from benchmarks_lib.base.specs import SpecError, parse_count, parse_duration, parse_profile, parse_run_id
@@ -51,6 +50,7 @@ from benchmarks_lib.records.store import (
     write_atomic_parquet,
     write_json_atomic,
 )
+from benchmarks_lib.rules.decision import LOOKS
 from benchmarks_lib.run.environments import Environment, activated, build, make_harness, resolve
 from benchmarks_lib.run.executor import CaseFinished, Executor, SerialExecutor
 from benchmarks_lib.run.pool import CaseWorkers, Timeline, timed_share_line

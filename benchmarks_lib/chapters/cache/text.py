@@ -11,8 +11,8 @@ from benchmarks_lib.chapters.common import MB, answer_first, median_of, no_answe
 from benchmarks_lib.chapters.flags import point_flags
 from benchmarks_lib.chapters.server import server_lines
 from benchmarks_lib.rules.answers import answer as question_answer
-from benchmarks_lib.rules.ranking import Verdict, rank_samples
-from benchmarks_lib.rules.words import change_text, verdict_line, versus_text
+from benchmarks_lib.rules.ranking import rank_samples
+from benchmarks_lib.rules.words import change_text, verdict_line, verdict_text, versus_text
 
 
 def _ttreecache_pair(at: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
@@ -89,16 +89,8 @@ def _uproot_lines(rows: pd.DataFrame) -> list[str]:
     if len(r.entries) > 1:
         others = "; ".join(f"{md(e.name)} ({format_values(e.values)} s): {versus_text(e, r)}" for e in r.others)
         lines.append(f"- Fastest uproot configuration at {lat:g} ms: {md(r.leader.name)} "
-                     f"({format_values(r.leader.values)} s) {'is' if r.winner else 'has the best median, but'} "
-                     f"{_status(r)}; {others}.")
+                     f"({format_values(r.leader.values)} s): {verdict_text(r, 'configurations')}; {others}.")
     return lines
-
-
-def _status(r) -> str:
-    return {Verdict.WINNER: "separable from every other",
-            Verdict.TOO_FEW: f"too few iterations to rank (n={r.too_few_n})",
-            Verdict.NO_WINNER: "there is no separable winner",
-            Verdict.EQUIVALENT: "a tie: the rest are equivalent to it (within 5%)"}.get(r.status, "")
 
 
 def _change(before: pd.DataFrame, after: pd.DataFrame) -> str:
