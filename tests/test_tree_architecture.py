@@ -62,8 +62,15 @@ def _assigned(name: str) -> list[str]:
 
 
 def test_one_home_each():
-    # the verdict's words: one module spells them (the Verdict type), every other compares with it
-    assert [p for p, s in SOURCES.items() if '"no separable winner"' in s] == [PACKAGE / "rules" / "ranking.py"]
+    # the verdicts: one module declares them and says them (rules/decision.py), every other compares with them
+    declared = [p for p, s in SOURCES.items() if re.search(r"^class Verdict\b", s, re.M)]
+    assert declared == [PACKAGE / "rules" / "decision.py"], declared
+    said = [p for p, s in SOURCES.items() if re.search(r"[\"'](no separable winner|separable from every other|"
+                                                         r"a tie after|the \{pct\} that matters)", s)]
+    assert said == [PACKAGE / "rules" / "decision.py"], said
+    # the looks, the cap and the margin: one module
+    for name in ("LOOKS", "CAP", "MARGIN"):
+        assert _assigned(name) == ["benchmarks_lib/rules/decision.py"], name
     # page-cache eviction: posix_fadvise is called in one module
     calls = [p for p, s in SOURCES.items() if "os.posix_fadvise(" in s]
     assert calls == [PACKAGE / "measure" / "eviction.py"], calls

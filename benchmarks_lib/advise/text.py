@@ -22,7 +22,7 @@ from benchmarks_lib.advise.settings import codec_lines, threads_advice
 from benchmarks_lib.base.specs import format_bytes, shape_text
 from benchmarks_lib.base.terminal import visible
 from benchmarks_lib.rules.ranking import Verdict, countable, rank_parts
-from benchmarks_lib.rules.words import SURE, candidates_verdict, number, value_words, versus_words
+from benchmarks_lib.rules.words import SURE, candidates_verdict, number, two_sample_text, value_words, versus_words
 
 #: a candidate's name (``advise.with_candidates``, remote reads with how they read after the shards)
 _CANDIDATE = re.compile(r"^(.*) \| ([^|]*) \| chunks ([^|]*) \| shards ([^| ]*)(?: \| (.*))?$", re.S)
@@ -103,7 +103,7 @@ def _ratio(label: str, a, b) -> str | None:
         ratio, lo, hi = 1 / t.ratio, (1 / t.hi if t.hi > 0 else math.nan), (1 / t.lo if t.lo > 0 else math.nan)
     n = {e.name: e.n for e in ranking.entries}
     interval = f" [{lo:.2f}x, {hi:.2f}x]" if math.isfinite(lo) and math.isfinite(hi) else ""
-    return f"{label} {ratio:.2f}x the time{interval} ({t.verdict()}, n={n['b']}/{n['a']})"
+    return f"{label} {ratio:.2f}x the time{interval} ({two_sample_text(t)}, n={n['b']}/{n['a']})"
 
 
 def _count(label: str, a, b, unit=lambda v: f"{v:.0f}") -> str | None:

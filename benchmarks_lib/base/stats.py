@@ -26,8 +26,6 @@ if TYPE_CHECKING:  # pandas only where a frame is read: the measuring worker imp
     import pandas as pd
 
 CONFIDENCE = 0.95
-#: a ratio whose whole interval lies within 1 +- MARGIN is "equivalent for practical purposes", never "separable"
-MARGIN = 0.05
 #: below this many iterations on either side nothing is ranked (at n=5 the median interval is the range, 94%)
 MIN_RANK_N = 5
 #: the words figures and tables use for the interval
@@ -148,30 +146,15 @@ class TwoSample:
     separable: bool | None
     higher: bool = False
     coverage: float = float("nan")
-    #: the whole interval lies within 1 +- ``MARGIN``: equivalent for practical purposes (set by the ranking rule)
+    #: the whole interval lies within the rule's margin (``rules.decision.MARGIN``): equivalent for practical purposes
     equivalent: bool = False
-    #: from per-round pairs (``base.paired``): n_a and n_b are then the rounds both were measured in
+    #: from per-round pairs (``rules.decision``): n_a and n_b are then the rounds both were measured in
     paired: bool = False
 
     @property
     def b_better(self) -> bool:
         """True when B is separably better than A (faster time, or higher throughput when ``higher``)."""
         return bool(self.separable) and (self.ratio > 1) == self.higher
-
-    def within(self, margin: float = MARGIN) -> bool:
-        """True when the whole interval lies within 1 +- ``margin`` (a ratio of ``1 / (1 + margin)`` at the low end)."""
-        return bool(np.isfinite(self.lo) and np.isfinite(self.hi) and 1 / (1 + margin) <= self.lo
-                    and self.hi <= 1 + margin)
-
-    def verdict(self) -> str:
-        if self.equivalent:
-            return f"equivalent (the whole interval within {MARGIN:.0%})"
-        if self.separable is None:
-            return f"too few {'rounds' if self.paired else 'iterations'} to rank (n={min(self.n_a, self.n_b)})"
-        if not self.paired:
-            return "separable" if self.separable else "not separable (95% interval of the ratio includes 1)"
-        interval = f"{self.coverage:.1%} interval, paired over {self.n_a} rounds"
-        return f"separable ({interval})" if self.separable else f"not separable ({interval}, includes 1)"
 
 
 def two_sample(a: Iterable[float], b: Iterable[float], higher: bool = False,

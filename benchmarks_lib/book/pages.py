@@ -17,7 +17,6 @@ import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code
 from benchmarks_lib.base.paths import ROOT, shown_path
-from benchmarks_lib.base.stats import MARGIN
 from benchmarks_lib.book.frontpage import anchor, comparison, verdict_box
 from benchmarks_lib.book.notebooks import chapter_notebooks, tagged_source, template
 from benchmarks_lib.chapters.chapter import chapter_named
@@ -25,6 +24,7 @@ from benchmarks_lib.chapters.common import ceiling_table
 from benchmarks_lib.chapters.compare import CHAPTER as COMPARE
 from benchmarks_lib.chapters.compare import MATCHED_SECTION
 from benchmarks_lib.records.store import load_run, newest_runs
+from benchmarks_lib.rules.decision import legend
 from benchmarks_lib.run.pool import SHOWN_PHASES, peak_rss_mb, phase_totals
 
 
@@ -365,11 +365,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         mine.append(upgrade)
     theirs = answers({suites[n]: ref_runs[n] for n in names if n in ref_runs and suites[n]}) if ref_runs else None
     lines += [verdict_box(mine, theirs, set(names)), "",
-              "*Separated*: the interval of the ratio to the best (95%, or wider where rounds pay for their looks "
-              "and pairs) excludes 1; *equivalent*: it lies within "
-              f"{MARGIN:.0%} of 1, a difference nobody should act on; *not separable*: it includes 1, so the run "
-              "cannot tell them apart (a *tie*). Each answer comes from the run its chapter shows, and its question "
-              "links to the evidence; [Statistics](../methodology.md#statistics) says how.", "",
+              f"{legend()} Each answer is the decision of the run its chapter shows, and its question links to the "
+              "evidence; [Statistics](../methodology.md#statistics) says how.", "",
               "## Every chapter", ""]
     for name in names:
         title = _notebook_title(template(name, root))

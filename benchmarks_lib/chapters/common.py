@@ -16,6 +16,7 @@ from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
 from benchmarks_lib.rules.answers import ALWAYS_SHARDS
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
+from benchmarks_lib.rules.decision import LOOKS
 from benchmarks_lib.rules.ranking import EQUALS, Entry, Ranking, countable, rank_against_leader, rank_samples
 from benchmarks_lib.rules.words import case_text, unverified_text, value_text, verdict_text, versus_text
 from benchmarks_lib.suites.ceiling import describe_ceiling
@@ -272,8 +273,9 @@ def _rounds_words(meta: dict, params: dict) -> str:
     budget = rounds.get("budget_s")
     within = f", within a budget of {budget:.0f} s" if isinstance(budget, int | float) else ""
     stopped = f" ({md(rounds['stopped'])})" if isinstance(rounds.get("stopped"), str) and rounds["stopped"] else ""
-    return (f"measured in rounds (every case once a round, in a fresh random order; each question looked at after 8, "
-            f"12, 16 and 20 rounds and stopped once answered{within}): {md(rounds.get('rounds'))} rounds in all"
+    looks = ", ".join(str(n) for n in LOOKS)
+    return (f"measured in rounds (every case once a round, in a fresh random order; each question looked at after "
+            f"{looks} rounds and stopped once decided{within}): {md(rounds.get('rounds'))} rounds in all"
             f"{stopped}; a row of `iobench show` per question says why it stopped")
 
 

@@ -433,6 +433,18 @@ def decision_text(d: Decision, escape: Escape = _plain) -> str:
         f"open after {d.stops} rounds{more}"
 
 
+def legend() -> str:
+    """What each verdict means, for a page's key (Markdown)."""
+    pct = f"{MARGIN:.0%}"
+    return (f"*A winner*: faster than every other contender by more than {pct} (every interval of the ratio above "
+            f"{1 + MARGIN:.2f}); *ahead*: faster than every other, but a lead may be under the {pct} that matters; "
+            f"*equivalent*: every interval within {pct} of 1; *a tie*: the cap of {CAP} rounds reached with none of "
+            f"these; *open*: not decided yet (a later build goes on). Each contender is compared with the leader "
+            f"alone, round by round; each interval covers its ratio at every look with at least 95% for two "
+            f"contenders ({100 * (1 - 2 * ALPHA / 4):.1f}% for four), and a false leader is named in at most "
+            f"{ALPHA:.0%} of questions.")
+
+
 def decision_from_record(record: Mapping) -> Decision | None:
     """A decision as ``run.json`` keeps it (data from a file: every field checked; None where it is not one)."""
     try:
@@ -457,5 +469,5 @@ def _float(x: object, default: float = math.nan) -> float:
 
 
 __all__ = ["ALPHA", "CAP", "LOOKS", "MARGIN", "Comparison", "Decision", "Verdict", "critical_count",
-           "critical_counts", "decide", "decision_from_record", "decision_text", "level_at", "ratio_text",
+           "critical_counts", "decide", "decision_from_record", "decision_text", "legend", "level_at", "ratio_text",
            "rejections", "signed_rank_cdf", "spending", "walsh_averages"]

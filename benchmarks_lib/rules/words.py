@@ -100,14 +100,27 @@ def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
     return f"{escape(best.name)} at {head}: {verdict_text(r, what, escape)}"
 
 
+def two_sample_text(t: TwoSample) -> str:
+    """A comparison's state in words: ``equivalent (within 5%)``, ``no interval yet (n=5)``, ``separated (95%
+    interval, paired over 12 rounds)``, ``not told apart (95% interval, n=8, includes 1)``."""
+    if t.equivalent:
+        return f"equivalent (the whole interval within {MARGIN:.0%})"
+    n = min(t.n_a, t.n_b)
+    if t.separable is None:
+        return f"no interval yet (n={n})"
+    cover = f"{t.coverage:.0%} interval" if math.isfinite(t.coverage) else "interval"
+    how = f"{cover}, paired over {t.n_a} rounds" if t.paired else f"{cover}, n={n}"
+    return f"separated ({how})" if t.separable else f"not told apart ({how}, includes 1)"
+
+
 def change_text(t: TwoSample, better: str = "faster", worse: str = "slower") -> str:
-    """What B did against A (``two_sample(a, b)`` of times): ``**4.0x faster** [3.9x, 4.1x], separable`` when
-    separable, else the verdict alone (never a factor as a claim the data cannot make)."""
+    """What B did against A (``two_sample(a, b)`` of times): ``**4.0x faster** [3.9x, 4.1x], separated`` when
+    separated, else the state alone (never a factor as a claim the data cannot make)."""
     if not t.separable:
-        return t.verdict()
+        return two_sample_text(t)
     gain = t.ratio < 1 if not t.higher else t.ratio > 1
     factor, lo, hi = (1 / t.ratio, 1 / t.hi, 1 / t.lo) if t.ratio < 1 else (t.ratio, t.lo, t.hi)
-    return f"**{factor:.1f}x {better if gain else worse}** [{lo:.2f}x, {hi:.2f}x], separable"
+    return f"**{factor:.1f}x {better if gain else worse}** [{lo:.2f}x, {hi:.2f}x], separated"
 
 
 def unverified_text(ranking: Ranking, escape: Escape = md) -> str:
@@ -426,6 +439,7 @@ def verdict_line(a: Answer, escape: Escape = md, run: bool = False, label: bool 
     return f"{head}{pick_text(a, escape)} ({sure_text(a, escape)}; {rests_text(a, escape, run)})"
 
 
-__all__ = ["SURE", "Escape", "answer_clause", "candidates_verdict", "change_text", "number", "pick_text",
-           "rests_text", "sure_text", "too_few_text", "unverified_text", "upgrade_pick", "upgrade_sure", "value_text",
-           "value_words", "verdict_line", "verdict_text", "versus_text", "versus_words", "why_text"]
+__all__ = ["SURE", "Escape", "answer_clause", "candidates_verdict", "change_text", "comparison_text", "number",
+           "pick_text", "rests_text", "sure_text", "too_few_text", "two_sample_text", "unverified_text",
+           "upgrade_pick", "upgrade_sure", "value_text", "value_words", "verdict_line", "verdict_text", "versus_text",
+           "versus_words", "why_text"]

@@ -50,7 +50,7 @@ from benchmarks_lib.records.store import (
     write_atomic_parquet,
     write_json_atomic,
 )
-from benchmarks_lib.rules.decision import LOOKS
+from benchmarks_lib.rules.decision import CAP, LOOKS
 from benchmarks_lib.run.environments import Environment, activated, build, make_harness, resolve
 from benchmarks_lib.run.executor import CaseFinished, Executor, SerialExecutor
 from benchmarks_lib.run.pool import CaseWorkers, Timeline, timed_share_line
@@ -92,7 +92,9 @@ def resolve_params(suite_name: str, params: dict | None, profile: str) -> dict:
     """Profile defaults overlaid with the given parameters (None means 'profile default')."""
     suite = get_suite(suite_name)
     merged = with_defaults(params or {}, parse_profile(profile), suite.profiles, suite_name)
-    merged["iterations"] = parse_count(merged.get("iterations", 3), "iterations", maximum=10_000)
+    # a suite in rounds caps them at the rule's cap (``rules.decision.CAP``) unless the profile or the reader says
+    merged["iterations"] = parse_count(merged.get("iterations", CAP if suite.rounds is not None else 3), "iterations",
+                                       maximum=10_000)
     merged["warmups"] = parse_count(merged.get("warmups", 1), "warmups", minimum=0, maximum=1000)
     if merged.get("versions") is not None:
         merged["versions"] = [str(r) for r in parse_versions(merged["versions"])]  # [] : none (not the profile's)

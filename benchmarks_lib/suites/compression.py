@@ -135,7 +135,7 @@ PROFILES: dict[str, dict] = {
         "real_datasets": REAL_DATASETS, "real_codecs": QUICK_REAL_CODECS,
         "dims": "z:64:32,y:1024:256,x:1024:256", "codecs": ["zstd:1", "blosc-zstd:5:bitshuffle"],
         "threads": None, "fsync": False, "generate_bytes": None, "points_per_case": 1000,
-        "iterations": 20, "warmups": 1,
+        "warmups": 1,
     },
     "standard": {
         "mesh_backends": list(MESH_BACKENDS), "mesh_n": 80, "seed": 42,
@@ -144,7 +144,7 @@ PROFILES: dict[str, dict] = {
         "real_datasets": REAL_DATASETS, "real_codecs": list(STANDARD_CODECS),
         "dims": "z:64:32,y:1024:256,x:1024:256", "codecs": list(STANDARD_CODECS),
         "threads": None, "fsync": False, "generate_bytes": None, "points_per_case": 25,
-        "iterations": 20, "warmups": 1,
+        "warmups": 1,
     },
     # seed 002: the ~500 MB mesh (n=127), levels -22..22, 8 threads, 5 runs, no warm-up
     "seed": {

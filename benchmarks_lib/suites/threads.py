@@ -77,12 +77,12 @@ PROFILES: dict[str, dict] = {
     "quick": {
         "backends": QUICK_BACKENDS, "threads": None, "mesh_n": 80, "level": 3,
         "dataset": "microscopy", "dims": "z:64:16,y:1024:256,x:512:256", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "fsync": False, "generate_bytes": "16MiB", "iterations": 20, "warmups": 1,
+        "seed": 42, "fsync": False, "generate_bytes": "16MiB", "warmups": 1,
     },
     "standard": {
         "backends": list(BACKENDS), "threads": None, "mesh_n": 127, "level": 3,
         "dataset": "microscopy", "dims": "z:128:16,y:1024:256,x:1024:256", "codec": "blosc-zstd:3:shuffle",
-        "seed": 42, "fsync": False, "generate_bytes": None, "iterations": 20, "warmups": 1,
+        "seed": 42, "fsync": False, "generate_bytes": None, "warmups": 1,
     },
     # seed 002: the ~10 GB mesh (n=342), threads 1..8, 16, 24, level 3, 5 runs
     "seed": {

@@ -84,7 +84,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "zarr_workloads": ["cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [8],
         "zarr_dims": "z:128:32:64,y:512:128:256,x:512:128:256", "zarr_cutout": "48,192,192", "zarr_cutouts": 8,
         "s3_endpoint": None, "s3_target": "s3://iobench/cache", "s3_workloads": None, "s3_concurrency": None,
-        "read_timeout_s": 600, "iterations": 20, "warmups": 0,
+        "read_timeout_s": 600, "warmups": 0,
     },
     "standard": {
         "readers": ["root", "uproot", "zarr"], "entries": 2000, "branches": 128, "auto_flush": None,
@@ -95,7 +95,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "zarr_workloads": ["cutouts"], "zarr_cache": [False, True], "zarr_concurrency": [8],
         "zarr_dims": "z:128:32:64,y:512:128:256,x:512:128:256", "zarr_cutout": "48,192,192", "zarr_cutouts": 8,
         "s3_endpoint": None, "s3_target": "s3://iobench/cache", "s3_workloads": ["cutouts"], "s3_concurrency": [8],
-        "read_timeout_s": 1800, "iterations": 20, "warmups": 0,
+        "read_timeout_s": 1800, "warmups": 0,
     },
     "seed": {
         "readers": ["root", "uproot"], "entries": 10_000, "branches": 2000, "auto_flush": None,

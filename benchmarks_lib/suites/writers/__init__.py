@@ -102,7 +102,7 @@ PROFILES = {
         "append_frames": 16, "append_step": 8,
         "read_dims": "z:128:64,y:512:64,x:512:64", "cutout": [32, 64], "cutout_positions": 8,
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
-        "seed": 0, "iterations": 20, "warmups": 1, "pool_mib": 32,
+        "seed": 0, "warmups": 1, "pool_mib": 32,
     },
     # standard: every writer; 64^3 inner chunks (110 s of 452 s on 2026-11-26) are the seed's, or ``inner_chunks``
     "standard": {
@@ -111,7 +111,7 @@ PROFILES = {
         "append_frames": 64, "append_step": 32,
         "read_dims": "z:128:64,y:512:64,x:512:64", "cutout": [32, 64], "cutout_positions": 8,
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
-        "seed": 0, "iterations": 20, "warmups": 1, "pool_mib": 512,
+        "seed": 0, "warmups": 1, "pool_mib": 512,
     },
     "seed": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
