@@ -16,7 +16,7 @@ from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.specs import SpecError, format_bytes, parse_dims, shape_text
 from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage
 from benchmarks_lib.rules.answers import Answer
-from benchmarks_lib.rules.decision import MARGIN, Comparison, Verdict, decision_text, ratio_text
+from benchmarks_lib.rules.decision import MARGIN, Comparison, Verdict, decision_from_record, decision_text, ratio_text
 from benchmarks_lib.rules.ranking import Entry, Ranking
 from benchmarks_lib.rules.upgrades import NOTABLE
 
@@ -299,11 +299,13 @@ def rounds_table(meta: Mapping[str, object], escape: Escape = md) -> pd.DataFram
         key = q.get("key") if isinstance(q.get("key"), Mapping) else {}
         op = str(q.get("operation", ""))
         named = q.get("contenders") if isinstance(q.get("contenders"), list) else q.get("cases")
+        recorded = decision_from_record(q["decision"]) if isinstance(q.get("decision"), Mapping) else None
         out.append({"operation": escape(OPERATION_WORDS.get(op, op.replace("_", " "))),
                     "case": case_text(key, escape), "contenders": len(named) if isinstance(named, list) else None,
                     "rounds": q.get("rounds") if isinstance(q.get("rounds"), int) else None,
-                    "answer": escape(str(q.get("answer", ""))), "why": escape(str(q.get("why", "")))})
-    return pd.DataFrame(out, columns=["operation", "case", "contenders", "rounds", "answer", "why"])
+                    "answer": escape(str(q.get("answer", ""))), "why": escape(str(q.get("why", ""))),
+                    "decision": recorded.text(escape) if recorded is not None else ""})
+    return pd.DataFrame(out, columns=["operation", "case", "contenders", "rounds", "answer", "why", "decision"])
 
 
 # -- iobench advise's words (plain text) ------------------------------------------------------------
