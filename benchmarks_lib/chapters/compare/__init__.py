@@ -1,10 +1,11 @@
 """Comparing runs: the same cases measured twice (a library upgrade, a new disk, another machine). What a
-case is and how two runs' cases are judged (the two-sample rule, the drift gate, what else differs): ``cases``;
+case is and how two runs' cases are judged (``rules.changes``: each case's change with the run-to-run variance, the
+run's drift; what else differs): ``cases``;
 here, which runs are compared, the comparison of two runs and how the chapter shows it.
 
 Beside the reference machine: where a suite has one run here (a quick book), ``reference_pairs`` sets it beside
 the reference's run of that suite (the ``reference/`` committed with the book): A is the reference machine's run,
-B this machine's, by the same two-sample rule. Such a comparison is across machines (``Comparison.across``: the
+B this machine's, by the same rule. Such a comparison is across machines (``Comparison.across``: the
 reference's CPU from its run.json) and says so in its title and text: every difference between the machines is
 part of every ratio. Only the cases both measured are listed (``Comparison.matched``); the cases one machine alone
 measured (the reference's other sizes) are counted.
@@ -37,7 +38,6 @@ from benchmarks_lib.chapters.compare.cases import (  # noqa: F401 - the chapter'
     NOT_COMPARED,
     NOT_SEPARABLE,
     ONE_SIDE,
-    SPREAD_K,
     TOO_FEW,
     VERDICTS,
     VERSION_COLUMN,
@@ -157,14 +157,15 @@ class Comparison:
         cases = self.table[self.table["suite"] != CEILING_SUITE]  # the ceiling's rows are the machine, not cases
         ratios = cases["B/A time"].astype("float64").dropna()
         if len(ratios) < DRIFT_MIN_CASES:
-            return ""
+            return (f"fewer than {DRIFT_MIN_CASES} cases in both runs: the intervals hold each run's own spread, "
+                    "not how cases move between runs" if len(ratios) else "")
         slower, faster = float((ratios > 1).mean()), float((ratios < 1).mean())
         alike = (", most cases moved alike: look first at what they share (the machine's load, clock or caches, "
                  "a library every case uses)") if max(slower, faster) >= 0.75 and not self.across else ""
         spread = run_drift(self.table)
-        stray = (f"; single cases strayed from it by {np.expm1(spread[1]):.0%} (robust SD), so a case is flagged "
-                 f"only beyond the drift by a factor of {max(1 + self.threshold, np.exp(SPREAD_K * spread[1])):.3g}"
-                 if spread else "")
+        stray = (f"; single cases strayed from it by {np.expm1(spread[1]):.0%} (robust SD; what of it their own noise "
+                 "does not explain is in every case's interval), and a case moved with the run where the drift lies "
+                 "beyond the threshold and the case's change against it does not" if spread else "")
         if self.across:
             return (f"the median time ratio (this machine / the reference machine) of the {len(ratios)} cases both "
                     f"measured is {float(np.median(ratios)):.3g}, {slower:.0%} of them slower on this machine: "
@@ -271,8 +272,8 @@ def header(run_dirs_: list[Path], results_dir: str | Path | None, beside: list[R
                   f"**This machine against the reference machine ({machines})**: each suite's newest run here (B) "
                   f"against the reference run of that suite committed with the book in {where} (A), over the cases "
                   "both measured. **Two machines**: every difference between them (*What differs between the runs*) "
-                  "is part of every ratio, and no row of one run is paired with a row of the other (the two-sample "
-                  "interval).", ""]
+                  "is part of every ratio, and no row of one run is paired with a row of the other (each case's "
+                  "interval is that of two runs).", ""]
         lines += [f"- {_short_run(mine)} (B) against {_short_run(ref)} (A)" for ref, mine in beside]
     if lines:
         return "\n".join(lines).strip("\n")

@@ -6,26 +6,23 @@ holds each suite's declaration to). Its value per iteration is the iteration's t
 parts (``iteration_parts``: the frames and steps of one append repeat) the median part is that iteration's
 value, so 64 frames of one repeat count as n=1 (the sum of the parts is the repeat's own ``append_total`` row).
 
-Per matched case, ``stats.two_sample`` gives the ratio B/A of the median times with its distribution-free 95%
-interval (Hodges-Lehmann, exact Mann-Whitney bounds; the rows of two runs are not paired, so the two-sample rule).
-The threshold is a factor either way (10%: 1.1 and 1/1.1 = 0.909), and a verdict needs the whole interval: "slower"
-when it lies above 1.1, "faster" when below 1/1.1, "same" when it lies within [1/1.1, 1.1] (a change smaller than
-the threshold, even where the interval excludes 1), and "not separable" when it reaches both inside and outside
-that band (0.79 [0.60, 0.92]: 8% to 40% less time, within the threshold or beyond it); "too few iterations" below
-``stats.MIN_RANK_N`` a side. Identical cases are flagged at most at the test's level (5%). Each row says why
-(``why``). What else differs between the runs (library versions, CPU, filesystem, kernel, git commit) is stated
-beside the table, since any of it may be the cause.
+Per matched case, ``rules.changes.case_changes`` gives the change B/A (exp of the difference of the case's mean log
+times, each time first taken relative to its round's run-wide level where the runs were measured in rounds) and the
+95% interval of that same quantity, whose variance holds each run's standard error, the between-run component
+estimated from how the cases scatter around the run's drift, and each run's level uncertainty (the whole rule is in
+that module's docstring). The threshold is a factor either way (10%: 1.1 and 1/1.1 = 0.909), and a verdict needs the
+whole interval: "slower" when it lies above 1.1, "faster" when below 1/1.1, "same" when it lies within [1/1.1, 1.1] (a
+change smaller than the threshold, even where the interval excludes 1), and "not separable" when it reaches both
+inside and outside that band (0.79 [0.60, 0.92]: 8% to 40% less time, within the threshold or beyond it); "too few
+iterations" below ``stats.MIN_RANK_N`` a side. Each row says why (``why``). What else differs between the runs
+(library versions, CPU, filesystem, kernel, git commit) is stated beside the table, since any of it may be the cause.
 
-The interval covers the spread of the iterations within each run, not how a case moves between two runs of one
-machine. Where both runs share ``DRIFT_MIN_CASES`` cases or more, that is measured from the cases themselves: the
-run's common drift (the median log ratio) and how far single cases stray from it (1.4826 x the median absolute
-deviation of the log ratios). A case is then "slower" or "faster" only when its interval also lies beyond the
-drift by more than the threshold and by ``SPREAD_K`` times that stray (the drift gate); a case the gate absorbs is
-"moved with the run", and its row says which way its own interval pointed and the run's drift (a new disk that
-makes every case 2x faster reads: every case moved with the run, whose median B/A is 0.5). The gate only absorbs:
-"same" and "not separable" are judged against 1, not against the drift. On this 2-core VM, A/A runs (one commit
-measured four times, six pairs of 56 cases) flagged 4-130 of 336 cases on the interval and the threshold alone
-(the host once slowed a whole run 1.31x, tiny cases more than others), 1-2 with the drift.
+Where both runs share ``DRIFT_MIN_CASES`` cases or more, a case "slower" or "faster" is also judged against the
+run's drift (the median of the cases' log ratios): where the drift itself lies beyond the threshold the same way
+and the case's change against it does not, the case "moved with the run" (a new disk that makes every case 2x faster
+reads: every case moved with the run, whose median B/A is 0.5). A case beyond the threshold against the run is never
+that, and nothing moves with a run whose drift is within the threshold. ``tools/simulate_compare.py`` measures the
+rule on simulated A/A runs (book/methodology.md, "Comparing runs").
 
 The ceiling's rows (raw write, read and memcpy of the same bytes, no library) are the machine, not cases: they are
 judged alike, but one beyond the threshold is "ceiling moved" (``MACHINE``), context that may explain the cases
@@ -44,36 +41,32 @@ import pandas as pd
 
 from benchmarks_lib.base.paths import shown_path
 from benchmarks_lib.base.specs import SpecError, parse_number
-from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, two_sample
 from benchmarks_lib.chapters import tables
+from benchmarks_lib.rules.changes import (
+    DEFAULT_THRESHOLD,
+    DRIFT_MIN_CASES,
+    FLAGGED,
+    MACHINE,
+    MOVED,
+    NOT_SEPARABLE,
+    ONE_SIDE,
+    TOO_FEW,
+    VERDICTS,
+    WITH_RUN,
+    bounds,
+    case_changes,
+    judge,
+    threshold_words,
+    verdict,
+)
 from benchmarks_lib.rules.words import case_text
 
-DEFAULT_THRESHOLD = 0.1
-TOO_FEW = "too few iterations"
-#: neither beyond the threshold nor within it: the interval reaches both sides of one of its bounds
-NOT_SEPARABLE = "not separable"
-#: cases in both runs from which their common drift (the median B/A) is stated
-DRIFT_MIN_CASES = 10
-#: how many robust standard deviations of the cases' log ratios around the drift a case must lie beyond
-SPREAD_K = 3.0
-WITH_RUN = "moved with the run"
-#: the verdict of a ceiling row (the machine's raw write, read and memcpy, no library) beyond the threshold: the
-#: machine itself moved, which may explain a case that moved with it; context, not a change of a case
-MACHINE = "ceiling moved"
 #: the suite whose rows are the machine's own ceilings (every run measures them)
 CEILING_SUITE = "ceiling"
 #: a ratio figure's case label wraps at this many characters (the axes keep most of the column's width)
 LABEL_CHARS = 42
-#: verdicts in the order a table lists them (flagged first, "same" last)
-VERDICTS = ("slower", "faster", MACHINE, WITH_RUN, "only in A", "only in B", TOO_FEW, NOT_SEPARABLE, "same")
-#: the verdicts ``Comparison.flagged`` lists: a change, or a case that could not be judged
-FLAGGED = ("slower", "faster", "only in A", "only in B", TOO_FEW)
-#: the verdicts of a case one run alone measured
-ONE_SIDE = ("only in A", "only in B")
 #: environment keys that differ between any two runs without meaning anything
 NOT_COMPARED = ("collected_at", "fs_free_bytes")
-#: the verdicts of a case that moved, beside which its backend's version change is named
-MOVED = ("slower", "faster", MACHINE, WITH_RUN)
 #: the column naming a moved case's version change (only where a backend's library versions differ between the runs)
 VERSION_COLUMN = "version change"
 #: the chapter's section listing every case of each comparison (the front page's like-for-like tables link to it)
@@ -88,42 +81,6 @@ def parse_threshold(value: object) -> float:
     if not 0 < number < 1:
         raise SpecError(f"threshold {number:g} must lie strictly between 0 and 1 (0.1 = 10%)")
     return number
-
-
-def bounds(threshold: float) -> tuple[float, float]:
-    """The band of "same" for a threshold stated as a factor either way: ``(1 / (1 + t), 1 + t)``."""
-    return 1 / (1 + threshold), 1 + threshold
-
-
-def threshold_words(threshold: float) -> str:
-    """The threshold as the factor it is: "a factor of 1.1 either way, 0.909-1.1"."""
-    down, up = bounds(threshold)
-    return f"a factor of {up:.3g} either way, {down:.3g}-{up:.3g}"
-
-
-def judge(result: TwoSample, threshold: float = DEFAULT_THRESHOLD) -> tuple[str, str]:
-    """``(verdict, why)`` of B against A on the whole interval of B/A and the band ``bounds(threshold)``: "slower"
-    above it, "faster" below it, "same" within it, "not separable" when the interval reaches both inside and outside
-    it; "too few iterations" below ``stats.MIN_RANK_N`` a side (or without an interval)."""
-    if result.n_a == 0:
-        return "only in B", "not measured in A"
-    if result.n_b == 0:
-        return "only in A", "not measured in B"
-    if result.separable is None:
-        return TOO_FEW, f"n={result.n_a} and {result.n_b}: {MIN_RANK_N} a side needed"
-    down, up = bounds(threshold)
-    if result.lo > up:
-        return "slower", f"whole interval above {up:.3g}"
-    if result.hi < down:
-        return "faster", f"whole interval below {down:.3g}"
-    if down <= result.lo and result.hi <= up:
-        return "same", f"whole interval within {down:.3g}-{up:.3g}"
-    return NOT_SEPARABLE, f"interval partly within, partly beyond {down:.3g}-{up:.3g}"
-
-
-def verdict(result: TwoSample, threshold: float = DEFAULT_THRESHOLD) -> str:
-    """The verdict of :func:`judge`."""
-    return judge(result, threshold)[0]
 
 
 def _text(value: object) -> str:
@@ -180,16 +137,19 @@ def _missing(value: object) -> bool:
 
 def per_iteration(df: pd.DataFrame, keys: list[str], parts: list[str] = ()) -> pd.DataFrame:
     """One row per (suite, backend, operation, case, iteration) of the successful rows: ``elapsed_s`` is the
-    iteration's time, or the median of its parts (frames, steps) where it has several."""
+    iteration's time, or the median of its parts (frames, steps) where it has several; ``round`` the round it was
+    measured in (NaN where the run was not measured in rounds)."""
     rows = _successful(df)
-    columns = ["suite", "backend", "operation", "case", "iteration", "elapsed_s"]
+    columns = ["suite", "backend", "operation", "case", "iteration", "elapsed_s", "round"]
     if rows.empty:
         return pd.DataFrame(columns=columns)
     rows = rows.assign(suite=rows["suite"].map(lambda v: "-" if _missing(v) else _text(v)) if "suite" in rows
                        else "-", case=_case_names(rows, keys),
-                       iteration=rows["iteration"] if "iteration" in rows else range(len(rows)))
+                       iteration=rows["iteration"] if "iteration" in rows else range(len(rows)),
+                       round=pd.to_numeric(rows["round"], errors="coerce") if "round" in rows else np.nan)
     rows = rows.assign(backend=rows["backend"].astype(str), operation=rows["operation"].astype(str))
-    return (rows.groupby(columns[:-1], sort=True)["elapsed_s"].median().reset_index())
+    return rows.groupby(columns[:5], sort=True).agg(elapsed_s=("elapsed_s", "median"),
+                                                    round=("round", "first")).reset_index()
 
 
 def key_problems(df: pd.DataFrame, keys: list[str], parts: list[str] = ()) -> list[str]:
@@ -220,26 +180,22 @@ def key_problems(df: pd.DataFrame, keys: list[str], parts: list[str] = ()) -> li
 
 def compare_runs(a: pd.DataFrame, b: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD,
                  versions: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """One row per case in either run (``COLUMNS``): n (iterations) and median time of each, the B/A time ratio
-    with its 95% interval (``stats.two_sample``), the verdict and why (:func:`judge`, then the drift gate); flagged
-    rows first (``VERDICTS`` order), largest change first. Cases are matched by the runs' suites' declared keys and
-    named in words. With ``versions`` (backend -> its libraries' version change, :func:`version_changes`), each case
-    that moved names its backend's version change (``VERSION_COLUMN``)."""
+    """One row per case in either run (``COLUMNS``): n (iterations) and median time of each, the change B/A with its
+    95% interval and the verdict and why (``rules.changes.case_changes``); flagged rows first (``VERDICTS`` order),
+    largest change first. Cases are matched by the runs' suites' declared keys and named in words. With
+    ``versions`` (backend -> its libraries' version change, :func:`version_changes`), each case that moved names its
+    backend's version change (``VERSION_COLUMN``)."""
     suites = sorted({_text(s) for df in (a, b) if "suite" in df for s in _successful(df)["suite"].dropna().unique()})
     keys, parts = declared_keys(suites)
-    values = {}
-    for side, df in (("a", a), ("b", b)):
-        for case, part in per_iteration(df, keys, parts).groupby(["suite", "backend", "operation", "case"]):
-            values.setdefault(case, {})[side] = part["elapsed_s"].to_numpy(dtype="float64")
-    empty = np.array([], dtype=float)
-    out = []
-    for case in sorted(values):
-        va, vb = values[case].get("a", empty), values[case].get("b", empty)
-        result = two_sample(va, vb)
-        out.append((*case, result.n_a, result.n_b, np.median(va) if va.size else np.nan,
-                    np.median(vb) if vb.size else np.nan, result.ratio, result.lo, result.hi,
-                    *judge(result, threshold)))
-    table = _the_machine(_against_the_run(pd.DataFrame(out, columns=COLUMNS), threshold))
+    named = ["suite", "backend", "operation", "case"]
+    a_rows, b_rows = ((per_iteration(df, keys, parts).pipe(
+        lambda t: pd.DataFrame({"case": list(t[named].itertuples(index=False, name=None)),
+                                "value": t["elapsed_s"].astype("float64"), "round": t["round"].astype("float64")})))
+        for df in (a, b))
+    changes = case_changes(a_rows, b_rows, machine=lambda case: case[0] == CEILING_SUITE, threshold=threshold)
+    out = [(*key, c.n_a, c.n_b, c.median_a, c.median_b, c.ratio, c.lo, c.hi, c.verdict, c.why)
+           for key, c in sorted(changes.cases.items())]
+    table = pd.DataFrame(out, columns=COLUMNS)
     labels = {**_case_labels(a, keys), **_case_labels(b, keys)}
     table["case"] = table["case"].map(lambda case: labels.get(case, case))
     if versions:
@@ -287,43 +243,14 @@ def version_changes(a: pd.DataFrame, meta_a: Mapping, b: pd.DataFrame, meta_b: M
 
 def run_drift(table: pd.DataFrame) -> tuple[float, float] | None:
     """``(drift, spread)`` of the cases in both runs (the ceiling's rows are the machine, not cases): the median of
-    their log B/A ratios and 1.4826 x the median absolute deviation around it; None below ``DRIFT_MIN_CASES``
-    cases."""
+    their log B/A ratios and 1.4826 x the median absolute deviation around it (their own noise and the between-run
+    component together); None below ``DRIFT_MIN_CASES`` cases."""
     ratios = table.loc[table["suite"] != CEILING_SUITE, "B/A time"].astype("float64")
     logs = np.log(ratios[np.isfinite(ratios) & (ratios > 0)])
     if len(logs) < DRIFT_MIN_CASES:
         return None
     drift = float(np.median(logs))
     return drift, 1.4826 * float(np.median(np.abs(logs - drift)))
-
-
-def _against_the_run(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """The drift gate: a "slower"/"faster" case whose interval does not also lie beyond the run's common drift (by
-    the threshold and by ``SPREAD_K`` times the cases' stray around it) is "moved with the run"; each judged row's
-    ``why`` says so, with the drift and the gate."""
-    measured = run_drift(table)
-    if measured is None:
-        return table
-    drift, spread = measured
-    gate = max(np.log1p(threshold), SPREAD_K * spread)
-    lo = np.log(table["95% CI lo"].astype("float64")) - drift
-    hi = np.log(table["95% CI hi"].astype("float64")) - drift
-    changed = table["verdict"].isin(["slower", "faster"])
-    moved = changed & ~((lo > gate) | (hi < -gate))
-    run = f"the run's drift ({np.exp(drift):.3g}) by a factor of {np.exp(gate):.3g}"
-    why = table["why"].where(~changed, table["why"] + f", and beyond {run}")
-    why = why.where(~moved, table["verdict"] + f" on its own interval; drift gate: not beyond {run}")
-    return table.assign(verdict=table["verdict"].where(~moved, WITH_RUN), why=why)
-
-
-def _the_machine(table: pd.DataFrame) -> pd.DataFrame:
-    """A ceiling row that is "slower" or "faster" says the machine itself moved (``MACHINE``): the raw write, read
-    or memcpy of the same bytes, no library, whose speed on one machine varies between runs (see the module's
-    docstring); its row says which way, and that cases using the same resource may have moved with it."""
-    ceiling = (table["suite"] == CEILING_SUITE) & table["verdict"].isin(["slower", "faster"])
-    why = table["verdict"] + " (" + table["why"] + "): the machine's own ceiling, no library; cases using the same " \
-        "resource may have moved with it"
-    return table.assign(verdict=table["verdict"].where(~ceiling, MACHINE), why=table["why"].where(~ceiling, why))
 
 
 def environment_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
@@ -362,7 +289,7 @@ def _shown_value(value: object) -> object:
 
 
 __all__ = ["CEILING_SUITE", "COLUMNS", "DEFAULT_THRESHOLD", "DRIFT_MIN_CASES", "FLAGGED", "LABEL_CHARS", "MACHINE",
-           "MATCHED_SECTION", "MOVED", "NOT_COMPARED", "NOT_SEPARABLE", "ONE_SIDE", "SPREAD_K", "TOO_FEW", "VERDICTS",
+           "MATCHED_SECTION", "MOVED", "NOT_COMPARED", "NOT_SEPARABLE", "ONE_SIDE", "TOO_FEW", "VERDICTS",
            "VERSION_COLUMN", "WITH_RUN", "bounds", "compare_runs", "declared_keys", "environment_differences", "judge",
            "key_problems", "parse_threshold", "per_iteration", "run_drift", "threshold_words", "verdict",
            "version_changes"]
