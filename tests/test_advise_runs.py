@@ -1,6 +1,6 @@
 """Which recorded run ``iobench advise`` answers from, and what it says about the others: the same answer from every
 working directory (this checkout's results/ and reference/, never the working directory's results/ by accident);
-runs that disagree (another pick, or one separable and the other not) named with their candidates and n, the answer
+runs that disagree (another pick, or one a winner and the other not) named with their candidates and n, the answer
 resting on the one with more candidates, then more rounds or iterations; "not covered" naming the nearest measured
 case and how it differs; a hostile run's strings shown escaped. The runs are written with the records writer as the
 writers suite writes its cutout rows (the selection is under test here, not the measurement)."""
@@ -64,7 +64,8 @@ def test_the_same_answer_from_every_working_directory(tmp_path, monkeypatch, cap
     disagreement with the reference is named."""
     here, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     elsewhere.mkdir()
-    write_run(here / "results", "mine", {f"w{i:02d}": spread(1e-3 * (1 + i), 8) for i in range(12)}, dtype="uint16",
+    # 12 iterations: twelve contenders have no interval at the rule's first look (round 8), one at round 12
+    write_run(here / "results", "mine", {f"w{i:02d}": spread(1e-3 * (1 + i), 12) for i in range(12)}, dtype="uint16",
               shape=(128, 512, 512), dataset="microscopy")
     monkeypatch.chdir(here)
     from_project, note = _advise(capsys, *REFERENCE_WORKLOAD)
@@ -79,36 +80,38 @@ def test_the_same_answer_from_every_working_directory(tmp_path, monkeypatch, cap
     lines, _ = _advise(capsys, *REFERENCE_WORKLOAD, "--results-dir", "results", "--results-dir", str(REFERENCE))
     text = "\n".join(lines)
     assert "Evidence: run mine" in text and "Runs disagree: 1 other run answers this workload otherwise" in text
-    assert "run mine (dataset microscopy, 128x512x512; 12 candidates, n=8): picks w00 | lz4 | chunks 64x64x64 | " \
-           "shards none, separable from every other candidate" in text
+    assert "Recommendation: writer w00" in text
+    assert "run mine (dataset microscopy, 128x512x512; 12 candidates, n=12): picks w00 | lz4 | chunks 64x64x64 | " \
+           "shards none, a winner (by more than 5%)" in text
     assert "otherwise: run book-standard-20261127-182342-writers (dataset microscopy, 128x512x512; 9 candidates" \
         in text and "(not preferred: fewer candidates)" in text
 
 
 def test_runs_that_disagree_are_named_and_the_stronger_one_answers(tmp_path, capsys):
     """A newer run of two candidates picks another writer than an older one of four: the answer rests on the four
-    (more candidates), names both; one separable and another not (the same pick, fewer iterations) is a
-    disagreement too; a run that agrees is counted; rounds outweigh iterations."""
+    (more candidates), names both; one a winner and another open (the same pick, too few iterations for the rule's
+    first look, round 8) is a disagreement too; a run that agrees (a winner too, fewer iterations) is counted; rounds
+    outweigh iterations."""
     results = tmp_path / "results"
-    full = {"alpha": spread(1.0e-3, 8), "beta": spread(2.0e-3, 8), "gamma": spread(3.0e-3, 8),
-            "delta": spread(4.0e-3, 8)}
+    full = {"alpha": spread(1.0e-3, 12), "beta": spread(2.0e-3, 12), "gamma": spread(3.0e-3, 12),
+            "delta": spread(4.0e-3, 12)}
     write_run(results, "full", full, age_s=300)
-    write_run(results, "agrees", {name: values[:6] for name, values in full.items()}, age_s=200)
+    write_run(results, "agrees", {name: values[:8] for name, values in full.items()}, age_s=200)
     write_run(results, "noisy", {"alpha": spread(1.0e-3, 5, 0.4), "beta": spread(1.05e-3, 5, 0.4),
                                  "gamma": spread(3e-3, 5), "delta": spread(4e-3, 5)}, age_s=100)
-    write_run(results, "quick", {"beta": spread(0.5e-3, 5), "gamma": spread(3.0e-3, 5)})
+    write_run(results, "quick", {"beta": spread(0.5e-3, 8), "gamma": spread(3.0e-3, 8)})
     lines, _ = _advise(capsys, *WORKLOAD, "--results-dir", str(results))
     text = "\n".join(lines)
     assert lines[1].startswith("Recommendation: writer alpha") and "Evidence: run full" in text
     head = next(line for line in lines if line.startswith("Runs disagree:"))
     assert "2 other runs answer this workload otherwise; 1 agrees with it" in head
     assert "This answer rests on run full (preferred: your data, then more candidates, then more rounds" in head
-    assert "  this answer: run full (dataset labels, 256x256x256; 4 candidates, n=8): picks alpha | lz4 | chunks " \
-           "64x64x64 | shards none, separable from every other candidate" in lines
-    assert "  otherwise: run quick (dataset labels, 256x256x256; 2 candidates, n=5): picks beta | lz4 | chunks " \
-           "64x64x64 | shards none, separable from every other candidate (not preferred: fewer candidates)" in lines
+    assert "  this answer: run full (dataset labels, 256x256x256; 4 candidates, n=12): picks alpha | lz4 | chunks " \
+           "64x64x64 | shards none, a winner (by more than 5%)" in lines
+    assert "  otherwise: run quick (dataset labels, 256x256x256; 2 candidates, n=8): picks beta | lz4 | chunks " \
+           "64x64x64 | shards none, a winner (by more than 5%) (not preferred: fewer candidates)" in lines
     assert "  otherwise: run noisy (dataset labels, 256x256x256; 4 candidates, n=5): picks alpha | lz4 | chunks " \
-           "64x64x64 | shards none, not separable from the next best (not preferred: fewer iterations)" in lines
+           "64x64x64 | shards none, open (not preferred: fewer iterations)" in lines
     assert "agrees" not in text.replace("1 agrees with it", "")
     # the same candidates in rounds: the rounds outweigh the iterations, and the reason says so
     write_run(results, "paired", {"alpha": spread(1.5e-3, 16), "beta": spread(1.0e-3, 16), "gamma": spread(3e-3, 16),
