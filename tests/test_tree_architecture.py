@@ -30,9 +30,9 @@ def test_every_path_architecture_names_exists():
 
 def test_every_name_the_trace_of_iterations_mentions_exists():
     trace = ARCHITECTURE.split("## One parameter", 1)[1].split("\n## ", 1)[0]
-    names = {n for n in re.findall(r"`(\w+)`", trace) if not n.isupper() or n == "PROFILES" or n == "MIN_RANK_N"}
+    names = {n for n in re.findall(r"`(\w+)`", trace) if not n.isupper() or n in ("PROFILES", "LOOKS", "CAP")}
     names -= {"iterations", "warmups", "parameters", "iteration", "ctx", "round", "round_position"}  # columns
-    assert {"notebook_arguments", "run_suite", "CaseContext", "run_case", "rank_samples", "MIN_RANK_N"} <= names
+    assert {"notebook_arguments", "run_suite", "CaseContext", "run_case", "rank_samples", "LOOKS", "CAP"} <= names
     missing = sorted(n for n in names if not _defined(n))
     assert not missing, missing
     notebook = json.loads((ROOT / "notebooks" / "writers.ipynb").read_text())
