@@ -39,8 +39,9 @@ def test_the_answer_rests_on_the_recorded_rows(recorded, capsys):
     assert "Best median (no winner claimed): writer " in out
     assert "chunks " in out and "shards " in out and "threads:" in out
     assert f"Evidence: run {run_id}" in out and "(your data)" in out and "n=2" in out
-    # n=2 rounds, paired as the book pairs them: the rule says so, no winner claimed
-    assert "runner-up: " in out and "too few rounds to rank" in out
+    # n=2 rounds, paired as the book pairs them: below the rule's first look the question is open, no winner claimed
+    assert "runner-up: " in out and "open after 2 rounds" in out and "next look at round 8" in out
+    assert "than the recommendation, no interval yet" in out and "separated" not in out
     assert "Cost against " in out and "files on disk:" in out
 
 
@@ -215,4 +216,5 @@ def test_the_raw_baseline_is_shown_beside_the_answer_not_ranked(tmp_path, capsys
     answer = next(line for line in out.splitlines() if ": writer " in line)
     assert "writer tensorstore" in answer and "raw" not in answer
     assert "Baseline (raw: a flat file of the raw bytes" in out and "x the baseline's time" in out
-    assert "the only candidate measured" in out  # raw is not a candidate: tensorstore stands alone
+    # raw is not a candidate: tensorstore stands alone
+    assert "not ranked: no other of the candidates measured this on these terms" in out

@@ -36,6 +36,8 @@ def to_frame(rows: list[dict]) -> pd.DataFrame:
 FAST = [1.0, 1.01, 0.99, 1.02, 0.98]
 SLOW = [2.0, 2.01, 1.99, 2.02, 1.98]
 NOISY = [0.6, 3.0, 1.5, 2.5, 1.0]
+#: the same for 8 iterations, the rule's first look (each iteration stands for a round: fewer than 8 stay open)
+FAST8, SLOW8, NOISY8 = [*FAST, 1.0, 1.01, 0.99], [*SLOW, 2.0, 2.01, 1.99], [*NOISY, 0.7, 2.0, 1.2]
 
 
 def test_summary_states_median_ci_and_n_not_mean():
@@ -70,23 +72,35 @@ def test_conclusion_refuses_to_rank_different_codecs_and_names_raw_the_baseline(
     assert "1 thread(s)" in text or "up to 1 threads seen" in text
 
 
-def test_conclusion_ranks_only_separable_equals():
+def test_conclusion_names_a_leader_only_where_the_rule_decides():
     codec = "blosc-lz4:5:shuffle"
-    df = to_frame(_writes("a", codec, FAST) + _writes("b", codec, SLOW) + _writes("c", codec, NOISY))
+    df = to_frame(_writes("a", codec, FAST8) + _writes("b", codec, SLOW8) + _writes("c", codec, NOISY8))
     text = writers.conclusion(df)
     line = next(x for x in text.splitlines() if x.startswith("- **write**"))
-    assert line.index("- **write**") < line.index(" a ") < line.index(" c ") < line.index(" b ")
-    assert "no separable winner" in line and "**a**" not in line  # a and c are not separable
-    assert "than a [" in line.split(" b ")[1] and "than c" not in line  # every entry against the leader a
+    # a and c not told apart at the first look: no leader named, the question open; b left it there
+    assert "open after 8 rounds" in line and "**a**" not in line and "next look at round 12" in line
+    assert "out: b 2.00x slower" in line and "at round 8" in line
+    # the entries: the paired leader a first, then c, then b (that left the question), every one against a
+    entries = line.split("(3 backends); ", 1)[1]
+    assert entries.startswith("a ") and entries.index("; c ") < entries.index("; b ")
+    assert "1.35x slower than a [" in entries.split("; c ")[1] and "not told apart" in entries.split("; c ")[1]
+    assert "2.00x slower than a [" in entries.split("; b ")[1] and "out at round 8" in entries.split("; b ")[1]
+    assert "than c" not in line and "than b" not in line
+    assert "**not told apart** means that interval includes 1." in text  # the legend names the entries' word
+    text = writers.conclusion(to_frame(_writes("a", codec, FAST8) + _writes("b", codec, SLOW8)))
+    assert "**a** fastest, by more than 5%" in text and "2.00x slower than a [" in text
+    assert "(decided at round 8)" in text and "open after" not in text
+    assert "not told apart" not in text.split("means that interval includes 1.", 1)[1]
+    # below the first look (5 iterations) nothing is decided, however far apart
     text = writers.conclusion(to_frame(_writes("a", codec, FAST) + _writes("b", codec, SLOW)))
-    assert "**a** is the fastest of 2" in text and "2.00x slower than a [" in text
-    assert "not separable" not in text.split("means that interval includes 1.", 1)[1]
+    line = next(x for x in text.splitlines() if x.startswith("- **write**"))
+    assert "open after 5 rounds" in line and "**a**" not in line and "fastest" not in line
 
 
 def test_conclusion_keeps_sizes_and_fsync_apart():
     codec = "lz4"
-    df = to_frame(_writes("a", codec, FAST, nbytes=100 * MB) + _writes("a", codec, FAST, nbytes=400 * MB)
-                  + _writes("b", codec, SLOW, nbytes=100 * MB) + _writes("c", codec, FAST, fsync=False))
+    df = to_frame(_writes("a", codec, FAST8, nbytes=100 * MB) + _writes("a", codec, FAST8, nbytes=400 * MB)
+                  + _writes("b", codec, SLOW8, nbytes=100 * MB) + _writes("c", codec, FAST8, fsync=False))
     lines = [x for x in writers.conclusion(df).splitlines() if x.startswith("- **write**")]
     assert len(lines) == 2
     synced = next(x for x in lines if "fsync included" in x)

@@ -17,6 +17,7 @@ import pytest
 
 from benchmarks_lib.base.specs import SpecError, parse_duration
 from benchmarks_lib.records.store import load_run
+from benchmarks_lib.rules.decision import LOOKS, Verdict, decision_from_record
 from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import get_suite
 
@@ -48,8 +49,18 @@ def test_every_open_case_is_measured_once_a_round_in_a_fresh_order(nine_rounds):
     assert len(set(orders)) > 1
     rounds = nine_rounds.meta["rounds"]
     assert rounds["seed"] and rounds["looks"] == [8, 12, 16, 20] and rounds["questions"]
-    assert {q["answer"] for q in rounds["questions"]} <= {"separated", "equivalent", "not separable", "alone",
-                                                           "not looked at", "budget spent"}
+    # a verdict of the one rule (a tie at the run's cap of 9), or why a question was not decided
+    verdicts = {str(v) for v in Verdict if v is not Verdict.OPEN}
+    assert {q["answer"] for q in rounds["questions"]} <= verdicts | {"alone", "not looked at", "budget spent",
+                                                                     "left out"}
+    for q in rounds["questions"]:
+        decision = q["decision"]
+        if q["answer"] in verdicts - {"alone", "tie"}:  # decided at the first look: its decision is recorded
+            assert decision["verdict"] == q["answer"] and decision["stops"] == q["rounds"] == 8
+            assert q["why"] == "decided at round 8" and decision["words"]
+        if decision is not None:
+            assert decision_from_record(decision) is not None
+            assert sorted(decision["contenders"]) == sorted(q["contenders"])
     assert df["rounds_stop"].notna().all()
     # the machine's load around each step: the worker's own CPU is not counted as other processes' (at most 100%)
     assert measured["other_cpu_pct"].notna().all() and measured["other_cpu_pct"].max() <= 101
@@ -71,23 +82,26 @@ def test_the_ranking_pairs_rows_measured_in_rounds(nine_rounds):
     for r in rankings:
         for e in r.others:
             assert e.vs_leader.paired and e.vs_leader.n_a == e.n and 8 <= e.n <= 9  # answered at 8, or the cap
-            # at a look its level; at 9 (no look) the count at the looks' level (0 for 3 or more: too few to rank)
+            # at a look its level; at 9 (no look) the count at the first look's level
             assert e.vs_leader.separable is None or 0 < e.vs_leader.coverage < 1
 
 
 def test_a_question_stops_at_its_first_look_once_answered(tmp_path):
-    """Two contenders 8 rounds apart: every question answered at the first look closes its cases there (the cap of
-    20 is not reached); the rows say why."""
+    """Two contenders 8 rounds apart: a question answered at a look (the first, mostly) closes its cases there (the
+    cap of 20 is not reached); the rows say why."""
     result = _run(tmp_path, {**SMALL, "backends": ["raw", "zarr-python", "tensorstore"], "iterations": 20})
     questions = result.meta["rounds"]["questions"]
-    answered = [q for q in questions if q["answer"] in ("separated", "equivalent")]
-    assert answered, questions
+    decided = ("winner", "leader", "equivalent")
+    answered = [q for q in questions if q["answer"] in decided]
+    assert any(q["rounds"] < 20 for q in answered), questions  # one at least stopped before the cap
     for q in answered:
-        assert q["rounds"] in (8, 12, 16) and q["why"].endswith(f"at round {q['rounds']}")
+        assert q["rounds"] in LOOKS and q["why"] == f"decided at round {q['rounds']}"
+        assert q["decision"]["verdict"] == q["answer"] and q["decision"]["stops"] == q["rounds"]
+        assert q["leader"] == q["decision"]["leader"] and q["leader"] in q["contenders"]
     df = result.df
     for case_id, part in df[df["backend"] != "raw"].groupby("case_id"):
         mine = [q for q in questions if case_id in q["cases"]]
-        if mine and all(q["answer"] in ("separated", "equivalent") for q in mine):
+        if mine and all(q["answer"] in decided for q in mine):
             assert part["round"].max() + 1 == max(q["rounds"] for q in mine)
     raw = df[df["backend"] == "raw"]  # a baseline answers no question: it stops at the first look
     assert raw["round"].max() + 1 == 8
@@ -190,7 +204,7 @@ def test_a_hostile_rounds_record_is_data():
 def test_below_the_first_look_the_dearest_questions_are_left_out_so_the_cheaper_reach_it(tmp_path):
     """The planner (``RoundsExecutor._plan``) on a run whose rounds cannot all reach the first look: the optional
     cases go first, then the dearest questions, never the cheapest; after the first look it gives questions up."""
-    from benchmarks_lib.run.rounds import Question, RoundsExecutor
+    from benchmarks_lib.run.rounds import Asked, RoundsExecutor
     from benchmarks_lib.suites import get_suite
 
     cases = {c.case_id: c for c in get_suite("writers").build_cases({**SMALL, "backends": ["raw", "h5py"]}, "quick")}
@@ -198,8 +212,8 @@ def test_below_the_first_look_the_dearest_questions_are_left_out_so_the_cheaper_
     ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
     ex._state, ex._qrows = {c: {} for c in ids}, []
     ex._cost = {ids[0]: 3.0, ids[1]: 3.0, ids[2]: 0.5, ids[3]: 0.5}
-    dear = ex.questions["dear"] = Question("writers", "total", {}, {ids[0], ids[1]})
-    cheap = ex.questions["cheap"] = Question("writers", "read_cold", {}, {ids[2], ids[3]})
+    dear = ex.questions["dear"] = Asked("writers", "total", {}, {ids[0], ids[1]})
+    cheap = ex.questions["cheap"] = Asked("writers", "read_cold", {}, {ids[2], ids[3]})
     ex.rounds_done = 2
     out = ex._plan(left_s=10.0, cap=20, by_id=cases)  # 6 rounds of 7 s do not fit 10 s; of 1 s, they do
     assert sorted(c for c, _ in out) == [ids[0], ids[1]] and dear.answer == "left out" and not cheap.closed
@@ -216,7 +230,7 @@ def test_below_the_first_look_a_case_in_no_question_goes_before_any_question_and
     """A case that answers no question (a sweep drawn as a figure) and is dear is left out before the planner gives
     up a question; the raw baseline, in no question either, is kept (the standard compression run's em_like sweep
     once took the whole budget below the first look and left 5 of 6 questions out)."""
-    from benchmarks_lib.run.rounds import Question, RoundsExecutor
+    from benchmarks_lib.run.rounds import Asked, RoundsExecutor
     from benchmarks_lib.suites import get_suite
 
     cases = {c.case_id: c for c in get_suite("writers").build_cases({**SMALL, "backends": ["raw", "h5py"]}, "quick")}
@@ -224,7 +238,7 @@ def test_below_the_first_look_a_case_in_no_question_goes_before_any_question_and
     ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
     ex._state, ex._qrows = {c: {} for c in cases}, []
     ex._cost = {h5_read: 0.5, h5_write: 3.0, raw_read: 0.5, raw_write: 0.5}
-    asked = ex.questions["asked"] = Question("writers", "read_cold", {}, {h5_read, raw_read})
+    asked = ex.questions["asked"] = Asked("writers", "read_cold", {}, {h5_read, raw_read})
     ex.rounds_done = 2
     out = ex._plan(left_s=12.0, cap=20, by_id=cases)  # 6 rounds of 4.5 s do not fit 12 s; without h5_write they do
     assert [c for c, _ in out] == [h5_write] and not asked.closed
@@ -235,7 +249,7 @@ def test_a_case_in_no_question_closes_at_six_rounds_and_the_planner_counts_it_so
     """A case that answers no question closes at ``UNASKED_ROUNDS`` (6: its median's 95% interval), not at the first
     look, and a baseline in none at the first look; the planner counts its rounds to 6 (here 4 rounds of 3 s left,
     not 6, so everything fits 15 s)."""
-    from benchmarks_lib.run.rounds import UNASKED_ROUNDS, Question, RoundsExecutor
+    from benchmarks_lib.run.rounds import UNASKED_ROUNDS, Asked, RoundsExecutor
     from benchmarks_lib.suites import get_suite
 
     assert UNASKED_ROUNDS == 6
@@ -244,7 +258,7 @@ def test_a_case_in_no_question_closes_at_six_rounds_and_the_planner_counts_it_so
     ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
     ex._state, ex._qrows = {c: {} for c in cases}, []
     ex._cost = {h5_read: 0.1, h5_write: 3.0, raw_read: 0.1, raw_write: 0.1}
-    ex.questions["asked"] = Question("writers", "read_cold", {}, {h5_read, raw_read})
+    ex.questions["asked"] = Asked("writers", "read_cold", {}, {h5_read, raw_read})
     ex.rounds_done = 2
     assert ex._plan(left_s=15.0, cap=20, by_id=cases) == []  # 4 x 3.0 + 6 x 0.3 = 13.8 s
     ex.rounds_done = UNASKED_ROUNDS
@@ -256,7 +270,7 @@ def test_a_question_given_up_closes_its_cases_with_it_and_the_cheaper_question_g
     """When the next look of every open question does not fit, the dearest question is given up ("left out") and its
     case closes with it (measuring it on would eat the budget of the question kept: a standard cache run once
     stopped at round 7 so); the cheaper question goes on."""
-    from benchmarks_lib.run.rounds import Question, RoundsExecutor
+    from benchmarks_lib.run.rounds import Asked, RoundsExecutor
     from benchmarks_lib.suites import get_suite
 
     cases = {c.case_id: c for c in get_suite("writers").build_cases({**SMALL, "backends": ["raw", "h5py"]}, "quick")}
@@ -264,10 +278,38 @@ def test_a_question_given_up_closes_its_cases_with_it_and_the_cheaper_question_g
     ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
     ex._state, ex._qrows = {c: {} for c in cases}, []
     ex._cost = {h5_read: 0.5, h5_write: 3.0, raw_read: 0.5, raw_write: 0.1}
-    big = ex.questions["big"] = Question("writers", "total", {}, {h5_write})
-    small = ex.questions["small"] = Question("writers", "read_cold", {}, {h5_read, raw_read})
+    big = ex.questions["big"] = Asked("writers", "total", {}, {h5_write})
+    small = ex.questions["small"] = Asked("writers", "read_cold", {}, {h5_read, raw_read})
     ex.rounds_done = 2
     assert ex._plan(left_s=25.0, cap=20, by_id=cases) == []  # 6 x (3.0 + 1.0 + 0.1) = 24.6 s
     out = ex._plan(left_s=20.0, cap=20, by_id=cases)
     assert [c for c, _ in out] == [h5_write] and not small.closed
     assert big.answer == "left out" and "left out at round 2" in big.why
+
+
+def test_a_case_that_left_a_question_is_not_its_cost_and_says_when_it_left(tmp_path):
+    """A contender separated from the leader leaves the question (``Asked.left``, with the round it left at): the
+    question needs its case no more, the planner does not count the case's time as the question's (giving up the
+    question would save none of it), and the case, once no question needs it, says the round it left at."""
+    from benchmarks_lib.run.rounds import Asked, RoundsExecutor
+    from benchmarks_lib.suites import get_suite
+
+    cases = {c.case_id: c for c in get_suite("writers").build_cases({**SMALL, "backends": ["raw", "h5py"]}, "quick")}
+    h5_read, h5_write, raw_read, raw_write = sorted(cases)
+    ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
+    ex._state, ex._qrows = {c: {} for c in cases}, []
+    ex._cost = {h5_read: 3.0, h5_write: 0.5, raw_read: 0.5, raw_write: 0.5}
+    # h5_read left the race at round 8; it is still in the other question, which is open
+    race = ex.questions["race"] = Asked("writers", "read_cold", {}, {h5_read, raw_read, raw_write},
+                                        left={h5_read: 8})
+    other = ex.questions["other"] = Asked("writers", "total", {}, {h5_read, h5_write})
+    assert not race.needs(h5_read) and race.needs(raw_read) and other.needs(h5_read)
+    ex.rounds_done = 12
+    # to the next look (16): 4 rounds of 4.5 s do not fit 10 s; the race costs 1.0 s a round, the other 3.5 s
+    out = ex._plan(left_s=10.0, cap=20, by_id=cases)
+    assert sorted(c for c, _ in out) == sorted([h5_read, h5_write]) and other.answer == "budget spent"
+    assert not race.closed  # the cheaper question reaches its next look
+    ex.questions["other"] = Asked("writers", "total", {}, {h5_read, h5_write}, answer="winner",
+                                  why="decided at round 12")
+    assert ex._answered(h5_read, 20) and not ex._answered(raw_read, 20)
+    assert ex._why(h5_read) == "decided at round 12; out at round 8"

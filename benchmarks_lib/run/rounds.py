@@ -75,8 +75,9 @@ class Asked:
     leader: str = ""
     #: the contenders measured at its last look (backends, layouts, thread counts)
     contenders: tuple[str, ...] = ()
-    #: the cases of contenders that left the question (separated from the leader): it needs them no more
-    left: set[str] = field(default_factory=set)
+    #: the cases of contenders that left the question (separated from the leader), each with the round it left at:
+    #: it needs them no more
+    left: dict[str, int] = field(default_factory=dict)
     decision: Decision | None = None
 
     @property
@@ -246,8 +247,9 @@ class RoundsExecutor(Executor):
                     continue
                 d = q.decision = decide(times, looks=self.looks, cap=self.cap, margin=self.margin)
                 q.leader = d.best
-                gone = {c.name for c in d.out}
-                q.left = {str(c) for c, names in group.groupby("case_id")["_entry"].agg(set).items() if names <= gone}
+                gone = {c.name: c.out for c in d.out}
+                q.left = {str(c): max(gone[n] for n in names)
+                          for c, names in group.groupby("case_id")["_entry"].agg(set).items() if names <= gone.keys()}
                 if d.decided:
                     q.answer, q.why = str(d.verdict), d.why()
 
@@ -428,8 +430,8 @@ class RoundsExecutor(Executor):
         def need(ids) -> float:
             return sum(self._cost.get(c, 0.0) * max(0, target(c) - r) for c in ids)
 
-        def cost(q: Asked) -> float:
-            return sum(self._cost.get(c, 0.0) for c in q.cases & open_ids)
+        def cost(q: Asked) -> float:  # what it costs a round: its cases still in it (not those that left it)
+            return sum(self._cost.get(c, 0.0) for c in q.cases & open_ids if q.needs(c))
 
         if need(open_ids) <= left_s:
             return []
@@ -478,7 +480,7 @@ class RoundsExecutor(Executor):
         return not any(q.needs(case_id) for q in mine)
 
     def _why(self, case_id: str) -> str:
-        whys = sorted({q.why if q.closed else f"out at round {self.rounds_done}"
+        whys = sorted({q.why if q.closed else f"out at round {q.left.get(case_id, self.rounds_done)}"
                        for q in self.questions.values() if case_id in q.cases})
         return "; ".join(whys) if whys else f"{self.rounds_done} rounds (no question to answer)"
 

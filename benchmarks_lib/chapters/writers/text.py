@@ -55,7 +55,7 @@ def conclusion(df: pd.DataFrame) -> str:
     test = rows.get("test", pd.Series(None, index=rows.index, dtype=object))
     lines = ["Medians with their order-statistic intervals and n; backends are compared only with the same "
              "codec, bytes and fsync policy, every one against the best median of its group (its factor with the 95% "
-             "interval of the ratio); **not separable** means that interval includes 1."]
+             "interval of the ratio); **not told apart** means that interval includes 1."]
     for label, op, t, value, higher in RANKED:
         part = rows[(rows["operation"] == op) & ((test == t) if t else True)]
         lines += ranking_lines(part, label, value, higher, "ms" if value == "elapsed_s" else "GB/s",
