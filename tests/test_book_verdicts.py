@@ -20,9 +20,17 @@ from benchmarks_lib.book.pages import write_answers_page
 from benchmarks_lib.chapters import advise as advise_page
 from benchmarks_lib.chapters import writers
 from benchmarks_lib.records.store import load_run, run_dirs
-from benchmarks_lib.rules.answers import QUESTIONS, Answer, answers, chapter_answers, sharding_ranking, sharding_rows
+from benchmarks_lib.rules.answers import (
+    QUESTIONS,
+    Answer,
+    answers,
+    chapter_answers,
+    counterpart,
+    sharding_ranking,
+    sharding_rows,
+)
 from benchmarks_lib.rules.ranking import Ranking, Verdict, rank_samples
-from benchmarks_lib.rules.words import SURE, pick_text, rests_text, sure_text, verdict_line
+from benchmarks_lib.rules.words import SURE, pick_text, rests_text, sure_text, two_sample_text, verdict_line
 from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import get_suite
 
@@ -74,14 +82,16 @@ def test_the_advise_page_picks_the_same_rows_with_the_same_verdict(smoke, key):
     if key == "sharding":  # the leader against its writer's other sharding choice
         every = sharding_ranking(sharding_rows(df))  # advise's candidates: every writer and layout the book ranks
         assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, every.entries))
-        other = a.ranking.others[0]
+        other = counterpart(a.ranking)  # the leader's writer with the other sharding choice, in the one decision
+        assert other is not None and other in a.ranking.others
         assert any(_rows(e) == _rows(other) for e in ranking.entries)  # the same rows: one of advise's candidates
         lines = page.answer.lines
         head = next(i for i, line in enumerate(lines) if line.startswith("Cost against "))
         assert ranking.paired and a.ranking.paired  # both pair the rounds
         # advise costs sharding against the book's counterpart, with the book's verdict on the same rows
         assert lines[head].startswith(f"Cost against {_candidate(other)} (the same writer")
-        assert f"({other.vs_leader.verdict()}, n={other.n}/{a.pick_entry.n})" in lines[head + 1]
+        assert lines[head + 1].startswith("  time per access: ")
+        assert f"({two_sample_text(other.vs_leader)}, n={other.n}/{a.pick_entry.n})" in lines[head + 1]
         return
     assert set().union(*map(_rows, ranking.entries)) == set().union(*map(_rows, a.ranking.entries)), key
     assert ranking.paired and a.ranking.paired, key
@@ -188,8 +198,12 @@ def test_every_verdict_has_its_words(verdict: Verdict):
         assert SURE[verdict] in sure_text(a)
         line = verdict_line(a)
         assert "<x>" not in line and line.startswith(f"**{q.label}**: ")
-        if verdict in (Verdict.NO_WINNER, Verdict.EQUIVALENT) and q.picks_leader:
+        if verdict is Verdict.TIE and q.picks_leader:
             assert pick_text(a).startswith("tie between a and b")
+        if verdict is Verdict.EQUIVALENT and q.picks_leader:
+            assert pick_text(a).startswith("equivalent: a and b")
+        if verdict is Verdict.OPEN and q.picks_leader:  # undecided: never a tie, never a pick in bold
+            assert pick_text(a) == "a so far, undecided"
     assert verdict_line(Answer(QUESTIONS[0])).endswith("not measured here")
     lost = replace(Answer(QUESTIONS[-1]), lost=("zarr-python (files)",), checked=(2, 5))
     assert "2 of 5 unaligned arrays wrong" in verdict_line(lost)

@@ -1,5 +1,6 @@
-"""Upgrades by the one rule: each version's time over the newest's, paired within one run's rounds, two-sample across
-runs; separable changes of 10% or more in words, the rest "no separable difference"; the Zarr formats said."""
+"""Upgrades by the one rule: each version's time over the newest's, paired within one run's rounds, each iteration a
+round across runs (never said to be paired); separable changes of 10% or more in words, the rest "no separable
+difference"; the Zarr formats said."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from conftest import VERSION_ROUNDS as ROUNDS
 from conftest import version_rows as rows
 
 from benchmarks_lib.base.markup import md
+from benchmarks_lib.rules.decision import LOOKS
 from benchmarks_lib.rules.upgrades import Change, changes, headline, version_key, versioned
 
 
@@ -37,10 +39,13 @@ def test_the_newest_is_the_reference_whatever_leads():
 
 
 def test_rows_of_two_runs_are_not_paired():
-    """One run per version: their rounds are not the same rounds, so the two-sample rule, and no pairing."""
+    """One run per version: their rounds are not the same rounds, so each iteration stands for a round, and the
+    comparison is never said to be paired; 12 iterations each, decided at the first look."""
     df = pd.concat([rows("2.18.7", 1.0, run="a", seed=1), rows("3.1.6", 1.8, run="b", seed=2)])
+    assert len(df) == 2 * ROUNDS
     (c,) = changes(df)
-    assert not c.ratio.paired and c.ratio.n_a == ROUNDS
+    assert not c.ratio.paired and c.ratio.n_a == c.ratio.n_b == LOOKS[0]
+    assert c.notable and "not paired" in upgrade_sure_of(df)
 
 
 def test_no_separable_difference_and_too_few_are_said():
@@ -88,9 +93,17 @@ def test_the_upgrade_answer_states_its_largest_change_first():
     assert a.measured and [c.operation for c in a.upgrade] == ["total", "read_region_cold"]
     assert pick_text(a).startswith("upgrading **zarr-python** from 2.18.7 to 3.1.6: 3.1.6 is 1.9")
     assert pick_text(a).endswith("x faster for write")
-    assert sure_text(a).startswith("separated: [") and "paired over 12 rounds; 1 more change of 10% or more" in \
+    # 12 rounds measured, the change decided at the first look: its interval rests on 8
+    assert sure_text(a).startswith("separated: [") and "paired over 8 rounds; 1 more change of 10% or more" in \
         sure_text(a)
     same = upgrade_answer(pd.concat([rows("1.0", 1.0, seed=1), rows("2.0", 1.0, seed=2)]))
     assert pick_text(same).endswith("from 1.0 to 2.0: no separable difference of 10% or more")
     assert sure_text(same).startswith("1 comparison: each within 10%")
     assert not upgrade_answer(rows("3.1.6", 1.0)).measured and not upgrade_answer(pd.DataFrame()).measured
+
+
+def upgrade_sure_of(df: pd.DataFrame) -> str:
+    from benchmarks_lib.rules.answers import upgrade_answer
+    from benchmarks_lib.rules.words import sure_text
+
+    return sure_text(upgrade_answer(df))

@@ -117,6 +117,21 @@ def _count(label: str, a, b, unit=lambda v: f"{v:.0f}") -> str | None:
     return f"{label} {unit(ma)} vs {unit(mb)} ({max(ma, mb) / min(ma, mb):.3g}x {'fewer' if ma < mb else 'more'})"
 
 
+def _decided(label: str, ranking, chosen: str, other: str) -> str | None:
+    """``label 0.78x the time [0.23x, 3.55x] (not told apart (...), n=8/8)``: the leader ``chosen``'s time against
+    ``other``'s as the ranking's one decision compared them (never the pair re-ranked after picking the leader from
+    many: that would separate them more often than the rule allows); None where ``chosen`` is not the leader."""
+    if ranking is None or not getattr(ranking, "entries", ()) or ranking.leader.name != chosen:
+        return None
+    entry = next((e for e in ranking.others if e.name == other), None)
+    c = entry.comparison if entry is not None else None
+    if c is None or entry.vs_leader is None or not math.isfinite(c.ratio) or c.ratio <= 0:
+        return None
+    interval = f" [{1 / c.hi:.2f}x, {1 / c.lo:.2f}x]" if c.has_interval and c.lo > 0 else ""
+    return (f"{label} {1 / c.ratio:.2f}x the time{interval} ({two_sample_text(entry.vs_leader)}, "
+            f"n={entry.n}/{ranking.leader.n})")
+
+
 def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, why: str) -> list[str]:
     """What ``chosen`` costs against ``other``, from the same run and data: the access, writes, files, bytes."""
     q = workload.question
@@ -130,14 +145,16 @@ def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, 
 
     lines = [f"Cost against {visible(other)} ({why}):"]
     if workload.remote:  # what each read sent over the link
-        found = [_ratio("  time per access:", group.get(chosen), group.get(other)),
+        found = [(_decided("  time per access:", evidence.ranking, chosen, other)
+                  or _ratio("  time per access:", group.get(chosen), group.get(other))),
                  _count("  requests per read:", column(group, chosen, "requests"), column(group, other, "requests")),
                  _count("  bytes sent per read:", column(group, chosen, "transferred_bytes"),
                         column(group, other, "transferred_bytes"), format_bytes)]
         lines += [line for line in found if line]
         return lines if len(lines) > 1 else []
     found = [
-        _ratio("  time per access:", group.get(chosen), group.get(other)),
+        (_decided("  time per access:", evidence.ranking, chosen, other)
+         or _ratio("  time per access:", group.get(chosen), group.get(other))),
         _ratio("  whole write:", writes.get(chosen), writes.get(other)),
         _count("  files on disk:", column(access, chosen, "inodes"), column(access, other, "inodes")),
         _count("  bytes on disk:", column(access, chosen, "bytes_on_disk"), column(access, other, "bytes_on_disk"),

@@ -47,6 +47,7 @@ from benchmarks_lib.rules.amdahl import MIN_FIT_COUNTS, amdahl_speedup, fit_amda
 from benchmarks_lib.rules.answers import answer as question_answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps
 from benchmarks_lib.rules.compression import SIDE
+from benchmarks_lib.rules.decision import MARGIN
 from benchmarks_lib.rules.ranking import countable, rank_parts
 from benchmarks_lib.rules.words import verdict_line, verdict_text, versus_text
 
@@ -342,7 +343,7 @@ def _not_comparable(df: pd.DataFrame) -> set:
 
 def answer(df: pd.DataFrame) -> str:
     """Markdown: per side and backend (stores, not codecs in memory, where measured), the threads the ranking
-    rule takes: the fewest it cannot tell from the best median (:func:`benchmarks_lib.rules.answers.answer`, the
+    rule takes: the fewest within the margin of the fastest (:func:`benchmarks_lib.rules.answers.answer`, the
     verdict box's answer and words), with its throughput."""
     found = question_answer("threads", df)
     if not found.measured:
@@ -360,8 +361,9 @@ def answer(df: pd.DataFrame) -> str:
                    *point_flags(pick.rows)]
         lines.append(f"- {verdict_line(a, label=False)}; {'; '.join(details)}.")
     cores = cores_of(df)
-    return ("More threads stop paying at these counts (per side and backend, the fewest threads the ranking rule "
-            "cannot tell from the best median" + (f", on {cores} usable cores" if cores else "") + "):\n"
+    return ("More threads stop paying at these counts (per side and backend, the fewest threads within "
+            f"{MARGIN:.0%} of the fastest by the ranking rule" + (f", on {cores} usable cores" if cores else "")
+            + "):\n"
             + "\n".join(lines))
 
 

@@ -128,9 +128,10 @@ class Answer:
 
     @property
     def tied(self) -> tuple[str, ...]:
-        """The names the rule cannot tell from the pick: not separable from the leader, or equivalent to it."""
+        """The names the rule cannot tell from the pick: not separable from the leader at the cap, or equivalent to
+        it (an open question ties nothing yet: it is undecided)."""
         r = self.ranking
-        if r is None or self.status not in (Verdict.TIE, Verdict.EQUIVALENT, Verdict.OPEN):
+        if r is None or self.status not in (Verdict.TIE, Verdict.EQUIVALENT):
             return ()
         return tuple(e.name for e in (r.leader, *r.tied, *r.equivalent) if e.name != self.pick)
 
@@ -349,8 +350,8 @@ def fewest_threads(ranking: Ranking) -> Entry:
 
 def _threads(q: Question, df: pd.DataFrame) -> Answer:
     """Per side (write first) and backend, the thread counts ranked on time by the rule and the fewest threads
-    it cannot tell from the best; the headline is the side's fastest backend (best median MB/s at any count) on the
-    headline dataset (``HEADLINE_DATASETS``: arrays before meshes)."""
+    within the margin of the fastest (``fewest_threads``); the headline is the side's fastest backend (best median
+    MB/s at any count) on the headline dataset (``HEADLINE_DATASETS``: arrays before meshes)."""
     rows = thread_rows(df)
     if rows.empty:
         return Answer(q)
