@@ -53,7 +53,7 @@ def add_command(sub, progress_reporter: Callable, console) -> None:
                                        "evidence",
                         description="Answered like for like from recorded runs (writers; remote reads: s3 and cache), "
                                     "ranked by the book's rule; threads from a threads run of the same writer, dtype "
-                                    "and operation on the same machine (the fewest not separable from the best); the "
+                                    "and operation on the same machine (the fewest within 5% of the fastest); the "
                                     "codec's ratio from a compression run of the same data.")
     add_arguments(sp)
 

@@ -3,8 +3,8 @@
 Threads: the threads suite's newest run on the evidence's machine holding rows of the recommended writer, of the
 workload's dtype and operation kind (a full read: its cold ``read``; a write: its ``write`` of the same fsync
 policy; it measures neither cutouts nor remote reads), of one dataset (the evidence's where measured). The advice is
-the book's (``rules.answers.fewest_threads``): the fewest threads whose time the rule (``rules.ranking``, paired
-round by round where measured in rounds) cannot tell from the best median, never more than the threads available
+the book's (``rules.answers.fewest_threads``): the fewest threads whose time the rule (``rules.decision``, paired
+round by round where measured in rounds) shows within 5% of the fastest, never more than the threads available
 (``--threads``).
 
 Codec: the compression suite's newest run holding the evidence's dataset and dtype: the recommended codec's ratio
@@ -26,7 +26,7 @@ from benchmarks_lib.advise.evidence import Evidence, Workload, suite_runs
 from benchmarks_lib.base.terminal import visible
 from benchmarks_lib.rules.answers import fewest_threads
 from benchmarks_lib.rules.ranking import countable, rank_parts
-from benchmarks_lib.rules.words import number, value_words, versus_words
+from benchmarks_lib.rules.words import SURE, number, value_words, versus_words
 
 #: the threads suite's operation of the same kind as an access pattern's (the others have none)
 THREADS_OPERATIONS = {"full-read": "read", "write": "write"}
@@ -88,19 +88,19 @@ def _one_dataset(rows, dataset: str):
 
 def _advice(rows, run_dir: Path, meta: dict, workload: Workload, writer: str) -> ThreadsAdvice:
     """The book's rule for threads (``rules.answers.fewest_threads``): the counts ranked on time, paired round by
-    round where measured in rounds, and the fewest the rule cannot tell from the best median."""
+    round where measured in rounds, and the fewest the rule shows within 5% of the fastest."""
     ranking = rank_parts({str(int(t)): part for t, part in rows.groupby("threads", sort=True)}, "elapsed_s", False)
     best = ranking.leader
     counts = sorted(int(e.name) for e in ranking.entries)
     if ranking.too_few_n is not None:
-        threads, rule = int(best.name), (f"the best median; too few iterations to rank (n={ranking.too_few_n}), so "
-                                         "not the fewest threads not separable from it")
+        threads, rule = int(best.name), (f"the fastest so far; open after {ranking.too_few_n} rounds, so not yet "
+                                         "the fewest threads within 5% of it")
     elif not ranking.others:
         threads, rule = int(best.name), "the only thread count measured" + (
             f" up to --threads {workload.threads}" if workload.threads is not None else "")
     else:
         threads = int(fewest_threads(ranking).name)
-        rule = f"the fewest threads whose time is not separable from the best median ({best.name} threads)"
+        rule = f"the fewest threads within 5% of the fastest ({best.name} threads, {SURE[ranking.status]})"
     first = rows.iloc[0]
     cores = meta.get("environment", {}).get("cpu_count", first["cores"] if "cores" in rows else "?")
     setting = f", set by {visible(first['threads_setting'])}" if "threads_setting" in rows else ""

@@ -9,8 +9,8 @@ A chapter's answer (``answer(df)``) is one sentence about one run. Two runs answ
 same cases: the same suite case (every case key the runs record: bytes, codec, dataset, layout, fsync, cache
 state ... and the question's own keys) and the same contenders. ``comparison`` keeps, per question of a chapter
 (``QUESTIONS``), the groups of equals that both runs measured, restricted to the contenders both measured, and
-gives per group each run's leader (the best median), its interval and n, and what limits the claim: too few
-iterations to rank, not separable from the leader (``chapters.ranking``, the chapters' one rule), or a point above
+gives per group each run's leader (the paired leader of ``rules.decision``), its interval and n, and what limits the
+claim: the decision when it names no winner (open, a tie, equivalent, a lead maybe under 5%), or a point above
 that run's own ceiling. What only one run measured is named in one line. Every string from a run is escaped.
 """
 

@@ -223,7 +223,7 @@ def answer(df: pd.DataFrame) -> str:
 
 def _choice(b: pd.DataFrame) -> str:
     """The workers to use, by the ranking rule over (alignment, W): the leader when it is separable from every
-    other; else the fewest workers not separable from it (more workers buy nothing the data can show)."""
+    other; else the fewest workers within 5% of it (more workers buy nothing the data can show)."""
     groups = {(str(a), int(w)): p for (a, w), p in b.groupby(["alignment", "workers"])}
     setting = {f"{w} worker{'s' if w != 1 else ''} ({a}-aligned)": (a, w) for a, w in groups}
     r = rank_samples({n: groups[k]["gbps"] for n, k in setting.items()}, True,

@@ -356,7 +356,8 @@ def decide(times: Mapping[str, Sequence[float]], higher: bool = False, looks: tu
         return Decision(verdict, n, leader, tuple(ordered), **common)
 
     upper = 1 + margin
-    for n in [look for look in looks if look <= n_rounds]:
+    # the looks the rounds reach, and the cap as the last look where a build's cap is not one of them
+    for n in sorted({look for look in looks if look <= n_rounds} | ({n_rounds} if n_rounds >= cap else set())):
         leader, kept = state(n)
         intervals = all(c.has_interval for c in kept)
         if intervals and all(c.lo > 1 for c in kept):
