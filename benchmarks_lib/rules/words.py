@@ -337,8 +337,9 @@ def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
 
 # -- one answer, the same words on every page --------------------------------------------------------------------
 #: how sure the rule is, in a word
-SURE = {Verdict.WINNER: f"winner by over {MARGIN:.0%}", Verdict.LEADER: f"ahead, maybe by under {MARGIN:.0%}",
-        Verdict.EQUIVALENT: f"equivalent within {MARGIN:.0%}", Verdict.TIE: "a tie at the cap",
+SURE = {Verdict.WINNER: f"a winner (by more than {MARGIN:.0%})",
+        Verdict.LEADER: f"ahead, perhaps by less than {MARGIN:.0%}",
+        Verdict.EQUIVALENT: f"equivalent (within {MARGIN:.0%})", Verdict.TIE: "a tie at the cap",
         Verdict.OPEN: "open", Verdict.ALONE: "only one measured"}
 
 
@@ -387,11 +388,11 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     d = r.decision
     if e is None or e.comparison is None or d is None:
         return SURE[status]
-    c = e.comparison
+    text = comparison_text(e.comparison, r.leader.name, escape)
     if e.name == a.pick:  # the rule's pick is not the paired leader: stated against it
-        return f"{escape(e.name)} {comparison_text(c, r.leader.name, escape)}"
-    out = f", out at round {c.out}" if c.out is not None else ""
-    return f"{SURE[status]}, round {d.stops}: {escape(e.name)} {ratio_text(c.ratio, c.lo, c.hi)}{out}"
+        return f"{escape(e.name)} {text}"
+    when = f" after {d.stops} rounds" if status in (Verdict.OPEN, Verdict.TIE) else f" at round {d.stops}"
+    return f"{SURE[status]}{when}: {escape(e.name)} {text}"
 
 
 def upgrade_pick(a: Answer, escape: Escape = md) -> str:
