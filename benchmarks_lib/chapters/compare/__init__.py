@@ -174,7 +174,7 @@ class Comparison:
                 f"{slower:.0%} of them slower in B{alike}{stray}")
 
     def flagged(self) -> pd.DataFrame:
-        """The rows that changed or could not be judged (``FLAGGED``); "same", "not separable" and "moved with the
+        """The rows that changed or could not be judged (``FLAGGED``); "same", *not separable* and "moved with the
         run" are counted (``counts``), not listed; across machines, only the changes are (the cases one machine alone
         measured are counted, and those with too few iterations are in ``matched``)."""
         flagged = [v for v in FLAGGED if not (self.across and v in (*ONE_SIDE, TOO_FEW))]

@@ -12,7 +12,7 @@ times, each time first taken relative to its round's run-wide level where the ru
 estimated from how the cases scatter around the run's drift, and each run's level uncertainty (the whole rule is in
 that module's docstring). The threshold is a factor either way (10%: 1.1 and 1/1.1 = 0.909), and a verdict needs the
 whole interval: "slower" when it lies above 1.1, "faster" when below 1/1.1, "same" when it lies within [1/1.1, 1.1] (a
-change smaller than the threshold, even where the interval excludes 1), and "not separable" when it reaches both
+change smaller than the threshold, even where the interval excludes 1), and *not separable* when it reaches both
 inside and outside that band (0.79 [0.60, 0.92]: 8% to 40% less time, within the threshold or beyond it); "too few
 iterations" below ``stats.MIN_RANK_N`` a side. Each row says why (``why``). What else differs between the runs
 (library versions, CPU, filesystem, kernel, git commit) is stated beside the table, since any of it may be the cause.
