@@ -188,7 +188,7 @@ def walsh_averages(d: np.ndarray) -> np.ndarray:
 class Comparison:
     """A contender against the paired leader: the ratio of its time to the leader's (Hodges-Lehmann) with its
     interval (NaN bounds where no interval exists yet), the rounds paired, and the round it left the question
-    (``out``: its interval lay beyond the margin; None while it stayed in)."""
+    (``out``: its whole interval lay above 1, separated from the leader; None while it stayed in)."""
 
     name: str
     ratio: float
@@ -283,7 +283,7 @@ class Decision:
     def record(self) -> dict:
         """The decision as ``run.json`` keeps it (numbers and names only, and its words)."""
         return {"verdict": str(self.verdict), "leader": self.leader, "best": self.best, "stops": self.stops,
-                "contenders": list(self.contenders), "coverage": self.coverage, "higher": self.higher,
+                "contenders": list(self.contenders), "coverage": _num(self.coverage), "higher": self.higher,
                 "margin": self.margin, "cap": self.cap, "looks": list(self.looks),
                 "comparisons": [c.record() for c in self.comparisons], "words": self.words}
 
