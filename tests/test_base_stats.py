@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from benchmarks_lib.base.stats import MIN_RANK_N, coverage, format_ci, median_ci, ratio_ci, summarize, two_sample
+from benchmarks_lib.rules.words import two_sample_text
 
 #: a skewed sample: one slow outlier pulls the mean far from the median
 SKEWED = [1.0, 1.1, 1.2, 1.0, 1.05, 9.0]
@@ -96,7 +97,7 @@ def test_identical_contenders_are_rarely_separable(n):
     called = np.mean([r.separable is True for r in results])
     assert called <= 0.05 + 2.5 * np.sqrt(0.05 * 0.95 / SIMULATIONS)
     if n < MIN_RANK_N:
-        assert all(r.separable is None and r.verdict() == f"too few iterations to rank (n={n})" for r in results)
+        assert all(r.separable is None and two_sample_text(r) == f"no interval yet (n={n})" for r in results)
 
 
 def test_a_real_difference_is_found():
@@ -111,12 +112,12 @@ def test_two_sample_fields_and_verdicts():
     fast, slow = [1.0, 1.01, 0.99, 1.02, 0.98], [2.0, 2.01, 1.99, 2.02, 1.98]
     t = two_sample(fast, slow)
     assert t.ratio == pytest.approx(2.0) and t.lo <= 2.0 <= t.hi and (t.n_a, t.n_b) == (5, 5)
-    assert t.separable is True and t.verdict() == "separable" and not t.b_better
+    assert t.separable is True and two_sample_text(t).startswith("separated (") and not t.b_better
     assert two_sample(slow, fast).b_better and two_sample(fast, slow, higher=True).b_better
     noisy = two_sample(fast, [0.5, 3.0, 1.5, 2.5, 1.0])
-    assert noisy.separable is False and noisy.verdict() == "not separable (95% interval of the ratio includes 1)"
+    assert noisy.separable is False and two_sample_text(noisy) == "not told apart (97% interval, n=5, includes 1)"
     few = two_sample(fast, [2.0, 2.1])
-    assert few.separable is None and few.verdict() == "too few iterations to rank (n=2)"
+    assert few.separable is None and two_sample_text(few) == "no interval yet (n=2)"
     assert two_sample([], fast).separable is None and np.isnan(two_sample([], fast).ratio)
     assert np.isnan(two_sample(fast[:1], fast[:2]).lo)  # 95% cannot be reached: no interval
     with pytest.raises(ValueError, match="confidence"):

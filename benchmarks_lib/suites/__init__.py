@@ -156,7 +156,7 @@ class Suite:
         """The names a run of this suite takes: every profile's keys (a notebook assigns each in upper case), and the
         cap of rounds (``iterations``) of a suite in rounds, whose default is the rule's cap, not a profile's."""
         capped = ("iterations",) if self.rounds is not None else ()
-        return tuple(dict.fromkeys([*capped, *(name for profile in self.profiles.values() for name in profile)]))
+        return tuple(dict.fromkeys([*(name for profile in self.profiles.values() for name in profile), *capped]))
 
     def describe(self, case: Case) -> str:
         """A case in one line: its backend and the parameters in ``label_keys``."""
