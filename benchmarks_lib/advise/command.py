@@ -72,7 +72,7 @@ def add_command(sub, progress_reporter: Callable, console) -> None:
 
 
 @dataclass
-class Answer:
+class Advice:
     """What advise answers for a workload: the evidence (None where no run covers it) and the lines the command
     prints (record strings in them: print them as text, never markup). The book's advise page shows the same."""
 
@@ -82,7 +82,7 @@ class Answer:
 
 
 def answer(workload: Workload, budget_s: float, dirs: Sequence[str | Path], measure: bool = False,
-           run_id: str | None = None, scratch_dir: str | Path | None = None, progress=None) -> Answer:
+           run_id: str | None = None, scratch_dir: str | Path | None = None, progress=None) -> Advice:
     """The answer from the recorded runs under ``dirs``, or (``measure``) from a run of its own recorded in
     ``dirs[0]``."""
     from benchmarks_lib.advise.plan import measure as measure_workload
@@ -97,9 +97,9 @@ def answer(workload: Workload, budget_s: float, dirs: Sequence[str | Path], meas
         evidence = evidence_from(result.run_dir, result.meta, workload, result.df)
         lines = (advice_lines(workload, evidence, dirs) + version_lines(evidence, workload) if evidence
                  else not_covered_lines(workload, [result.run_dir]))
-        return Answer(workload, evidence, notes + lines)
+        return Advice(workload, evidence, notes + lines)
     evidence = find_evidence(dirs, workload)
-    return Answer(workload, evidence, advice_lines(workload, evidence, dirs) + version_lines(evidence, workload)
+    return Advice(workload, evidence, advice_lines(workload, evidence, dirs) + version_lines(evidence, workload)
                   if evidence else not_covered_lines(workload, dirs))
 
 
@@ -135,4 +135,4 @@ def advise(args: argparse.Namespace, progress=None) -> list[str]:
                   args.scratch_dir, progress).lines
 
 
-__all__ = ["Answer", "add_arguments", "add_command", "advise", "answer", "default_dirs", "unread_note"]
+__all__ = ["Advice", "add_arguments", "add_command", "advise", "answer", "default_dirs", "unread_note"]

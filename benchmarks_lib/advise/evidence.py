@@ -46,7 +46,7 @@ BASELINE = "raw"
 
 
 @dataclass(frozen=True)
-class Question:
+class AccessRows:
     """What an access pattern asks of the writers suite's rows: its test(s), the timed operation, the value ranked
     (``elapsed_s``: lower is better; ``gbps``: higher is better) and its unit."""
 
@@ -65,13 +65,13 @@ class Question:
 
 
 QUESTIONS = {
-    "cutout": Question(("sharding", "read"), "read_region_cold", "elapsed_s", False, "s per cutout"),
-    "full-read": Question(("read",), "read_cold", "gbps", True, "GB/s (cold full read)"),
-    "write": Question(("write",), "total", "gbps", True, "GB/s (write)"),
-    "append": Question(("append",), "append_total", "gbps", True, "GB/s (frames appended)"),
-    "remote-read": Question((), "read", "gbps", True, "GB/s (remote full read)",
+    "cutout": AccessRows(("sharding", "read"), "read_region_cold", "elapsed_s", False, "s per cutout"),
+    "full-read": AccessRows(("read",), "read_cold", "gbps", True, "GB/s (cold full read)"),
+    "write": AccessRows(("write",), "total", "gbps", True, "GB/s (write)"),
+    "append": AccessRows(("append",), "append_total", "gbps", True, "GB/s (frames appended)"),
+    "remote-read": AccessRows((), "read", "gbps", True, "GB/s (remote full read)",
                             (("s3", "read"), ("cache", "zarr_read_whole"))),
-    "remote-cutout": Question((), "zarr_read_cutouts", "cutout_s", False, "s per cutout",
+    "remote-cutout": AccessRows((), "zarr_read_cutouts", "cutout_s", False, "s per cutout",
                               (("cache", "zarr_read_cutouts"),)),
 }
 
@@ -94,7 +94,7 @@ class Workload:
     latency_ms: float | None = None
 
     @property
-    def question(self) -> Question:
+    def question(self) -> AccessRows:
         return QUESTIONS[self.access]
 
     @property
@@ -470,7 +470,7 @@ def measured_latencies(results_dirs: Sequence[str | Path], workload: Workload) -
     return found
 
 
-__all__ = ["ACCESS", "BASELINE", "BOOK_QUESTIONS", "MAX_LATENCY_MS", "QUESTIONS", "Evidence", "Question", "Workload",
+__all__ = ["ACCESS", "BASELINE", "BOOK_QUESTIONS", "MAX_LATENCY_MS", "QUESTIONS", "AccessRows", "Evidence", "Workload",
            "book_ranking", "disagrees", "evidence_from", "find_evidence", "matching_rows", "measured_cutout",
            "measured_latencies", "parse_access", "parse_access_pattern", "parse_budget", "parse_workload", "suite_runs",
            "with_candidates", "writers_runs"]

@@ -145,16 +145,14 @@ def cost_lines(evidence: Evidence, workload: Workload, chosen: str, other: str, 
 
     lines = [f"Cost against {visible(other)} ({why}):"]
     if workload.remote:  # what each read sent over the link
-        found = [(_decided("  time per access:", evidence.ranking, chosen, other)
-                  or _ratio("  time per access:", group.get(chosen), group.get(other))),
+        found = [_decided("  time per access:", evidence.ranking, chosen, other),
                  _count("  requests per read:", column(group, chosen, "requests"), column(group, other, "requests")),
                  _count("  bytes sent per read:", column(group, chosen, "transferred_bytes"),
                         column(group, other, "transferred_bytes"), format_bytes)]
         lines += [line for line in found if line]
         return lines if len(lines) > 1 else []
     found = [
-        (_decided("  time per access:", evidence.ranking, chosen, other)
-         or _ratio("  time per access:", group.get(chosen), group.get(other))),
+        _decided("  time per access:", evidence.ranking, chosen, other),
         _ratio("  whole write:", writes.get(chosen), writes.get(other)),
         _count("  files on disk:", column(access, chosen, "inodes"), column(access, other, "inodes")),
         _count("  bytes on disk:", column(access, chosen, "bytes_on_disk"), column(access, other, "bytes_on_disk"),

@@ -42,7 +42,7 @@ def project_root(root: str | Path | None = None) -> Path:
 
 
 #: parameters the book itself sets (from its own options)
-BOOK_PARAMETERS = ("PROFILE", "RESULTS_DIR", "RUN_ID", "BUDGET")
+BOOK_PARAMETERS = ("PROFILE", "RESULTS_DIR", "RUN_ID", "BUDGET", "CONTINUE")
 
 
 class BookError(RuntimeError):
@@ -298,6 +298,7 @@ def build_book(
     timeout: float | None = None,
     html: bool = True,
     budget: float | str | None = None,
+    fresh: bool = False,
 ) -> Path:
     """Execute the notebooks (unless ``execute`` is false) and build the HTML (unless ``html`` is false: the
     generated pages only); return index.html.
@@ -309,6 +310,8 @@ def build_book(
     own limit (:func:`notebook_timeout`). ``budget`` (a duration) is the time the measuring notebooks may take
     together (:class:`BudgetShares`). Without the explorer's chart scripts (offline, nothing cached) the book
     is built with the explorer's first selection drawn as static figures, and one line says how to fetch them.
+    Each measuring chapter continues this machine's last run of its suite where nothing that could change a time
+    differs (``run.continuation``: its undecided questions go on), unless ``fresh``.
     """
     from benchmarks_lib.run.preflight import check_writable_dir
 
@@ -382,6 +385,8 @@ def build_book(
             own = {"RUN_ID": run_ids[name], **per_notebook[name]}
             if "BUDGET" in notebook_parameters(source):
                 own["BUDGET"] = shares.next(name)
+            if "CONTINUE" in notebook_parameters(source):
+                own["CONTINUE"] = not fresh
             limit = timeout or notebook_timeout(suites[name], profile)
             with shares.spending():
                 execute_notebook(source, profile=profile, parameters=own, timeout=limit, **common)

@@ -71,8 +71,9 @@ def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linke
 
 
 @dataclass(frozen=True)
-class Question:
-    """One question a chapter answers: its rows (``where``), the value compared, and who competes."""
+class Selection:
+    """The rows of a chapter's run that one of its questions reads on both machines (``where``), the value
+    compared, and who competes: what the beside-reference page sets side by side."""
 
     label: str
     where: dict
@@ -88,33 +89,33 @@ class Question:
     prefer: str | None = None
 
 
-QUESTIONS: dict[str, tuple[Question, ...]] = {
+QUESTIONS: dict[str, tuple[Selection, ...]] = {
     "writers": (
-        Question("write", {"test": "write", "operation": "total"}),
-        Question("append", {"test": "append", "operation": "append_total"}),
-        Question("cold full read", {"test": "read", "operation": "read_cold"}, keys=("read_by",)),
-        Question("cold cutout", {"test": "read", "operation": "read_region_cold"}, "elapsed_s", False, "ms", 1e3,
+        Selection("write", {"test": "write", "operation": "total"}),
+        Selection("append", {"test": "append", "operation": "append_total"}),
+        Selection("cold full read", {"test": "read", "operation": "read_cold"}, keys=("read_by",)),
+        Selection("cold cutout", {"test": "read", "operation": "read_region_cold"}, "elapsed_s", False, "ms", 1e3,
                  keys=("read_by",)),
     ),
     "compression": (
-        Question("fastest store write", {"operation": "write"}, "gbps", True, "MB/s", 1e3,
+        Selection("fastest store write", {"operation": "write"}, "gbps", True, "MB/s", 1e3,
                  contenders=("backend", "codec"), exclude=("level",)),
     ),
     "threads": (
-        Question("write", {"operation": "write"}, "gbps", True, "MB/s", 1e3, keys=("threads",), prefer="threads"),
-        Question("cold read", {"operation": "read"}, "gbps", True, "MB/s", 1e3, keys=("threads",), prefer="threads"),
+        Selection("write", {"operation": "write"}, "gbps", True, "MB/s", 1e3, keys=("threads",), prefer="threads"),
+        Selection("cold read", {"operation": "read"}, "gbps", True, "MB/s", 1e3, keys=("threads",), prefer="threads"),
     ),
     "cache": (
-        Question("read time", {}, "elapsed_s", False, "s", contenders=("client",),
+        Selection("read time", {}, "elapsed_s", False, "s", contenders=("client",),
                  keys=("operation", "reader", "location", "latency_ms", "cache_bytes", "async_prefetch", "workload",
                        "server", "bandwidth", "step")),
     ),
     "parallel": (
-        Question("aggregate write", {"operation": "write"}, keys=("workers", "alignment", "store"), prefer="workers"),
+        Selection("aggregate write", {"operation": "write"}, keys=("workers", "alignment", "store"), prefer="workers"),
     ),
     "s3": (
-        Question("write", {"operation": "write"}, keys=("latency_ms", "store", "target")),
-        Question("read", {"operation": "read"}, keys=("latency_ms", "store", "target")),
+        Selection("write", {"operation": "write"}, keys=("latency_ms", "store", "target")),
+        Selection("read", {"operation": "read"}, keys=("latency_ms", "store", "target")),
     ),
 }
 #: contenders that are baselines, never ranked
@@ -127,7 +128,7 @@ def _text(value: object) -> str:
     return text(value)
 
 
-def _case_columns(a: pd.DataFrame, b: pd.DataFrame, q: Question) -> list[str]:
+def _case_columns(a: pd.DataFrame, b: pd.DataFrame, q: Selection) -> list[str]:
     """The columns that name a group of equals for ``q``: the suites' case keys and the question's own keys,
     those either run records, without the contenders."""
     from benchmarks_lib.base.specs import SpecError
@@ -143,7 +144,7 @@ def _case_columns(a: pd.DataFrame, b: pd.DataFrame, q: Question) -> list[str]:
             and any(c in df and df[c].notna().any() for df in (a, b))]
 
 
-def _rows(df: pd.DataFrame, q: Question) -> pd.DataFrame:
+def _rows(df: pd.DataFrame, q: Selection) -> pd.DataFrame:
     """The successful, not failed-verification rows of question ``q`` with a value."""
     rows = ok_rows(df)
     rows = rows[~rows["backend"].isin(["ceiling", *BASELINES])] if "backend" in rows else rows
@@ -158,7 +159,7 @@ def _rows(df: pd.DataFrame, q: Question) -> pd.DataFrame:
     return rows[rows[q.value].notna()]
 
 
-def _keyed(rows: pd.DataFrame, cols: list[str], q: Question) -> pd.DataFrame:
+def _keyed(rows: pd.DataFrame, cols: list[str], q: Selection) -> pd.DataFrame:
     """``rows`` with ``_group`` (the case, as text the same in both runs) and ``_who`` (the contender)."""
     def join(frame: pd.DataFrame, names: list[str] | tuple[str, ...]) -> pd.Series:
         if not len(frame):
@@ -170,7 +171,7 @@ def _keyed(rows: pd.DataFrame, cols: list[str], q: Question) -> pd.DataFrame:
     return rows.assign(_group=join(frame, cols), _who=join(frame, q.contenders))
 
 
-def _describe(group: str, q: Question) -> str:
+def _describe(group: str, q: Selection) -> str:
     """A group of equals in words (``words.case_text``, the one wording of a case): ``write, dataset em_like,
     blosc-lz4:5:shuffle, 531 MB, fsync included``; never a column name with a raw value nor a Python ``False``."""
     key = dict(item.partition("=")[::2] for item in group.split("|"))
@@ -193,7 +194,7 @@ class Side:
     caveats: tuple[str, ...]
 
 
-def _side(rows: pd.DataFrame, q: Question, ceiling: dict[str, float], own: str) -> Side:
+def _side(rows: pd.DataFrame, q: Selection, ceiling: dict[str, float], own: str) -> Side:
     """The leader of ``rows`` (one group of equals, the shared contenders) and what limits the claim."""
     parts = {str(who): part for who, part in rows.groupby("_who", sort=True)}
     ranking = rank_parts(parts, q.value, q.higher)  # the one rule, round by round where measured in rounds
@@ -227,11 +228,11 @@ def num3(value: float) -> str:
     return text
 
 
-def _value(side: Side, q: Question) -> str:
+def _value(side: Side, q: Selection) -> str:
     return f"**{_who_text(side.leader)}** {num3(side.median * q.scale)} {q.unit}"
 
 
-def _interval(side: Side, q: Question) -> str:
+def _interval(side: Side, q: Selection) -> str:
     text = format_ci(side.median * q.scale, side.lo * q.scale, side.hi * q.scale, side.n, fmt="{:.3g}")
     for token in set(re.findall(r"-?\d+(?:\.\d+)?e[+-]\d+", text)):  # no exponent notation in the book's tables
         text = text.replace(token, num3(float(token)))
@@ -313,4 +314,4 @@ def _listed(items: list[str], limit: int = 2) -> str:
     return "; ".join(items[:limit]) + more
 
 
-__all__ = ["BOX_CLASS", "QUESTIONS", "Question", "anchor", "comparison", "evidence_link", "verdict_box"]
+__all__ = ["BOX_CLASS", "QUESTIONS", "Selection", "anchor", "comparison", "evidence_link", "verdict_box"]

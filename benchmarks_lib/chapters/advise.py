@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchmarks_lib.advise.command import Answer, answer
+from benchmarks_lib.advise.command import Advice, answer
 from benchmarks_lib.advise.evidence import Workload, parse_budget, parse_workload
 from benchmarks_lib.base.specs import SpecError, parse_bool, parse_run_id
 from benchmarks_lib.chapters.chapter import Chapter
@@ -103,7 +103,7 @@ class AdvicePage:
     """What the page shows: the command's answer and where it was looked for."""
 
     settings: Settings
-    answer: Answer
+    answer: Advice
 
     @property
     def workload(self) -> Workload:
@@ -208,7 +208,7 @@ def _raw_bytes(row) -> float:
         return math.nan
 
 
-def candidate_frame(found: Answer) -> pd.DataFrame:
+def candidate_frame(found: Advice) -> pd.DataFrame:
     """One row per candidate of the answer's ranking, best median first: its writer, codec, chunks and shards, the
     ranked value (median, 95% interval, n; its factor to the recommendation and whether it is separable from it),
     its time per access (median and interval, seconds), files and bytes on disk and compression ratio (the array's

@@ -25,6 +25,10 @@ def add(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--budget", help="the time the notebooks may take together, e.g. 5m (default: 5 minutes for "
                     "quick, 30 for standard, none for seed): each measuring notebook gets its share, in proportion "
                     "to its suite's stated time, and what one leaves goes to the next")
+    sp.add_argument("--fresh", action="store_true",
+                    help="measure every question afresh (default: each chapter continues this machine's last run "
+                         "of its suite where the profile, parameters, machine, code and library versions are the "
+                         "same: its undecided questions go on from the rounds recorded there)")
     with_yes(sp)
     sp.set_defaults(func=run)
 
@@ -36,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         index = build_book(profile=args.profile, results_dir=args.results_dir, execute=not args.no_execute,
                            notebooks=args.notebook, parameters=parse_assignments(args.set, "--set"),
                            assume_yes=args.yes, from_runs=args.from_runs, timeout=args.timeout,
-                           budget=args.budget)
+                           budget=args.budget, fresh=args.fresh)
     except BookError as exc:
         print(f"iobench: error: {one_line(exc)}", file=sys.stderr)
         return 1

@@ -26,6 +26,10 @@ def add(sub: argparse._SubParsersAction) -> None:
                     help="measure a library at these versions, each in an environment of its own built with uv "
                          "(repeatable, one per library), e.g. 'zarr==2.18.7,3.1.6'")
     sp.add_argument("--param", action="append", metavar="KEY=VALUE", help="any suite parameter (JSON values)")
+    sp.add_argument("--continue", dest="continue_rounds", action="store_true",
+                    help="continue this machine's last run of the suite where the profile, parameters, machine, code "
+                         "and library versions are the same: its undecided questions go on from the rounds recorded "
+                         "there, its decided ones are not measured again (as `iobench book` does)")
     sp.add_argument("--budget", help="the time the run may take, e.g. 120s or 2m (default: the suite's own for the "
                     "profile, `iobench suites`); rounds stop when the next would not fit, and say so")
     sp.add_argument("--run-id", help="name of the run; an existing one is resumed")
@@ -53,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     with progress_reporter() as progress:
         result = run_suite(args.suite, params, profile=args.profile, results_dir=args.results_dir,
                            run_id=args.run_id, scratch_dir=args.scratch_dir, progress=progress,
-                           assume_yes=args.yes or None, cluster=args.cluster, budget=args.budget)
+                           assume_yes=args.yes or None, cluster=args.cluster, budget=args.budget,
+                           continue_rounds=args.continue_rounds)
     print_run(result.df, result.meta["suite"], f"{args.suite} — {result.run_dir}")
     console.print(text(f"records: {result.run_dir}"))
     return 1 if result.failed else 0

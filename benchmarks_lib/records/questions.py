@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # pandas is the runner's and the pages': a measuring worker n
 
 #: what a group of equals holds fixed besides the codec (the ones recorded in the rows)
 EQUALS = ("nbytes", "fsync_included", "writer_fsyncs", "cutout_kind", "cache_state", "dataset")
+#: the build (run id) that measured a row a later run carried on from (``run.continuation``); empty: the run's own
+BUILD_COLUMN = "build_run_id"
 
 
 def countable(rows: pd.DataFrame) -> pd.DataFrame:
@@ -110,5 +112,5 @@ def question_groups(rows: pd.DataFrame, keys: Sequence[str] | None = None,
         yield dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), group
 
 
-__all__ = ["EQUALS", "countable", "entry_names", "equals_keys", "failed_verification", "named_by", "normalized",
-           "per_round", "question_groups"]
+__all__ = ["BUILD_COLUMN", "EQUALS", "countable", "entry_names", "equals_keys", "failed_verification", "named_by",
+           "normalized", "per_round", "question_groups"]

@@ -267,8 +267,9 @@ class Decision:
         return self.text()
 
     def text(self, escape: Escape = _plain) -> str:
-        """The decision in one clause, the same on every page (``escape`` makes the record strings safe)."""
-        return decision_text(self, escape)
+        """The decision in one clause, the same on every page (``escape`` makes the record strings safe; plain text
+        without one, Markdown with one)."""
+        return decision_text(self, escape, markup=escape is not _plain)
 
     def why(self) -> str:
         """Why it stopped, in words: ``decided at round 12``, ``cap of 20 rounds reached``, ``open after 9 rounds``."""
@@ -403,22 +404,24 @@ def _out_text(d: Decision, escape: Escape) -> str:
     return f"; out: {'; '.join(parts)}"
 
 
-def decision_text(d: Decision, escape: Escape = _plain) -> str:
+def decision_text(d: Decision, escape: Escape = _plain, markup: bool = True) -> str:
     """The verdict in words: ``**a** fastest: b 1.40x slower [1.20x, 1.60x]``; ``**a** ahead of b by 3% [1%, 6%]:
     perhaps less than the 5% that matters``; ``equivalent: a and b within 5% (b 1.01x slower [0.98x, 1.03x])``;
-    ``a tie: b 1.05x slower [0.96x, 1.39x], within 39% either way``; ``open after 9 rounds: ...``."""
+    ``a tie: b 1.05x slower [0.96x, 1.39x], within 39% either way``; ``open after 9 rounds: ...`` (the leader in
+    bold where ``markup``; a terminal's words have none)."""
     if d.verdict is Verdict.ALONE:
         return f"{escape(d.best)} alone: nothing to compare it with" if d.best else "nothing measured"
     best, nxt = escape(d.best), d.runner_up
+    strong = f"**{best}**" if markup else best
     versus = f"{escape(nxt.name)} {ratio_text(nxt.ratio, nxt.lo, nxt.hi)}" if nxt is not None else ""
     out = _out_text(d, escape)
     pct = f"{MARGIN:.0%}" if d.margin == MARGIN else f"{d.margin:.0%}"
     if d.verdict is Verdict.WINNER:
-        return f"**{best}** fastest, by more than {pct}: {versus}{out}"
+        return f"{strong} fastest, by more than {pct}: {versus}{out}"
     if d.verdict is Verdict.LEADER:
         assert nxt is not None
         under = "less than" if nxt.hi <= 1 + d.margin else "perhaps less than"
-        return (f"**{best}** ahead of {escape(nxt.name)} by {_percent(nxt.ratio)} [{_percent(nxt.lo)}, "
+        return (f"{strong} ahead of {escape(nxt.name)} by {_percent(nxt.ratio)} [{_percent(nxt.lo)}, "
                 f"{_percent(nxt.hi)}]: {under} the {pct} that matters{out}")
     if d.verdict is Verdict.EQUIVALENT:
         kept = [escape(c.name) for c in d.comparisons if c.out is None]
@@ -429,7 +432,7 @@ def decision_text(d: Decision, escape: Escape = _plain) -> str:
     if d.verdict is Verdict.TIE:
         return f"a tie after {d.stops} rounds: {versus} than {best}{either}{out}"
     first = next((look for look in d.looks if look > d.stops), None)
-    more = f"; next look at round {first}" if first is not None else ""
+    more = f"; next look at round {first} (a later build goes on from here)" if first is not None else ""
     return f"open after {d.stops} rounds: {versus} than {best}{more}{out}" if versus else \
         f"open after {d.stops} rounds{more}"
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, median_ci
 from benchmarks_lib.records.questions import (
+    BUILD_COLUMN,
     EQUALS,
     countable,
     entry_names,
@@ -68,6 +69,21 @@ class Ranking:
     #: from rows measured in rounds (else each iteration stood for a round)
     paired: bool = False
     decision: Decision | None = None
+
+    @property
+    def builds(self) -> int:
+        """How many builds measured its rounds (``BUILD_COLUMN``: a run that continued earlier builds carries their
+        rows); 1 for a run of its own."""
+        names: set[str] = set()
+        for e in self.entries:
+            rows = e.rows
+            if BUILD_COLUMN in rows:
+                names |= set(rows[BUILD_COLUMN].dropna().astype(str))
+                if rows[BUILD_COLUMN].isna().any():
+                    names.add("")
+            elif len(rows):
+                names.add("")
+        return max(1, len(names))
 
     @property
     def leader(self) -> Entry:

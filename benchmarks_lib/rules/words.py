@@ -79,15 +79,15 @@ def why_text(ranking: Ranking, escape: Escape = md) -> str:
     return f" ({escape(d.why())})" if d is not None and d.decided and d.verdict is not Verdict.TIE else ""
 
 
-def verdict_text(ranking: Ranking, what: str = "backends", escape: Escape = md) -> str:
+def verdict_text(ranking: Ranking, what: str = "backends", escape: Escape = md, markup: bool = True) -> str:
     """The group's decision in the rule's words (:func:`.decision.decision_text`), with how many ``what`` and when
-    it was decided."""
+    it was decided (Markdown where ``markup``, else plain words for a terminal)."""
     d = ranking.decision
     if d is None:
         return f"not ranked: none of the {what} measured this"
     if d.verdict is Verdict.ALONE:
         return f"not ranked: no other of the {what} measured this on these terms"
-    return f"{decision_text(d, escape)} ({len(d.contenders)} {what}){why_text(ranking, escape)}"
+    return f"{decision_text(d, escape, markup)} ({len(d.contenders)} {what}){why_text(ranking, escape)}"
 
 
 def answer_clause(r: Ranking, value: Callable[[Entry], str], what: str,
@@ -331,8 +331,9 @@ def versus_words(entry: Entry, ranking: Ranking, than: str = "the recommendation
 
 
 def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
-    """``iobench advise``'s verdict on its candidates (the terminal passes ``terminal.visible``)."""
-    return verdict_text(ranking, "candidates", escape)
+    """``iobench advise``'s verdict on its candidates (the terminal passes ``terminal.visible``: plain words, no
+    Markdown; the book's advise page keeps ``md``)."""
+    return verdict_text(ranking, "candidates", escape, markup=escape is md)
 
 
 # -- one answer, the same words on every page --------------------------------------------------------------------
@@ -392,6 +393,8 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     if e.name == a.pick:  # the rule's pick is not the paired leader: stated against it
         return f"{escape(e.name)} {text}"
     when = f" after {d.stops} rounds" if status in (Verdict.OPEN, Verdict.TIE) else f" at round {d.stops}"
+    if (builds := r.builds) > 1:
+        when += f" of {builds} builds"
     return f"{SURE[status]}{when}: {escape(e.name)} {text}"
 
 

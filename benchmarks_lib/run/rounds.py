@@ -41,8 +41,9 @@ import pandas as pd
 from benchmarks_lib.base.scratch import create_marked_dir, remove_tree
 from benchmarks_lib.measure import load
 from benchmarks_lib.measure.ledger import CASE_COLUMNS, case_columns, peak_rss
-from benchmarks_lib.records.questions import countable, equals_keys, named_by, per_round, question_groups
+from benchmarks_lib.records.questions import BUILD_COLUMN, countable, equals_keys, named_by, per_round, question_groups
 from benchmarks_lib.rules.decision import LOOKS, MARGIN, Decision, Verdict, decide
+from benchmarks_lib.run.continuation import Prior, code_fingerprint
 from benchmarks_lib.run.executor import CaseFinished, CaseStarted, Executor, worker_launch
 from benchmarks_lib.run.pool import STDERR_TAIL, CaseWorkers, Timeline, WorkerProcess
 from benchmarks_lib.run.worker import error_row, finish_rows
@@ -140,8 +141,11 @@ class RoundsExecutor(Executor):
     ``iterations`` in the job is the cap of rounds, ``budget_s`` the seconds the rounds may take (None: no limit)."""
 
     def __init__(self, scratch: Path, timeline: Timeline, seed: int, budget_s: float | None = None,
-                 partial: Path | None = None, looks: tuple[int, ...] = LOOKS, margin: float = MARGIN) -> None:
+                 partial: Path | None = None, looks: tuple[int, ...] = LOOKS, margin: float = MARGIN,
+                 prior: Prior | None = None) -> None:
         self.scratch, self.timeline, self.seed, self.budget_s = scratch, timeline, seed, budget_s
+        #: the earlier build this run continues (``run.continuation``): its rounds come first
+        self.prior = prior
         #: where each open case's rows are appended as they come (a JSON line per row; the runner removes a case's
         #: file once its record is written), so that a killed run loses no measured round
         self.partial = partial
@@ -275,6 +279,7 @@ class RoundsExecutor(Executor):
         deadline = t_start + self.budget_s if self.budget_s is not None else math.inf
         by_id = {c.case_id: c for c in cases}
         self._baselines |= {c.case_id for c in cases if c.backend in NOT_CONTENDERS}
+        carried = self._carry(cases, job_base["run_columns"])
 
         def add_spent(case_id: str, columns: dict) -> None:
             mine = spent.setdefault(case_id, {})
@@ -335,7 +340,10 @@ class RoundsExecutor(Executor):
             for n, case in enumerate(cases):  # open every case: set-up and warm-ups, once
                 self._state[case.case_id] = {"scratch": create_marked_dir(self.scratch / f"case-{n}"),
                                              "worker": None, "opened": False}
-                rows[case.case_id] = []
+                rows[case.case_id] = carried.get(case.case_id, [])
+                if case.case_id in carried and self._answered(case.case_id, cap):  # decided in an earlier build
+                    yield finish(case, 0, "", self._why(case.case_id))
+                    continue
                 yield CaseStarted(case)
                 if (done := step(case, "open")) is not None:
                     yield done
@@ -401,6 +409,21 @@ class RoundsExecutor(Executor):
             self._workers.clear()
             for state in self._state.values():
                 remove_tree(state["scratch"], self.scratch)
+
+    def _carry(self, cases: list[Case], run_columns: dict) -> dict[str, list[dict]]:
+        """The earlier build's rows of ``cases`` (this run's run columns, the build that measured each kept in
+        ``BUILD_COLUMN``), its rounds counted as this run's first ones and its questions looked at on them."""
+        if self.prior is None:
+            return {}
+        ids = {c.case_id for c in cases}
+        carried = {case_id: [{**r, **run_columns, BUILD_COLUMN: r.get(BUILD_COLUMN)} for r in part]
+                   for case_id, part in self.prior.rows.items() if case_id in ids}
+        suites = {c.case_id: get_suite(c.suite) for c in cases}
+        for case_id, part in carried.items():
+            self._qrows += question_rows(part, suites[case_id].questions)
+        self.rounds_done = self.prior.rounds
+        self._look(self.rounds_done)
+        return carried
 
     def _plan(self, left_s: float, cap: int, by_id: Mapping[str, Case]) -> list[tuple[str, str]]:
         """Before a round: what the time left can carry, and the cases to close because it cannot carry more.
@@ -488,6 +511,8 @@ class RoundsExecutor(Executor):
         """What ``run.json`` keeps of the rounds: the seed, the looks, the margin, the budget and every question."""
         return {"seed": self.seed, "looks": list(self.looks), "margin": self.margin, "budget_s": self.budget_s,
                 "rounds": self.rounds_done, "stopped": self.stopped, "left_out": self.left_out,
+                "builds": self.prior.builds + 1 if self.prior is not None else 1,
+                "continued_from": self.prior.run_id if self.prior is not None else None, "code": code_fingerprint(),
                 "questions": [q.record() for q in self.questions.values()]}
 
 

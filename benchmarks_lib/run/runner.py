@@ -51,6 +51,7 @@ from benchmarks_lib.records.store import (
     write_json_atomic,
 )
 from benchmarks_lib.rules.decision import CAP, LOOKS
+from benchmarks_lib.run.continuation import find_prior
 from benchmarks_lib.run.environments import Environment, activated, build, make_harness, resolve
 from benchmarks_lib.run.executor import CaseFinished, Executor, SerialExecutor
 from benchmarks_lib.run.pool import CaseWorkers, Timeline, timed_share_line
@@ -161,8 +162,13 @@ def run_suite(
     assume_yes: bool | None = None,
     cluster: str | None = None,
     budget: float | str | None = None,
+    continue_rounds: bool = False,
 ) -> RunResult:
     """Measure a suite and return its rows; resumes when ``run_id`` names an existing run.
+
+    ``continue_rounds``: a suite measured in rounds continues the newest earlier run of the suite on this machine
+    where nothing that could change a time differs (:mod:`.continuation`): its undecided questions go on from the
+    rounds recorded there, its decided ones are not measured again (``iobench book`` does, unless ``--fresh``).
 
     ``budget``: the time the run may take (seconds, or text such as ``2m``; None: the suite's ``time_budget_s``
     for the profile, no limit where it states none): the cases of a suite that measures in rounds (:mod:`.rounds`)
@@ -228,7 +234,8 @@ def run_suite(
         environments = build_environments(resolved, harness, progress)
         with activated(environments, harness):
             return _measure(cases, request, run_dir, scratch, scratch_root, case_timeout_s=case_timeout_s,
-                            progress=progress, cluster=cluster, budget_s=budget_s, environments=environments)
+                            progress=progress, cluster=cluster, budget_s=budget_s, environments=environments,
+                            continue_rounds=continue_rounds and not requests)
     finally:
         remove_tree(scratch, scratch)
         os.close(lock)
@@ -281,7 +288,8 @@ def check_load(suite_name: str, profile: str, todo: list[Case], runs: int, clust
 
 def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scratch_root: Path, *,
              case_timeout_s: float, progress: Progress | None, cluster: str | None,
-             budget_s: float | None = None, environments: Mapping[str, Environment] | None = None) -> RunResult:
+             budget_s: float | None = None, environments: Mapping[str, Environment] | None = None,
+             continue_rounds: bool = False) -> RunResult:
     """The cases not yet recorded, each in a fresh worker (or on the cluster), with the run locked and its
     scratch claimed; run.json is written for a new run and finished at the end."""
     run_id, profile = run_dir.name, request["profile"]
@@ -351,7 +359,7 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
     ceiling = [c for c in todo if c.suite == "ceiling" and request["suite"] != "ceiling"]
     whole = [c for c in todo if c not in in_rounds and c not in ceiling]
     limits = {c.case_id: limit_of(c) for c in todo}
-    rounds = None
+    rounds, afresh = None, ""
     # the machine's ceiling first, a fixed few iterations whatever the rounds' cap (it is no question)
     ceiling_job = {**job_base, "iterations": min(iterations, CEILING_ITERATIONS)}
     for part, job in ((ceiling, ceiling_job), (whole, job_base), (in_rounds, job_base)):
@@ -359,7 +367,10 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
             continue
         if part is in_rounds:
             left = None if budget_s is None else max(0.0, budget_s - (time.perf_counter() - t_start))
-            executor = rounds = RoundsExecutor(scratch, timeline, round_seed(run_id), left, partial)
+            prior, afresh = find_prior(run_dir, meta, [c.case_id for c in part]) if continue_rounds else (None, "")
+            if progress and (prior is not None or afresh):
+                progress(finished[0], len(cases), prior.words() if prior is not None else afresh, True)
+            executor = rounds = RoundsExecutor(scratch, timeline, round_seed(run_id), left, partial, prior=prior)
             timeline.one_worker = False
         else:
             executor = _executor(cluster, scratch, scratch_root, run_id, timeline)
@@ -380,6 +391,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
     df, meta = load_run(run_dir)
     if rounds is not None:
         meta["rounds"] = rounds.record()
+        if rounds.prior is None and continue_rounds:
+            meta["rounds"]["afresh"] = afresh or "no earlier run of the suite on this machine"
     meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_json_atomic(meta, meta_path)
     if progress and todo and (line := timed_share_line(df)):
@@ -426,7 +439,7 @@ def _case_status(path: Path) -> str:
 
 #: a notebook's names for the run's own settings -> ``run_or_load``'s keywords
 NOTEBOOK_SETTINGS = {"PROFILE": "profile", "RESULTS_DIR": "results_dir", "LOAD_RUN": "load", "RUN_ID": "run_id",
-                     "BUDGET": "budget"}
+                     "BUDGET": "budget", "CONTINUE": "continue_rounds"}
 
 
 def notebook_arguments(suite_name: str, namespace: Mapping[str, Any]) -> tuple[dict, dict]:

@@ -1,0 +1,94 @@
+"""Builds that continue (``run/continuation.py``): a later run of the same suite on the same machine, code and
+library versions goes on from the rounds the last one recorded; a decided question is not measured again; anything
+different starts afresh and says why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks_lib.records.questions import BUILD_COLUMN
+from benchmarks_lib.rules.decision import Verdict
+from benchmarks_lib.run.continuation import differences, find_prior
+from benchmarks_lib.run.runner import run_suite
+from benchmarks_lib.suites import get_suite
+
+SMALL = {**get_suite("writers").smoke, "tests": ["write"], "multipliers": [1], "warmups": 1,
+         "backends": ["raw", "zarr-python", "ome-writers:zarr-python"], "iterations": 20}
+DECIDED = {str(v) for v in (Verdict.WINNER, Verdict.LEADER, Verdict.EQUIVALENT, Verdict.TIE)}
+
+
+def _run(tmp_path: Path, run_id: str, **kwargs):
+    return run_suite("writers", dict(SMALL), profile="quick", results_dir=tmp_path / "results",
+                     scratch_dir=tmp_path / "scratch", run_id=run_id, progress=None, ceiling=False, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def two_builds(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("continue")
+    first = _run(tmp, "b1", budget="2s", continue_rounds=True)
+    return first, _run(tmp, "b2", budget="2s", continue_rounds=True)
+
+
+def _rounds_of(result) -> dict[str, int]:
+    ok = result.df[(result.df["status"] == "ok") & result.df["round"].notna()]
+    return {str(k): int(v) + 1 for k, v in ok.groupby("case_id")["round"].max().items()}
+
+
+def test_a_second_build_goes_on_from_the_first_ones_rounds(two_builds):
+    first, second = two_builds
+    assert first.meta["rounds"]["builds"] == 1 and first.meta["rounds"]["continued_from"] is None
+    assert first.meta["rounds"]["afresh"] == "no earlier run of the suite on this machine"
+    before, after = _rounds_of(first), _rounds_of(second)
+    if not before:  # a machine so loaded that the first build's budget ended before its first round
+        assert second.meta["rounds"]["afresh"].startswith("starts afresh: run b1 ")
+        return
+    assert second.meta["rounds"]["builds"] == 2 and second.meta["rounds"]["continued_from"] == "b1"
+    assert set(after) >= set(before) and all(after[c] >= before[c] for c in before)
+    # the first build's rows come across as they were measured, numbered first, and say which build measured them
+    df1, df2 = first.df, second.df
+    carried = df2[df2[BUILD_COLUMN] == "b1"]
+    assert not carried.empty and (df2["run_id"] == "b2").all()
+    key = ["case_id", "operation", "round", "iteration"]
+    mine = df1[df1["round"].notna() & (df1["status"] == "ok")].set_index(key)["elapsed_s"].sort_index()
+    assert carried.set_index(key)["elapsed_s"].sort_index().equals(mine)
+    new = df2[df2[BUILD_COLUMN].isna() & df2["round"].notna()]
+    assert new.empty or new["round"].min() >= first.meta["rounds"]["rounds"]
+    # a question decided in the first build is not measured again, and stays decided; an undecided one goes on
+    q1 = {(q["operation"], json.dumps(q["key"], sort_keys=True)): q for q in first.meta["rounds"]["questions"]}
+    q2 = {(q["operation"], json.dumps(q["key"], sort_keys=True)): q for q in second.meta["rounds"]["questions"]}
+    for k, q in q1.items():
+        if q["answer"] in DECIDED:
+            assert q2[k]["answer"] == q["answer"] and q2[k]["decision"]["leader"] == q["decision"]["leader"]
+            assert all(after[c] == before[c] for c in q["cases"] if c in before)
+        elif k in q2:  # undecided: decided now, or on at least as many rounds (more where this build measured any)
+            assert q2[k]["answer"] in DECIDED or q2[k]["rounds"] >= q["rounds"]
+            if not new.empty and q2[k]["answer"] not in DECIDED:
+                assert q2[k]["rounds"] > q["rounds"]
+
+
+def test_what_differs_starts_afresh_and_says_so(two_builds, tmp_path):
+    _, second = two_builds
+    meta = dict(second.meta)
+    env = meta["environment"]
+    assert differences(meta, second.meta) == []
+    assert differences(meta, {**meta, "params": {**meta["params"], "iterations": 12}}) == ["params"]
+    assert differences(meta, {**meta, "environment": {**env, "git_commit": "0" * 40}}) == ["git_commit"]
+    assert differences(meta, {**meta, "environment": {**env, "version_zarr": "0.0.1"}}) == ["version_zarr"]
+    # a few KiB of memory more or less is the same machine; a GiB is not
+    assert differences(meta, {**meta, "environment": {**env, "ram_bytes": env["ram_bytes"] + 8192}}) == []
+    assert differences(meta, {**meta, "environment": {**env, "ram_bytes": env["ram_bytes"] + 2**31}}) == ["ram_bytes"]
+    assert differences(meta, {**meta, "rounds": {**meta["rounds"], "code": "0" * 64}}) == ["the code"]
+    run_dir = Path(second.run_dir)
+    other = {**meta, "params": {**meta["params"], "iterations": 12}}
+    prior, why = find_prior(run_dir.parent / "b3", other, list(_rounds_of(second)))
+    assert prior is None and why == "starts afresh: params differ from run b2"
+    prior, why = find_prior(run_dir.parent / "b3", meta, list(_rounds_of(second)))
+    if _rounds_of(second):
+        assert prior is not None and prior.run_id == "b2" and why == "", why
+        assert prior.builds == meta["rounds"]["builds"]
+    else:  # neither build reached a round (a very busy machine)
+        assert prior is None and why == "starts afresh: run b2 holds no rounds of this run's cases"
+    assert find_prior(tmp_path / "results" / "m" / "r", meta, []) == (None, "")
