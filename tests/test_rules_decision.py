@@ -255,6 +255,38 @@ def test_a_true_lead_is_found_and_never_named_the_wrong_way(contenders: int, dri
     assert rates["found"] >= floor, rates
 
 
+def _continued(times: dict[str, np.ndarray], ends: list[int]):
+    """A question measured over builds that end after ``ends`` rounds (``run.continuation``): the runner asks the
+    rule at every look and at every build's end, and the question stops at its first decision."""
+    n = len(next(iter(times.values())))
+    for stop in sorted({*(look for look in LOOKS if look <= n), *ends, n}):
+        d = decide({k: v[:stop] for k, v in times.items()})
+        if d.decided or stop == n:
+            return d
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("drift", DRIFTS)
+def test_builds_that_continue_decide_as_one_build(drift: str):
+    """Three builds, each ending after a random number of rounds and each on a host level of its own (a machine
+    that is 30% slower or faster from one build to the next): asked at every build's end as well as at the looks,
+    the rule gives the same verdict, leader and stop as one build of all the rounds (a build's end between looks
+    is no look: it spends nothing), so a leader is named for identical contenders at most ALPHA over three builds
+    too (300 questions: + 3 SE)."""
+    rng = np.random.default_rng(_cell_seed("builds", drift))
+    named = 0
+    for _ in range(QUESTIONS):
+        contenders = int(rng.choice([2, 4]))
+        times = simulated_times(rng, contenders, 0.10, drift)
+        ends = sorted(rng.choice(np.arange(1, CAP), size=2, replace=False).tolist())
+        level = np.repeat(rng.uniform(0.7, 1.3, 3), np.diff([0, *ends, CAP]))
+        times = {k: v * level for k, v in times.items()}
+        once, over = decide(times), _continued(times, ends)
+        assert (over.verdict, over.leader, over.stops) == (once.verdict, once.leader, once.stops), (ends, once.words)
+        named += over.leader is not None
+    assert named / QUESTIONS <= ALPHA + tolerance(ALPHA, QUESTIONS), named
+
+
 # -- decide's behaviour ------------------------------------------------------------------------------------------
 def test_a_contender_far_slower_leaves_at_the_first_look_and_the_others_go_on():
     rng = np.random.default_rng(8)

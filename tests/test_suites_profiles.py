@@ -19,14 +19,23 @@ SUITE_NAMES = [name for name in suite_names() if name != "ceiling"]
 @pytest.mark.parametrize("name", SUITE_NAMES)
 def test_every_point_of_a_book_profile_is_measured_at_least_five_times(name, profile):
     """The profiles a book is built from (quick, and standard: the reference) measure every point at n >= 5 (a suite
-    in rounds: up to the rule's cap, unless its profile says otherwise); the seed profile reproduces the seed
-    benchmarks' own repeats (3)."""
+    in rounds: up to the rule's cap, unless its profile says otherwise)."""
     suite = get_suite(name)
     plan = suite.profiles[profile]
     assert resolve_params(name, {}, profile)["iterations"] == plan.get("iterations", CAP if suite.rounds else 3)
     assert resolve_params(name, {}, profile)["iterations"] >= MIN_RANK_N == 5
     if name == "writers":  # appends repeat the whole stream; cutouts repeat over positions
         assert plan["cutout_positions"] >= 5
+
+
+@pytest.mark.parametrize("name", [n for n in SUITE_NAMES if get_suite(n).rounds is not None])
+def test_every_profile_of_a_suite_in_rounds_reaches_the_first_look(name):
+    """A cap below the first look can never name a leader: the seed profile (the seeds' own sizes) too measures in
+    rounds up to the rule's cap, each question stopping once decided."""
+    from benchmarks_lib.rules.decision import LOOKS
+
+    for profile in get_suite(name).profiles:
+        assert resolve_params(name, {}, profile)["iterations"] >= LOOKS[0], profile
 
 
 def _subset(quick, standard, keys_equal=(), keys_within=()):

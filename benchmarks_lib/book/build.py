@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -118,10 +119,17 @@ class BudgetShares:
     def __init__(self, budget: float | None, suites: dict[str, str], profile: str, reading: int = 0) -> None:
         from benchmarks_lib.suites import get_suite
 
-        self.left = budget
+        self.left = self.budget = budget
         self.weights = {n: get_suite(s).time_budget_s.get(profile) or 60.0 for n, s in suites.items()}
         #: what the notebooks that only read runs (built after the measuring ones) are left
         self.reserve = reading * READING_NOTEBOOK_S
+
+    def preview(self, name: str) -> float | None:
+        """The share :meth:`next` would give ``name`` were every notebook before it to take its whole share."""
+        if self.left is None or name not in self.weights:
+            return None
+        total = sum(self.weights.values())
+        return max(5.0, max(0.0, self.left - self.reserve) * self.weights[name] / total - NOTEBOOK_OVERHEAD_S)
 
     def next(self, name: str) -> float | None:
         """Seconds the run of notebook ``name``, about to start, may take: its share of what is left (less what the
@@ -141,6 +149,40 @@ class BudgetShares:
         finally:
             if self.left is not None:
                 self.left = max(0.0, self.left - (time.perf_counter() - t0))
+
+
+def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetShares, profile: str) -> list[str]:
+    """What the book will measure, said before it starts: per measuring chapter, its share of the budget (or, without
+    one, its expected time) and the scratch it writes at once; the free space where the scratch lies."""
+    from benchmarks_lib.base.paths import resolve_scratch_root
+    from benchmarks_lib.base.specs import format_bytes
+    from benchmarks_lib.run.preflight import format_seconds
+    from benchmarks_lib.run.runner import expected_run
+
+    if not names:
+        return []
+    parts, largest, total = [], 0, 0.0
+    for name in names:
+        seconds, need = expected_run(str(suites[name]), profile)
+        largest = max(largest, need)
+        share = shares.preview(name)
+        if share is not None:
+            when = f"a share of about {format_seconds(share)}"
+        elif seconds is not None:
+            when, total = f"about {format_seconds(seconds)}", total + seconds
+        else:
+            when = "its own time (none stated)"
+        parts.append(f"{name}: {when}, {format_bytes(need)} of scratch at once")
+    head = (f"plan ({profile} profile, a budget of {format_seconds(shares.budget)}; a later build continues the "
+            f"questions left open):" if shares.budget is not None else
+            f"plan ({profile} profile, no budget: about {format_seconds(total)} in all, from each suite's stated "
+            "time scaled to these sizes):")
+    scratch = resolve_scratch_root(None).absolute()
+    there = next(p for p in (scratch, *scratch.parents) if p.exists())
+    free = shutil.disk_usage(there).free
+    short = (f"; the largest chapter needs about {format_bytes(largest * 1.2)} and stops before measuring"
+             if free < largest * 1.2 else "")
+    return [head, *(f"  {p}" for p in parts), f"  scratch: {format_bytes(free)} free in {there}{short}"]
 
 
 def notebook_timeout(suite: str | None, profile: str | None) -> float:
@@ -363,6 +405,9 @@ def build_book(
         budget = BOOK_BUDGET_S.get(profile)
     shares = BudgetShares(budget, {n: suites[n] for n in budgeted}, profile,
                           reading=sum(1 for n in names if execute and suites[n] is None))
+    measuring = [n for n in names if execute and suites[n] is not None and n not in recorded]
+    for line in plan_lines(measuring, suites, shares, profile):
+        print(line, file=sys.stderr, flush=True)
     # the reference run committed with the book, set beside this machine's (none where the book is drawn from it)
     reference = root / REFERENCE.name
     reference = reference if reference.is_dir() and reference.resolve() != results.resolve() else None

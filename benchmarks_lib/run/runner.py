@@ -123,6 +123,21 @@ def planned_scratch_bytes(suite_name: str, profile: str) -> int:
     return plan(suite_name, None, profile)[2]
 
 
+def expected_run(suite_name: str, profile: str) -> tuple[float | None, int]:
+    """What the profile's own run of a suite should take: its seconds (the suite's stated time for the nearest
+    profile that states one, scaled by the work: :func:`preflight.estimate_seconds`; None where none is stated) and
+    the scratch bytes it needs at once."""
+    merged, cases, need = plan(suite_name, None, profile)
+
+    def defaults(name: str) -> tuple[int, list[Case]]:
+        own, own_cases, _ = plan(suite_name, None, name, ceiling=False)
+        return own["iterations"] + own["warmups"], own_cases
+
+    runs = merged["iterations"] + merged["warmups"]
+    estimate = estimate_seconds(get_suite(suite_name), profile, cases, runs, defaults)
+    return (estimate[0] if estimate else None), need
+
+
 def default_run_id(suite: str, profile: str) -> str:
     return f"{suite}-{profile}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
 

@@ -96,8 +96,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "seed": {
         "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
         "latencies_ms": [0, 10],
-        "dims": "z:1024:64:128,y:2048:256:1024,x:2048:256:1024", "codec": CODECS, "seed": 0, "iterations": 3,
-        "warmups": 1,
+        "dims": "z:1024:64:128,y:2048:256:1024,x:2048:256:1024", "codec": CODECS, "seed": 0, "warmups": 1,
     },
 }
 PARAMETERS = tuple(k for k in PROFILES["quick"] if k not in RUN_KEYS)

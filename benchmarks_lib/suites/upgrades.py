@@ -28,6 +28,9 @@ PROFILES = {
               "dims": "t:16,y:1080:540,x:1920", "read_dims": "z:64:64,y:512:64,x:512:64"},
     "standard": {**WRITERS_PROFILES["standard"], "backends": BACKENDS, "tests": ["write", "append", "read"],
                  "versions": VERSIONS},
+    # seed 000's write, append and cold reads at its own sizes, for the two libraries at each version
+    "seed": {**WRITERS_PROFILES["seed"], "backends": BACKENDS, "tests": ["write", "append", "read"],
+             "versions": VERSIONS},
 }
 
 

@@ -106,7 +106,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "zarr_cache": [False, True], "zarr_concurrency": [1, 8, 32],
         "zarr_dims": "z:256:64:128,y:1024:128:512,x:1024:128:512", "zarr_cutout": "96,384,384", "zarr_cutouts": 8,
         "s3_endpoint": None, "s3_target": "s3://iobench/cache", "s3_workloads": ["cutouts"], "s3_concurrency": [8],
-        "read_timeout_s": 4 * 3600, "iterations": 3, "warmups": 0,
+        "read_timeout_s": 4 * 3600, "warmups": 0,
     },
 }
 PARAMETERS = tuple(k for k in PROFILES["quick"] if k not in RUN_KEYS)

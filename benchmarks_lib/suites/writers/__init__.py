@@ -119,7 +119,7 @@ PROFILES = {
         "append_frames": 24000, "append_step": 64,
         "read_dims": "z:1024:512,y:1024:512,x:1024:512", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["em_like", "labels"], "shard_volume": 1024, "shard": 512, "inner_chunks": [32, 64, 128],
-        "seed": 0, "iterations": 3, "warmups": 1, "pool_mib": 512,
+        "seed": 0, "warmups": 1, "pool_mib": 512,
     },
 }
 
