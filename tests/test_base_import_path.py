@@ -127,3 +127,21 @@ def test_a_childs_path_holds_absolute_entries_after_this_package(monkeypatch, tm
     path = ["", str(tmp_path), str(tmp_path / "lib"), "/usr/lib/python3", str(tmp_path / "kept")]
     drop_working_directory(path)
     assert path == ["/usr/lib/python3", str(tmp_path / "kept")]
+
+
+def test_the_iobench_command_imports_nothing_from_the_working_directory(tmp_path):
+    """The installed ``iobench`` starts Python isolated: a ``sitecustomize.py``, a ``usercustomize.py`` and a
+    ``benchmarks_lib/`` in the working directory, named by ``PYTHONPATH=.:`` (a relative and an empty entry), are
+    not imported, not even as the interpreter starts."""
+    command = Path(sys.executable).parent / "iobench"
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    home = tmp_path / "home"
+    (home / "benchmarks_lib").mkdir(parents=True)
+    for target in ("sitecustomize.py", "usercustomize.py", "benchmarks_lib/__init__.py"):
+        (home / target).write_text(f"open({str(markers / target.replace('/', '-'))!r}, 'w').close()\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([".", "", str(tmp_path / "absolute")])}
+    proc = subprocess.run([str(command), "suites"], cwd=home, env=env, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "writers" in proc.stdout and not list(markers.iterdir())

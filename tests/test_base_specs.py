@@ -32,13 +32,18 @@ BAD_RUNS = [
     (["run", "writers", "--param", "multipliers=[0]"], "multipliers"),
     (["run", "writers", "--param", "inner_chunks=[48]"], "48"),
     (["run", "writers", "--param", "fsync=\"yes\""], "fsync"),
+    (["run", "writers", "--param", "multipliers=" + "[" * 60_000 + "]" * 60_000], "60000 levels deep"),
+    (["run", "writers", "--param", "multipliers=[" + "1," * 600_000 + "1]"], "at most 1,000,000"),
+    (["run", "writers", "--iterations", "\u0663"], "iterations"),  # an Arabic-Indic three: not a digit typed here
+    (["run", "writers", "--iterations", "\uff11\uff12"], "iterations"),  # fullwidth 12
+    (["run", "writers", "--budget", "\u0663m"], "budget"),
     (["run", "nosuite"], "nosuite"),
     (["run", "writers", "--run-id", "../escape"], "run id"),
     (["show", "no-such-run"], "no-such-run"),
 ]
 
 
-@pytest.mark.parametrize(("argv", "named"), BAD_RUNS, ids=[" ".join(a[1:]) for a, _ in BAD_RUNS])
+@pytest.mark.parametrize(("argv", "named"), BAD_RUNS, ids=[" ".join(a[1:])[:60] for a, _ in BAD_RUNS])
 def test_bad_input_is_one_clear_line_and_writes_nothing(workdir, capsys, argv, named):
     rc = main([*argv, "--results-dir", str(workdir / "results")])
     err = capsys.readouterr().err.strip()
@@ -48,6 +53,21 @@ def test_bad_input_is_one_clear_line_and_writes_nothing(workdir, capsys, argv, n
     assert named in err
     assert not (workdir / "results").exists()
     assert not any((workdir / "scratch").glob("*/*")) if (workdir / "scratch").exists() else True
+
+
+TWICE = [["run", "writers", "--budget", "2m", "--budget", "2h"], ["run", "writers", "--yes", "--yes"],
+         ["book", "--profile", "quick", "--profile=seed"]]
+
+
+@pytest.mark.parametrize("argv", TWICE)
+def test_an_option_of_one_value_given_twice_is_refused(workdir, capsys, argv):
+    """The last of two ``--budget`` never silently wins: one line, exit 2, nothing written (``--param`` and ``-b``
+    repeat by design)."""
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--results-dir", str(workdir / "results")])
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 2 and len(err.splitlines()) == 1 and "is given twice; give it once" in err, err
+    assert not (workdir / "results").exists()
 
 
 def test_parsers_accept_good_values():

@@ -44,6 +44,15 @@ def test_a_table_that_fits_is_one_table_and_its_first_column_is_the_key_by_defau
     assert all(p.columns[0] == "backend" for p in wide.shown_parts())
 
 
+def test_a_record_string_reaches_the_page_as_text_without_control_characters():
+    """A results directory may come from anyone: ESC and BEL (a terminal's escapes) from ``run.json`` or a record
+    never reach a page's HTML; markup is escaped."""
+    shown = tables.table(pd.DataFrame({"machine": ["vm\x1b]8;;http://evil\x07x\x1b[2J", "<script>x</script>"],
+                                       "n": [1, 2]}))._repr_html_()
+    assert "\x1b" not in shown and "\x07" not in shown and "<script>" not in shown
+    assert "&lt;script&gt;" in shown and "http://evil" in shown  # shown, as text
+
+
 def test_the_width_of_text_breaks_only_at_spaces_and_hyphens():
     assert tables.text_px("blosc-lz4:5:shuffle") == tables.text_px("lz4:5:shuffle")
     assert tables.text_px("a b") == tables.text_px("a")

@@ -535,6 +535,24 @@ def test_export_neutralises_spreadsheet_formulas_and_keeps_numbers(home: Path):
     assert rows[-1]["elapsed_s"] == "1.5" and float(rows[0]["rss_growth_bytes"]) == -5  # numbers stay numbers
 
 
+def test_export_force_never_replaces_what_is_not_a_regular_file(home: Path):
+    """``--force`` replaces a regular file only: a FIFO, a symbolic link (to a file of the user's) and a device are
+    refused in one line (exit 2) and stay what they were."""
+    _markup_run(home / "results", "markup")
+    os.mkfifo(home / "fifo")
+    (home / "theirs.txt").write_text("theirs")
+    (home / "link").symlink_to(home / "theirs.txt")
+    for target in (home / "fifo", home / "link", Path("/dev/null")):
+        proc = iobench(["export", "markup", "-o", str(target), "--force"], home)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        assert proc.stderr.count("\n") == 1 and "not a regular file" in proc.stderr, proc.stderr
+    assert stat.S_ISFIFO(os.lstat(home / "fifo").st_mode) and (home / "link").is_symlink()
+    assert (home / "theirs.txt").read_text() == "theirs" and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    (home / "old.csv").write_text("old")
+    assert iobench(["export", "markup", "-o", "old.csv", "--force"], home).returncode == 0
+    assert "backend" in (home / "old.csv").read_text()  # a regular file of its own: replaced
+
+
 def test_show_says_when_a_run_is_incomplete(home: Path):
     make_run(home / "results", "running", meta={"suite": "writers", "profile": "quick", "params": {},
                                                 "environment": {}, "run_id": "running"})

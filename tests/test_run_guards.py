@@ -210,6 +210,9 @@ def test_a_secret_in_a_librarys_error_is_redacted_in_the_record(tmp_path):
     (f"the key was {SECRET}.", "the key was ***."),
     ("commit 0e84ecc0e84ecc0e84ecc0e84ecc0e84ecc0e84e, path /work/h4/benchmarks/lib/adapters/foo/barbaz",
      "commit 0e84ecc0e84ecc0e84ecc0e84ecc0e84ecc0e84e, path /work/h4/benchmarks/lib/adapters/foo/barbaz"),
+    # a file named like a secret is a path, and its message stays whole
+    ("pack target /etc/passwd: not a directory", "pack target /etc/passwd: not a directory"),
+    ("db_password = hunter2", "db_password = ***"),
 ])
 def test_redact(text, shown):
     assert redact(text) == shown

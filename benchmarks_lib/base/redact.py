@@ -22,8 +22,9 @@ _SECRET_NAME = r"[A-Za-z0-9_.\-]*(?:secret|token|password|passwd|pwd|signature|c
                r"[A-Za-z0-9_.\-]*"
 #: ?name=value / &name=value in a URL
 _QUERY = re.compile(rf"(?i)([?&;]{_SECRET_NAME}=)[^&#\s\"']+")
-#: name=value, name: value, "name": "value" in prose, JSON or an environment listing
-_PAIR = re.compile(rf"(?i)(\b{_SECRET_NAME}[\"']?\s*[:=]\s*[\"']?)(?!\*\*\*)[^\s\"',;&]+")
+#: name=value, name: value, "name": "value" in prose, JSON or an environment listing; not a file named like one
+#: (``/etc/passwd: not a directory`` is a path and its message)
+_PAIR = re.compile(rf"(?i)((?<![/\\A-Za-z0-9_.\-]){_SECRET_NAME}[\"']?\s*[:=]\s*[\"']?)(?!\*\*\*)[^\s\"',;&]+")
 #: a 40-character base64 word: an AWS secret access key's shape
 _BASE64_40 = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 

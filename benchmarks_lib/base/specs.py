@@ -32,9 +32,50 @@ class SpecError(ValueError):
         return [f"{type(self).__name__}: {self}"]
 
 
+#: the deepest nesting and the longest text of a JSON value given on a command line or in a parameters cell: enough
+#: for any parameter, far below what would exhaust the parser's recursion
+MAX_JSON_DEPTH, MAX_JSON_CHARS = 32, 1_000_000
+
+
+def ascii_digits(text: str) -> str:
+    """``text`` when it is ASCII: Python reads ``'٣'`` (an Arabic-Indic three) and ``'１'`` as numbers, which a
+    reader typing digits never meant; ValueError otherwise."""
+    if not text.isascii():
+        raise ValueError(f"{text!r} is not written in ASCII digits")
+    return text
+
+
+def bounded_json(text: str, what: str):
+    """``json.loads`` of a value from a person (a ``--param``, a notebook's parameter), its size and nesting
+    bounded first (``MAX_JSON_CHARS``, ``MAX_JSON_DEPTH``): a SpecError naming the limit, never a RecursionError.
+    ValueError (``json.JSONDecodeError``) where it is not JSON."""
+    if len(text) > MAX_JSON_CHARS:
+        raise SpecError(f"{what}: a JSON value of {len(text):,} characters; at most {MAX_JSON_CHARS:,} are read")
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    if deepest > MAX_JSON_DEPTH:
+        raise SpecError(f"{what}: a JSON value nested {deepest} levels deep; at most {MAX_JSON_DEPTH} are read")
+    return json.loads(text)
+
+
 def _int(text: str, what: str, *, minimum: int = 1) -> int:
     try:
-        value = int(text)
+        value = int(ascii_digits(text))
     except ValueError:
         raise SpecError(f"{what} {text!r} is not an integer") from None
     if value < minimum:
@@ -192,7 +233,7 @@ def parse_count(value: int | str, what: str, *, minimum: int = 1, maximum: int =
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise SpecError(f"{what} {value!r} is not an integer; allowed {minimum}..{maximum}")
     try:
-        number = int(value.strip() if isinstance(value, str) else value)
+        number = int(ascii_digits(value.strip()) if isinstance(value, str) else value)
     except ValueError:
         raise SpecError(f"{what} {value!r} is not an integer; allowed {minimum}..{maximum}") from None
     if not minimum <= number <= maximum:
@@ -223,7 +264,7 @@ def parse_duration(value: object, what: str, *, minimum: float = 1, maximum: flo
         unit = text[-1:] if text[-1:] in _DURATION_UNITS else "s"
         digits = text[:-1] if text[-1:] in _DURATION_UNITS else text
         try:
-            number = float(digits) * _DURATION_UNITS[unit]
+            number = float(ascii_digits(digits)) * _DURATION_UNITS[unit]
         except ValueError:
             raise SpecError(f"{what} {value!r} is not a duration; give seconds or a number with s, m or h "
                             "(e.g. 120s, 2m, 1.5h)") from None
@@ -234,7 +275,8 @@ def parse_number(value: object, what: str, *, minimum: float, maximum: float, un
     """A finite number (or its digits as text) in range, e.g. a latency in ms; bools are refused."""
     allowed = f"allowed {minimum:g}..{maximum:g}{' ' + unit if unit else ''}"
     try:
-        number = float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else None
+        number = (float(ascii_digits(value) if isinstance(value, str) else value)
+                  if isinstance(value, int | float | str) and not isinstance(value, bool) else None)
     except ValueError:
         number = None
     if number is None or not math.isfinite(number):
@@ -271,8 +313,8 @@ def parse_items(value: object, what: str, example: str = "[...]") -> list:
     """
     if isinstance(value, str) and value.strip().startswith("["):
         try:
-            value = json.loads(value)
-        except ValueError as exc:
+            value = bounded_json(value, what)
+        except json.JSONDecodeError as exc:
             raise SpecError(f"{what} {value!r} is not a JSON list ({exc.msg}); e.g. {what} = {example} "
                             "or a comma-separated string") from None
     if isinstance(value, str):

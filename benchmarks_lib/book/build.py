@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -196,17 +197,25 @@ def notebook_timeout(suite: str | None, profile: str | None) -> float:
     return TIMEOUT_SEED_S if budget is None else max(TIMEOUT_MIN_S, TIMEOUT_FACTOR * budget)
 
 
-def _kernel_manager(log, env: dict[str, str]):
+def _kernel_manager(log, env: dict[str, str], runtime: Path):
     """A kernel manager whose kernel writes its own log (ZMQ warnings, tracebacks of its shutdown) to ``log``, not
     to the reader's terminal, and gets ``env`` on top of this process's environment (passed, never set here).
 
     The kernel imports nothing from its working directory: safe-path on, only absolute ``PYTHONPATH`` entries
     (``importpath.child_env``), and IPython told not to add the directory back. It starts as ``-m ipykernel``, not
     ``-m ipykernel_launcher``, which drops the first entry of its path when that names the working directory (as
-    Python without safe-path puts it there): in a book built in its own checkout, that is this package's parent."""
+    Python without safe-path puts it there): in a book built in its own checkout, that is this package's parent.
+
+    Its connection file (which holds the key that signs every message to the kernel) is written in ``runtime``, a
+    directory of this build's own that :func:`execute_notebook` removes however the notebook ends, a signal
+    included: never left in ``$TMPDIR`` or Jupyter's runtime directory."""
     from jupyter_client.manager import AsyncKernelManager
 
     class LoggedKernelManager(AsyncKernelManager):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.connection_file = str(runtime / f"kernel-{self.kernel_id or 'book'}.json")
+
         async def _async_pre_start_kernel(self, **kw):
             cmd, kw = await super()._async_pre_start_kernel(**kw)
             kw["stderr"] = kw["stdout"] = log
@@ -257,6 +266,16 @@ def _hung_cell(path: Path) -> str:
     return f"cell {i} ({first[:80]!r})"
 
 
+@contextlib.contextmanager
+def _removed(directory: Path):
+    """``directory`` (this build's own, made by ``tempfile``) removed with what it holds when the block ends,
+    however it ends."""
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def execute_notebook(source: Path, *, profile: str | None, results_dir: Path, parameters: dict, out_dir: Path,
                      root: Path, timeout: float, env: dict[str, str] | None = None) -> Path:
     """Run one chapter's notebook (``source``, its template) with papermill in ``root``; ``profile`` None for a
@@ -275,11 +294,12 @@ def execute_notebook(source: Path, *, profile: str | None, results_dir: Path, pa
     log_path.write_bytes(b"")
     print(f"executing {source.name} ({visible(profile or 'recorded runs')}) ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    with open(log_path, "ab") as log, _logging_to(log_path):
+    runtime = Path(tempfile.mkdtemp(prefix="iobench-kernel-"))  # mode 0700: the kernel's key is the reader's
+    with open(log_path, "ab") as log, _logging_to(log_path), _removed(runtime):
         try:
             pm.execute_notebook(str(source), str(target), parameters=params, cwd=str(root), progress_bar=False,
                                 kernel_name="python3", log_output=False, execution_timeout=timeout,
-                                kernel_manager_class=_kernel_manager(log, env or {}))
+                                kernel_manager_class=_kernel_manager(log, env or {}, runtime))
         except pm.PapermillExecutionError as exc:
             raise BookError(f"notebook {name} failed: {exc.ename}: {' '.join(str(exc.evalue).split())[:300]} "
                             f"(executed copy with the error: {target})") from None
@@ -290,11 +310,11 @@ def execute_notebook(source: Path, *, profile: str | None, results_dir: Path, pa
         except DeadKernelError:
             raise BookError(f"notebook {name}: its kernel died in {_hung_cell(target)}; the kernel's log is "
                             f"{log_path}") from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (``signals.Terminated``): kept as which it was
             import gc
 
             gc.collect()  # nbclient's abandoned cell task says "exception never retrieved" now, into the log
-            raise KeyboardInterrupt(name) from None
+            raise type(stop)(name) from None
     hide_injected_parameters(target)
     print(f"  done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return target

@@ -8,6 +8,7 @@ import ast
 import contextlib
 import io
 import json
+import math
 import tokenize
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -111,9 +112,12 @@ def _shown_paths(name: str, value: object) -> object:
 def _listed_value(name: str, value: object, text: bool = False) -> object:
     """A list parameter given as one comma-separated string (``"lz4,zstd:3"``, as ``papermill -p`` passes it) as
     the list it means; a shape spec (``*DIMS``: ``"t:64,y:1080:540"``, ``*SHAPE``: ``"512,512,512"``), a ``text``
-    parameter (its default is a string: ``ACCESS = "cutout:32,32,32"``) and anything unparseable stay as given."""
+    parameter (its default is a string: ``ACCESS = "cutout:32,32,32"``) and anything unparseable stay as given; a
+    fraction to four digits."""
     from benchmarks_lib.base.specs import SpecError, parse_items
 
+    if isinstance(value, float) and math.isfinite(value):  # a share of the book's budget: 104.6, not 104.59701...
+        return float(f"{value:.4g}")
     if text or not isinstance(value, str) or "," not in value or "DIMS" in name.upper() or \
             name.upper().endswith("SHAPE"):
         return value

@@ -19,6 +19,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from benchmarks_lib.base.markup import one_line
+
 #: what a dash means where a table does not say otherwise
 MISSING = "not measured or not applicable in this run"
 #: the width of the book's column (px): a wider table is cut at its edge, so none is shown wider
@@ -107,7 +109,7 @@ def _cell(value: object) -> str:
         return str(int(value))
     if isinstance(value, float | np.floating):
         return str(int(value)) if float(value).is_integer() and abs(value) < 1e9 else num3(float(value))
-    return str(value)
+    return one_line(value)  # a record string: control characters (ESC, BEL) never reach the page
 
 
 class Table(pd.DataFrame):

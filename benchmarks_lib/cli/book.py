@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from benchmarks_lib.base.signals import Terminated
 from benchmarks_lib.base.terminal import text, visible
 from benchmarks_lib.cli.common import console, one_line, parse_assignments, with_profile, with_yes
 
@@ -48,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
         where = f" while executing {exc}" if str(exc) else ""
         kept = ("nothing was measured" if args.from_runs
                 else f"the cases measured so far are kept in {visible(args.results_dir)}")
-        print(f"iobench: book interrupted{where}; {kept}; no book was built (run the command again to build it)",
+        how, status = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"iobench: book {how}{where}; {kept}; no book was built (run the command again to build it)",
               file=sys.stderr)
-        return 130
+        return status
     console.print(text(f"book: {index}"))
     return 0

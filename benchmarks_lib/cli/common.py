@@ -14,7 +14,7 @@ from rich.table import Table
 
 from benchmarks_lib.base.paths import RESULTS_DIR
 from benchmarks_lib.base.redact import redact
-from benchmarks_lib.base.specs import PROFILES, SpecError
+from benchmarks_lib.base.specs import PROFILES, SpecError, bounded_json
 from benchmarks_lib.base.terminal import text, visible
 
 # Wide tables when the output is a file or a pipe (CI logs), the terminal's width otherwise.
@@ -35,17 +35,62 @@ def rich_table(df, title: str = "", index: bool = False, title_style: str = "") 
     return table
 
 
+#: the namespace attribute that holds the options given so far while one command line is parsed (removed after)
+_GIVEN = "_iobench_given"
+
+
+class _Once:
+    """An option that takes one value (or is a switch): given twice on one command line, it is an error, never the
+    last one silently winning (``--budget 2m ... --budget 2h``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault(_GIVEN, set())
+        if self.dest in given:
+            parser.error(f"{option_string} is given twice; give it once")
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _OnceStore(_Once, argparse._StoreAction):
+    pass
+
+
+class _OnceStoreConst(_Once, argparse._StoreConstAction):
+    pass
+
+
+class _OnceStoreTrue(_Once, argparse._StoreTrueAction):
+    pass
+
+
+class _OnceStoreFalse(_Once, argparse._StoreFalseAction):
+    pass
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports a bad command line in one line (no usage block) and exits 2."""
+    """argparse that reports a bad command line in one line (no usage block) and exits 2, and refuses an option
+    that takes one value given twice (``append`` options repeat by design)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name, action in (("store", _OnceStore), (None, _OnceStore), ("store_const", _OnceStoreConst),
+                             ("store_true", _OnceStoreTrue), ("store_false", _OnceStoreFalse)):
+            self.register("action", name, action)
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, rest = super().parse_known_args(args, namespace)
+        parsed.__dict__.pop(_GIVEN, None)
+        return parsed, rest
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog.split()[0]} --help)\n")
 
 
-def _parse_value(text: str):
-    """A JSON value (numbers, true/false, lists, quoted strings), else the text itself."""
+def _parse_value(text: str, flag: str):
+    """A JSON value (numbers, true/false, lists, quoted strings; its size and nesting bounded:
+    ``specs.bounded_json``), else the text itself."""
     try:
-        return json.loads(text)
+        return bounded_json(text, flag)
     except json.JSONDecodeError:
         return text
 
@@ -59,7 +104,7 @@ def parse_assignments(items: list[str] | None, flag: str) -> dict:
             raise SpecError(f"{flag} {item!r} is not KEY=VALUE")
         if key in out:
             raise SpecError(f"{flag} {key!r} is given twice")
-        out[key] = _parse_value(value)
+        out[key] = _parse_value(value, f"{flag} {key}")
     return out
 
 

@@ -402,12 +402,16 @@ def csv_safe_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 def export_csv(run_dir: str | Path, out: str | Path | None = None, *, overwrite: bool = False) -> Path:
     """A run's rows as CSV, text that a spreadsheet would run as a formula neutralised (``csv_safe``); an
-    existing file is never replaced unless ``overwrite``."""
+    existing file is never replaced unless ``overwrite``, and never one that is not a regular file (a device, a
+    FIFO, a symbolic link: not even with ``overwrite``)."""
     target = Path(out) if out else Path(run_dir) / "records.csv"
     if any(len(os.fsencode(part)) > os.pathconf("/", "PC_NAME_MAX") for part in target.parts):
         raise SpecError(f"export target {str(target)[:80]!r}... has a name too long for the filesystem")
     if target.is_dir():
         raise SpecError(f"export target {str(target)!r} is a directory; give a file name")
+    if target.is_symlink() or (target.exists() and not target.is_file()):  # a device, a FIFO, a socket, a link
+        raise SpecError(f"export target {str(target)!r} is not a regular file; only a regular file is ever replaced "
+                        "(--force too): give a new file name")
     if target.exists() and not overwrite:
         raise SpecError(f"export target {str(target)!r} exists; pass --force to replace it")
     if not target.parent.is_dir():

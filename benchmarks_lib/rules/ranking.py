@@ -140,8 +140,8 @@ def rank_samples(samples: Mapping[str, Iterable[float]], higher: bool, key: dict
     name's value by round number, all measured in the same rounds in a shuffled order; without it each sample's
     values in their order, one per round)."""
     paired = rounds is not None and len(rounds) >= 2
-    if paired:
-        numbers = sorted(set().union(*(set(v) for v in rounds.values())))
+    if paired:  # round r is the run's r-th round, as the runner asked the rule: a round none measured stays a gap
+        numbers = range(max(max(v) for v in rounds.values()) + 1)
         series = {name: np.array([v.get(r, math.nan) for r in numbers], dtype=float) for name, v in rounds.items()}
     else:
         series = {name: np.asarray(list(values), dtype=float) for name, values in samples.items()}

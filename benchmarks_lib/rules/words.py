@@ -41,17 +41,18 @@ def value_text(entry: Entry, unit: str, scale: float = 1.0) -> str:
     return f"{text} {unit} (n={entry.n})"
 
 
-def comparison_text(c: Comparison, leader: str, escape: Escape = md) -> str:
+def comparison_text(c: Comparison, leader: str, escape: Escape = md, decided: bool = True) -> str:
     """``1.40x slower than a [1.20x, 1.60x], separated``: a contender against the paired leader, with where the
-    decision left it (out at round 8, separated, within the margin, not told apart)."""
+    decision left it (out at round 8, separated, within the margin, not told apart). Where the question is still
+    open (``decided`` False) its interval is the one between looks: apart so far is not yet separated."""
     if c.out is not None:
         state = f"out at round {c.out}"
     elif not c.has_interval:
         state = "no interval yet"
     elif c.lo >= 1 / (1 + MARGIN) and c.hi <= 1 + MARGIN:
-        state = f"within {MARGIN:.0%}"
+        state = f"within {MARGIN:.0%}" if decided else f"within {MARGIN:.0%} so far (a look decides)"
     elif c.lo > 1:
-        state = "separated"
+        state = "separated" if decided else "apart so far (a look decides)"
     else:
         state = "not told apart"
     versus = escape(c.versus or leader)
@@ -64,7 +65,8 @@ def versus_text(entry: Entry, ranking: Ranking, worse: str = "slower", escape: E
     """``2.00x slower than a [1.98x, 2.02x], separated``: the entry against the paired leader, never its neighbour."""
     if entry.comparison is None:
         return "the leader"
-    return comparison_text(entry.comparison, ranking.leader.name, escape)
+    d = ranking.decision
+    return comparison_text(entry.comparison, ranking.leader.name, escape, d is None or d.decided)
 
 
 def too_few_text(ranking: Ranking) -> str:
@@ -327,7 +329,8 @@ def versus_words(entry: Entry, ranking: Ranking, than: str = "the recommendation
     """``1.53x slower than the recommendation [1.09x, 2.24x], separated``: against the leader, never a neighbour."""
     if entry.comparison is None:
         return "the recommendation"
-    return comparison_text(replace(entry.comparison, versus=than), than, escape=lambda x: x)
+    d = ranking.decision
+    return comparison_text(replace(entry.comparison, versus=than), than, lambda x: x, d is None or d.decided)
 
 
 def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:
@@ -389,7 +392,7 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     d = r.decision
     if e is None or e.comparison is None or d is None:
         return SURE[status]
-    text = comparison_text(e.comparison, r.leader.name, escape)
+    text = comparison_text(e.comparison, r.leader.name, escape, d.decided)
     if e.name == a.pick:  # the rule's pick is not the paired leader: stated against it
         return f"{escape(e.name)} {text}"
     when = f" after {d.stops} rounds" if status in (Verdict.OPEN, Verdict.TIE) else f" at round {d.stops}"
