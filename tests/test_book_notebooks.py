@@ -170,8 +170,9 @@ def _browser_problem() -> str | None:
 def test_every_page_of_the_book_in_a_browser(built_book):
     """As a reader sees it, offline: every HTML page opens in headless Chromium (Playwright drives the system
     browser; no browser is downloaded) with no console error, no failed request, no request off the machine
-    (file:// only), and every image decoded. Screenshots of the front page, one chapter and the explorer for a
-    human to look at, kept in the checkout's _build/screenshots/."""
+    (file:// only), and every image decoded; at a phone's 390 px no page scrolls sideways and no table reaches past
+    the column. Screenshots of the front page, one chapter and the explorer for a human to look at, kept in the
+    checkout's _build/screenshots/."""
     if problem := _browser_problem():
         pytest.skip(problem)
     html = built_book / "_build" / "html"
@@ -210,6 +211,10 @@ def test_every_page_of_the_book_in_a_browser(built_book):
                 assert page.locator(".iobench-charts select").count() == 5
                 assert int(page.locator(".iobench-charts-view").get_attribute("data-drawn")) > 0
                 page.screenshot(path=shots / "explorer.png", full_page=True)
+            page.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing wider than the screen
+            wide = page.evaluate(PHONE_OVERFLOW)
+            if wide["page"] > 390 or wide["tables"]:
+                seen.append(f"at 390 px the page is {wide['page']} px wide; {wide['tables']} table(s) past the column")
             page.context.close()
             if seen:
                 problems[str(path.relative_to(html))] = seen
@@ -221,6 +226,13 @@ def test_every_page_of_the_book_in_a_browser(built_book):
         shutil.copy(png, kept / png.name)
 
 
+#: how wide a page is, and how many of its tables reach past the article's column (a phone's screen)
+PHONE_OVERFLOW = """() => {
+  const art = document.querySelector('.bd-article') || document.body;
+  const right = art.getBoundingClientRect().right + 1;
+  const tables = [...art.querySelectorAll('table')].filter(t => t.getBoundingClientRect().right > right).length;
+  return {page: document.documentElement.scrollWidth, tables};
+}"""
 #: the verdict box's rows (the first table of the front page's article), its links and the article's words
 VERDICT_BOX = """() => {
   const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;

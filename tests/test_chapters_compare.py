@@ -201,6 +201,11 @@ def test_environment_differences_name_what_changed():
     changed = {**meta_a, "params": {"dims": "t:4"}, "environment": {**ENV, "kernel": "6.8"}}
     other = environment_differences(meta_a, changed)
     assert set(other["key"]) == {"kernel", "params.dims"}
+    # the memory a kernel reports moves by a few KiB between boots: the same GiB is the same machine
+    ram = {**meta_a, "environment": {**ENV, "ram_bytes": 24 * 2**30}}
+    assert environment_differences(ram, {**ram, "environment": {**ENV, "ram_bytes": 24 * 2**30 + 8192}}).empty
+    assert list(environment_differences(ram, {**ram, "environment": {**ENV, "ram_bytes": 32 * 2**30}})["key"]) == \
+        ["ram_bytes"]
 
 
 def test_parse_threshold_takes_a_fraction():

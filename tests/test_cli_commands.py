@@ -36,8 +36,8 @@ def test_run_show_compare_export(workdir, capsys):
     argv = ["run", "writers", *TINY, "-b", "zarr-python", "-b", "raw", "--codec", "lz4", "--results-dir", "results"]
     assert main([*argv, "--run-id", "a"]) == 0
     out = capsys.readouterr().out
-    for metric in ("create (s, median [95% CI])", "bandwidth", "% of raw write ceiling", "peak-memory ratio", "threads",
-                   "MB on disk", "inodes", "Ceiling"):
+    for metric in ("create (ms, median [95% CI])", "bandwidth", "% of raw write ceiling", "peak-memory ratio",
+                   "threads", "MB on disk", "inodes", "Ceiling"):
         assert metric in out
     assert main([*argv, "--run-id", "b"]) == 0
     runs = {d.name for d in run_dirs("results")}

@@ -152,9 +152,36 @@ class BudgetShares:
                 self.left = max(0.0, self.left - (time.perf_counter() - t0))
 
 
-def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetShares, profile: str) -> list[str]:
+def _left_open(results: Path, suite: str, profile: str) -> str:
+    """What this machine's newest finished run of ``suite`` on ``profile`` left open, in words ('' : none): what a
+    build continuing it (``run.continuation``, where nothing that could change a time differs) goes on with."""
+    from benchmarks_lib.base.environment import machine_name
+    from benchmarks_lib.records.store import read_run_json, run_dirs, run_is_finished
+    from benchmarks_lib.rules.decision import Verdict
+
+    here = machine_name()
+    for run in (r for r in run_dirs(results) if r.parent.name == here):  # newest first
+        meta = read_run_json(run / "run.json")
+        if meta.get("suite") == suite and meta.get("profile") == profile and run_is_finished(meta):
+            break
+    else:
+        return ""
+    questions = (meta.get("rounds") or {}).get("questions") or []
+    if not questions:
+        return f"; its last run here ({run.name}) measured too few rounds to ask its questions"
+    decided = {str(v) for v in Verdict if v not in (Verdict.OPEN, Verdict.ALONE)}
+    asked = [q for q in questions if q.get("answer") != "alone"]
+    still = sum(1 for q in asked if q.get("answer") not in decided)
+    return (f"; its last run here ({run.name}) left {still} of {len(asked)} questions open: a build on the same "
+            f"code and versions goes on with them" if still else
+            f"; its last run here ({run.name}) decided all {len(asked)} questions")
+
+
+def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetShares, profile: str,
+               results: Path) -> list[str]:
     """What the book will measure, said before it starts: per measuring chapter, its share of the budget (or, without
-    one, its expected time) and the scratch it writes at once; the free space where the scratch lies."""
+    one, its expected time), the scratch it writes at once and what its last run here left open; the free space
+    where the scratch lies."""
     from benchmarks_lib.base.paths import resolve_scratch_root
     from benchmarks_lib.base.specs import format_bytes
     from benchmarks_lib.run.preflight import format_seconds
@@ -173,7 +200,8 @@ def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetSh
             when, total = f"about {format_seconds(seconds)}", total + seconds
         else:
             when = "its own time (none stated)"
-        parts.append(f"{name}: {when}, {format_bytes(need)} of scratch at once")
+        parts.append(f"{name}: {when}, {format_bytes(need)} of scratch at once"
+                     f"{_left_open(results, str(suites[name]), profile)}")
     head = (f"plan ({profile} profile, a budget of {format_seconds(shares.budget)}; a later build continues the "
             f"questions left open):" if shares.budget is not None else
             f"plan ({profile} profile, no budget: about {format_seconds(total)} in all, from each suite's stated "
@@ -426,7 +454,7 @@ def build_book(
     shares = BudgetShares(budget, {n: suites[n] for n in budgeted}, profile,
                           reading=sum(1 for n in names if execute and suites[n] is None))
     measuring = [n for n in names if execute and suites[n] is not None and n not in recorded]
-    for line in plan_lines(measuring, suites, shares, profile):
+    for line in plan_lines(measuring, suites, shares, profile, results):
         print(line, file=sys.stderr, flush=True)
     # the reference run committed with the book, set beside this machine's (none where the book is drawn from it)
     reference = root / REFERENCE.name

@@ -401,11 +401,19 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     return f"{SURE[status]}{when}: {escape(e.name)} {text}"
 
 
+#: a writer's format variant (``zarr-python:zarr2``) in words
+_VARIANTS = {"zarr2": "Zarr v2 format", "zarr3": "Zarr v3 format"}
+
+
 def upgrade_pick(a: Answer, escape: Escape = md) -> str:
-    """``upgrading **zarr-python** from 2.18.7 to 3.1.6: 3.1.6 is 1.80x slower for cold cutouts``, or ``...: no
-    separable difference of 10% or more``: the answer's first change (its largest of 10% or more)."""
+    """``**zarr-python** 2.18.7 to 3.1.6: 3.1.6 is 1.80x slower for cold cutouts``, or ``...: no separable
+    difference of 10% or more``: the answer's first change (its largest of 10% or more); the question's label says
+    "Upgrading" already. A writer's format variant in words (``zarr-python:zarr2``: ``zarr-python (Zarr v2
+    format)``)."""
     first = a.upgrade[0]
-    head = f"upgrading **{escape(first.library)}** from {escape(first.version)} to {escape(first.newest)}: "
+    library, _, variant = first.library.partition(":")
+    shown = f"**{escape(library)}**" + (f" ({escape(_VARIANTS.get(variant, variant))})" if variant else "")
+    head = f"{shown} {escape(first.version)} to {escape(first.newest)}: "
     if not first.notable:
         return f"{head}no separable difference of {NOTABLE:.0%} or more"
     factor, _, _, word = first.factor()

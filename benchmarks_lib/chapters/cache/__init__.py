@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benchmarks_lib.base.specs import format_bytes
 from benchmarks_lib.base.stats import format_values
 from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.cache.rows import prepare
@@ -268,7 +269,8 @@ def zarr_s3_vs_http(df: pd.DataFrame) -> plt.Figure:
 def _seed_label(row: pd.Series) -> str:
     where = "LOCAL" if row["location"] != "http" else f"REMOTE ({row['link']})"
     prefetch = "ASYNC" if int(row["async_prefetch"]) else "STANDARD"
-    return f"Read {where} file with {prefetch} prefetch and CACHE SIZE {int(row['cache_bytes'])}"
+    cache = format_bytes(row["cache_bytes"]) if row["cache_bytes"] else "none"
+    return f"Read {where} file with {prefetch} prefetch and a TTreeCache of {cache}"
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -289,7 +291,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         server = g["server_requests"].astype("float64").median() if "server_requests" in g else np.nan
         out.append({
             "configuration": label,
-            "Avg RES memory": f"{g['rss_after_bytes'].astype('float64').mean() / 1024:.0f} KB",
+            "Avg RES memory": format_bytes(g["rss_after_bytes"].astype("float64").mean()),
             "Avg REAL time": round(float(g["elapsed_s"].mean()), 3),
             "Avg CPU time": round(float(g["cpu_s"].mean()), 3),
             "REAL time, s (median [95% CI])": format_values(g["elapsed_s"].astype("float64")),

@@ -255,7 +255,7 @@ def run_drift(table: pd.DataFrame) -> tuple[float, float] | None:
 
 def environment_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
     """What differs between two runs' recorded environments (versions, CPU, filesystem, kernel, git commit)
-    and their suite, profile and parameters: one row per key, ``key``, ``A``, ``B``."""
+    and their suite, profile and parameters: one row per key, ``key``, ``A``, ``B`` (memory to the GiB)."""
     def flat(meta: dict) -> dict:
         env = {k: v for k, v in (meta.get("environment") or {}).items() if k not in NOT_COMPARED}
         run = {k: meta.get(k) for k in ("suite", "profile")}
@@ -270,9 +270,14 @@ def environment_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
             return value.replace(",", ", ").replace(",  ", ", ")  # a dims spec breaks between its axes
         return "[" + ", ".join(map(str, value)) + "]" if isinstance(value, list) else value
 
+    def same(key: str, a: object, b: object) -> bool:  # the memory a kernel reports moves by a few KiB: the GiB
+        if key == "ram_bytes" and isinstance(a, int | float) and isinstance(b, int | float):
+            return round(a / 2**30) == round(b / 2**30)
+        return str(a) == str(b)
+
     fa, fb = flat(meta_a), flat(meta_b)
     rows = [(k, shown(k, fa.get(k)), shown(k, fb.get(k))) for k in dict.fromkeys([*fa, *fb])
-            if str(fa.get(k)) != str(fb.get(k))]
+            if not same(k, fa.get(k), fb.get(k))]
     unset = "not recorded in that run, or left as None (the default)"
     return tables.table(pd.DataFrame(rows, columns=["key", "A", "B"]), {"A": unset, "B": unset}, keys=["key"])
 
