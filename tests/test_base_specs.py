@@ -37,6 +37,8 @@ BAD_RUNS = [
     (["run", "writers", "--iterations", "\u0663"], "iterations"),  # an Arabic-Indic three: not a digit typed here
     (["run", "writers", "--iterations", "\uff11\uff12"], "iterations"),  # fullwidth 12
     (["run", "writers", "--budget", "\u0663m"], "budget"),
+    (["run", "writers", "-d", "t:18446744073709551616,y:8,x:8", "--yes"], "too large"),  # 2^64: a record's overflow
+    (["run", "writers", "-d", "t:1099511627776,y:1099511627776,x:8", "--yes"], "(2^50)"),
     (["run", "nosuite"], "nosuite"),
     (["run", "writers", "--run-id", "../escape"], "run id"),
     (["show", "no-such-run"], "no-such-run"),

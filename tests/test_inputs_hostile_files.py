@@ -131,6 +131,18 @@ def _hostile_data(d: Path) -> None:
     """The data folder of the probes, every file made as a hostile user would (nothing here is read by the test)."""
     d.mkdir()
     (d / "h5").mkdir()
+    import h5py
+    import zarr
+
+    # 1x1x1 chunks: metadata of a few hundred bytes that would schedule millions of chunk reads
+    zarr.create_array(str(d / "tiny3.zarr"), shape=(128, 128, 128), chunks=(1, 1, 1), dtype="uint16")
+    with h5py.File(d / "h5" / "tiny.h5", "w") as f:
+        f.create_dataset("x", shape=(128, 128, 128), chunks=(1, 1, 1), dtype="uint16")
+    with h5py.File(d / "h5" / "nofilter.h5", "w") as f:  # chunks through a filter no HDF5 plugin provides
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((16, 64, 64))
+        dcpl.set_filter(31999, h5py.h5z.FLAG_OPTIONAL, ())
+        h5py.h5d.create(f.id, b"x", h5py.h5t.STD_U16LE, h5py.h5s.create_simple((64, 64, 64)), dcpl=dcpl)
     for name in ("fifo3.zarr", "fifo3b.zarr", "zero3.zarr", "big3.zarr"):
         _zarr3(d / name)
     _replace(d / "fifo3.zarr" / "zarr.json", None)
@@ -188,6 +200,10 @@ PROBES: dict[str, list[str]] = {
     "file-fifo-advise": [*LIKE, f"{D}/x.fifo"],
     "file-link-to-dev-zero": ["run", "writers", *TINY, "--dataset", f"file:{D}/zero.npy"],
     "file-a-character-device": [*LIKE, "/dev/null"],
+    # the kernel's "regular" files: a process's memory, a pseudo file that never ends (item 4 of the hostile round)
+    "file-proc-self-mem": ["run", "writers", *TINY, "--dataset", "file:/proc/self/mem"],
+    "file-proc-status-advise": [*LIKE, "/proc/self/status"],
+    "store-in-sysfs": ["run", "writers", *TINY, "--dataset", "file:/sys/kernel"],
     "mesh-fifo": ["run", "compression", "--param", f'datasets=["file:{D}/mesh.vtu"]'],
     "mesh-link-to-dev-zero": ["run", "compression", "--param", f'datasets=["file:{D}/zero.vtu"]'],
     "hdf5-external-raw-fifo": ["run", "writers", *TINY, "--dataset", f"file:{D}/h5/efifo.h5"],
@@ -218,6 +234,10 @@ PROBES: dict[str, list[str]] = {
     "tiff-first-page-past-the-end": [*LIKE, f"{D}/far.tif"],
     "vti-negative-extent": ["run", "writers", *TINY, "--dataset", f"file:{D}/negative.vti"],
     "vti-junk": [*LIKE, f"{D}/junk.vti"],
+    # -- work planned from the declarations before any is done (the hostile round's item 2)
+    "zarr-one-element-chunks": ["run", "writers", *TINY, "--dataset", f"file:{D}/tiny3.zarr"],
+    "hdf5-one-element-chunks": [*LIKE, f"{D}/h5/tiny.h5"],
+    "hdf5-filter-not-installed": ["run", "writers", *TINY, "--dataset", f"file:{D}/h5/nofilter.h5"],
     "path-5000-characters": ["run", "writers", *TINY, "--dataset", "file:" + "p" * 5000 + ".npy"],
     "path-unknown-home": [*LIKE, "~no-such-user-here/x.npy"],
 }
@@ -231,7 +251,10 @@ SAID = {"zarr-json-fifo-run": ["zarr.json", "is a FIFO"],
         "hdf5-virtual-etc-passwd": ["/etc/passwd"], "hdf5-external-link-fifo": ["fifo.h5", "FIFO"],
         "ome-zarr-level-path-traversal": ["'../..'"], "hdf5-soft-link-loop": ["loop.h5"],
         "ome-zarr-missing-level": ["'7'"], "ome-tiff-plane-in-a-fifo": ["plane.fifo"],
-        "npy-negative-shape": ["negative.npy"]}
+        "npy-negative-shape": ["negative.npy"], "file-proc-self-mem": ["lies on proc"],
+        "file-proc-status-advise": ["lies on proc"], "zarr-one-element-chunks": ["2,097,152 Zarr chunks of 1x1x1"],
+        "hdf5-one-element-chunks": ["2,097,152 HDF5 chunks", "64 KiB"],
+        "hdf5-filter-not-installed": ["needs filter 31999", "hdf5plugin"], "store-in-sysfs": ["lies on sysfs"]}
 
 
 @pytest.fixture(scope="module")

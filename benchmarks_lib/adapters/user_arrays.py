@@ -23,6 +23,7 @@ stops what a library would still over-allocate (a codec trusting its own header,
 
 from __future__ import annotations
 
+import contextlib
 import lzma
 import math
 import os
@@ -71,6 +72,23 @@ def check_piece(path: Path, what: str, shape: tuple[int, ...], itemsize: int) ->
         raise SpecError(f"dataset file {str(path)!r} declares a {what} of {'x'.join(map(str, shape))} "
                         f"({format_bytes(nbytes)}), more than the {format_bytes(limit)} a piece read whole may take "
                         f"here (1/{PIECE_SHARE} of this machine's memory, at most {PIECE_LIMIT >> 30} GiB)")
+
+
+#: a store of more chunks than this, each smaller than ``SMALL_CHUNK_BYTES``, is refused: reading it would mean a
+#: chunk read (and a task, a file open, a decode) per few bytes, millions of them (1x1x1 chunks: 33 M for 128 MB)
+MAX_SMALL_CHUNKS, SMALL_CHUNK_BYTES = 1 << 20, 64 << 10
+
+
+def check_chunk_count(path: Path, what: str, shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: int) -> None:
+    """Refuse (one line, naming the limit) an array declared in more than ``MAX_SMALL_CHUNKS`` chunks of less than
+    ``SMALL_CHUNK_BYTES`` each: the work its read would schedule, from its declarations, before any is done."""
+    count = math.prod(-(-s // max(c, 1)) for s, c in zip(shape, chunks, strict=True))
+    nbytes = math.prod(chunks) * itemsize
+    if count > MAX_SMALL_CHUNKS and nbytes < SMALL_CHUNK_BYTES:
+        raise SpecError(f"dataset file {str(path)!r} declares {count:,} {what}s of {'x'.join(map(str, chunks))} "
+                        f"({format_bytes(nbytes)} each): reading it would take a read per chunk; at most "
+                        f"{MAX_SMALL_CHUNKS:,} chunks under {SMALL_CHUNK_BYTES >> 10} KiB are read (rechunk it, "
+                        "e.g. with zarr or h5repack, to chunks of at least 64 KiB)")
 
 
 #: what a reader library raises on a file it cannot read (a lying header, a truncated file, an impossible dtype;
@@ -257,6 +275,7 @@ class ZarrSource(SourceArray):
         """A chunk (a shard's inner chunk) and a shard's index (16 bytes per inner chunk) are decoded whole."""
         chunks, shards = tuple(self._array.chunks), getattr(self._array, "shards", None)
         check_piece(self.path, "Zarr chunk", chunks, self.dtype.itemsize)
+        check_chunk_count(self.path, "Zarr chunk", tuple(self._array.shape), chunks, self.dtype.itemsize)
         if shards:
             per_shard = tuple(-(-s // max(c, 1)) for s, c in zip(shards, chunks, strict=True))
             check_piece(self.path, "Zarr shard index", per_shard, 16)
@@ -279,6 +298,23 @@ def _first_level(path: Path, attrs: Any) -> str | None:
         raise SpecError(f"OME-Zarr {str(path)!r}: its first level's path {first!r} leads out of the image; a "
                         "level is a relative path inside it")
     return first
+
+
+def _check_filters(path: Path, inner: str, node: Any) -> None:
+    """Every filter an HDF5 dataset's chunks need is there (hdf5plugin's registered where it is installed): a missing
+    one is one line when the file is opened, not an error row when a case first reads it."""
+    import h5py
+
+    with contextlib.suppress(ImportError):
+        import hdf5plugin  # noqa: F401 - registers LZ4, Zstd, Blosc and the others with HDF5
+    plist = node.id.get_create_plist()
+    for i in range(plist.get_nfilters()):
+        code, _flags, _values, name = plist.get_filter(i)
+        if not h5py.h5z.filter_avail(code):
+            label = name.decode(errors="replace") if isinstance(name, bytes) else str(name)
+            raise SpecError(f"HDF5 dataset {inner!r} in {str(path)!r} needs filter {code} ({label or 'unnamed'}), "
+                            "which this HDF5 does not have; install hdf5plugin (pip install hdf5plugin) or the "
+                            "filter's plugin")
 
 
 class Hdf5Source(SourceArray):
@@ -307,6 +343,8 @@ class Hdf5Source(SourceArray):
                 raise SpecError(f"HDF5 path {inner!r} in {str(path)!r} is {what}")
             if node.chunks:  # a chunk is decoded whole; contiguous data is read by hyperslab
                 check_piece(path, "HDF5 chunk", node.chunks, node.dtype.itemsize)
+                check_chunk_count(path, "HDF5 chunk", node.shape, node.chunks, node.dtype.itemsize)
+                _check_filters(path, inner, node)
         except BaseException:
             self.close()
             raise

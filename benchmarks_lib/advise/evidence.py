@@ -28,6 +28,7 @@ from pathlib import Path
 
 from benchmarks_lib.base.specs import (
     DTYPES,
+    MAX_EXTENT,
     SpecError,
     parse_count,
     parse_dtype,
@@ -187,7 +188,7 @@ def parse_workload(like: str | None, shape: str | None, dtype: str | None, acces
     else:
         if shape is None or dtype is None:
             raise SpecError("give the workload's data: --like PATH, or --shape 512,512,512 with --dtype uint16")
-        dims = parse_int_list(shape.split(","), "--shape", maximum=1 << 40)
+        dims = parse_int_list(shape.split(","), "--shape", maximum=MAX_EXTENT)
         dt = parse_dtype(dtype).name
         if dt not in DTYPES:
             raise SpecError(f"--dtype {dtype!r} is not measured by the writers; allowed: {', '.join(DTYPES)}")

@@ -131,6 +131,11 @@ class DimsSpec:
         return ",".join(parts)
 
 
+#: the longest side and the most elements an array spec may name (as ``advise --shape``): far beyond any disk, within
+#: what every library and a record's 64-bit integers hold
+MAX_EXTENT, MAX_ELEMENTS = 1 << 40, 1 << 50
+
+
 def parse_dims(text: str, what: str = "dims") -> DimsSpec:
     """Parse ``t:64,y:1080:540,x:1920`` (``name:size[:chunk[:shard]]``, ome-writers' syntax)."""
     allowed = "expected comma-separated name:size[:chunk[:shard]], e.g. t:64,y:1080:540,x:1920"
@@ -147,6 +152,8 @@ def parse_dims(text: str, what: str = "dims") -> DimsSpec:
         if name in (d.name for d in dims):
             raise SpecError(f"{what} name {name!r} is repeated; each dimension needs its own name")
         size = _int(parts[1], f"size of {name!r}")
+        if size > MAX_EXTENT:
+            raise SpecError(f"size {size} of {name!r} is too large; allowed 1..{MAX_EXTENT}")
         chunk = _int(parts[2], f"chunk of {name!r}") if len(parts) > 2 and parts[2] else size
         if chunk > size:
             raise SpecError(f"chunk {chunk} of {name!r} exceeds its size {size}")
@@ -156,6 +163,9 @@ def parse_dims(text: str, what: str = "dims") -> DimsSpec:
         dims.append(Dim(name, size, chunk, shard))
     if len(dims) > 8:
         raise SpecError(f"{what} has {len(dims)} dimensions; at most 8 are allowed")
+    if math.prod(d.size for d in dims) > MAX_ELEMENTS:
+        raise SpecError(f"{what} {text!r} holds {math.prod(d.size for d in dims):,} elements; at most "
+                        f"{MAX_ELEMENTS:,} (2^50) are allowed")
     return DimsSpec(tuple(dims))
 
 

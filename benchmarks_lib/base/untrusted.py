@@ -304,9 +304,40 @@ class UserFileError(SpecError):
     """A person's file that is not read: a FIFO, a device, a link out of its place, too large; the message names it."""
 
 
-def person_stat(path: Path, what: str) -> os.stat_result:
+#: filesystems whose entries are the kernel's, not data: reading one may block for ever (a trace pipe), never end,
+#: or read a process's memory (``/proc/self/mem``), though it says it is a regular file
+PSEUDO_FILESYSTEMS = frozenset({"proc", "sysfs", "tracefs", "debugfs", "securityfs", "devtmpfs", "devpts", "cgroup",
+                                "cgroup2", "configfs", "pstore", "bpf", "efivarfs", "fusectl", "mqueue", "hugetlbfs",
+                                "binfmt_misc", "rpc_pipefs", "nsfs", "autofs"})
+
+
+def mount_type(path: Path) -> str:
+    """The type of the filesystem holding ``path`` (links followed), from ``/proc/self/mounts``; '' unknown."""
+    real, best, kind = os.path.realpath(path), "", ""
     try:
-        return os.stat(path)
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                mount = fields[1].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+                inside = real == mount or real.startswith(mount.rstrip("/") + "/")
+                if inside and len(mount) >= len(best):
+                    best, kind = mount, fields[2]
+    except OSError:
+        return ""
+    return kind
+
+
+def person_stat(path: Path, what: str) -> os.stat_result:
+    """``os.stat`` of a path a person gave (links followed), refused in one line where it does not exist, cannot be
+    read, or lies on the kernel's own filesystems (``PSEUDO_FILESYSTEMS``)."""
+    try:
+        st = os.stat(path)
+        if (kind := mount_type(path)) in PSEUDO_FILESYSTEMS:
+            raise UserFileError(f"{what} {str(path)!r} lies on {kind}, the kernel's filesystem, not data; only files "
+                                "on a disk's (or memory's) filesystem are read")
+        return st
     except FileNotFoundError:
         raise UserFileError(f"{what} {str(path)!r} does not exist") from None
     except OSError as exc:
