@@ -58,6 +58,8 @@ def test_notebooks_are_committed_clean_and_parameterized():
                     j -= 1
                 assert "#" in line or (j >= 0 and lines[j].startswith("#")), (name, line)
         assert "sys.path" not in json.dumps(nb) and "!pip" not in json.dumps(nb)
+        ids = [c.get("id") for c in nb["cells"]]  # nbformat 4.5: a cell without an id warns in every book build
+        assert all(ids) and len(set(ids)) == len(ids), (name, ids)
 
 
 @pytest.fixture(scope="module")

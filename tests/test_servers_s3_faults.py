@@ -23,9 +23,11 @@ DIMS = "z:16:4:8,y:64:32:64,x:64:32:64"
 
 
 def run_s3(tmp_path: Path, run_id: str, *args: str, env: dict[str, str] | None = None,
-           wait: bool = True) -> subprocess.CompletedProcess | subprocess.Popen:
-    """``iobench run s3`` on the small array in ``tmp_path`` (its own scratch and results), one round."""
-    cmd = [sys.executable, "-m", "benchmarks_lib", "run", "s3", "-d", DIMS, "--iterations", "1", "--warmups", "0",
+           wait: bool = True, iterations: int = 1) -> subprocess.CompletedProcess | subprocess.Popen:
+    """``iobench run s3`` on the small array in ``tmp_path`` (its own scratch and results), one round (or
+    ``iterations``: an option is given once)."""
+    cmd = [sys.executable, "-m", "benchmarks_lib", "run", "s3", "-d", DIMS, "--iterations", str(iterations),
+           "--warmups", "0",
            "--run-id", run_id, "--results-dir", str(tmp_path / "results"), "--scratch-dir", str(tmp_path / "scratch"),
            *args]
     environ = {**os.environ, **(env or {})}
@@ -142,7 +144,7 @@ def test_a_server_killed_mid_case_fails_that_case_with_the_reason_and_the_next_g
     """SIGKILL to the case's server once its client has written through it: that case ends at once
     with one line naming the server and the signal (its client would retry for minutes), nothing it started
     is left, and the next case starts a server of its own and measures."""
-    proc = run_s3(tmp_path, "kill", "-b", "tensorstore", "-b", "zarr-python", "--iterations", "15", wait=False)
+    proc = run_s3(tmp_path, "kill", "-b", "tensorstore", "-b", "zarr-python", wait=False, iterations=15)
     scratch = tmp_path / "scratch"
     try:
         deadline, victim = time.monotonic() + 120, None
