@@ -54,7 +54,7 @@ def test_the_installed_version_separably_slower_is_said(tmp_path: Path, capsys):
     lines = _advise(capsys, tmp_path / "results")
     (line,) = [line for line in lines if line.startswith("Version:")]
     assert f"Version: zarr-python {here} (installed here) is 1.8" in line
-    assert "x slower than 0.0.1 for cold cutouts (unaligned) [" in line and "in run versions" in line
+    assert "x slower than 0.0.1 for cold cutouts of 64 KiB (unaligned) [" in line and "in run versions" in line
     assert "(Zarr v2 format on both)" in line
 
 

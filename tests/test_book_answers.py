@@ -337,7 +337,8 @@ def test_a_writers_run_with_versions_adds_the_upgrade_answer_to_the_box(tmp_path
     (line,) = [line for line in page.splitlines() if "Upgrading" in line]
     assert "**zarr-python** 2.18.7 to 3.1.6: 3.1.6 is 1.7" in line or "is 1.8" in line
     # 12 rounds measured, decided at the first look (round 8): the interval rests on the rounds of its decision
-    assert "x slower for cold cutouts \\(aligned\\) | separated: [" in line and "paired over 8 rounds |" in line
+    assert "x slower for cold cutouts of 32 KiB \\(aligned\\) | separated: [" in line
+    assert "paired over 8 rounds |" in line
     assert "Zarr v2 format" in line
     _write_run(tmp_path / "results", "run-1", "writers", version_rows("3.1.6", 1.0).assign(run_id="run-1"))
     page = write_answers_page(ROOT, tmp_path / "results", tmp_path, {"writers": "run-1"}).read_text()

@@ -43,7 +43,7 @@ def test_the_newest_run_with_versions_is_read_and_answered_at_the_top(tmp_path: 
     df = upgrades.load(runs)
     text = upgrades.runs_header(runs, results, df)
     assert "3.1.6 is 1.7" in text or "3.1.6 is 1.8" in text
-    assert "for cold cutouts \\(aligned\\)" in text and "(Zarr v2 format on both)" in text
+    assert "for cold cutouts of 32 KiB \\(aligned\\)" in text and "(Zarr v2 format on both)" in text
     assert "write" not in text.split("Zarr v2")[0].split("cutouts")[1]  # the equal write is not stated as a change
     table = upgrades.summary(df)
     assert list(table.columns) == upgrades.COLUMNS and len(table) == 2
@@ -78,7 +78,7 @@ def test_the_figure_draws_points_with_intervals_never_a_line():
     assert ax.get_title() == "zarr-python" and ax.get_xscale() == "log"
     drawn = [line for line in ax.lines if len(line.get_xdata()) > 2]
     assert all(line.get_linestyle() == "None" for line in drawn)
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["write", "cold cutouts (aligned)"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["write", "cold cutouts of 32 KiB (aligned)"]
 
 
 def test_record_strings_reach_the_page_escaped_and_the_figure_as_text():

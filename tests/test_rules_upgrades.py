@@ -20,7 +20,7 @@ def test_a_paired_regression_is_said_with_its_factor_and_interval():
     assert c.ratio.paired and c.notable and 0.5 < c.ratio.ratio < 0.6
     text = c.sentence(str)
     assert text.startswith(("3.1.6 is 1.7", "3.1.6 is 1.8"))
-    assert "x slower than 2.18.7 for cold cutouts (aligned) [" in text
+    assert "x slower than 2.18.7 for cold cutouts of 32 KiB (aligned) [" in text
     (line,) = headline([c], md)
     assert "(Zarr v2 format on both)" in line and line.count("Zarr") == 1
 

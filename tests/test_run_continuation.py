@@ -92,6 +92,14 @@ def test_what_differs_starts_afresh_and_says_so(two_builds, tmp_path):
     else:  # neither build reached a round (a very busy machine)
         assert prior is None and why == "starts afresh: run b2 holds no rounds of this run's cases"
     assert find_prior(tmp_path / "results" / "m" / "r", meta, []) == (None, "")
+    # a results directory may hold anything: a damaged run.json, newer than every run, is passed over
+    broken = run_dir.parent / "zz-broken"
+    broken.mkdir()
+    (broken / "run.json").write_text("{not json")
+    again, why = find_prior(run_dir.parent / "b3", meta, list(_rounds_of(second)))
+    assert (again is None) == (prior is None) and (again is None or again.run_id == "b2"), why
+    broken.joinpath("run.json").unlink()
+    broken.rmdir()
 
 
 def test_the_books_plan_says_what_the_last_run_left_open_and_the_seed_profiles_time(two_builds):

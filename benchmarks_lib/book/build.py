@@ -161,19 +161,25 @@ def _left_open(results: Path, suite: str, profile: str) -> str:
 
     here = machine_name()
     for run in (r for r in run_dirs(results) if r.parent.name == here):  # newest first
-        meta = read_run_json(run / "run.json")
+        try:
+            meta = read_run_json(run / "run.json")
+        except Exception:  # a damaged run.json is a run never continued: not one to speak of
+            continue
         if meta.get("suite") == suite and meta.get("profile") == profile and run_is_finished(meta):
             break
     else:
         return ""
-    questions = (meta.get("rounds") or {}).get("questions") or []
+    if not meta.get("rounds"):  # a suite not measured in rounds asks no question of the rule
+        return ""
+    questions = meta["rounds"].get("questions") or []
     if not questions:
         return f"; its last run here ({run.name}) measured too few rounds to ask its questions"
     decided = {str(v) for v in Verdict if v not in (Verdict.OPEN, Verdict.ALONE)}
     asked = [q for q in questions if q.get("answer") != "alone"]
     still = sum(1 for q in asked if q.get("answer") not in decided)
-    return (f"; its last run here ({run.name}) left {still} of {len(asked)} questions open: a build on the same "
-            f"code and versions goes on with them" if still else
+    on = ("it measures afresh (each library version in an environment of its own)" if (meta.get("params") or {})
+          .get("versions") else "a build on the same code and versions goes on with them")
+    return (f"; its last run here ({run.name}) left {still} of {len(asked)} questions open: {on}" if still else
             f"; its last run here ({run.name}) decided all {len(asked)} questions")
 
 

@@ -10,7 +10,7 @@ import io
 import json
 import math
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -307,12 +307,64 @@ def _machine_line(metas: list[dict]) -> str:
 BESIDE = "beside-reference"
 
 
+#: the beside-reference page's section of the front page's answers on both machines
+BOTH_SECTION = "The answers on both machines"
+#: what of two machines' recorded environments may explain different answers (not the run's own parameters)
+_MACHINE_KEYS = ("cpu_model", "cpu_count", "cpu_affinity", "ram_bytes", "fs_type", "kernel", "python")
+
+
+def _machine_differences(mine: Sequence[dict], theirs: Sequence[dict]) -> list[str]:
+    """``cpu_model Intel Xeon / AMD EPYC``: what differs between the two machines' first runs' environments (their
+    hardware, system and library versions; memory to the GiB)."""
+    from benchmarks_lib.chapters.compare.cases import environment_differences
+
+    diff = environment_differences({"environment": mine[0].get("environment") or {}},
+                                   {"environment": theirs[0].get("environment") or {}})
+    keep = diff[diff["key"].isin(_MACHINE_KEYS) | diff["key"].astype(str).str.startswith("version_")]
+    return [f"{md(row.key)} {md(row.A)} / {md(row.B)}" for row in keep.itertuples()]
+
+
+def _beside_line(mine: list, theirs: list, metas: Sequence[dict], ref_metas: Sequence[dict]) -> str:
+    """The front page's one line on how its answers stand beside the reference machine's (``words.agreement``)."""
+    from benchmarks_lib.rules.words import CHANCE, MACHINES, SAME, agreement
+
+    refs = {a.question.key: a for a in theirs}
+    said = [agreement(a, refs[a.question.key]) for a in mine if a.question.key in refs]
+    said = [x for x in said if x]
+    if not said:
+        return ""
+    differs = _machine_differences(metas, ref_metas)
+    machines = (f" What differs between the machines (here / there): {'; '.join(differs[:6])}"
+                f"{f'; {len(differs) - 6} more' if len(differs) > 6 else ''}." if differs else "")
+    profiles = [sorted({str(m.get("profile")) for m in side}) for side in (metas, ref_metas)]
+    if profiles[0] != profiles[1]:  # other sizes: an answer may differ with the size, not the machine
+        machines += (f" This book measured the {md(', '.join(profiles[0]))} profile, the reference the "
+                     f"{md(', '.join(profiles[1]))}: their sizes differ too.")
+    return (f"**Beside the reference machine:** {said.count(SAME)} of {len(said)} answers the same; "
+            f"{said.count(MACHINES)} differ where both machines named a leader (so the machines differ); "
+            f"{said.count(CHANCE)} differ where one of them did not decide (chance may explain them).{machines} "
+            f"Each, side by side: [{BOTH_SECTION}]({BESIDE}.md#{anchor(BOTH_SECTION)}).")
+
+
 def write_beside_page(out_dir: Path, runs: Mapping[str, tuple], ref_runs: Mapping[str, tuple],
-                      titles: Mapping[str, str], suites: Mapping[str, str | None], reference: Path | None) -> int:
-    """The like-for-like page: per chapter measured by both, this machine beside the reference's newest run of its
-    suite on the cases both measured (:func:`.frontpage.comparison`); a sentence where there is nothing to set
-    side by side. Returns how many chapters it compares."""
+                      titles: Mapping[str, str], suites: Mapping[str, str | None], reference: Path | None,
+                      answers: tuple[list, list] = ([], [])) -> int:
+    """The like-for-like page: the front page's answers on both machines (``answers``: this machine's and the
+    reference's, each with ``words.agreement``), then per chapter measured by both, this machine beside the
+    reference's newest run of its suite on the cases both measured (:func:`.frontpage.comparison`); a sentence where
+    there is nothing to set side by side. Returns how many chapters it compares."""
+    from benchmarks_lib.rules.words import agreement, pick_text
+
     lines = ["# This machine beside the reference", ""]
+    mine, theirs = answers
+    refs = {a.question.key: a for a in theirs}
+    both = [(a, refs[a.question.key]) for a in mine if a.question.key in refs and agreement(a, refs[a.question.key])]
+    if both:
+        lines += [f"## {BOTH_SECTION}", "", "| question | this machine | reference machine | beside each other |",
+                  "|---|---|---|---|"]
+        lines += [f"| {a.question.label} | {pick_text(a)} ({md(a.status.value if a.status else '-')}) | "
+                  f"{pick_text(r)} ({md(r.status.value if r.status else '-')}) | {agreement(a, r)} |" for a, r in both]
+        lines.append("")
     more = f"{COMPARE.notebook}.ipynb#{anchor(MATCHED_SECTION)}" if COMPARE.notebook in titles else None
     tables = [(name, comparison(runs[name][0], ref_runs[name][0], suites[name], more)) for name in titles
               if name in runs and name in ref_runs]
@@ -325,7 +377,7 @@ def write_beside_page(out_dir: Path, runs: Mapping[str, tuple], ref_runs: Mappin
         for name, table in tables:
             lines += [f"## {titles[name]}", "", table, "",
                       f"The figures, the tables and every ranking: [{titles[name]}]({name}.ipynb).", ""]
-    else:
+    elif not both:
         lines.append("Nothing to set side by side: this book has no reference run, or no chapter measured on this "
                      "machine that the reference measured too.")
     (out_dir / f"{BESIDE}.md").write_text("\n".join(lines).rstrip() + "\n")
@@ -370,8 +422,10 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     theirs = answers({suites[n]: ref_runs[n] for n in names if n in ref_runs and suites[n]}) if ref_runs else None
     lines += [verdict_box(mine, theirs, set(names)), "",
               f"{legend()} Each answer is the decision of the run its chapter shows, and its question links to the "
-              "evidence; [Statistics](../methodology.md#statistics) says how.", "",
-              "## Every chapter", ""]
+              "evidence; [Statistics](../methodology.md#statistics) says how.", ""]
+    if theirs and runs and ref_runs:
+        lines += [_beside_line(mine, theirs, [m for _, m in runs.values()], [m for _, m in ref_runs.values()]), ""]
+    lines += ["## Every chapter", ""]
     for name in names:
         title = _notebook_title(template(name, root))
         chapter, suite = chapter_named(name), suites[name]
@@ -387,7 +441,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         lines.append(f"- [{title}]({name}.ipynb)" + (f": {text}" if text else ""))
     compared = write_beside_page(out_dir, {n: runs[n] for n in names if n in runs},
                                  {n: ref_runs[n] for n in names if n in ref_runs},
-                                 {n: _notebook_title(template(n, root)) for n in names}, suites, reference)
+                                 {n: _notebook_title(template(n, root)) for n in names}, suites, reference,
+                                 (mine, theirs or []))
     if compared:
         lines += ["", f"[This machine beside the reference]({BESIDE}.md): {compared} chapter(s) like for like with the "
                   "reference run committed with the book."]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 from packaging.version import InvalidVersion, Version
 
+from benchmarks_lib.base.specs import format_bytes
 from benchmarks_lib.base.stats import TwoSample
 from benchmarks_lib.records.questions import countable, equals_keys, normalized, per_round
 from benchmarks_lib.rules.ranking import rank_samples
@@ -46,6 +47,15 @@ def version_key(version: str) -> tuple:
         return (1, Version("0"), version)
 
 
+def _size(nbytes: float) -> str:
+    """A cutout's bytes as a person counts them: ``32 KiB``, ``2 MiB`` (cubes of powers of two), else decimal."""
+    n = int(nbytes)
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n == nbytes and n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return format_bytes(nbytes)
+
+
 @dataclass(frozen=True)
 class Change:
     """One version of a library against its newest, on one operation of one group of equals: ``ratio`` is the
@@ -63,10 +73,14 @@ class Change:
 
     @property
     def what(self) -> str:
-        """The operation in words, with the cutout kind where there is one: ``cold cutouts (unaligned)``."""
-        kind = self.key.get("cutout_kind")
+        """The operation in words, with the cutout's size and kind where there is one: ``cold cutouts of 524 kB
+        (unaligned)`` (two cutout sizes are two questions: the words tell them apart)."""
+        kind, nbytes = self.key.get("cutout_kind"), self.key.get("nbytes")
         words = OPERATIONS.get(self.operation, self.operation)
-        return f"{words} ({kind})" if isinstance(kind, str) and kind else words
+        if not (isinstance(kind, str) and kind):
+            return words
+        size = f" of {_size(nbytes)}" if isinstance(nbytes, int | float) and nbytes > 0 else ""
+        return f"{words}{size} ({kind})"
 
     @property
     def verdict(self) -> str:

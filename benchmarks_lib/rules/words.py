@@ -435,6 +435,33 @@ def upgrade_sure(a: Answer) -> str:
     return f"separated: [{lo:.2f}x, {hi:.2f}x], {how}{tail}"
 
 
+#: how an answer here stands beside the reference machine's (:func:`agreement`)
+SAME, MACHINES, CHANCE = "the same", "both decided: the machines differ", "not both decided: chance may explain it"
+
+
+def _picked(a: Answer) -> object:
+    """What an answer picks, to compare two machines': the writers that lost data (whatever stores each measured),
+    the names a tie or an equivalence holds (in any order), else its pick in words."""
+    if a.question.key == "lost-data":
+        return frozenset(name.partition(" (")[0] for name in a.lost)
+    if a.tied and a.question.picks_leader:
+        return frozenset((a.pick, *a.tied)), a.note
+    return pick_text(a, lambda x: x)
+
+
+def agreement(mine: Answer, ref: Answer) -> str:
+    """How this machine's answer stands beside the reference machine's: :data:`SAME` (the same pick), or where the
+    picks differ, :data:`MACHINES` when both named a leader (each decision holds its 5%: the machines differ) and
+    :data:`CHANCE` when one of them did not (a tie, open, equivalent: a later build may agree); '' where one of them
+    measured nothing."""
+    if not (mine.measured and ref.measured):
+        return ""
+    if _picked(mine) == _picked(ref):
+        return SAME
+    named = all(a.status is not None and a.status.named for a in (mine, ref)) and not mine.upgrade
+    return MACHINES if named else CHANCE
+
+
 def rests_text(a: Answer, escape: Escape = md, run: bool = True) -> str:
     """What the answer rests on: ``em_like, uint8 64x1080x1920, blosc-lz4:5:shuffle, 265 MB`` (with ``run``: the
     profile and machine, ``quick profile, vm``)."""
@@ -455,7 +482,7 @@ def verdict_line(a: Answer, escape: Escape = md, run: bool = False, label: bool 
     return f"{head}{pick_text(a, escape)} ({sure_text(a, escape)}; {rests_text(a, escape, run)})"
 
 
-__all__ = ["SURE", "Escape", "answer_clause", "candidates_verdict", "change_text", "comparison_text", "number",
-           "pick_text", "rests_text", "sure_text", "too_few_text", "two_sample_text", "unverified_text",
-           "upgrade_pick", "upgrade_sure", "value_text", "value_words", "verdict_line", "verdict_text", "versus_text",
-           "versus_words", "why_text"]
+__all__ = ["CHANCE", "MACHINES", "SAME", "SURE", "Escape", "agreement", "answer_clause", "candidates_verdict",
+           "change_text", "comparison_text", "number", "pick_text", "rests_text", "sure_text", "too_few_text",
+           "two_sample_text", "unverified_text", "upgrade_pick", "upgrade_sure", "value_text", "value_words",
+           "verdict_line", "verdict_text", "versus_text", "versus_words", "why_text"]

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks_lib.records.questions import BUILD_COLUMN
-from benchmarks_lib.records.store import load_run, run_dirs
+from benchmarks_lib.records.store import load_run, read_run_json, run_dirs, run_is_finished
 
 #: the recorded environment that must be the same for a run to continue another (besides every ``version_*``)
 SAME_ENVIRONMENT = ("machine", "cpu_model", "cpu_count", "cpu_affinity", "fs_type", "fs_device", "kernel", "os",
@@ -66,7 +66,8 @@ def _row(record: dict) -> dict:
 
 def differences(mine: dict, theirs: dict) -> list[str]:
     """What differs between two runs' requests and environments (``suite``, ``profile``, ``params``, ``environment``)
-    that could change a time, in words ('the git commit', 'version_zarr'); empty where one may continue the other."""
+    that could change a time, by name (``git_commit``, ``version_zarr``, ``params``, ``the code``); empty where one
+    may continue the other."""
     out = [what for what in ("suite", "profile", "params") if mine.get(what) != theirs.get(what)]
     a, b = mine.get("environment") or {}, theirs.get("environment") or {}
     versions = sorted({k for k in (*a, *b) if str(k).startswith("version_")})
@@ -94,20 +95,21 @@ def find_prior(run_dir: Path, meta: dict, cases: list[str]) -> tuple[Prior | Non
     its suite on its machine, continued where nothing differs (:func:`differences`); else None and what differed
     ('' where there is no earlier run). Only its rows of ``cases`` measured in rounds and ended without an error are
     carried."""
-    earlier = None
-    for other in run_dirs(run_dir.parent.parent):
+    for other in run_dirs(run_dir.parent.parent):  # newest first; only the matching one's rows are read
         if other.parent != run_dir.parent or other.name == run_dir.name:
             continue
         try:
-            df, theirs = load_run(other)
-        except Exception:  # a results directory may hold anything: an unreadable run is not continued
+            theirs = read_run_json(other / "run.json")
+        except Exception:  # a results directory may hold anything: a damaged run is never continued
             continue
-        if theirs.get("suite") == meta.get("suite") and theirs.get("finished_at") and theirs.get("rounds"):
-            earlier = (other, df, theirs)
+        if theirs.get("suite") == meta.get("suite") and run_is_finished(theirs) and theirs.get("rounds"):
             break
-    if earlier is None:
+    else:
         return None, ""
-    other, df, theirs = earlier
+    try:
+        df, theirs = load_run(other)
+    except Exception:  # its records damaged: it is not continued
+        return None, f"starts afresh: run {other.name} cannot be read"
     differ = differences({**meta, "rounds": {"code": code_fingerprint()}}, theirs)
     if differ:
         return None, f"starts afresh: {', '.join(differ)} differ from run {other.name}"
@@ -121,7 +123,7 @@ def find_prior(run_dir: Path, meta: dict, cases: list[str]) -> tuple[Prior | Non
         measured = part[part["round"].notna()]
         if measured.empty:
             continue
-        rows[case_id] = [_row(r) | {BUILD_COLUMN: r.get(BUILD_COLUMN) or other.name}
+        rows[case_id] = [_row(r) | {BUILD_COLUMN: _value(r.get(BUILD_COLUMN)) or other.name}
                          for r in measured.to_dict("records")]
     if not rows:
         return None, f"starts afresh: run {other.name} holds no rounds of this run's cases"

@@ -41,7 +41,7 @@ import pandas as pd
 from benchmarks_lib.base.scratch import create_marked_dir, remove_tree
 from benchmarks_lib.measure import load
 from benchmarks_lib.measure.ledger import CASE_COLUMNS, case_columns, peak_rss
-from benchmarks_lib.records.questions import BUILD_COLUMN, countable, equals_keys, named_by, per_round, question_groups
+from benchmarks_lib.records.questions import countable, equals_keys, named_by, per_round, question_groups
 from benchmarks_lib.rules.decision import LOOKS, MARGIN, Decision, Verdict, decide
 from benchmarks_lib.run.continuation import Prior, code_fingerprint
 from benchmarks_lib.run.executor import CaseFinished, CaseStarted, Executor, worker_launch
@@ -412,11 +412,12 @@ class RoundsExecutor(Executor):
 
     def _carry(self, cases: list[Case], run_columns: dict) -> dict[str, list[dict]]:
         """The earlier build's rows of ``cases`` (this run's run columns, the build that measured each kept in
-        ``BUILD_COLUMN``), its rounds counted as this run's first ones and its questions looked at on them."""
+        ``records.questions.BUILD_COLUMN``), its rounds counted as this run's first ones and its questions looked at
+        on them."""
         if self.prior is None:
             return {}
         ids = {c.case_id for c in cases}
-        carried = {case_id: [{**r, **run_columns, BUILD_COLUMN: r.get(BUILD_COLUMN)} for r in part]
+        carried = {case_id: [{**r, **run_columns} for r in part]  # each keeps its BUILD_COLUMN
                    for case_id, part in self.prior.rows.items() if case_id in ids}
         suites = {c.case_id: get_suite(c.suite) for c in cases}
         for case_id, part in carried.items():

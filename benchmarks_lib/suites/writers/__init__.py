@@ -471,10 +471,7 @@ SUITE = Suite(
     case_keys=("test", "dataset", "codec", "nbytes", "multiplier", "layout", "inner_chunk", "shard_size", "cutout_kind",
                "fsync_included", "environment"),
     iteration_parts=("frame", "step"),
-    # quick: its share of the quick book's five minutes (in proportion to the suites' quick times) reaches round 8
-    # of every front-page question; measured on the 2-core VM, 130 s gave it 14 rounds while the codec and threads
-    # questions, at 40 and 35 s, stayed short of round 8
-    time_budget_s={"quick": 110, "standard": 345},
+    time_budget_s={"quick": 130, "standard": 345},
     # the sharding sweep of the writers other than the two most used sharded engines: the dearest cases of a round
     optional=lambda case: case.params["test"] == "sharding" and case.backend not in ("zarr-python", "tensorstore"),
     reuse_worker=True,
