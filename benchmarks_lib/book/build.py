@@ -126,20 +126,20 @@ class BudgetShares:
         self.reserve = reading * READING_NOTEBOOK_S
 
     def preview(self, name: str) -> float | None:
-        """The share :meth:`next` would give ``name`` were every notebook before it to take its whole share."""
-        if self.left is None or name not in self.weights:
-            return None
-        total = sum(self.weights.values())
-        return max(5.0, max(0.0, self.left - self.reserve) * self.weights[name] / total - NOTEBOOK_OVERHEAD_S)
-
-    def next(self, name: str) -> float | None:
-        """Seconds the run of notebook ``name``, about to start, may take: its share of what is left (less what the
-        reading notebooks need), less its own start and drawing (``NOTEBOOK_OVERHEAD_S``)."""
+        """Seconds the run of notebook ``name`` may take were it to start now: its share of what is left (less what
+        the reading notebooks need), less its own start and drawing (``NOTEBOOK_OVERHEAD_S``). Before the first
+        notebook starts, the plan's share of each."""
         if self.left is None:
             return None
-        weight = self.weights.pop(name, 60.0)
-        share = max(0.0, self.left - self.reserve) * weight / (weight + sum(self.weights.values()))
-        return max(5.0, share - NOTEBOOK_OVERHEAD_S)
+        weight = self.weights.get(name, 60.0)
+        others = sum(w for n, w in self.weights.items() if n != name)
+        return max(5.0, max(0.0, self.left - self.reserve) * weight / (weight + others) - NOTEBOOK_OVERHEAD_S)
+
+    def next(self, name: str) -> float | None:
+        """The share of notebook ``name``, about to start (:meth:`preview`); what it leaves goes to the ones after."""
+        share = self.preview(name)
+        self.weights.pop(name, None)
+        return share
 
     @contextlib.contextmanager
     def spending(self):
