@@ -159,8 +159,10 @@ def test_a_hostile_backend_and_cpu_are_shown_as_text(mine: Path, tmp_path: Path)
         html = _render(text)
         assert not _unsafe(html), (text, _unsafe(html))
     assert "alert(2)" in _render(texts[0]) and "alert(2)" in _render(texts[2])  # shown, not dropped
-    for table in (t for t in (c.flagged(), c.shown()) if len(t)):
+    for table in (t for t in (c.flagged(), c.shown(), c.folded()) if not hasattr(t, "__len__") or len(t)):
         html = table._repr_html_()  # pandas escapes the cells: a tag is text (its quotes need no escaping there)
         assert not UNSAFE["element"].search(html) and not UNSAFE["handler"].search(html)
         assert "alert(20)" in html and "&lt;script&gt;" in html
+    folded = c.folded()._repr_html_()  # the whole table under one line: the line's CPU is text too
+    assert folded.startswith("<details><summary>") and "alert(2)" in folded.partition("</summary>")[0]
     compare.ratio_figure(c).canvas.draw()

@@ -13,6 +13,7 @@ measured (the reference's other sizes) are counted.
 
 from __future__ import annotations
 
+import html
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,6 +189,25 @@ class Comparison:
     def shown(self) -> pd.DataFrame:
         """The table the chapter lists whole: every case, or across machines the cases both measured."""
         return _reading_order(self.matched() if self.across else self.table)
+
+    def folded(self) -> Folded:
+        """The whole table folded under one line (its title and how many cases): opened on a click, so that the
+        chapter reads as its flagged cases and figures first, not as pages of rows."""
+        shown = self.shown()
+        return Folded(f"{self.label} ({len(shown)} case{'s' if len(shown) != 1 else ''}): every case",
+                      shown._repr_html_())
+
+
+@dataclass(frozen=True)
+class Folded:
+    """HTML folded under a summary line (``<details>``): ``summary`` is text (escaped here), ``body`` HTML made by
+    the chapter's tables (which escape every record string)."""
+
+    summary: str
+    body: str
+
+    def _repr_html_(self) -> str:
+        return f"<details><summary>{html.escape(self.summary)}</summary>{self.body}</details>"
 
 
 #: the columns of a listed table in the order a reader reads them: the case, its ratio and verdict, then the rest (a
