@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -426,6 +427,43 @@ def test_a_time_that_is_not_a_positive_finite_number_is_never_ranked(tmp_path: P
             assert all("not a positive finite number" in line for line in proc.stdout.splitlines() if bad in line)
     assert "elapsed_s -5000 is not a positive finite number; the row is not counted" in iobench(
         ["show", "forged"], tmp_path).stdout
+
+
+def test_an_infinite_parameter_in_a_record_makes_an_error_row_and_the_rest_is_read():
+    """A cutout's side or a step recorded as an infinity (no run records one) makes its row an error row saying so,
+    the value dropped: a chapter that draws or words it never meets an infinity (``book --from`` stopped on
+    ``int(inf)``); the other rows stay as they were."""
+    from benchmarks_lib.records.store import invalid_as_errors
+
+    df = pd.DataFrame({"status": ["ok", "ok", "ok"], "operation": ["read_region_cold"] * 3, "elapsed_s": [1.0] * 3,
+                       "cutout": [32.0, float("inf"), 64.0], "step": [float("-inf"), 2.0, 4.0]})
+    out = invalid_as_errors(df)
+    assert list(out["status"]) == ["error", "error", "ok"]
+    assert out["reason"][0] == "the record's step -inf is not a finite number; the row is not counted"
+    assert out["reason"][1] == "the record's cutout inf is not a finite number; the row is not counted"
+    assert not np.isinf(out[["cutout", "step"]].to_numpy()).any() and out["cutout"][2] == 64.0
+
+
+def test_a_record_with_forged_pandas_metadata_is_read_by_its_columns(tmp_path: Path):
+    """A parquet record whose pandas metadata names an index column that is not there and calls a column
+    categorical: ``show``, ``compare`` and ``export`` read its columns as they are, no traceback."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for run_id in ("forged", "honest"):
+        make_run(tmp_path / "results", run_id)
+    path = tmp_path / "results" / machine_name() / "forged" / "records" / "writers-raw-0000000000.parquet"
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[b"pandas"])
+    meta["index_columns"] = ["no_such_column"]
+    meta["columns"][0].update(pandas_type="categorical", metadata={"num_categories": 5, "ordered": "x"})
+    pq.write_table(table.replace_schema_metadata({b"pandas": json.dumps(meta).encode()}), path)
+    with pytest.raises(KeyError):  # what pandas itself makes of it
+        pa.parquet.read_table(path).to_pandas()
+    for command in (["show", "forged"], ["compare", "honest", "forged"], ["export", "forged", "-o", "out.csv"]):
+        proc = iobench(command, tmp_path)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (command, proc.stderr[-2000:])
+    assert "raw" in (tmp_path / "out.csv").read_text()
 
 
 def test_at_least_130_probes():

@@ -219,14 +219,26 @@ def _check_column_types(table: pa.Table, path: Path) -> None:
 
 #: what a row is ranked by: a value there that is not a positive finite number makes the row invalid
 RANKED_COLUMNS = ("elapsed_s", "gbps")
+#: a case's numeric parameters, which the chapters count with (``int(cutout)``): infinite in no run's record
+PARAMETER_NUMBERS = ("cutout", "step", "nbytes", "threads", "level", "multiplier", "workers", "latency_ms",
+                     "cache_bytes", "inner_chunk", "shard_size", "frame", "iteration", "round")
 
 
 def invalid_as_errors(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with every row whose time or rate (``RANKED_COLUMNS``) is there but not a positive finite number
-    (a forged -5000 s, an infinity) made an error row saying so, the values dropped: nothing counts or ranks it."""
+    (a forged -5000 s, an infinity), or whose other number is infinite (a cutout's side, a step), made an error row
+    saying so, the values dropped: nothing counts, ranks or draws it."""
     import pandas as pd
 
     reasons = pd.Series(None, index=df.index, dtype="object")
+    infinite: list[str] = []
+    for col in (c for c in PARAMETER_NUMBERS if c in df and pd.api.types.is_numeric_dtype(df[c])):
+        values = df[col].astype("float64")  # a parameter (a cutout's side, a step) no run records as infinite
+        bad = np.isinf(values)
+        if bad.any():
+            infinite.append(col)
+            reasons[bad & reasons.isna()] = [f"the record's {col} {v:g} is not a finite number; the row is not "
+                                             "counted" for v in values[bad & reasons.isna()]]
     for col in (c for c in RANKED_COLUMNS if c in df):
         values = df[col].astype("float64")
         bad = values.notna() & ~(np.isfinite(values) & (values > 0))
@@ -236,6 +248,8 @@ def invalid_as_errors(df: pd.DataFrame) -> pd.DataFrame:
     if not bad.any():
         return df
     df = df.assign(**({} if "reason" in df else {"reason": pd.Series(None, index=df.index, dtype="object")}))
+    for col in infinite:
+        df[col] = df[col].astype("float64").where(~np.isinf(df[col].astype("float64")))
     df.loc[bad, [c for c in RANKED_COLUMNS if c in df]] = np.nan
     bad &= df["status"] != "error"  # an error row keeps its own reason
     df.loc[bad, "status"] = "error"
@@ -251,7 +265,11 @@ def read_records(path: Path, columns: list[str] | None = None, budget: ReadBudge
     if "status" not in table.column_names or "operation" not in table.column_names:
         raise RecordError(f"record file {str(path)!r} has no status/operation columns; not an iobench record")
     _check_column_types(table, Path(path))
-    return invalid_as_errors(table.to_pandas())
+    try:
+        df = table.to_pandas()
+    except Exception:  # pandas metadata in the file that does not fit its columns (forged): read the columns alone
+        df = table.to_pandas(ignore_metadata=True)
+    return invalid_as_errors(df)
 
 
 def with_schema_columns(df: pd.DataFrame) -> pd.DataFrame:
