@@ -316,8 +316,8 @@ def environment_markdown(comparison: Comparison) -> str:
 
 
 def ratio_figure(comparison: Comparison, max_cases: int = 60):
-    """The B/A time ratio of each case with its 95% interval, on a log axis, the band of "same" shaded;
-    flagged cases first (at most ``max_cases``)."""
+    """The change B/A of each case (``rules.changes``: exp of the difference of mean log times, its 95% interval of
+    the same quantity), on a log axis, the band of "same" shaded; flagged cases first (at most ``max_cases``)."""
     rows = comparison.table.dropna(subset=["B/A time"]).head(max_cases)
     if rows.empty:
         return empty_figure(f"time ratio B/A ({comparison.suite})")
@@ -342,7 +342,7 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
     ax.set_ylim(len(rows) - 0.5, -0.5)  # the first case on top, no empty rows around them
     ratio_log_axis(ax, "x")
     ax.set_xlabel(("time here / time on the reference machine" if comparison.across else "time B / time A")
-                  + "\n(ratio of medians; whiskers: its 95% interval)")
+                  + "\n(the change: exp of the mean log-time difference; whiskers: its 95% interval)")
     height = fig.get_size_inches()[1]  # the title over the whole figure (the labels take its left), 0.6 in kept for it
     fig.suptitle(textwrap.fill(comparison.label, 90), fontsize=11, y=1 - 0.1 / height, va="top")
     legend_outside(ax, below=True)
