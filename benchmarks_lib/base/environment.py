@@ -122,6 +122,14 @@ def collect_versions(packages: Iterable[str] = CORE_PACKAGES) -> dict:
     return out
 
 
+def memory_gib(value: object) -> int | None:
+    """Recorded memory (``ram_bytes``) to the GiB: the same machine reports a few KiB more or less from one boot to
+    the next, so two runs are compared on this; None where it is no finite number."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) == float("inf"):
+        return None
+    return round(value / 2**30)
+
+
 def machine_name() -> str:
     """A stable, filesystem-safe name for this machine (results are grouped by it)."""
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname()) or "machine"

@@ -71,6 +71,11 @@ class Ranking:
     decision: Decision | None = None
 
     @property
+    def decided(self) -> bool:
+        """The decision is made (a leader, equivalent or a tie); False while it is open. Without a decision: True."""
+        return self.decision is None or self.decision.decided
+
+    @property
     def builds(self) -> int:
         """How many builds measured its rounds (``BUILD_COLUMN``: a run that continued earlier builds carries their
         rows); 1 for a run of its own."""

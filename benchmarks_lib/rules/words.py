@@ -65,8 +65,7 @@ def versus_text(entry: Entry, ranking: Ranking, worse: str = "slower", escape: E
     """``2.00x slower than a [1.98x, 2.02x], separated``: the entry against the paired leader, never its neighbour."""
     if entry.comparison is None:
         return "the leader"
-    d = ranking.decision
-    return comparison_text(entry.comparison, ranking.leader.name, escape, d is None or d.decided)
+    return comparison_text(entry.comparison, ranking.leader.name, escape, ranking.decided)
 
 
 def too_few_text(ranking: Ranking) -> str:
@@ -329,8 +328,7 @@ def versus_words(entry: Entry, ranking: Ranking, than: str = "the recommendation
     """``1.53x slower than the recommendation [1.09x, 2.24x], separated``: against the leader, never a neighbour."""
     if entry.comparison is None:
         return "the recommendation"
-    d = ranking.decision
-    return comparison_text(replace(entry.comparison, versus=than), than, lambda x: x, d is None or d.decided)
+    return comparison_text(replace(entry.comparison, versus=than), than, lambda x: x, ranking.decided)
 
 
 def candidates_verdict(ranking: Ranking, escape: Escape = md) -> str:

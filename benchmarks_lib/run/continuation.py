@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks_lib.base.environment import memory_gib
 from benchmarks_lib.records.questions import BUILD_COLUMN
 from benchmarks_lib.records.store import load_run, read_run_json, run_dirs, run_is_finished
 
@@ -42,10 +43,6 @@ class Prior:
     def words(self) -> str:
         return (f"continues run {self.run_id}: {self.rounds} rounds from {self.builds} "
                 f"build{'s' if self.builds != 1 else ''}, the rounds of this run follow them")
-
-
-def _gib(value: object) -> float | None:
-    return round(float(value) / 2**30) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
 def _value(v: object) -> object:
@@ -72,7 +69,7 @@ def differences(mine: dict, theirs: dict) -> list[str]:
     a, b = mine.get("environment") or {}, theirs.get("environment") or {}
     versions = sorted({k for k in (*a, *b) if str(k).startswith("version_")})
     out += [k for k in (*SAME_ENVIRONMENT, *versions) if a.get(k) != b.get(k)]
-    if _gib(a.get("ram_bytes")) != _gib(b.get("ram_bytes")):
+    if memory_gib(a.get("ram_bytes")) != memory_gib(b.get("ram_bytes")):
         out.append("ram_bytes")
     if (mine.get("rounds") or {}).get("code") != (theirs.get("rounds") or {}).get("code"):
         out.append("the code")

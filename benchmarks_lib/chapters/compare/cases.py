@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks_lib.base.environment import memory_gib
 from benchmarks_lib.base.paths import shown_path
 from benchmarks_lib.base.specs import SpecError, parse_number
 from benchmarks_lib.chapters import tables
@@ -271,8 +272,8 @@ def environment_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
         return "[" + ", ".join(map(str, value)) + "]" if isinstance(value, list) else value
 
     def same(key: str, a: object, b: object) -> bool:  # the memory a kernel reports moves by a few KiB: the GiB
-        if key == "ram_bytes" and isinstance(a, int | float) and isinstance(b, int | float):
-            return round(a / 2**30) == round(b / 2**30)
+        if key == "ram_bytes" and memory_gib(a) is not None:
+            return memory_gib(a) == memory_gib(b)
         return str(a) == str(b)
 
     fa, fb = flat(meta_a), flat(meta_b)
