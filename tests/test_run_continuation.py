@@ -5,6 +5,7 @@ different starts afresh and says why."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,44 @@ def test_the_books_plan_says_what_the_last_run_left_open_and_the_seed_profiles_t
     seed = plan_lines(list(suites), suites, BudgetShares(None, {}, "seed"), "seed", results)
     assert seed[0].startswith("plan (seed profile, no budget: about ") and "in all" in seed[0], seed
     assert all(" of scratch at once" in line and ": about " in line for line in seed[1:3]), seed
+
+
+def test_the_book_shares_its_budget_by_what_each_chapter_needs(two_builds):
+    """Each run keeps what it spent before its rounds and each round's time; the next book plans each chapter's share
+    by what its last run here needs to reach its next look, and says so before measuring, with the budget that would
+    reach every look where this one does not."""
+    from benchmarks_lib.book.build import NEED_MARGIN, BudgetShares, newest_run, plan_lines, prior_need
+
+    _, second = two_builds
+    rounds = second.meta["rounds"]
+    assert rounds["before_s"] >= 0 and rounds["opened_s"] >= 0
+    new = second.df[second.df[BUILD_COLUMN].isna() & second.df["round"].notna()]
+    assert len(rounds["rounds_s"]) == new["round"].nunique() and all(x > 0 for x in rounds["rounds_s"])
+    results = Path(second.run_dir).parent.parent
+    assert newest_run(results, "writers", "quick")[0].name == "b2"
+    assert newest_run(results, "threads", "quick") is None and newest_run(results, "writers", "standard") is None
+    # a worked example: 3 s before the rounds, 1 s opening; from scratch, eight rounds at the second round's 4 s;
+    # continuing from round 9 with a question open, to the look at 12 at the last round's 2 s; all decided: none
+    meta = {"rounds": {"before_s": 3.0, "opened_s": 1.0, "rounds_s": [9.0, 4.0, 2.0], "rounds": 9,
+                       "questions": [{"answer": "open"}, {"answer": "winner"}]}}
+    assert prior_need(meta, continuing=False) == pytest.approx(NEED_MARGIN * (4 + 8 * 4))
+    assert prior_need(meta, continuing=True) == pytest.approx(NEED_MARGIN * (4 + 3 * 2))
+    decided = {"rounds": {**meta["rounds"], "questions": [{"answer": "winner"}]}}
+    assert prior_need(decided, continuing=True) == pytest.approx(NEED_MARGIN * 4)
+    versions = {**meta, "params": {"versions": ["zarr==2.18.7,3.1.6"]}}  # a run of versions never continues
+    assert prior_need(versions, continuing=True) == prior_need(meta, continuing=False)
+    for broken in ({}, {"rounds": []}, {"rounds": {"rounds_s": []}}, {"rounds": {**meta["rounds"], "before_s": "x"}}):
+        assert prior_need(broken, continuing=True) is None
+    # shares by need: the chapter that needs more gets more; a budget below the needs says which and what would do
+    suites = {"writers": "writers", "threads": "threads"}
+    shares = BudgetShares(150.0, suites, "quick", needs={"writers": 200.0, "threads": None})
+    assert shares.measured == {"writers"} and shares.needs["threads"] == get_suite("threads").time_budget_s["quick"]
+    assert shares.preview("writers") > shares.preview("threads")
+    lines = plan_lines(list(suites), suites, shares, "quick", results)
+    assert "(its next look needs about 3.3 min, by its last run here)" in lines[1], lines
+    assert "by its stated time)" in lines[2], lines
+    assert lines[3].startswith("  this budget falls short of the next look of writers and threads: about "), lines
+    assert f"(--budget {math.ceil(shares.wanted())})" in lines[3], lines
+    roomy = BudgetShares(3600.0, suites, "quick", needs={"writers": 200.0, "threads": None})
+    assert plan_lines(list(suites), suites, roomy, "quick", results)[3] == \
+        "  this budget reaches every chapter's next look on this machine"

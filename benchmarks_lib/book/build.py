@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -112,16 +113,22 @@ NOTEBOOK_OVERHEAD_S, READING_NOTEBOOK_S = 6.0, 5.0
 
 
 class BudgetShares:
-    """The book's time budget shared by its measuring notebooks, in proportion to their suites' stated times on the
-    profile (``Suite.time_budget_s``; equal shares where none is stated): each notebook gets its share of what is
-    left when it starts, so a notebook that ends early leaves its rest to the ones after it. Without a budget each
-    gets None (its suite's own)."""
+    """The book's time budget shared by its measuring notebooks by need: each notebook's weight is what its last
+    finished run on this machine says it needs to reach its next look (:func:`prior_need`), else its suite's
+    stated time on the profile (``Suite.time_budget_s``, sized to reach the first look on a small machine; 60 s
+    where none is stated). Each notebook gets its share of what is left when it starts, so a notebook that ends
+    early leaves its rest to the ones after it. Without a budget each gets None (its suite's own)."""
 
-    def __init__(self, budget: float | None, suites: dict[str, str], profile: str, reading: int = 0) -> None:
+    def __init__(self, budget: float | None, suites: dict[str, str], profile: str, reading: int = 0,
+                 needs: dict[str, float | None] | None = None) -> None:
         from benchmarks_lib.suites import get_suite
 
         self.left = self.budget = budget
-        self.weights = {n: get_suite(s).time_budget_s.get(profile) or 60.0 for n, s in suites.items()}
+        needs = needs or {}
+        #: each notebook's need, and whether it came from its last run here ('' : its suite's stated time)
+        self.measured = {n for n in suites if needs.get(n) is not None}
+        self.weights = {n: needs.get(n) or get_suite(s).time_budget_s.get(profile) or 60.0 for n, s in suites.items()}
+        self.needs = dict(self.weights)
         #: what the notebooks that only read runs (built after the measuring ones) are left
         self.reserve = reading * READING_NOTEBOOK_S
 
@@ -141,6 +148,11 @@ class BudgetShares:
         self.weights.pop(name, None)
         return share
 
+    def wanted(self) -> float:
+        """The budget every measuring notebook's need would take: the needs, their notebooks' own start and drawing,
+        and the reading notebooks."""
+        return sum(self.needs.values()) + NOTEBOOK_OVERHEAD_S * len(self.needs) + self.reserve
+
     @contextlib.contextmanager
     def spending(self):
         """Count the block's wall time against what is left."""
@@ -152,12 +164,10 @@ class BudgetShares:
                 self.left = max(0.0, self.left - (time.perf_counter() - t0))
 
 
-def _left_open(results: Path, suite: str, profile: str) -> str:
-    """What this machine's newest finished run of ``suite`` on ``profile`` left open, in words ('' : none): what a
-    build continuing it (``run.continuation``, where nothing that could change a time differs) goes on with."""
+def newest_run(results: Path, suite: str, profile: str) -> tuple[Path, dict] | None:
+    """This machine's newest finished run of ``suite`` on ``profile`` and its ``run.json`` (None: none)."""
     from benchmarks_lib.base.environment import machine_name
     from benchmarks_lib.records.store import read_run_json, run_dirs, run_is_finished
-    from benchmarks_lib.rules.decision import Verdict
 
     here = machine_name()
     for run in (r for r in run_dirs(results) if r.parent.name == here):  # newest first
@@ -166,17 +176,58 @@ def _left_open(results: Path, suite: str, profile: str) -> str:
         except Exception:  # a damaged run.json is a run never continued: not one to speak of
             continue
         if meta.get("suite") == suite and meta.get("profile") == profile and run_is_finished(meta):
-            break
+            return run, meta
+    return None
+
+
+def _undecided(questions: list) -> list[dict]:
+    from benchmarks_lib.rules.decision import Verdict
+
+    decided = {str(v) for v in Verdict if v not in (Verdict.OPEN, Verdict.ALONE)}
+    return [q for q in questions if isinstance(q, dict) and q.get("answer") not in decided | {"alone"}]
+
+
+#: a need taken from a last run is this much larger (a round's time varies from build to build)
+NEED_MARGIN = 1.15
+
+
+def prior_need(meta: dict, continuing: bool) -> float | None:
+    """Seconds a run like ``meta`` (a finished run's ``run.json``) needs to reach its questions' next look: what it
+    spent before its first round, and the rounds to the look at the cost of its own rounds; a build that continues
+    it (``continuing``) goes on from its rounds with the cases its open questions still measure (its last round's
+    cost), one that does not starts from round 0 (its second round's cost: every case open, the first round's
+    extra read-back paid). None where the run recorded no rounds' times (a run before they were kept, or none)."""
+    from benchmarks_lib.rules.decision import LOOKS
+
+    rounds = meta.get("rounds")
+    if not isinstance(rounds, dict):
+        return None
+    times = [x for x in rounds.get("rounds_s") or [] if isinstance(x, int | float) and math.isfinite(x) and x >= 0]
+    before = [rounds.get(k) for k in ("before_s", "opened_s")]
+    if not times or not all(isinstance(x, int | float) and math.isfinite(x) for x in before):
+        return None
+    done = rounds.get("rounds") if isinstance(rounds.get("rounds"), int) else len(times)
+    if continuing and not (meta.get("params") or {}).get("versions"):
+        if not _undecided(rounds.get("questions") or []):
+            return NEED_MARGIN * sum(before)
+        n, per_round = min([look - done for look in LOOKS if look > done] or [0]), times[-1]
     else:
+        n, per_round = LOOKS[0], times[min(1, len(times) - 1)]
+    return NEED_MARGIN * (sum(before) + n * per_round)
+
+
+def _left_open(results: Path, suite: str, profile: str) -> str:
+    """What this machine's newest finished run of ``suite`` on ``profile`` left open, in words ('' : none): what a
+    build continuing it (``run.continuation``, where nothing that could change a time differs) goes on with."""
+    found = newest_run(results, suite, profile)
+    if found is None or not found[1].get("rounds"):  # a suite not measured in rounds asks no question of the rule
         return ""
-    if not meta.get("rounds"):  # a suite not measured in rounds asks no question of the rule
-        return ""
+    run, meta = found
     questions = meta["rounds"].get("questions") or []
     if not questions:
         return f"; its last run here ({run.name}) measured too few rounds to ask its questions"
-    decided = {str(v) for v in Verdict if v not in (Verdict.OPEN, Verdict.ALONE)}
     asked = [q for q in questions if q.get("answer") != "alone"]
-    still = sum(1 for q in asked if q.get("answer") not in decided)
+    still = len(_undecided(asked))
     on = ("it measures afresh (each library version in an environment of its own)" if (meta.get("params") or {})
           .get("versions") else "a build on the same code and versions goes on with them")
     return (f"; its last run here ({run.name}) left {still} of {len(asked)} questions open: {on}" if still else
@@ -186,22 +237,30 @@ def _left_open(results: Path, suite: str, profile: str) -> str:
 def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetShares, profile: str,
                results: Path) -> list[str]:
     """What the book will measure, said before it starts: per measuring chapter, its share of the budget (or, without
-    one, its expected time), the scratch it writes at once and what its last run here left open; the free space
-    where the scratch lies."""
+    one, its expected time) beside what it needs to reach its next look, the scratch it writes at once and what its
+    last run here left open; whether the budget reaches every next look (else the budget that would); the free
+    space where the scratch lies."""
     from benchmarks_lib.base.paths import resolve_scratch_root
     from benchmarks_lib.base.specs import format_bytes
+    from benchmarks_lib.rules.decision import names_text
     from benchmarks_lib.run.preflight import format_seconds
     from benchmarks_lib.run.runner import expected_run
 
     if not names:
         return []
-    parts, largest, total = [], 0, 0.0
+    parts, largest, total, short = [], 0, 0.0, []
     for name in names:
         seconds, need = expected_run(str(suites[name]), profile)
         largest = max(largest, need)
         share = shares.preview(name)
         if share is not None:
+            wants = shares.needs.get(name)
+            by = "its last run here" if name in shares.measured else "its stated time"
             when = f"a share of about {format_seconds(share)}"
+            if wants is not None:
+                when += f" (its next look needs about {format_seconds(wants)}, by {by})"
+                if share < wants:
+                    short.append(name)
         elif seconds is not None:
             when, total = f"about {format_seconds(seconds)}", total + seconds
         else:
@@ -212,12 +271,19 @@ def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetSh
             f"questions left open):" if shares.budget is not None else
             f"plan ({profile} profile, no budget: about {format_seconds(total)} in all, from each suite's stated "
             "time scaled to these sizes):")
+    reach = []
+    if shares.budget is not None:
+        wanted = shares.wanted()
+        reach = [f"  this budget falls short of the next look of {names_text(short)}: about "
+                 f"{format_seconds(wanted)} would reach every one (--budget {math.ceil(wanted)}); a later build "
+                 "goes on from what this one measures" if short else
+                 "  this budget reaches every chapter's next look on this machine"]
     scratch = resolve_scratch_root(None).absolute()
     there = next(p for p in (scratch, *scratch.parents) if p.exists())
     free = shutil.disk_usage(there).free
-    short = (f"; the largest chapter needs about {format_bytes(largest * 1.2)} and stops before measuring"
-             if free < largest * 1.2 else "")
-    return [head, *(f"  {p}" for p in parts), f"  scratch: {format_bytes(free)} free in {there}{short}"]
+    full = (f"; the largest chapter needs about {format_bytes(largest * 1.2)} and stops before measuring"
+            if free < largest * 1.2 else "")
+    return [head, *(f"  {p}" for p in parts), *reach, f"  scratch: {format_bytes(free)} free in {there}{full}"]
 
 
 def notebook_timeout(suite: str | None, profile: str | None) -> float:
@@ -457,8 +523,10 @@ def build_book(
                 and "BUDGET" in notebook_parameters(template(n, root))]
     if budget is None and from_runs is None:
         budget = BOOK_BUDGET_S.get(profile)
+    needs = {n: prior_need(found[1], not fresh) if (found := newest_run(results, str(suites[n]), profile)) else None
+             for n in budgeted}
     shares = BudgetShares(budget, {n: suites[n] for n in budgeted}, profile,
-                          reading=sum(1 for n in names if execute and suites[n] is None))
+                          reading=sum(1 for n in names if execute and suites[n] is None), needs=needs)
     measuring = [n for n in names if execute and suites[n] is not None and n not in recorded]
     for line in plan_lines(measuring, suites, shares, profile, results):
         print(line, file=sys.stderr, flush=True)

@@ -392,7 +392,8 @@ def _percent(x: float) -> str:
     return f"{100 * (x - 1):.0f}%"
 
 
-def _names(names: Sequence[str]) -> str:
+def names_text(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
@@ -425,7 +426,7 @@ def decision_text(d: Decision, escape: Escape = _plain, markup: bool = True) -> 
                 f"{_percent(nxt.hi)}]: {under} the {pct} that matters{out}")
     if d.verdict is Verdict.EQUIVALENT:
         kept = [escape(c.name) for c in d.comparisons if c.out is None]
-        return f"equivalent: {_names([best, *kept])} within {pct} of each other ({versus} than {best}){out}"
+        return f"equivalent: {names_text([best, *kept])} within {pct} of each other ({versus} than {best}){out}"
     wide = max([abs(math.log(x)) for c in d.comparisons if c.out is None and c.has_interval
                 for x in (c.lo, c.hi)] or [math.nan])
     either = f", within {100 * (math.exp(wide) - 1):.0f}% either way" if math.isfinite(wide) else ""
@@ -473,5 +474,5 @@ def _float(x: object, default: float = math.nan) -> float:
 
 
 __all__ = ["ALPHA", "CAP", "LOOKS", "MARGIN", "Comparison", "Decision", "Verdict", "critical_count",
-           "critical_counts", "decide", "decision_from_record", "decision_text", "legend", "level_at", "ratio_text",
-           "rejections", "signed_rank_cdf", "spending", "walsh_averages"]
+           "critical_counts", "decide", "decision_from_record", "decision_text", "legend", "level_at", "names_text",
+           "ratio_text", "rejections", "signed_rank_cdf", "spending", "walsh_averages"]

@@ -160,6 +160,10 @@ class RoundsExecutor(Executor):
         self._baselines: set[str] = set()
         self.rounds_done = 0
         self.stopped = ""
+        #: seconds from the start of :meth:`run` to its first round (the cases opened), and each round's seconds:
+        #: what the next build plans its share by (``book.build.prior_need``)
+        self.opened_s = 0.0
+        self.rounds_s: list[float] = []
 
     # -- workers ---------------------------------------------------------------------------------------------------
     def _worker(self, case: Case) -> WorkerProcess:
@@ -348,6 +352,7 @@ class RoundsExecutor(Executor):
                 if (done := step(case, "open")) is not None:
                     yield done
             round_s = 0.0
+            self.opened_s = time.perf_counter() - t_start
             while self._state:
                 before = len(self.left_out)
                 # from round 2: a case's first round pays once for what its later rounds do not (a write's
@@ -366,7 +371,7 @@ class RoundsExecutor(Executor):
                 # the next round: its open cases' last steps (the planner may have closed some since)
                 next_s = sum(self._cost.get(c, 0.0) for c in self._state) if self._cost else round_s
                 if time.perf_counter() + next_s > deadline:
-                    self.stopped = f"budget spent at round {self.rounds_done}"
+                    self.stopped = f"this build's time ended at round {self.rounds_done}"
                     self._close_all(self.stopped + ("" if self.rounds_done >= self.looks[0]
                                                     else f", below the first look at {self.looks[0]}"),
                                     "budget spent")
@@ -388,6 +393,7 @@ class RoundsExecutor(Executor):
                     self._cost[case_id] = time.perf_counter() - t_case
                 self.rounds_done += 1
                 round_s = time.perf_counter() - t0
+                self.rounds_s.append(round_s)
                 if self.rounds_done in self.looks and self.rounds_done <= cap:
                     self._look(self.rounds_done)
                 if UNASKED_ROUNDS <= self.rounds_done < min(self.looks[0], cap):
@@ -469,7 +475,7 @@ class RoundsExecutor(Executor):
                 open_ids.discard(case_id)
                 out.append((case_id, why))
         else:
-            why = f"budget spent at round {r}: given up for cheaper questions"
+            why = f"this build's time ended at round {r}: left open for cheaper questions (a later build goes on)"
         # the dearest open questions, so that the cheaper ones reach their next look; below the first look the
         # cheapest is kept whatever it costs (it measures until the budget is spent)
         by_cost = sorted(kept, key=lambda q: -cost(q))
@@ -514,6 +520,7 @@ class RoundsExecutor(Executor):
                 "rounds": self.rounds_done, "stopped": self.stopped, "left_out": self.left_out,
                 "builds": self.prior.builds + 1 if self.prior is not None else 1,
                 "continued_from": self.prior.run_id if self.prior is not None else None, "code": code_fingerprint(),
+                "opened_s": round(self.opened_s, 3), "rounds_s": [round(x, 3) for x in self.rounds_s],
                 "questions": [q.record() for q in self.questions.values()]}
 
 

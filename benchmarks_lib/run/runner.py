@@ -386,6 +386,7 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
             if progress and (prior is not None or afresh):
                 progress(finished[0], len(cases), prior.words() if prior is not None else afresh, True)
             executor = rounds = RoundsExecutor(scratch, timeline, round_seed(run_id), left, partial, prior=prior)
+            before_s = time.perf_counter() - t_start  # the ceiling, the cases not in rounds, finding the prior
             timeline.one_worker = False
         else:
             executor = _executor(cluster, scratch, scratch_root, run_id, timeline)
@@ -405,7 +406,7 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
                     progress(finished[0], len(cases), get_suite(event.case.suite).describe(event.case), False)
     df, meta = load_run(run_dir)
     if rounds is not None:
-        meta["rounds"] = rounds.record()
+        meta["rounds"] = {**rounds.record(), "before_s": round(before_s, 3)}
         if rounds.prior is None and continue_rounds:
             meta["rounds"]["afresh"] = afresh or "no earlier run of the suite on this machine"
     meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

@@ -129,11 +129,11 @@ QUICK_REAL_CODECS = ["lz4", "zstd:1", "zstd:3"]
 #: are left to standard/seed (a fast codec decodes a quick-sized array in a few ms).
 PROFILES: dict[str, dict] = {
     "quick": {
-        "mesh_backends": list(MESH_BACKENDS), "mesh_n": 80, "seed": 42,
+        "mesh_backends": list(MESH_BACKENDS), "mesh_n": 64, "seed": 42,
         "levels": [1, 3], "vtu_compressors": ["lz4"],
         "array_backends": ["tensorstore"], "datasets": ["microscopy"],
         "real_datasets": REAL_DATASETS, "real_codecs": QUICK_REAL_CODECS,
-        "dims": "z:64:32,y:1024:256,x:1024:256", "codecs": ["zstd:1", "blosc-zstd:5:bitshuffle"],
+        "dims": "z:32:32,y:1024:256,x:1024:256", "codecs": ["zstd:1", "blosc-zstd:5:bitshuffle"],
         "threads": None, "fsync": False, "generate_bytes": None, "points_per_case": 1000,
         "warmups": 1,
     },

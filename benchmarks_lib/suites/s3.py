@@ -84,7 +84,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
         "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
         "latencies_ms": [0],
-        "dims": "z:128:16:16,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0,
+        "dims": "z:64:16:16,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0,
         "warmups": 1,
     },
     "standard": {

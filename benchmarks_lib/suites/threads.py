@@ -75,8 +75,8 @@ BACKENDS = backend_names(scales_with_threads)
 QUICK_BACKENDS = ["zvtk", "tensorstore", "zarrs"]
 PROFILES: dict[str, dict] = {
     "quick": {
-        "backends": QUICK_BACKENDS, "threads": None, "mesh_n": 80, "level": 3,
-        "dataset": "microscopy", "dims": "z:64:16,y:1024:256,x:512:256", "codec": "blosc-zstd:3:shuffle",
+        "backends": QUICK_BACKENDS, "threads": None, "mesh_n": 64, "level": 3,
+        "dataset": "microscopy", "dims": "z:32:16,y:1024:256,x:512:256", "codec": "blosc-zstd:3:shuffle",
         "seed": 42, "fsync": False, "generate_bytes": "16MiB", "warmups": 1,
     },
     "standard": {

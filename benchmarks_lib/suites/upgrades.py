@@ -25,7 +25,7 @@ BACKENDS = ["zarr-python:zarr2", "tensorstore"]
 #: of 66 MB, a cold full read of 32 MiB and cold cutouts of 32^3 and 64^3 (aligned and unaligned)
 PROFILES = {
     "quick": {**WRITERS_PROFILES["quick"], "backends": BACKENDS, "tests": ["write", "read"], "versions": VERSIONS,
-              "dims": "t:16,y:1080:540,x:1920", "read_dims": "z:64:64,y:512:64,x:512:64"},
+              "dims": "t:8,y:1080:540,x:1920", "read_dims": "z:64:64,y:256:64,x:256:64"},
     "standard": {**WRITERS_PROFILES["standard"], "backends": BACKENDS, "tests": ["write", "append", "read"],
                  "versions": VERSIONS},
     # seed 000's write, append and cold reads at its own sizes, for the two libraries at each version

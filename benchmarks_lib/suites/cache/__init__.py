@@ -76,7 +76,7 @@ ZARR_WORKLOADS = ("whole", "cutouts")
 #: read by under 1%).
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
-        "readers": ["root", "zarr"], "entries": 1500, "branches": 16, "auto_flush": 300,
+        "readers": ["root", "zarr"], "entries": 750, "branches": 16, "auto_flush": 300,
         "sample_writer": "root", "cache_sizes": [0, "100MB"], "async_prefetch": [0],
         "locations": ["http"], "latencies_ms": [10], "bandwidth": "50MB", "servers": ["builtin"],
         "uproot_sources": ["fsspec", "multithreaded"], "uproot_steps": [750, "100MB"],
