@@ -106,10 +106,10 @@ TIMEOUT_SEED_S = 6 * 3600
 
 
 #: the time a book's notebooks may take together, per profile, unless ``--budget`` says otherwise (seed: none)
-BOOK_BUDGET_S = {"quick": 300.0, "standard": 1800.0}
+BOOK_BUDGET_S = {"quick": 320.0, "standard": 1800.0}
 #: seconds a measuring notebook spends outside its run (its kernel's start, the chapter drawn), and a notebook that
 #: only reads runs in all: kept out of the measuring runs' shares
-NOTEBOOK_OVERHEAD_S, READING_NOTEBOOK_S = 6.0, 5.0
+NOTEBOOK_OVERHEAD_S, READING_NOTEBOOK_S = 9.0, 5.0
 
 
 class BudgetShares:
@@ -133,14 +133,15 @@ class BudgetShares:
         self.reserve = reading * READING_NOTEBOOK_S
 
     def preview(self, name: str) -> float | None:
-        """Seconds the run of notebook ``name`` may take were it to start now: its share of what is left (less what
-        the reading notebooks need), less its own start and drawing (``NOTEBOOK_OVERHEAD_S``). Before the first
-        notebook starts, the plan's share of each."""
+        """Seconds the run of notebook ``name`` may take were it to start now: its share, by its weight, of what is
+        left less what the reading notebooks need and each measuring notebook still to run spends outside its run
+        (``NOTEBOOK_OVERHEAD_S``). Before the first notebook starts, the plan's share of each."""
         if self.left is None:
             return None
         weight = self.weights.get(name, 60.0)
         others = sum(w for n, w in self.weights.items() if n != name)
-        return max(5.0, max(0.0, self.left - self.reserve) * weight / (weight + others) - NOTEBOOK_OVERHEAD_S)
+        starts = len(self.weights) + (name not in self.weights)
+        return max(5.0, max(0.0, self.left - self.reserve - NOTEBOOK_OVERHEAD_S * starts) * weight / (weight + others))
 
     def next(self, name: str) -> float | None:
         """The share of notebook ``name``, about to start (:meth:`preview`); what it leaves goes to the ones after."""

@@ -76,15 +76,15 @@ CODECS = "blosc-lz4:5:shuffle,lz4"
 
 #: shards of 1 x 2 x 2 chunks (4 MiB): acquire-zarr 0.10.0 crashed (SIGSEGV) here writing shards of
 #: 2 x 2 x 2 chunks (16 MiB) to S3, which it writes fine to a local disk; such a case is its error row.
-#: quick: the standard profile's cases without the emulated link (the same array, codec and server: a quick run
-#: compares with the standard reference), in rounds (at most ``iterations``, each question stopped once answered,
-#: within the profile's time). Both arrays are 128 MiB (4 MiB shards of 1 MiB chunks): a
-#: timed write or read lasts >= ~0.13 s here; the 256 MiB of the reference of 2026-11-26 took twice as long
+#: quick: the standard profile's cases without the emulated link and at a quarter of its array (the same codec,
+#: chunks, shards and server), in rounds (at most ``iterations``, each question stopped once answered, within the
+#: profile's time): 32 MiB (4 MiB shards of 1 MiB chunks), so that a round (3.2 s at 64 MiB, 5 s at 128 MiB on
+#: 2026-11-29) reaches the first look within the quick book's share; standard: 128 MiB
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
         "backends": list(BACKENDS), "endpoint": None, "target": "s3://iobench/runs", "dataset": "em_like",
         "latencies_ms": [0],
-        "dims": "z:64:16:16,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0,
+        "dims": "z:32:16:16,y:1024:256:512,x:1024:256:512", "codec": CODECS, "seed": 0,
         "warmups": 1,
     },
     "standard": {
@@ -314,7 +314,7 @@ SUITE = Suite(
     question_keys=("dataset", "codec", "nbytes", "latency_ms"),
     profiles=PROFILES,
     case_keys=("dataset", "codec", "nbytes", "latency_ms", "s3_server"),
-    time_budget_s={"quick": 30, "standard": 65},
+    time_budget_s={"quick": 20, "standard": 65},
     user_s3=lambda case: case.params["endpoint"] is not None,
     **sized_by(case_nbytes),
     smoke={"dims": "z:8:4:8,y:64:32:64,x:64:32:64", "iterations": 1, "warmups": 0},
