@@ -211,7 +211,7 @@ def test_below_the_first_look_the_dearest_questions_are_left_out_so_the_cheaper_
     ids = sorted(cases)
     ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
     ex._state, ex._qrows = {c: {} for c in ids}, []
-    ex._cost = {ids[0]: 3.0, ids[1]: 3.0, ids[2]: 0.5, ids[3]: 0.5}
+    ex._steps = {ids[0]: [3.0], ids[1]: [3.0], ids[2]: [0.5], ids[3]: [0.5]}
     dear = ex.questions["dear"] = Asked("writers", "total", {}, {ids[0], ids[1]})
     cheap = ex.questions["cheap"] = Asked("writers", "read_cold", {}, {ids[2], ids[3]})
     ex.rounds_done = 2
@@ -226,6 +226,27 @@ def test_below_the_first_look_the_dearest_questions_are_left_out_so_the_cheaper_
     assert cheap.answer == "budget spent" and sorted(c for c, _ in out) == [ids[2], ids[3]]
 
 
+def test_a_round_is_planned_at_a_cases_mean_cost_not_its_last(tmp_path):
+    """A step dearer every few rounds (the sharding sweep writes its layouts whole every ``SWEEP_EVERY`` rounds) is
+    planned at its share: the mean of the rounds after the first (which pays once for a whole read-back), so that
+    the planner does not leave a question out because the last round was a dear one."""
+    from benchmarks_lib.run.rounds import Asked, RoundsExecutor
+    from benchmarks_lib.suites import get_suite
+
+    cases = {c.case_id: c for c in get_suite("writers").build_cases({**SMALL, "backends": ["raw", "h5py"]}, "quick")}
+    ids = sorted(cases)
+    ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
+    ex._state, ex._qrows = {c: {} for c in ids}, []
+    ex._steps = {ids[0]: [9.0, 1.0, 1.0, 1.0, 5.0], ids[1]: [2.0], ids[2]: [0.1], ids[3]: [0.1]}
+    assert ex._cost(ids[0]) == 2.0 and ex._cost(ids[1]) == 2.0 and ex._cost("never measured") == 0.0
+    dear = ex.questions["dear"] = Asked("writers", "total", {}, {ids[0], ids[1]})
+    cheap = ex.questions["cheap"] = Asked("writers", "read_cold", {}, {ids[2], ids[3]})
+    ex.rounds_done = 5
+    # 3 rounds to the first look at 4.2 s: 12.6 s fit 13 s (at the last round's 7.2 s they would not)
+    assert ex._plan(left_s=13.0, cap=20, by_id=cases) == [] and not dear.closed
+    assert sorted(c for c, _ in ex._plan(left_s=12.0, cap=20, by_id=cases)) == ids[:2] and not cheap.closed
+
+
 def test_below_the_first_look_a_case_in_no_question_goes_before_any_question_and_a_baseline_stays(tmp_path):
     """A case that answers no question (a sweep drawn as a figure) and is dear is left out before the planner gives
     up a question; the raw baseline, in no question either, is kept (the standard compression run's em_like sweep
@@ -237,7 +258,7 @@ def test_below_the_first_look_a_case_in_no_question_goes_before_any_question_and
     h5_read, h5_write, raw_read, raw_write = sorted(cases)
     ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
     ex._state, ex._qrows = {c: {} for c in cases}, []
-    ex._cost = {h5_read: 0.5, h5_write: 3.0, raw_read: 0.5, raw_write: 0.5}
+    ex._steps = {h5_read: [0.5], h5_write: [3.0], raw_read: [0.5], raw_write: [0.5]}
     asked = ex.questions["asked"] = Asked("writers", "read_cold", {}, {h5_read, raw_read})
     ex.rounds_done = 2
     out = ex._plan(left_s=12.0, cap=20, by_id=cases)  # 6 rounds of 4.5 s do not fit 12 s; without h5_write they do
@@ -257,7 +278,7 @@ def test_a_case_in_no_question_closes_at_six_rounds_and_the_planner_counts_it_so
     h5_read, h5_write, raw_read, raw_write = sorted(cases)
     ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
     ex._state, ex._qrows = {c: {} for c in cases}, []
-    ex._cost = {h5_read: 0.1, h5_write: 3.0, raw_read: 0.1, raw_write: 0.1}
+    ex._steps = {h5_read: [0.1], h5_write: [3.0], raw_read: [0.1], raw_write: [0.1]}
     ex.questions["asked"] = Asked("writers", "read_cold", {}, {h5_read, raw_read})
     ex.rounds_done = 2
     assert ex._plan(left_s=15.0, cap=20, by_id=cases) == []  # 4 x 3.0 + 6 x 0.3 = 13.8 s
@@ -277,7 +298,7 @@ def test_a_question_given_up_closes_its_cases_with_it_and_the_cheaper_question_g
     h5_read, h5_write, raw_read, raw_write = sorted(cases)
     ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
     ex._state, ex._qrows = {c: {} for c in cases}, []
-    ex._cost = {h5_read: 0.5, h5_write: 3.0, raw_read: 0.5, raw_write: 0.1}
+    ex._steps = {h5_read: [0.5], h5_write: [3.0], raw_read: [0.5], raw_write: [0.1]}
     big = ex.questions["big"] = Asked("writers", "total", {}, {h5_write})
     small = ex.questions["small"] = Asked("writers", "read_cold", {}, {h5_read, raw_read})
     ex.rounds_done = 2
@@ -298,7 +319,7 @@ def test_a_case_that_left_a_question_is_not_its_cost_and_says_when_it_left(tmp_p
     h5_read, h5_write, raw_read, raw_write = sorted(cases)
     ex = RoundsExecutor(tmp_path, timeline=None, seed=1)
     ex._state, ex._qrows = {c: {} for c in cases}, []
-    ex._cost = {h5_read: 3.0, h5_write: 0.5, raw_read: 0.5, raw_write: 0.5}
+    ex._steps = {h5_read: [3.0], h5_write: [0.5], raw_read: [0.5], raw_write: [0.5]}
     # h5_read left the race at round 8; it is still in the other question, which is open
     race = ex.questions["race"] = Asked("writers", "read_cold", {}, {h5_read, raw_read, raw_write},
                                         left={h5_read: 8})

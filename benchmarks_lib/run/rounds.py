@@ -152,8 +152,8 @@ class RoundsExecutor(Executor):
         self.looks, self.margin = looks, margin
         self.questions: dict[tuple, Asked] = {}
         self.cap = LOOKS[-1]
-        #: each open case's seconds in the last round (its step and the runner's work around it)
-        self._cost: dict[str, float] = {}
+        #: each open case's seconds in each round so far (its step and the runner's work around it)
+        self._steps: dict[str, list[float]] = {}
         #: what the planner left out, in words (the runner prints them)
         self.left_out: list[str] = []
         #: the cases of a baseline (``NOT_CONTENDERS``): measured to the first look, in a question or not
@@ -369,7 +369,7 @@ class RoundsExecutor(Executor):
                         self._close_all(self.stopped, str(Verdict.TIE))
                     break
                 # the next round: its open cases' last steps (the planner may have closed some since)
-                next_s = sum(self._cost.get(c, 0.0) for c in self._state) if self._cost else round_s
+                next_s = sum(self._cost(c) for c in self._state) if self._steps else round_s
                 if time.perf_counter() + next_s > deadline:
                     self.stopped = f"this build's time ended at round {self.rounds_done}"
                     self._close_all(self.stopped + ("" if self.rounds_done >= self.looks[0]
@@ -390,7 +390,7 @@ class RoundsExecutor(Executor):
                     t_case = time.perf_counter()
                     if (done := step(case, "step", self.rounds_done, position)) is not None:
                         yield done
-                    self._cost[case_id] = time.perf_counter() - t_case
+                    self._steps.setdefault(case_id, []).append(time.perf_counter() - t_case)
                 self.rounds_done += 1
                 round_s = time.perf_counter() - t0
                 self.rounds_s.append(round_s)
@@ -432,6 +432,13 @@ class RoundsExecutor(Executor):
         self._look(self.rounds_done)
         return carried
 
+    def _cost(self, case_id: str) -> float:
+        """What a round of ``case_id`` costs: the mean of its rounds after its first (which pays once for a write's
+        whole read-back), so that a step that is dearer every few rounds (the sharding sweep's whole layouts) is
+        counted at its share, not as the cost of every round; its first round's while it has no other."""
+        steps = self._steps.get(case_id) or [0.0]
+        return sum(steps[1:]) / (len(steps) - 1) if len(steps) > 1 else steps[0]
+
     def _plan(self, left_s: float, cap: int, by_id: Mapping[str, Case]) -> list[tuple[str, str]]:
         """Before a round: what the time left can carry, and the cases to close because it cannot carry more.
 
@@ -458,10 +465,10 @@ class RoundsExecutor(Executor):
             return min(cap, self.looks[0] if c in self._baselines else UNASKED_ROUNDS)
 
         def need(ids) -> float:
-            return sum(self._cost.get(c, 0.0) * max(0, target(c) - r) for c in ids)
+            return sum(self._cost(c) * max(0, target(c) - r) for c in ids)
 
         def cost(q: Asked) -> float:  # what it costs a round: its cases still in it (not those that left it)
-            return sum(self._cost.get(c, 0.0) for c in q.cases & open_ids if q.needs(c))
+            return sum(self._cost(c) for c in q.cases & open_ids if q.needs(c))
 
         if need(open_ids) <= left_s:
             return []
@@ -469,7 +476,7 @@ class RoundsExecutor(Executor):
         if first:
             why = f"left out at round {r}: the rounds it needs do not fit the budget"
             for case_id in sorted((c for c in open_ids if get_suite(by_id[c].suite).optional(by_id[c])),
-                                  key=lambda c: -self._cost.get(c, 0.0)):
+                                  key=lambda c: -self._cost(c)):
                 if need(open_ids) <= left_s:
                     break
                 open_ids.discard(case_id)
@@ -488,7 +495,7 @@ class RoundsExecutor(Executor):
         if first:  # then the cases in no question (a sweep, measured to its median's interval), the dearest first
             keep = {c for q in kept for c in q.cases if q.needs(c)}
             for case_id in sorted((c for c in open_ids if c not in keep and c not in self._baselines),
-                                  key=lambda c: -self._cost.get(c, 0.0)):
+                                  key=lambda c: -self._cost(c)):
                 if need(open_ids) <= left_s:
                     break
                 open_ids.discard(case_id)
