@@ -120,6 +120,21 @@ def test_the_advise_page_answers_writes_on_the_same_size(smoke):
     assert ranking.status is a.status
 
 
+def test_the_sharding_answer_is_the_decision_the_run_recorded(smoke):
+    """The run asks the sharding question the book answers (every writer with every layout, on one kind of cutouts)
+    and records its decision; the book's answer is that decision, over the same contenders."""
+    _, df, meta = smoke
+    a = next(x for x in chapter_answers("writers", df) if x.question.key == "sharding")
+    kind = a.pick_entry.rows["cutout_kind"].iloc[0]
+    asked = [q for q in meta["rounds"]["questions"]
+             if q["key"].get("test") == "sharding" and q["key"].get("cutout_kind") == kind]
+    assert len(asked) == 1, asked
+    decision = asked[0]["decision"]
+    assert sorted(decision["contenders"]) == sorted(e.name for e in a.ranking.entries)
+    assert len(decision["contenders"]) >= 4  # two writers, two layouts each
+    assert decision["best"] == a.ranking.leader.name and decision["verdict"] == str(a.status)
+
+
 @pytest.mark.parametrize("key", ["write", "append", "cold-read", "cutouts-unaligned", "sharding"])
 def test_advise_gives_the_books_answers_from_the_committed_reference(key):
     """The committed reference (a standard run in rounds: the paired rule): advise, asked the workload each of the

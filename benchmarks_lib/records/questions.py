@@ -21,6 +21,9 @@ if TYPE_CHECKING:  # pandas is the runner's and the pages': a measuring worker n
 EQUALS = ("nbytes", "fsync_included", "writer_fsyncs", "cutout_kind", "cache_state", "dataset")
 #: the build (run id) that measured a row a later run carried on from (``run.continuation``); empty: the run's own
 BUILD_COLUMN = "build_run_id"
+#: the cap of rounds of the run that measured a row (its ``iterations``; rows measured in rounds only): the cap its
+#: questions were decided at, so that a page replaying them decides them as the run did
+CAP_COLUMN = "rounds_cap"
 
 
 def countable(rows: pd.DataFrame) -> pd.DataFrame:
@@ -112,5 +115,5 @@ def question_groups(rows: pd.DataFrame, keys: Sequence[str] | None = None,
         yield dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), group
 
 
-__all__ = ["BUILD_COLUMN", "EQUALS", "countable", "entry_names", "equals_keys", "failed_verification", "named_by",
-           "normalized", "per_round", "question_groups"]
+__all__ = ["BUILD_COLUMN", "CAP_COLUMN", "EQUALS", "countable", "entry_names", "equals_keys", "failed_verification",
+           "named_by", "normalized", "per_round", "question_groups"]

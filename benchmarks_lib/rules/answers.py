@@ -246,13 +246,13 @@ def _writers(q: Question, df: pd.DataFrame) -> Answer:
 
 def sharding_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The sharding sweep's cold cutouts that answer the question: unaligned ones (cutouts from anywhere, as
-    ``iobench advise`` answers) where the run has any, else aligned; writers that always shard left out; with
-    ``layout_entry`` (writer, layout) naming each candidate."""
+    ``iobench advise`` answers) where the run has any, else aligned; every writer and layout, as the run asked it
+    (``suites.writers.questions``), with ``layout_entry`` (writer, layout) naming each candidate (a writer that
+    always shards is never in a sharded-against-unsharded claim: :func:`counterpart`)."""
     rows = _ok_rows(df)
     if rows.empty or not {"test", "layout", "operation"} <= set(rows):
         return rows.iloc[0:0]
-    rows = rows[(rows["test"] == "sharding") & (rows["operation"] == "read_region_cold")
-                & ~rows["backend"].isin(list(ALWAYS_SHARDS))]
+    rows = rows[(rows["test"] == "sharding") & (rows["operation"] == "read_region_cold")]
     if "cutout_kind" in rows and (rows["cutout_kind"] == "unaligned").any():
         rows = rows[rows["cutout_kind"] == "unaligned"]
     return rows.assign(layout_entry=rows["backend"].astype(str) + ", " + rows["layout"].astype(str))
@@ -265,6 +265,8 @@ def counterpart(group: Ranking) -> Entry | None:
     if not group.others or not {"backend", "layout"} <= set(group.leader.rows):
         return None
     lead = group.leader.rows.iloc[0]
+    if lead["backend"] in ALWAYS_SHARDS:  # its "unsharded" is one chunk per shard: no claim
+        return None
     sharded = str(lead["layout"]).startswith("sharded")
     other = [e for e in group.others if e.rows["backend"].iloc[0] == lead["backend"]
              and str(e.rows["layout"].iloc[0]).startswith("sharded") != sharded]

@@ -22,6 +22,7 @@ import pandas as pd
 from benchmarks_lib.base.stats import MIN_RANK_N, TwoSample, median_ci
 from benchmarks_lib.records.questions import (
     BUILD_COLUMN,
+    CAP_COLUMN,
     EQUALS,
     countable,
     entry_names,
@@ -30,7 +31,7 @@ from benchmarks_lib.records.questions import (
     per_round,
     question_groups,
 )
-from benchmarks_lib.rules.decision import MARGIN, Comparison, Decision, Verdict, decide
+from benchmarks_lib.rules.decision import CAP, MARGIN, Comparison, Decision, Verdict, decide
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,10 +141,10 @@ def _two_sample(c: Comparison, higher: bool, coverage: float) -> TwoSample:
 
 def rank_samples(samples: Mapping[str, Iterable[float]], higher: bool, key: dict | None = None,
                  rows: Mapping[str, pd.DataFrame] | None = None, unverified: Sequence[str] = (),
-                 rounds: Mapping[str, Mapping[int, float]] | None = None) -> Ranking:
+                 rounds: Mapping[str, Mapping[int, float]] | None = None, cap: int = CAP) -> Ranking:
     """The rule for named samples: :func:`.decision.decide` on each name's value per round (``rounds``: each
     name's value by round number, all measured in the same rounds in a shuffled order; without it each sample's
-    values in their order, one per round)."""
+    values in their order, one per round), at the run's ``cap`` of rounds."""
     paired = rounds is not None and len(rounds) >= 2
     if paired:  # round r is the run's r-th round, as the runner asked the rule: a round none measured stays a gap
         numbers = range(max(max(v) for v in rounds.values()) + 1)
@@ -155,7 +156,7 @@ def rank_samples(samples: Mapping[str, Iterable[float]], higher: bool, key: dict
     series = {n: v for n, v in series.items() if np.isfinite(v).any()}
     if not series:
         return Ranking((), higher, dict(key or {}), tuple(unverified), paired)
-    decision = decide(series, higher=higher)
+    decision = decide(series, higher=higher, cap=cap)
     frames = rows or {}
     comps = {c.name: c for c in decision.comparisons}
     order = [decision.best, *(c.name for c in decision.comparisons)]
@@ -208,10 +209,13 @@ def _rank_group(group: pd.DataFrame, value: str, higher: bool, key: dict) -> Ran
 def rank_parts(parts: Mapping[str, pd.DataFrame], value: str, higher: bool, key: dict | None = None,
                unverified: Sequence[str] = ()) -> Ranking:
     """The rule on each contender's countable rows (name -> rows, of one group of equals): by round where they were
-    measured in rounds, else each iteration a round."""
+    measured in rounds, else each iteration a round; at the cap the rows' run decided at (``CAP_COLUMN``, where
+    they agree on one)."""
     rounds = per_round(parts, value)
+    caps = {int(c) for p in parts.values() if CAP_COLUMN in p for c in pd.to_numeric(p[CAP_COLUMN], errors="coerce")
+            .dropna() if 1 <= c <= 10_000}
     return rank_samples({n: p[value].astype("float64") for n, p in parts.items()}, higher, key, parts, unverified,
-                        rounds)
+                        rounds, caps.pop() if len(caps) == 1 else CAP)
 
 
 __all__ = ["EQUALS", "MIN_RANK_N", "Decision", "Entry", "Ranking", "Verdict", "countable", "entry_names",

@@ -40,6 +40,7 @@ from benchmarks_lib.base.specs import SpecError, parse_count, parse_duration, pa
 from benchmarks_lib.inputs.user_data import public_params
 from benchmarks_lib.measure.allocator import allocator_state
 from benchmarks_lib.measure.ledger import case_columns
+from benchmarks_lib.records.questions import CAP_COLUMN
 from benchmarks_lib.records.store import (
     SCHEMA_VERSION,
     find_run,
@@ -331,6 +332,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
 
     env = meta["environment"]
     run_columns = {"run_id": run_id, "profile": profile, **{k: env.get(k) for k in RUN_COLUMNS_FROM_ENV}}
+    if get_suite(request["suite"]).rounds is not None:  # the cap the rule decided at: a page replays it at that cap
+        run_columns[CAP_COLUMN] = iterations
     done = len(cases) - len(todo)
     if done and progress:
         progress(done, len(cases), f"resuming {run_id}: {done} cases already recorded", True)

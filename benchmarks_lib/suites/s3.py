@@ -14,8 +14,8 @@ with the reason (``suites.end_case``); the other cases have their own.
 A case is measured in rounds (``suites.Rounds``): its data generated, its server and link started and its warm-up
 rounds run once, before the first round; they stay up until the case closes. Every case of a run is open at once,
 each in its own worker with its own server (the quick profile's 3, the standard's 6), and each worker holds its
-128 MiB array between rounds (a quick run's workers peaked at 0.9-1.0 GB each on 2026-11-27: the array, the copy
-read back and the library's buffers; the server holds nothing between rounds).
+array between rounds (standard's 128 MiB: workers peaked at 0.9-1.0 GB each on 2026-11-27, the array, the copy
+read back and the library's buffers; quick's is 32 MiB; the server holds nothing between rounds).
 
 Per round, all off the clock unless said: **write** a new array under the case's prefix (timed: the
 first call to the end of finalize, i.e. every object PUT and acknowledged: versitygw acknowledges a PUT once

@@ -69,9 +69,10 @@ BACKENDS = backend_names(scales_with_threads)
 
 #: quick: three backends that write files (zarr-python is in the compression chapter's standard run; blosc in
 #: memory decodes a quick-sized array in a few ms; acquire-zarr fsyncs every file itself, so its times are not
-#: comparable with the others': standard), at sizes where every timed write and read lasts >= ~100 ms on a small
-#: machine, in 8 to 20 rounds. The standard profile's shapes take about 3x as long per round: a quick run shares
-#: the codec, dataset, chunks and zvtk level with it, not the sizes.
+#: comparable with the others': standard), at sizes where a round (1.0 s on 2026-11-29: 32 MiB of microscopy, a
+#: 64^3 mesh) reaches the first look within the quick book's share, in 8 to 20 rounds. The standard profile's
+#: shapes take about 6x as long per round: a quick run shares the codec, dataset, chunks and zvtk level with it,
+#: not the sizes.
 QUICK_BACKENDS = ["zvtk", "tensorstore", "zarrs"]
 PROFILES: dict[str, dict] = {
     "quick": {

@@ -1,5 +1,5 @@
-"""Upgrades: the writers' cases (their data, codec, fsync, reads and cutouts; quick at half their sizes) with fewer
-writers and tests, each library at several versions (``versions``: each in a uv environment of its own,
+"""Upgrades: the writers' cases (their data, codec, fsync, reads and cutouts; quick at a quarter of their sizes) with
+fewer writers and tests, each library at several versions (``versions``: each in a uv environment of its own,
 ``run.environments``), the versions of one library the contenders of one question, measured in the same rounds.
 
 A suite of its own, not a writers run with versions: its rows (suite ``upgrades``) never stand in for the writers
@@ -20,9 +20,10 @@ NAME = "upgrades"
 #: zarr-python's last 2.x against the 3.x this project pins, and two tensorstore releases
 VERSIONS = ["zarr==2.18.7,3.1.6", "tensorstore==0.1.71,0.1.86"]
 BACKENDS = ["zarr-python:zarr2", "tensorstore"]
-#: each profile is the writers' own, with the writers, tests and versions above; quick at half the writers' sizes (its
-#: comparisons are within its run, and its share of the quick book's five minutes must reach the first look): a write
-#: of 66 MB, a cold full read of 32 MiB and cold cutouts of 32^3 and 64^3 (aligned and unaligned)
+#: each profile is the writers' own, with the writers, tests and versions above; quick at a quarter of the writers'
+#: sizes (its comparisons are within its run, and its share of the quick book must reach the first look: a round was
+#: 0.9 s on 2026-11-29): a write of 33 MB, a cold full read of 8 MiB and cold cutouts of 32^3 and 64^3 (aligned and
+#: unaligned)
 PROFILES = {
     "quick": {**WRITERS_PROFILES["quick"], "backends": BACKENDS, "tests": ["write", "read"], "versions": VERSIONS,
               "dims": "t:8,y:1080:540,x:1920", "read_dims": "z:64:64,y:256:64,x:256:64"},

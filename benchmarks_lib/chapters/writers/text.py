@@ -74,27 +74,26 @@ RANKED = (("write", "total", "write", "gbps", True), ("append", "append_total", 
 
 
 def _sharding_lines(rows: pd.DataFrame) -> list[str]:
-    """Per writer, dataset and cutout kind (never pooled: the answer's cutouts are one kind): the cold-cutout
-    layouts ranked against the fastest."""
+    """Per dataset and cutout kind (never pooled: the answer's cutouts are one kind), the question the run asked
+    (``suites.writers.questions``): every writer with every layout, ranked against the fastest."""
     cut = label_layouts(countable(rows[rows["operation"] == "read_region_cold"]))
     if cut.empty or "layout" not in cut:
         return []
     if "cutout_kind" not in cut:
         cut = cut.assign(cutout_kind=None)
     lines = []
-    for (backend, dataset, kind), part in cut.groupby(["backend", "dataset", "cutout_kind"], dropna=False):
-        found = rank_against_leader(part, "elapsed_s", False, keys=[], names=lambda rows: rows["layout"].astype(str),
-                                    largest_shared_size=False)  # paired round by round where measured in rounds
+    for (dataset, kind), part in cut.groupby(["dataset", "cutout_kind"], dropna=False):
+        found = rank_against_leader(part, "elapsed_s", False, keys=[], largest_shared_size=False,
+                                    names=lambda r: r["backend"].astype(str) + ", " + r["layout"].astype(str))
         if not found or len(found[0].entries) < 2:  # raw, the baseline, is not ranked
             continue
         r = found[0]
-        inodes = rows[(rows["backend"] == backend) & (rows["dataset"] == dataset)]["inodes"] if "inodes" in rows \
-            else pd.Series(dtype="float64")
+        inodes = rows[rows["dataset"] == dataset]["inodes"] if "inodes" in rows else pd.Series(dtype="float64")
         entries = "; ".join(f"*{md(e.name)}* {format_point(_point(e), scale=1e3)} ms: {versus_text(e, r)}"
                             for e in r.entries)
         kind = f"{md(kind)} cutouts, " if isinstance(kind, str) else ""
-        lines.append(f"- **sharding** ({md(backend)}, dataset {md(dataset)}, {kind}the same positions in every "
-                     f"layout): {verdict_text(r, 'layouts')}; {entries}"
+        lines.append(f"- **sharding** (dataset {md(dataset)}, {kind}the same positions in every writer and "
+                     f"layout): {verdict_text(r, 'writers and layouts')}; {entries}"
                      + (f"; inodes {inodes.min():.0f} to {inodes.max():.0f}." if inodes.notna().any() else "."))
     return lines
 

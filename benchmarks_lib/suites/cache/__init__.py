@@ -64,7 +64,7 @@ ZARR_WORKLOADS = ("whole", "cutouts")
 #: on 2 cores): ROOT without and with a TTreeCache, and one Zarr client (tensorstore) without and with its cache,
 #: over one emulated link (10 ms, 50 MB/s). Its Zarr cases are the standard profile's own (the same store, layout,
 #: cutouts, concurrency, link and bandwidth: a quick run compares with the standard reference); its TTree is smaller
-#: than standard's (1500 entries x 16 branches: ~110 transactions without a cache instead of thousands).
+#: than standard's (750 entries x 16 branches: a few dozen transactions without a cache instead of thousands).
 #: zarr-python's clients (fsspec: 16.5 s of the quick book's 64 s here), uproot, local files, async prefetching, the
 #: unsharded layout and S3 are standard's. ``standard`` sets local reads beside the 10 ms link: ROOT with and
 #: without a TTreeCache, uproot (its default fsspec source) at a small and a large step, and every Zarr client and

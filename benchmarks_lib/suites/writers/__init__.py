@@ -451,16 +451,19 @@ def rounds(case: Case, ctx: CaseContext) -> Rounds:
 def questions(rows):
     """The questions the rounds ask (``Suite.question_groups``), as the book answers them (``rules.answers``): each
     operation of the write, append and read tests in its group of equals, the writers its contenders; and, of the
-    sharding sweep, each writer's cold cutouts of one dataset and kind, its layouts the contenders."""
+    sharding sweep, the cold cutouts of one dataset and kind, every writer with every layout a contender ("tensorstore,
+    sharded 128/32": ``rules.answers.sharding_rows``' names), so that the book's sharding answer is this question's
+    decision."""
     sweep = rows["test"] == "sharding" if "test" in rows else rows["operation"] != rows["operation"]
     for operation, part in rows[~sweep].groupby("operation", sort=True):
         for key, group in question_groups(part, [k for k in equals_keys(part) if k in part]):
             yield {"operation": operation, **key}, group
     cut = rows[sweep & (rows["operation"] == "read_region_cold")]
-    keys = [k for k in ("backend", "dataset", "cutout_kind") if k in cut]
+    keys = [k for k in ("dataset", "cutout_kind") if k in cut]
     for values, group in (cut.groupby(keys, dropna=False, sort=True) if len(cut) and "layout" in cut else []):
         key = dict(zip(keys, values if isinstance(values, tuple) else (values,), strict=True))
-        yield {"operation": "read_region_cold", "test": "sharding", **key}, group.assign(_entry=group["layout"])
+        entry = group["backend"].astype(str) + ", " + group["layout"].astype(str)
+        yield {"operation": "read_region_cold", "test": "sharding", **key}, group.assign(_entry=entry)
 
 
 SUITE = Suite(
