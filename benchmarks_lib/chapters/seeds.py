@@ -1,0 +1,100 @@
+"""The seeds, checked here: each headline of the five benchmarks this book was made from (``rules.seeds.CLAIMS``)
+held against this machine's newest runs of the chapters that measure it, with its verdict (holds, does not hold,
+cannot be tested here) and why. The chapter measures nothing: it reads the runs the book just made (or any results
+directory), so it costs the book no measuring time. Every string from a run is escaped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks_lib.base.environment import machine_name
+from benchmarks_lib.base.markup import md
+from benchmarks_lib.base.paths import RESULTS_DIR
+from benchmarks_lib.chapters.chapter import Chapter
+from benchmarks_lib.records.store import load_run, read_run_json, run_dirs, run_is_finished
+from benchmarks_lib.rules.seeds import CLAIMS, Checked, Holds, check_claims
+
+#: the suites whose runs the claims are checked against
+SUITES = tuple(dict.fromkeys(c.suite for c in CLAIMS))
+
+
+def runs_here(results_dir: str | Path | None = None) -> dict[str, tuple[pd.DataFrame, str]]:
+    """Per suite of the claims, the newest finished run under ``results_dir`` (None: the repository's results/):
+    this machine's where it has one, else any machine's; its rows and run id."""
+    here = machine_name()
+    found: dict[str, tuple[Path, bool]] = {}
+    for run in run_dirs(Path(results_dir) if results_dir else RESULTS_DIR):  # newest first
+        try:
+            meta = read_run_json(run / "run.json")
+        except Exception:  # a damaged run.json is no run to read
+            continue
+        suite = meta.get("suite")
+        mine = run.parent.name == here
+        if suite in SUITES and run_is_finished(meta) and (suite not in found or (mine and not found[suite][1])):
+            found[suite] = (run, mine)
+    out = {}
+    for suite, (run, _) in found.items():
+        df, meta = load_run(run)
+        out[suite] = (df, str(meta.get("run_id") or run.name))
+    return out
+
+
+def check(results_dir: str | Path | None = None) -> list[Checked]:
+    """Every claim held against this machine's newest runs (:func:`runs_here`)."""
+    return check_claims(runs_here(results_dir))
+
+
+def counts_line(checked: list[Checked]) -> str:
+    """``5 of 12 hold here, 2 do not, 5 cannot be tested here``."""
+    counts = Counter(c.holds for c in checked)
+    return (f"{counts[Holds.HOLDS]} of {len(checked)} hold here, {counts[Holds.DOES_NOT_HOLD]} "
+            f"{'does' if counts[Holds.DOES_NOT_HOLD] == 1 else 'do'} not, {counts[Holds.CANNOT]} cannot be tested here")
+
+
+def conclusion(checked: list[Checked]) -> str:
+    """The chapter's answer, first: how many claims hold here, how many do not, how many cannot be tested."""
+    counts = Counter(c.holds for c in checked)
+    held = [f"{c.claim.seed}" for c in checked if c.holds is Holds.HOLDS]
+    not_held = [f"{c.claim.seed}" for c in checked if c.holds is Holds.DOES_NOT_HOLD]
+    parts = [f"**{counts[Holds.HOLDS]} of {len(checked)} claims hold here**"
+             + (f" (seeds {', '.join(dict.fromkeys(held))})" if held else ""),
+             f"**{counts[Holds.DOES_NOT_HOLD]} {'does' if counts[Holds.DOES_NOT_HOLD] == 1 else 'do'} not**"
+             + (f" (seeds {', '.join(dict.fromkeys(not_held))})"
+                                                             if not_held else ""),
+             f"{counts[Holds.CANNOT]} cannot be tested here (the reasons are in the table)"]
+    return "; ".join(parts) + ". Orderings and ratios carry across machines, absolute speeds do not: each check " \
+        "compares the seed's two contenders on this machine, round by round, by the book's one rule."
+
+
+def claims_table(checked: list[Checked]) -> str:
+    """One row per claim: the seed, its claim as stated, what this machine measured, the verdict and why
+    (Markdown; every string escaped)."""
+    head = "| seed | the claim | here | verdict |\n|---|---|---|---|"
+    rows = []
+    for c in checked:
+        here = md(c.measured) if c.measured else "-"
+        rows.append(f"| {md(c.claim.seed)} {md(c.claim.source)} | {md(c.claim.claim)} | {here} | "
+                    f"**{md(str(c.holds))}**: {md(c.why)} |")
+    return "\n".join([head, *rows])
+
+
+def methods_list(checked: list[Checked]) -> str:
+    """Per claim, what the seed measured it on and where its method differs from this book's (Markdown)."""
+    lines = []
+    for c in checked:
+        method = f"; its method: {md(c.claim.method)}" if c.claim.method else ""
+        run = f" (checked on run {md(c.run_id)})" if c.run_id else ""
+        lines.append(f"- **{md(c.claim.seed)}**, {md(c.claim.claim)}: {md(c.claim.setting)}{method}{run}.")
+    return "\n".join(lines)
+
+
+CHAPTER = Chapter("seeds", title="The seeds, checked here", order=87,
+                  answer="This chapter measures nothing: it holds each headline of the five benchmarks this book was "
+                  "made from against this machine's runs, with its verdict (holds, does not hold, cannot be tested "
+                  "here) and why.")
+
+__all__ = ["CHAPTER", "SUITES", "check", "claims_table", "conclusion", "counts_line", "methods_list", "runs_here"]
