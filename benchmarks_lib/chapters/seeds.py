@@ -6,6 +6,7 @@ directory), so it costs the book no measuring time. Every string from a run is e
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -82,6 +83,40 @@ def claims_table(checked: list[Checked]) -> str:
     return "\n".join([head, *rows])
 
 
+def claims_figure(checked: list[Checked]):
+    """Each claim decided as a pair here: the seed's slower contender's time over its faster one's with its 95%
+    interval (a line), coloured by the verdict, and the seed's own factor (a cross), on a log axis; 1 is "as fast".
+    Where no pair was decided, a sentence says so."""
+    from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
+
+    shown = [c for c in checked if math.isfinite(c.ratio)]
+    if not shown:
+        return empty_figure("The seeds' claims here", "no claim was decided as a pair in these runs")
+    colours = {Holds.HOLDS: "C2", Holds.DOES_NOT_HOLD: "C3", Holds.CANNOT: "0.5"}
+    fig, ax = subplots(figsize=(7.0, 0.55 * len(shown) + 1.4))
+    for y, c in enumerate(shown):
+        if math.isfinite(c.lo) and math.isfinite(c.hi):
+            ax.plot([c.lo, c.hi], [y, y], color=colours[c.holds], lw=3, solid_capstyle="butt")
+        ax.plot([c.ratio], [y], "o", color=colours[c.holds])
+        if math.isfinite(c.claim.factor):
+            ax.plot([c.claim.factor], [y], "x", color="k", ms=8)
+    ax.axvline(1, color="0.6", lw=1, ls="--")
+    ax.set_yticks(range(len(shown)), [f"{c.claim.seed} {c.claim.short}" for c in shown])
+    ax.invert_yaxis()
+    ratio_log_axis(ax, "x")
+    ax.set_xlabel("time of the seed's slower one / its faster one, here (x: the seed's factor)")
+    handles = [_key(colours[h], str(h)) for h in Holds if any(c.holds is h for c in shown)]
+    ax.legend(handles=[*handles, _key("k", "the seed's factor", marker="x")], loc="best", fontsize="small")
+    ax.set_title("The seeds' claims here: above 1, the seed's ordering")
+    return fig
+
+
+def _key(colour: str, label: str, marker: str = "o"):
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color=colour, marker=marker, lw=0 if marker == "x" else 3, label=label)
+
+
 def methods_list(checked: list[Checked]) -> str:
     """Per claim, what the seed measured it on and where its method differs from this book's (Markdown)."""
     lines = []
@@ -97,4 +132,5 @@ CHAPTER = Chapter("seeds", title="The seeds, checked here", order=87,
                   "made from against this machine's runs, with its verdict (holds, does not hold, cannot be tested "
                   "here) and why.")
 
-__all__ = ["CHAPTER", "SUITES", "check", "claims_table", "conclusion", "counts_line", "methods_list", "runs_here"]
+__all__ = ["CHAPTER", "SUITES", "check", "claims_figure", "claims_table", "conclusion", "counts_line", "methods_list",
+           "runs_here"]

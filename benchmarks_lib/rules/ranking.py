@@ -31,7 +31,7 @@ from benchmarks_lib.records.questions import (
     per_round,
     question_groups,
 )
-from benchmarks_lib.rules.decision import CAP, MARGIN, Comparison, Decision, Verdict, decide
+from benchmarks_lib.rules.decision import CAP, LOOKS, MARGIN, Comparison, Decision, Verdict, decide
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,10 +210,10 @@ def rank_parts(parts: Mapping[str, pd.DataFrame], value: str, higher: bool, key:
                unverified: Sequence[str] = ()) -> Ranking:
     """The rule on each contender's countable rows (name -> rows, of one group of equals): by round where they were
     measured in rounds, else each iteration a round; at the cap the rows' run decided at (``CAP_COLUMN``, where
-    they agree on one)."""
+    they agree on one at or above the first look: below it the run looked at nothing, and the rows are open)."""
     rounds = per_round(parts, value)
     caps = {int(c) for p in parts.values() if CAP_COLUMN in p for c in pd.to_numeric(p[CAP_COLUMN], errors="coerce")
-            .dropna() if 1 <= c <= 10_000}
+            .dropna() if LOOKS[0] <= c <= 10_000}
     return rank_samples({n: p[value].astype("float64") for n, p in parts.items()}, higher, key, parts, unverified,
                         rounds, caps.pop() if len(caps) == 1 else CAP)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import pandas as pd
@@ -63,6 +63,8 @@ class Claim:
     factor: float = math.nan
     #: the seed's method, where it differs from this book's in a way that can move the answer
     method: str = ""
+    #: a few words naming it (a figure's label)
+    short: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,10 @@ class Checked:
     measured: str
     why: str
     run_id: str = ""
+    #: the seed's slower contender's time over its faster one's, here, with the interval (NaN: no pair decided)
+    ratio: float = math.nan
+    lo: float = math.nan
+    hi: float = math.nan
 
 
 _000 = "acquire-project zarr-writers-benchmark"
@@ -92,34 +98,36 @@ _004_SET = "a TTree over HTTP, 100 MB TTreeCache"
 #: the claims, in the seeds' order
 CLAIMS: tuple[Claim, ...] = (
     Claim("000", _000, "TensorStore writes 2.37 GB/s, zarr-python 2.02 GB/s: TensorStore 1.17x faster", _000_SET,
-          "writers", "write", "tensorstore", "zarr-python", 2.37 / 2.02, _000_METHOD),
+          "writers", "write", "tensorstore", "zarr-python", 2.37 / 2.02, _000_METHOD, short="write"),
     Claim("000", _000, "TensorStore appends 1.46 GB/s, zarr-python 0.74 GB/s: TensorStore 1.97x faster", _000_SET,
-          "writers", "append", "tensorstore", "zarr-python", 1.46 / 0.74, _000_METHOD),
+          "writers", "append", "tensorstore", "zarr-python", 1.46 / 0.74, _000_METHOD, short="append"),
     Claim("000", _000, "OME-Zarr (ome-zarr-py) writes 0.29 GB/s and cpp-zarr 0.19 GB/s, far below zarr-python",
-          _000_SET, "writers", "unmeasured", method=_000_METHOD),
+          _000_SET, "writers", "unmeasured", method=_000_METHOD, short="OME-Zarr"),
     Claim("001", _001, "wkw writes the sharded volume in 1.06 s, zarr-python in 13.18 s: 12.4x faster", _001_SET,
-          "writers", "sharded-write", "wkw", "zarr-python", 13.18 / 1.06, "one run, emulated Python (Rosetta 2)"),
+          "writers", "sharded-write", "wkw", "zarr-python", 13.18 / 1.06, "one run, emulated Python (Rosetta 2)",
+          short="sharded write"),
     Claim("001", _001, "a 32^3 cutout takes 2.9 ms from 32^3 inner chunks in shards, 183 ms from zarr-python's "
           "unsharded 512^3 chunks: 63x faster", _001_SET, "writers", "sharded-cutout", "sharded", "unsharded",
-          0.18277 / 0.00294, "one run, a warm page cache (no eviction)"),
+          0.18277 / 0.00294, "one run, a warm page cache (no eviction)", short="cutout"),
     Claim("001", _001, "sharding keeps the files down: 16 inodes in shards against 32,769 for 32^3 chunks", _001_SET,
-          "writers", "inodes", "sharded", "unsharded"),
+          "writers", "inodes", "sharded", "unsharded", short="inodes"),
     Claim("002", _002, "level 3 writes 1,845 MB/s at ratio 3.02 with 4 threads, VTK XML with zlib 105 MB/s at "
           "2.52: 17.6x faster", _002_SET, "compression", "zvtk-vtu", "zvtk", "vtu", 1845 / 105,
-          "reads from a warm page cache"),
+          "reads from a warm page cache", short="zvtk / VTK XML"),
     Claim("002", _002, "the gains flatten past 8 threads", _002_SET, "threads", "eight-threads",
-          method="a machine with more than 8 cores"),
+          method="a machine with more than 8 cores", short="threads"),
     Claim("003", _003, "zarrs-python writes 1.207 GB/s, TensorStore 0.888 GB/s: zarrs 1.36x faster", _003_SET,
-          "writers", "write", "zarrs", "tensorstore", 1.207 / 0.888, "random data: the codecs have nothing to do"),
+          "writers", "write", "zarrs", "tensorstore", 1.207 / 0.888,
+          "random data: the codecs have nothing to do", short="zarrs"),
     Claim("003", _003, "acquire-zarr writes 0.981 GB/s, TensorStore 0.888 GB/s: acquire-zarr 1.10x faster",
           _003_SET, "writers", "write", "acquire-zarr", "tensorstore", 0.981 / 0.888,
-          "random data; acquire-zarr's own fsync of every file counted like the others' writes"),
+          "random data; acquire-zarr's own fsync of every file counted like the others' writes", short="acquire-zarr"),
     Claim("004", _004, "with the 100 MB TTreeCache a read takes 152.9 s and 104 read calls, without one 3,945 s "
           "and 202,004 calls: 25.8x faster", _004_SET, "cache", "ttree-cache", "100 MB TTreeCache",
-          "no TTreeCache", 3945 / 152.9, "no network named (the link's latency unknown)"),
+          "no TTreeCache", 3945 / 152.9, "no network named (the link's latency unknown)", short="TTreeCache"),
     Claim("004", _004, "asynchronous prefetching brings 152.9 s down to 92.6 s: 1.65x faster", _004_SET, "cache",
           "async-prefetch", "async prefetching", "no async prefetching", 152.9 / 92.6,
-          "no network named (the link's latency unknown)"),
+          "no network named (the link's latency unknown)", short="prefetching"),
 )
 
 
@@ -137,20 +145,21 @@ def _pair_verdict(claim: Claim, r: Ranking, run_id: str) -> Checked:
         ratio, lo, hi = 1 / r_, (1 / hi_ if hi_ > 0 else math.nan), (1 / lo_ if lo_ > 0 else math.nan)
     said = (f"{claim.slower} {ratio_text(ratio, lo, hi)} than {claim.faster}, {d.stops} rounds"
             f"{f' (the seed: {claim.factor:.2f}x)' if math.isfinite(claim.factor) else ''}")
+    numbers = {"ratio": ratio, "lo": lo, "hi": hi}
     if d.verdict.named and d.best == claim.faster:
         size = ("; the seed's factor within the interval" if math.isfinite(claim.factor) and lo <= claim.factor <= hi
                 else "; the seed's factor outside the interval" if math.isfinite(claim.factor) else "")
-        return Checked(claim, Holds.HOLDS, said, f"{claim.faster} leads, as the seed found{size}", run_id)
+        return Checked(claim, Holds.HOLDS, said, f"{claim.faster} leads, as the seed found{size}", run_id, **numbers)
     if d.verdict.named:
-        return Checked(claim, Holds.DOES_NOT_HOLD, said, f"{claim.slower} leads here", run_id)
+        return Checked(claim, Holds.DOES_NOT_HOLD, said, f"{claim.slower} leads here", run_id, **numbers)
     if d.verdict is Verdict.EQUIVALENT:
-        return Checked(claim, Holds.DOES_NOT_HOLD, said, "the two are within 5% of each other here", run_id)
+        return Checked(claim, Holds.DOES_NOT_HOLD, said, "the two are within 5% of each other here", run_id, **numbers)
     if d.verdict is Verdict.TIE and math.isfinite(claim.factor) and math.isfinite(hi) and hi < claim.factor:
         return Checked(claim, Holds.DOES_NOT_HOLD, said, f"a tie here, at most {hi:.2f}x: the seed's "
-                       f"{claim.factor:.2f}x lies outside", run_id)
+                       f"{claim.factor:.2f}x lies outside", run_id, **numbers)
     if d.verdict is Verdict.TIE:
-        return Checked(claim, Holds.CANNOT, said, f"not told apart after {d.stops} rounds", run_id)
-    return Checked(claim, Holds.CANNOT, said, f"open after {d.stops} rounds: a later build goes on", run_id)
+        return Checked(claim, Holds.CANNOT, said, f"not told apart after {d.stops} rounds", run_id, **numbers)
+    return Checked(claim, Holds.CANNOT, said, f"open after {d.stops} rounds: a later build goes on", run_id, **numbers)
 
 
 def _decide_pair(claim: Claim, parts: Mapping[str, pd.DataFrame], value: str, higher: bool,
@@ -194,8 +203,14 @@ def _sweep(df: pd.DataFrame, operation: str) -> pd.DataFrame:
     return rows[(rows["test"] == "sharding") & (rows["operation"] == operation)]
 
 
+def _no_sweep(claim: Claim, run_id: str) -> Checked:
+    return Checked(claim, Holds.CANNOT, "", "no sharding sweep in this run (TESTS without \"sharding\")", run_id)
+
+
 def _sharded_write(claim: Claim, df: pd.DataFrame, run_id: str) -> Checked:
     rows = _sweep(df, "total")
+    if rows.empty:
+        return _no_sweep(claim, run_id)
     rows = rows[rows["layout"].astype(str).str.startswith("sharded")]
     if not rows.empty and claim.faster not in set(rows["backend"]):
         return Checked(claim, Holds.CANNOT, "", f"{claim.faster} is not in this run's sharding sweep (the quick "
@@ -221,9 +236,11 @@ def _layouts(rows: pd.DataFrame, writer: str) -> tuple[pd.DataFrame, pd.DataFram
 
 def _sharded_cutout(claim: Claim, df: pd.DataFrame, run_id: str) -> Checked:
     rows = _sweep(df, "read_region_cold")
+    if rows.empty:
+        return _no_sweep(claim, run_id)
     if "cutout_kind" in rows and (rows["cutout_kind"] == "aligned").any():
         rows = rows[rows["cutout_kind"] == "aligned"]  # the seed's cutout sat at the origin
-    writer = next((w for w in ("zarr-python", "tensorstore") if w in set(rows.get("backend", []))), None)
+    writer = next((w for w in ("zarr-python", "tensorstore") if w in set(rows["backend"])), None)
     if writer is None:
         return Checked(claim, Holds.CANNOT, "", "no sharding sweep of zarr-python or tensorstore in this run",
                        run_id)
@@ -232,15 +249,15 @@ def _sharded_cutout(claim: Claim, df: pd.DataFrame, run_id: str) -> Checked:
     checked = _decide_pair(claim, parts, "elapsed_s", False, run_id)
     if checked.measured:
         inner, shard = int(sharded["inner_chunk"].min()), int(sharded["shard_size"].max())
-        checked = Checked(claim, checked.holds, f"{writer}: {checked.measured}; {shard}^3 shards of {inner}^3 "
-                          f"chunks against {shard}^3 chunks", checked.why, run_id)
+        checked = replace(checked, measured=f"{writer}: {checked.measured}; {shard}^3 shards of {inner}^3 chunks "
+                          f"against {shard}^3 chunks")
     return checked
 
 
 def _inodes(claim: Claim, df: pd.DataFrame, run_id: str) -> Checked:
     rows = _sweep(df, "total")
     if rows.empty or "inodes" not in rows:
-        return Checked(claim, Holds.CANNOT, "", "no sharding sweep in this run", run_id)
+        return _no_sweep(claim, run_id)
     writer = next((w for w in ("zarr-python", "tensorstore") if w in set(rows["backend"])), None)
     if writer is None:
         return Checked(claim, Holds.CANNOT, "", "no sharding sweep of zarr-python or tensorstore", run_id)
@@ -275,7 +292,7 @@ def _zvtk_vtu(claim: Claim, df: pd.DataFrame, run_id: str) -> Checked:
     checked = _decide_pair(claim, {claim.faster: zvtk, claim.slower: vtu}, "gbps", True, run_id)
     if checked.measured and "compression_ratio" in write:
         ratios = f"; ratio {zvtk['compression_ratio'].median():.2f} against {vtu['compression_ratio'].median():.2f}"
-        checked = Checked(claim, checked.holds, checked.measured + ratios, checked.why, run_id)
+        checked = replace(checked, measured=checked.measured + ratios)
     return checked
 
 

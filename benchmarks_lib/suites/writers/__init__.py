@@ -106,7 +106,7 @@ PROFILES = {
         "append_frames": 16, "append_step": 8,
         "read_dims": "z:128:64,y:512:64,x:512:64", "cutout": [32, 64], "cutout_positions": 8,
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
-        "sharding_backends": QUICK_SHARDING, "seed": 0, "warmups": 1, "pool_mib": 32,
+        "sharding_writers": QUICK_SHARDING, "seed": 0, "warmups": 1, "pool_mib": 32,
     },
     # standard: every writer; 64^3 inner chunks (110 s of 452 s on 2026-11-26) are the seed's, or ``inner_chunks``
     "standard": {
@@ -115,7 +115,7 @@ PROFILES = {
         "append_frames": 64, "append_step": 32,
         "read_dims": "z:128:64,y:512:64,x:512:64", "cutout": [32, 64], "cutout_positions": 8,
         "shard_datasets": ["labels"], "shard_volume": 256, "shard": 128, "inner_chunks": [32],
-        "sharding_backends": None, "seed": 0, "warmups": 1, "pool_mib": 512,
+        "sharding_writers": None, "seed": 0, "warmups": 1, "pool_mib": 512,
     },
     "seed": {
         "backends": ["all"], "tests": list(TESTS), "dataset": "em_like", "codec": LZ4_FAMILY,
@@ -123,7 +123,7 @@ PROFILES = {
         "append_frames": 24000, "append_step": 64,
         "read_dims": "z:1024:512,y:1024:512,x:1024:512", "cutout": 32, "cutout_positions": 8,
         "shard_datasets": ["em_like", "labels"], "shard_volume": 1024, "shard": 512, "inner_chunks": [32, 64, 128],
-        "sharding_backends": None, "seed": 0, "warmups": 1, "pool_mib": 512,
+        "sharding_writers": None, "seed": 0, "warmups": 1, "pool_mib": 512,
     },
 }
 
@@ -160,8 +160,8 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     seed = parse_count(params["seed"], "seed", minimum=0, maximum=2**32 - 1)
     named = parse_names(params["backends"], "backends")
     backends = expand_backends(named)
-    sharded = params.get("sharding_backends")
-    sharded = None if sharded is None else set(expand_backends(parse_names(sharded, "sharding_backends")))
+    sharded = params.get("sharding_writers")
+    sharded = None if sharded is None else set(expand_backends(parse_names(sharded, "sharding_writers")))
     if source is not None:  # a person's own data: the crops the dims measure, in the tests that measure them
         dims, read_dims = fit_crops(source, named, dims=(dims, bool({"write", "append"} & set(tests))),
                                     read_dims=(read_dims, "read" in tests))
