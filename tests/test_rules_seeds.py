@@ -89,3 +89,18 @@ def test_a_real_writers_run_checks_the_writers_claims_and_the_page_escapes_them(
     assert chapter.conclusion(found).startswith(f"**{sum(c.holds is Holds.HOLDS for c in found)} of {len(CLAIMS)}")
     hostile = check_claims({"writers": (_writes(1.5), "<b>r</b>|x")})
     assert "<b>" not in chapter.methods_list(hostile) and "\\|x" in chapter.methods_list(hostile)
+
+
+def test_the_seed_profile_checks_the_claims_at_the_seeds_own_sizes_and_says_which_are_scaled():
+    """Before measuring, the book says which claims its runs measure at the seeds' own sizes: the seed profile's
+    writers, compression, threads and cache runs hold seeds 000, 001, 002 and 004 at theirs; 003's shape and random
+    data, and the libraries the book does not measure, never are; quick scales every one and says how."""
+    from benchmarks_lib.rules.seeds import sizes_lines
+    from benchmarks_lib.run.runner import resolve_params
+
+    seed = sizes_lines("seed", lambda suite: resolve_params(suite, {}, "seed"))
+    assert seed[0].startswith("seeds: 9 of 12 claims checked at the seeds' own sizes on the seed profile"), seed
+    assert sorted(line.split(":")[0].strip() for line in seed[1:]) == ["000 OME-Zarr", "003 acquire-zarr", "003 zarrs"]
+    quick = sizes_lines("quick", lambda suite: resolve_params(suite, {}, "quick"))
+    assert quick[0].startswith("seeds: 0 of 12") and len(quick) == 1 + len(CLAIMS)
+    assert "  001 cutout: scaled: shard_volume 256 (the seed's 1024); shard 128 (the seed's 512)" in quick

@@ -531,6 +531,13 @@ def build_book(
     measuring = [n for n in names if execute and suites[n] is not None and n not in recorded]
     for line in plan_lines(measuring, suites, shares, profile, results):
         print(line, file=sys.stderr, flush=True)
+    if execute and "seeds" in names and measuring:  # what the seeds chapter will check, at which sizes
+        from benchmarks_lib.rules.seeds import sizes_lines
+        from benchmarks_lib.run.runner import resolve_params
+
+        said = sizes_lines(profile, lambda suite: resolve_params(suite, {}, profile))
+        for line in said if profile == "seed" else said[:1]:  # each claim's sizes where the seeds' own are the aim
+            print(f"  {line}", file=sys.stderr, flush=True)
     # the reference run committed with the book, set beside this machine's (none where the book is drawn from it)
     reference = root / REFERENCE.name
     reference = reference if reference.is_dir() and reference.resolve() != results.resolve() else None

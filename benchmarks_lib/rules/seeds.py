@@ -65,6 +65,16 @@ class Claim:
     method: str = ""
     #: a few words naming it (a figure's label)
     short: str = ""
+    #: the suite's parameters at which its run measures the seed's own configuration (empty: no profile does)
+    own: tuple[tuple[str, object], ...] = ()
+
+    def at(self, params: Mapping[str, object]) -> str:
+        """Whether a run with ``params`` (the suite's, resolved for a profile) checks this claim at the seed's own
+        sizes: '' where it does, else what differs (``scaled: dims t:32,... (the seed's t:64,...)``)."""
+        if not self.own:
+            return "never at the seed's own configuration (no profile measures it)"
+        differ = [f"{k} {params.get(k)!s} (the seed's {v!s})" for k, v in self.own if params.get(k) != v]
+        return f"scaled: {'; '.join(differ)}" if differ else ""
 
 
 @dataclass(frozen=True)
@@ -86,48 +96,54 @@ class Checked:
 _000 = "acquire-project zarr-writers-benchmark"
 _000_SET = "uint8 [64m, 1080, 1920] frames, blosc-lz4 level 1; i7-11700K, NVMe"
 _000_METHOD = "times the write call only: no fsync, and acquire-zarr's flush not waited for"
+_000_OWN = (("dataset", "em_like"), ("dims", "t:64,y:1080:540,x:1920"))
 _001 = "zarrita / wkw / zarr-python"
 _001_SET = "1024^3 EM data, 512^3 shards with 32^3 inner chunks; M1 Pro under Rosetta 2, one run"
+_001_OWN = (("shard_volume", 1024), ("shard", 512))
 _002 = "zvtk"
 _002_SET = "a 500 MB tetrahedral mesh, 5 runs"
 _003 = "ome-writers"
 _003_SET = "(20, 1024, 1024) uint16 random data, (1, 256, 256) chunks"
+_003_OWN = (("dataset", "random"), ("dims", "t:20,y:1024:256,x:1024:256"))
 _004 = "ROOT prefetching"
 _004_SET = "a TTree over HTTP, 100 MB TTreeCache"
+_004_OWN = (("entries", 10_000), ("branches", 2000))
 
 #: the claims, in the seeds' order
 CLAIMS: tuple[Claim, ...] = (
     Claim("000", _000, "TensorStore writes 2.37 GB/s, zarr-python 2.02 GB/s: TensorStore 1.17x faster", _000_SET,
-          "writers", "write", "tensorstore", "zarr-python", 2.37 / 2.02, _000_METHOD, short="write"),
+          "writers", "write", "tensorstore", "zarr-python", 2.37 / 2.02, _000_METHOD, short="write", own=_000_OWN),
     Claim("000", _000, "TensorStore appends 1.46 GB/s, zarr-python 0.74 GB/s: TensorStore 1.97x faster", _000_SET,
-          "writers", "append", "tensorstore", "zarr-python", 1.46 / 0.74, _000_METHOD, short="append"),
+          "writers", "append", "tensorstore", "zarr-python", 1.46 / 0.74, _000_METHOD, short="append", own=_000_OWN),
     Claim("000", _000, "OME-Zarr (ome-zarr-py) writes 0.29 GB/s and cpp-zarr 0.19 GB/s, far below zarr-python",
           _000_SET, "writers", "unmeasured", method=_000_METHOD, short="OME-Zarr"),
     Claim("001", _001, "wkw writes the sharded volume in 1.06 s, zarr-python in 13.18 s: 12.4x faster", _001_SET,
           "writers", "sharded-write", "wkw", "zarr-python", 13.18 / 1.06, "one run, emulated Python (Rosetta 2)",
-          short="sharded write"),
+          short="sharded write", own=_001_OWN),
     Claim("001", _001, "a 32^3 cutout takes 2.9 ms from 32^3 inner chunks in shards, 183 ms from zarr-python's "
           "unsharded 512^3 chunks: 63x faster", _001_SET, "writers", "sharded-cutout", "sharded", "unsharded",
-          0.18277 / 0.00294, "one run, a warm page cache (no eviction)", short="cutout"),
+          0.18277 / 0.00294, "one run, a warm page cache (no eviction)", short="cutout", own=_001_OWN),
     Claim("001", _001, "sharding keeps the files down: 16 inodes in shards against 32,769 for 32^3 chunks", _001_SET,
-          "writers", "inodes", "sharded", "unsharded", short="inodes"),
+          "writers", "inodes", "sharded", "unsharded", short="inodes", own=_001_OWN),
     Claim("002", _002, "level 3 writes 1,845 MB/s at ratio 3.02 with 4 threads, VTK XML with zlib 105 MB/s at "
           "2.52: 17.6x faster", _002_SET, "compression", "zvtk-vtu", "zvtk", "vtu", 1845 / 105,
-          "reads from a warm page cache", short="zvtk / VTK XML"),
+          "reads from a warm page cache", short="zvtk / VTK XML", own=(("mesh_n", 127),)),
     Claim("002", _002, "the gains flatten past 8 threads", _002_SET, "threads", "eight-threads",
-          method="a machine with more than 8 cores", short="threads"),
+          method="a machine with more than 8 cores", short="threads", own=(("mesh_n", 342),)),
     Claim("003", _003, "zarrs-python writes 1.207 GB/s, TensorStore 0.888 GB/s: zarrs 1.36x faster", _003_SET,
           "writers", "write", "zarrs", "tensorstore", 1.207 / 0.888,
-          "random data: the codecs have nothing to do", short="zarrs"),
+          "random data: the codecs have nothing to do", short="zarrs", own=_003_OWN),
     Claim("003", _003, "acquire-zarr writes 0.981 GB/s, TensorStore 0.888 GB/s: acquire-zarr 1.10x faster",
           _003_SET, "writers", "write", "acquire-zarr", "tensorstore", 0.981 / 0.888,
-          "random data; acquire-zarr's own fsync of every file counted like the others' writes", short="acquire-zarr"),
+          "random data; acquire-zarr's own fsync of every file counted like the others' writes", short="acquire-zarr",
+          own=_003_OWN),
     Claim("004", _004, "with the 100 MB TTreeCache a read takes 152.9 s and 104 read calls, without one 3,945 s "
           "and 202,004 calls: 25.8x faster", _004_SET, "cache", "ttree-cache", "100 MB TTreeCache",
-          "no TTreeCache", 3945 / 152.9, "no network named (the link's latency unknown)", short="TTreeCache"),
+          "no TTreeCache", 3945 / 152.9, "no network named (the link's latency unknown)", short="TTreeCache",
+          own=_004_OWN),
     Claim("004", _004, "asynchronous prefetching brings 152.9 s down to 92.6 s: 1.65x faster", _004_SET, "cache",
           "async-prefetch", "async prefetching", "no async prefetching", 152.9 / 92.6,
-          "no network named (the link's latency unknown)", short="prefetching"),
+          "no network named (the link's latency unknown)", short="prefetching", own=_004_OWN),
 )
 
 
@@ -355,4 +371,16 @@ def check_claims(runs: Mapping[str, tuple[pd.DataFrame, str]]) -> list[Checked]:
     return out
 
 
-__all__ = ["CHECKS", "CLAIMS", "Checked", "Claim", "Holds", "check_claims"]
+def sizes_lines(profile: str, params: Callable[[str], Mapping[str, object]]) -> list[str]:
+    """What the seeds chapter checks at ``profile``, said before measuring: which claims its runs measure at the
+    seeds' own sizes and which scaled (``params``: a suite's resolved parameters at the profile)."""
+    resolved = {suite: params(suite) for suite in dict.fromkeys(c.suite for c in CLAIMS)}
+    said = [(c, c.at(resolved[c.suite])) for c in CLAIMS]
+    own = [c for c, at in said if not at]
+    head = (f"seeds: {len(own)} of {len(CLAIMS)} claims checked at the seeds' own sizes on the {profile} profile"
+            + (" (where this machine's disk and memory hold them: each chapter's scratch above)" if own else
+               " (make book PROFILE=seed checks them at their own)"))
+    return [head, *(f"  {c.seed} {c.short}: {at}" for c, at in said if at)]
+
+
+__all__ = ["CHECKS", "CLAIMS", "Checked", "Claim", "Holds", "check_claims", "sizes_lines"]

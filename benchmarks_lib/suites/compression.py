@@ -338,7 +338,7 @@ SUITE = Suite(
     **sized_by(case_nbytes),
     label_keys=("dataset", "codec", "level", "threads"),
     case_keys=("dataset", "codec", "level", "threads", "nbytes"),
-    time_budget_s={"quick": 38, "standard": 315},
+    time_budget_s={"quick": 31, "standard": 315},
     smoke={"mesh_n": 8, "levels": [1, 3], "vtu_compressors": ["zlib"], "datasets": ["em_like", "labels"],
            "dims": "z:4:4,y:32:16,x:32:16", "codecs": ["zstd:1", "blosc-lz4:5:shuffle"], "iterations": 1,
            "warmups": 0},

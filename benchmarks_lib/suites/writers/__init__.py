@@ -482,7 +482,7 @@ SUITE = Suite(
     case_keys=("test", "dataset", "codec", "nbytes", "multiplier", "layout", "inner_chunk", "shard_size", "cutout_kind",
                "fsync_included", "environment"),
     iteration_parts=("frame", "step"),
-    time_budget_s={"quick": 72, "standard": 345},
+    time_budget_s={"quick": 62, "standard": 345},
     # the sharding sweep of the writers other than the two most used sharded engines: the dearest cases of a round
     optional=lambda case: case.params["test"] == "sharding" and case.backend not in ("zarr-python", "tensorstore"),
     reuse_worker=True,
