@@ -5,6 +5,7 @@ measured round."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -334,3 +335,19 @@ def test_a_case_that_left_a_question_is_not_its_cost_and_says_when_it_left(tmp_p
                                   why="decided at round 12")
     assert ex._answered(h5_read, 20) and not ex._answered(raw_read, 20)
     assert ex._why(h5_read) == "decided at round 12; out at round 8"
+
+
+def test_below_the_first_look_a_run_may_go_half_its_budget_past_it(tmp_path):
+    """A question left below its first look has measured nothing a reader can use: a run slower than its plan goes
+    up to ``FIRST_LOOK_GRACE`` of its budget past it to bring its questions there; from the first look on, the
+    budget is the budget; without one, there is no deadline."""
+    from benchmarks_lib.run.rounds import FIRST_LOOK_GRACE, RoundsExecutor
+
+    ex = RoundsExecutor(tmp_path, timeline=None, seed=1, budget_s=60.0)
+    assert FIRST_LOOK_GRACE == 0.5
+    for done, until in ((0, 190.0), (7, 190.0), (8, 160.0), (12, 160.0)):
+        ex.rounds_done = done
+        assert ex._until(100.0, cap=20) == until, done
+    ex.rounds_done = 4
+    assert ex._until(100.0, cap=4) == 160.0  # a cap below the first look: the budget is the budget
+    assert RoundsExecutor(tmp_path, timeline=None, seed=1)._until(100.0, cap=20) == math.inf

@@ -19,7 +19,10 @@ until each question is answered, its cap is reached or the reader's time budget 
   or when the budget is spent; a case
   in no question (a sweep drawn as a figure) at ``UNASKED_ROUNDS``, the fewest that give its median a 95% interval.
   Below the first look (a cap under 8) the rounds are a fixed count.
-- The budget: a round is started only when the last round's time still fits before the deadline.
+- The budget: a round is started only when its expected time still fits before the deadline. Below the first look
+  the deadline is ``FIRST_LOOK_GRACE`` of the budget later: a question left below its first look has measured
+  nothing a reader can use, so a run a little slower than its plan (a busier machine) goes past its budget by up to
+  half of it to bring its questions there, rather than leave them out; the book's later chapters get what is left.
 - A worker that dies (a crash in a native library) takes its open cases with it: the case that crashed gets an error
   row and ends; the others are opened again in a fresh worker and go on in the next round.
 """
@@ -54,6 +57,8 @@ NOT_CONTENDERS = ("raw", "ceiling")
 #: the rounds of a case that answers no question (a sweep drawn as a figure): the fewest that give its median a 95%
 #: interval (``stats.median_ci``: 2 x 0.5^6 < 5%); a baseline (``NOT_CONTENDERS``) measures to the first look
 UNASKED_ROUNDS = 6
+#: below the first look a run may go this share of its budget past it (see the module's docstring)
+FIRST_LOOK_GRACE = 0.5
 
 
 def round_seed(run_id: str) -> int:
@@ -281,6 +286,10 @@ class RoundsExecutor(Executor):
         spent: dict[str, dict[str, float]] = {}
         t_start = time.perf_counter()
         deadline = t_start + self.budget_s if self.budget_s is not None else math.inf
+
+        def until() -> float:
+            return self._until(t_start, cap)
+
         by_id = {c.case_id: c for c in cases}
         self._baselines |= {c.case_id for c in cases if c.backend in NOT_CONTENDERS}
         carried = self._carry(cases, job_base["run_columns"])
@@ -358,7 +367,7 @@ class RoundsExecutor(Executor):
                 # from round 2: a case's first round pays once for what its later rounds do not (a write's
                 # read-back whole, where later ones compare digests: ``suites.kit.verification``)
                 if self.rounds_done >= 2 and (self.rounds_done < cap) and deadline < math.inf:
-                    for case_id, why in self._plan(deadline - time.perf_counter(), cap, by_id):
+                    for case_id, why in self._plan(until() - time.perf_counter(), cap, by_id):
                         yield finish(by_id[case_id], 0, "", why)
                 if self.rounds_done >= cap:
                     if cap < self.looks[0]:
@@ -370,7 +379,7 @@ class RoundsExecutor(Executor):
                     break
                 # the next round: its open cases' last steps (the planner may have closed some since)
                 next_s = sum(self._cost(c) for c in self._state) if self._steps else round_s
-                if time.perf_counter() + next_s > deadline:
+                if time.perf_counter() + next_s > until():
                     self.stopped = f"this build's time ended at round {self.rounds_done}"
                     self._close_all(self.stopped + ("" if self.rounds_done >= self.looks[0]
                                                     else f", below the first look at {self.looks[0]}"),
@@ -431,6 +440,14 @@ class RoundsExecutor(Executor):
         self.rounds_done = self.prior.rounds
         self._look(self.rounds_done)
         return carried
+
+    def _until(self, t_start: float, cap: int) -> float:
+        """The time by which the next round must end: the budget's end, ``FIRST_LOOK_GRACE`` of it later while the
+        run is below its first look (never without a budget)."""
+        if self.budget_s is None:
+            return math.inf
+        below = self.rounds_done < min(self.looks[0], cap)
+        return t_start + self.budget_s * (1 + (FIRST_LOOK_GRACE if below else 0.0))
 
     def _cost(self, case_id: str) -> float:
         """What a round of ``case_id`` costs: the mean of its rounds after its first (which pays once for a write's
@@ -531,4 +548,5 @@ class RoundsExecutor(Executor):
                 "questions": [q.record() for q in self.questions.values()]}
 
 
-__all__ = ["NOT_CONTENDERS", "UNASKED_ROUNDS", "Asked", "RoundDone", "RoundsExecutor", "question_rows", "round_seed"]
+__all__ = ["FIRST_LOOK_GRACE", "NOT_CONTENDERS", "UNASKED_ROUNDS", "Asked", "RoundDone", "RoundsExecutor",
+           "question_rows", "round_seed"]
