@@ -279,7 +279,7 @@ def _findings(df: pd.DataFrame) -> str:
         return "No successful measurements to compare."
     table = amdahl_table(df)
     cores = cores_of(df)
-    lines = [f"- Measured on **{cores} usable cores**; threads above that are oversubscribed and left out of the "
+    lines = [f"- Measured on **{cores} usable cores**; threads above that are oversubscribed and not in the "
              "Amdahl fit." if cores else "- The core count was not recorded."]
     unfitted = table[table["serial fraction"].isna()]
     if len(unfitted):

@@ -131,7 +131,7 @@ def problems(df: pd.DataFrame) -> str:
     if not measured.any():
         return text
     points = len(df[measured].groupby(["dataset", "codec"]))
-    return (text + f"\n\nThe {points} in-memory points of \"Real data beside synthetic\" are left out of these "
+    return (text + f"\n\nThe {points} in-memory points of \"Real data beside synthetic\" are not in these "
             "checks: they last a few milliseconds each, and that section shows their speeds without ranking them.")
 
 
