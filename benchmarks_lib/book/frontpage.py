@@ -279,7 +279,7 @@ def comparison(mine: pd.DataFrame, ref: pd.DataFrame, suite: str, more_link: str
         sa, sb = _side(ga, q, ceil_mine, "its"), _side(gb, q, ceil_ref, "its")
         caveat = [f"this machine: {'; '.join(sa.caveats)}" if sa.caveats else "",
                   f"reference: {'; '.join(sb.caveats)}" if sb.caveats else "",
-                  f"{len(dropped)} contender(s) measured by one run only, left out" if dropped else ""]
+                  f"{len(dropped)} contender(s) measured by one run only, not compared" if dropped else ""]
         rows_out.append(f"| {_describe(group, q)} ({count} contender{'s' if count > 1 else ''}) | {_value(sa, q)} | "
                         f"{_value(sb, q)} | this: {md(_interval(sa, q))}; reference: {md(_interval(sb, q))} | "
                         f"{md('. '.join(c for c in caveat if c)) or '-'} |")
