@@ -168,17 +168,9 @@ class BudgetShares:
 def newest_run(results: Path, suite: str, profile: str) -> tuple[Path, dict] | None:
     """This machine's newest finished run of ``suite`` on ``profile`` and its ``run.json`` (None: none)."""
     from benchmarks_lib.base.environment import machine_name
-    from benchmarks_lib.records.store import read_run_json, run_dirs, run_is_finished
+    from benchmarks_lib.records.store import newest_run as newest
 
-    here = machine_name()
-    for run in (r for r in run_dirs(results) if r.parent.name == here):  # newest first
-        try:
-            meta = read_run_json(run / "run.json")
-        except Exception:  # a damaged run.json is a run never continued: not one to speak of
-            continue
-        if meta.get("suite") == suite and meta.get("profile") == profile and run_is_finished(meta):
-            return run, meta
-    return None
+    return newest(results, suite, profile, machine_name())
 
 
 def _undecided(questions: list) -> list[dict]:

@@ -16,7 +16,7 @@ from benchmarks_lib.base.environment import machine_name
 from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.paths import RESULTS_DIR
 from benchmarks_lib.chapters.chapter import Chapter
-from benchmarks_lib.records.store import load_run, read_run_json, run_dirs, run_is_finished
+from benchmarks_lib.records.store import load_run, newest_run
 from benchmarks_lib.rules.seeds import CLAIMS, Checked, Holds, check_claims
 
 #: the suites whose runs the claims are checked against
@@ -26,21 +26,13 @@ SUITES = tuple(dict.fromkeys(c.suite for c in CLAIMS))
 def runs_here(results_dir: str | Path | None = None) -> dict[str, tuple[pd.DataFrame, str]]:
     """Per suite of the claims, the newest finished run under ``results_dir`` (None: the repository's results/):
     this machine's where it has one, else any machine's; its rows and run id."""
-    here = machine_name()
-    found: dict[str, tuple[Path, bool]] = {}
-    for run in run_dirs(Path(results_dir) if results_dir else RESULTS_DIR):  # newest first
-        try:
-            meta = read_run_json(run / "run.json")
-        except Exception:  # a damaged run.json is no run to read
-            continue
-        suite = meta.get("suite")
-        mine = run.parent.name == here
-        if suite in SUITES and run_is_finished(meta) and (suite not in found or (mine and not found[suite][1])):
-            found[suite] = (run, mine)
+    results = Path(results_dir) if results_dir else RESULTS_DIR
     out = {}
-    for suite, (run, _) in found.items():
-        df, meta = load_run(run)
-        out[suite] = (df, str(meta.get("run_id") or run.name))
+    for suite in SUITES:
+        found = newest_run(results, suite, machine=machine_name()) or newest_run(results, suite)
+        if found is not None:
+            df, meta = load_run(found[0])
+            out[suite] = (df, str(meta.get("run_id") or found[0].name))
     return out
 
 

@@ -322,6 +322,22 @@ def run_dirs(results_dir: str | Path) -> list[Path]:
     return [run for _, run in sorted(runs, key=lambda r: r[0], reverse=True)]
 
 
+def newest_run(results_dir: str | Path, suite: str, profile: str | None = None,
+               machine: str | None = None) -> tuple[Path, dict] | None:
+    """The newest finished run of ``suite`` under ``results_dir`` (of ``profile`` and from ``machine``'s folder
+    where given) and its ``run.json``; None where there is none. A damaged run.json is passed over."""
+    for run in run_dirs(results_dir):  # newest first
+        if machine is not None and run.parent.name != machine:
+            continue
+        try:
+            meta = read_run_json(run / "run.json")
+        except Exception:  # a damaged run.json is no run to read
+            continue
+        if meta.get("suite") == suite and run_is_finished(meta) and profile in (None, meta.get("profile")):
+            return run, meta
+    return None
+
+
 def find_run(results_dir: str | Path, run: str) -> Path:
     """A run given by path, by ``machine/run-id`` or by run id alone."""
     p = Path(run)
