@@ -205,6 +205,12 @@ def test_the_front_page_opens_with_the_verdict_box_and_links_every_chapter(tmp_p
     measuring = [c.notebook for c in CHAPTERS if c.suite and c.suite not in boxed]
     assert page.count("Not measured in this build") == len(measuring)  # chapters without a line in the box
     assert "This chapter measures nothing" in page  # the compare chapter: no run of its own, still linked
+    # each answer a seed's claim tests links to the claims, with the claim's verdict here
+    seeds = [line for line in page.splitlines() if line.startswith("- [") and "(seeds.ipynb#the-claims)" in line]
+    assert [line[3:line.index("]")] for line in seeds] == ["Write", "Append", "Codec", "Threads",
+                                                           "Sharding for cutouts", "Cache for remote reads"]
+    assert seeds[0].startswith("- [Write](seeds.ipynb#the-claims) tests seed 000's \"tensorstore 1.17x faster than "
+                               "zarr-python\": **cannot be tested here**; seed 000's \"OME-Zarr")
     empty = write_answers_page(ROOT, tmp_path / "none", tmp_path, {}).read_text()
     assert "No run was found" in empty and "`make book`" in empty
 

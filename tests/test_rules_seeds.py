@@ -45,6 +45,26 @@ def test_a_pair_claim_gets_the_verdict_its_decision_says(factor, holds):
     assert "(the seed: 1.17x)" in checked.measured and checked.run_id == "r1"
 
 
+@pytest.mark.parametrize(("calls", "said"), [
+    (1.5, "; the same verdict as this book's: timing the create, finalize and fsync with the write does not change it"),
+    (1 / 1.5, "; not this book's verdict (holds): timing the create, finalize and fsync with the write explains the "
+              "difference")])
+def test_the_seeds_own_way_is_decided_on_the_same_rounds_and_says_what_explains_a_difference(calls, said):
+    """Seed 000 timed the write call alone: the run's rows time each phase, so the claim is decided that way too,
+    on the same rounds, beside this book's whole write; where the verdicts differ, the part of the write the seed
+    did not time explains it."""
+    whole = _writes(1.5)
+    call = _writes(calls, seed=1).assign(operation="write")
+    (checked,) = [c for c in check_claims({"writers": (pd.concat([whole, call]), "r1")}) if c.claim is WRITE]
+    assert checked.holds is Holds.HOLDS
+    verdict = "holds" if calls > 1 else "does not hold"
+    assert checked.seed_way.startswith("the seed's way (the write call alone): zarr-python ")
+    assert checked.seed_way.endswith(f" rounds (the seed: 1.17x): **{verdict}**{said}"), checked.seed_way
+    assert "Measured here the seed's way" in chapter.methods_list([checked])
+    (other,) = [c for c in check_claims({"writers": (whole, "r1")}) if c.claim is WRITE]
+    assert other.seed_way == ""  # no phase rows: nothing to decide the seed's way
+
+
 def test_a_pair_below_the_first_look_cannot_be_tested_yet():
     (checked,) = [c for c in check_claims({"writers": (_writes(1.5, rounds=5), "r1")}) if c.claim is WRITE]
     assert checked.holds is Holds.CANNOT and checked.why == "open after 5 rounds: a later build goes on"
@@ -80,6 +100,8 @@ def test_a_real_writers_run_checks_the_writers_claims_and_the_page_escapes_them(
     # the cutouts and the write are decided by the rule (a verdict either way, on 8 rounds)
     for key in ("sharded-cutout", "write"):
         assert "8 rounds" in checked[key].measured, checked[key]
+    # and the write the seed's way too: its write call alone, on the same rounds
+    assert checked["write"].seed_way.startswith("the seed's way (the write call alone): "), checked["write"]
     assert checked["sharded-write"].holds is Holds.CANNOT and "wkw" in checked["sharded-write"].why
     # the chapter reads the newest runs of its suites and escapes what they hold
     found = chapter.check(writers_run)

@@ -63,6 +63,27 @@ def conclusion(checked: list[Checked]) -> str:
         "compares the seed's two contenders on this machine, round by round, by the book's one rule."
 
 
+#: the section of the chapter holding every claim's row (its heading in ``notebooks/seeds.ipynb``)
+CLAIMS_SECTION = "The claims"
+
+
+def answer_lines(checked: list[Checked], answers: list) -> list[str]:
+    """Per front-page answer (``answers``: ``rules.answers.Answer``, in the box's order) that a seed's claim
+    tests, one Markdown list line linking to the claims: ``- **Write** tests seed 000's "tensorstore 1.17x faster
+    than zarr-python": **holds** here; ...``. Nothing for an answer no claim tests."""
+    from benchmarks_lib.book.frontpage import anchor
+
+    link = f"seeds.ipynb#{anchor(CLAIMS_SECTION)}"
+    lines = []
+    for a in answers:
+        tested = [c for c in checked if c.claim.answer == a.question.key]
+        if tested:
+            said = "; ".join(f"seed {md(c.claim.seed)}'s \"{md(c.claim.headline)}\": **{md(str(c.holds))}**"
+                             for c in tested)
+            lines.append(f"- [{md(a.question.label)}]({link}) tests {said}")
+    return lines
+
+
 def claims_table(checked: list[Checked]) -> str:
     """One row per claim: the seed, its claim as stated, what this machine measured, the verdict and why
     (Markdown; every string escaped)."""
@@ -115,7 +136,9 @@ def methods_list(checked: list[Checked]) -> str:
     for c in checked:
         method = f"; its method: {md(c.claim.method)}" if c.claim.method else ""
         run = f" (checked on run {md(c.run_id)})" if c.run_id else ""
-        lines.append(f"- **{md(c.claim.seed)}**, {md(c.claim.claim)}: {md(c.claim.setting)}{method}{run}.")
+        # seed_way: made of claim constants, numbers and a verdict's own Markdown (no record string)
+        way = f" Measured here {c.seed_way}." if c.seed_way else ""
+        lines.append(f"- **{md(c.claim.seed)}**, {md(c.claim.claim)}: {md(c.claim.setting)}{method}{run}.{way}")
     return "\n".join(lines)
 
 
@@ -124,5 +147,5 @@ CHAPTER = Chapter("seeds", title="The seeds, checked here", order=87,
                   "made from against this machine's runs, with its verdict (holds, does not hold, cannot be tested "
                   "here) and why.")
 
-__all__ = ["CHAPTER", "SUITES", "check", "claims_figure", "claims_table", "conclusion", "counts_line", "methods_list",
-           "runs_here"]
+__all__ = ["CHAPTER", "CLAIMS_SECTION", "SUITES", "answer_lines", "check", "claims_figure", "claims_table",
+           "conclusion", "counts_line", "methods_list", "runs_here"]

@@ -67,6 +67,19 @@ class Claim:
     short: str = ""
     #: the suite's parameters at which its run measures the seed's own configuration (empty: no profile does)
     own: tuple[tuple[str, object], ...] = ()
+    #: the front page's question whose answer this claim tests (``rules.answers.QUESTIONS``' key; '' for none)
+    answer: str = ""
+    #: the phase of a write the seed timed, where it timed less than the whole write (``write``: the write call
+    #: alone, without create, finalize and fsync); '' where it timed what this book does
+    timed: str = ""
+
+    @property
+    def headline(self) -> str:
+        """The claim in a few words: its ordering and the seed's factor (``tensorstore 1.17x faster than
+        zarr-python``, ``zvtk 17.6x faster than vtu``), or the claim as stated where it is no pair with a factor."""
+        if self.faster and self.slower and math.isfinite(self.factor):
+            return f"{self.faster} {self.factor:.3g}x faster than {self.slower}"
+        return self.claim
 
     def at(self, params: Mapping[str, object]) -> str:
         """Whether a run with ``params`` (the suite's, resolved for a profile) checks this claim at the seed's own
@@ -91,6 +104,9 @@ class Checked:
     ratio: float = math.nan
     lo: float = math.nan
     hi: float = math.nan
+    #: the claim decided on the same run's rows the way its seed measured it, where that differs from this book's
+    #: way and the rows allow it, with whether the verdict changes ('' otherwise)
+    seed_way: str = ""
 
 
 _000 = "acquire-project zarr-writers-benchmark"
@@ -112,38 +128,41 @@ _004_OWN = (("entries", 10_000), ("branches", 2000))
 #: the claims, in the seeds' order
 CLAIMS: tuple[Claim, ...] = (
     Claim("000", _000, "TensorStore writes 2.37 GB/s, zarr-python 2.02 GB/s: TensorStore 1.17x faster", _000_SET,
-          "writers", "write", "tensorstore", "zarr-python", 2.37 / 2.02, _000_METHOD, short="write", own=_000_OWN),
+          "writers", "write", "tensorstore", "zarr-python", 2.37 / 2.02, _000_METHOD, short="write", own=_000_OWN,
+          answer="write", timed="write"),
     Claim("000", _000, "TensorStore appends 1.46 GB/s, zarr-python 0.74 GB/s: TensorStore 1.97x faster", _000_SET,
-          "writers", "append", "tensorstore", "zarr-python", 1.46 / 0.74, _000_METHOD, short="append", own=_000_OWN),
+          "writers", "append", "tensorstore", "zarr-python", 1.46 / 0.74, _000_METHOD, short="append", own=_000_OWN,
+          answer="append"),
     Claim("000", _000, "OME-Zarr (ome-zarr-py) writes 0.29 GB/s and cpp-zarr 0.19 GB/s, far below zarr-python",
-          _000_SET, "writers", "unmeasured", method=_000_METHOD, short="OME-Zarr"),
+          _000_SET, "writers", "unmeasured", method=_000_METHOD, short="OME-Zarr", answer="write"),
     Claim("001", _001, "wkw writes the sharded volume in 1.06 s, zarr-python in 13.18 s: 12.4x faster", _001_SET,
           "writers", "sharded-write", "wkw", "zarr-python", 13.18 / 1.06, "one run, emulated Python (Rosetta 2)",
-          short="sharded write", own=_001_OWN),
+          short="sharded write", own=_001_OWN, answer="sharding"),
     Claim("001", _001, "a 32^3 cutout takes 2.9 ms from 32^3 inner chunks in shards, 183 ms from zarr-python's "
           "unsharded 512^3 chunks: 63x faster", _001_SET, "writers", "sharded-cutout", "sharded", "unsharded",
-          0.18277 / 0.00294, "one run, a warm page cache (no eviction)", short="cutout", own=_001_OWN),
+          0.18277 / 0.00294, "one run, a warm page cache (no eviction)", short="cutout", own=_001_OWN,
+          answer="sharding"),
     Claim("001", _001, "sharding keeps the files down: 16 inodes in shards against 32,769 for 32^3 chunks", _001_SET,
-          "writers", "inodes", "sharded", "unsharded", short="inodes", own=_001_OWN),
+          "writers", "inodes", "sharded", "unsharded", short="inodes", own=_001_OWN, answer="sharding"),
     Claim("002", _002, "level 3 writes 1,845 MB/s at ratio 3.02 with 4 threads, VTK XML with zlib 105 MB/s at "
           "2.52: 17.6x faster", _002_SET, "compression", "zvtk-vtu", "zvtk", "vtu", 1845 / 105,
-          "reads from a warm page cache", short="zvtk / VTK XML", own=(("mesh_n", 127),)),
+          "reads from a warm page cache", short="zvtk / VTK XML", own=(("mesh_n", 127),), answer="codec"),
     Claim("002", _002, "the gains flatten past 8 threads", _002_SET, "threads", "eight-threads",
-          method="a machine with more than 8 cores", short="threads", own=(("mesh_n", 342),)),
+          method="a machine with more than 8 cores", short="threads", own=(("mesh_n", 342),), answer="threads"),
     Claim("003", _003, "zarrs-python writes 1.207 GB/s, TensorStore 0.888 GB/s: zarrs 1.36x faster", _003_SET,
           "writers", "write", "zarrs", "tensorstore", 1.207 / 0.888,
-          "random data: the codecs have nothing to do", short="zarrs", own=_003_OWN),
+          "random data: the codecs have nothing to do", short="zarrs", own=_003_OWN, answer="write"),
     Claim("003", _003, "acquire-zarr writes 0.981 GB/s, TensorStore 0.888 GB/s: acquire-zarr 1.10x faster",
           _003_SET, "writers", "write", "acquire-zarr", "tensorstore", 0.981 / 0.888,
           "random data; acquire-zarr's own fsync of every file counted like the others' writes", short="acquire-zarr",
-          own=_003_OWN),
+          own=_003_OWN, answer="write"),
     Claim("004", _004, "with the 100 MB TTreeCache a read takes 152.9 s and 104 read calls, without one 3,945 s "
           "and 202,004 calls: 25.8x faster", _004_SET, "cache", "ttree-cache", "100 MB TTreeCache",
           "no TTreeCache", 3945 / 152.9, "no network named (the link's latency unknown)", short="TTreeCache",
-          own=_004_OWN),
+          own=_004_OWN, answer="cache"),
     Claim("004", _004, "asynchronous prefetching brings 152.9 s down to 92.6 s: 1.65x faster", _004_SET, "cache",
           "async-prefetch", "async prefetching", "no async prefetching", 152.9 / 92.6,
-          "no network named (the link's latency unknown)", short="prefetching", own=_004_OWN),
+          "no network named (the link's latency unknown)", short="prefetching", own=_004_OWN, answer="cache"),
 )
 
 
@@ -197,20 +216,51 @@ def _unlike(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
 # -- the checks --------------------------------------------------------------------------------------------------
 def _writers_pair(claim: Claim, df: pd.DataFrame, run_id: str) -> Checked:
     """A write or append of the writers run: the two writers in their group of equals (the largest size both
-    finished)."""
-    key, value = ("append", "gbps") if claim.check == "append" else ("write", "gbps")
-    rows = writers_rows(df, key)
+    finished); and the same pair the seed's way where its method differs (:func:`_seed_way`)."""
+    rows = writers_rows(df, "append" if claim.check == "append" else "write")
     a, b = (rows[rows["backend"] == name] for name in (claim.faster, claim.slower))
     if a.empty or b.empty:
-        return _decide_pair(claim, {claim.faster: a, claim.slower: b}, value, True, run_id)
-    if unlike := _unlike(a, b):
-        why = " (a writer that fsyncs every file itself is timed with its flush)" if "writer_fsyncs" in unlike else ""
-        return Checked(claim, Holds.CANNOT, "", f"never like with like here: they differ in {', '.join(unlike)}{why}",
-                       run_id)
+        return _decide_pair(claim, {claim.faster: a, claim.slower: b}, "gbps", True, run_id)
     size = min(a["nbytes"].max(), b["nbytes"].max()) if "nbytes" in rows else None
     if size is not None:
         a, b = a[a["nbytes"] == size], b[b["nbytes"] == size]
-    return _decide_pair(claim, {claim.faster: a, claim.slower: b}, value, True, run_id)
+    unlike = _unlike(a, b)
+    if unlike:
+        why = " (a writer that fsyncs every file itself is timed with its flush)" if "writer_fsyncs" in unlike else ""
+        ours = Checked(claim, Holds.CANNOT, "", f"never like with like here: they differ in {', '.join(unlike)}{why}",
+                       run_id)
+    else:
+        ours = _decide_pair(claim, {claim.faster: a, claim.slower: b}, "gbps", True, run_id)
+    return replace(ours, seed_way=_seed_way(claim, df, a, b, unlike, ours))
+
+
+def _seed_way(claim: Claim, df: pd.DataFrame, a: pd.DataFrame, b: pd.DataFrame, unlike: list[str],
+              ours: Checked) -> str:
+    """The pair decided on the same rounds as the seed measured it, where its method differs from this book's in a
+    way the run's rows hold: the write call alone (``Claim.timed``: the run times each phase of a write), or a
+    writer's own fsync of every file counted like the others' writes (``writer_fsyncs``, the only setting the two
+    differ in). Says whether the verdict differs from ours, and which part of the method explains it."""
+    if claim.timed:
+        phase = ok_rows(df)
+        phase = phase[(phase["operation"] == claim.timed) & (phase["test"] == "write")] if len(phase) else phase
+        parts = {name: phase[(phase["backend"] == name) & phase["nbytes"].isin(set(rows["nbytes"]))]
+                 for name, rows in ((claim.faster, a), (claim.slower, b))}
+        how, part = f"the {claim.timed} call alone", "timing the create, finalize and fsync with the write"
+    elif unlike == ["writer_fsyncs"]:
+        parts = {claim.faster: a, claim.slower: b}
+        how, part = "a writer's own fsync of every file counted like the others' writes", "counting that fsync"
+    else:
+        return ""
+    theirs = _decide_pair(claim, parts, "elapsed_s", False, ours.run_id)
+    if not theirs.measured:
+        return ""
+    if ours.holds is Holds.CANNOT or theirs.holds is Holds.CANNOT:
+        verdict = ""
+    elif theirs.holds is ours.holds:
+        verdict = f"; the same verdict as this book's: {part} does not change it"
+    else:
+        verdict = f"; not this book's verdict ({ours.holds}): {part} explains the difference"
+    return f"the seed's way ({how}): {theirs.measured}: **{theirs.holds}**{verdict}"
 
 
 def _sweep(df: pd.DataFrame, operation: str) -> pd.DataFrame:
