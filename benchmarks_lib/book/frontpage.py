@@ -28,6 +28,7 @@ from benchmarks_lib.chapters.style import CEILING_LABELS
 from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
 from benchmarks_lib.rules.ranking import Verdict, rank_parts
+from benchmarks_lib.rules.seeds import Checked
 from benchmarks_lib.rules.words import SURE, case_text, pick_text, rests_text, sure_text
 
 #: what a heading's anchor keeps (MyST's ``myst_heading_anchors`` slug, GitHub's): word characters, CJK, -, space
@@ -68,6 +69,24 @@ def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linke
             rows.append(f"| {label} | not measured here; reference machine: {pick_text(ref)} | {sure_text(ref)} | "
                         f"{rests_text(ref)} |")
     return "\n".join([f":::{{container}} {BOX_CLASS}", *rows, ":::"])
+
+
+def seed_lines(checked: list[Checked], answers: list[Answer]) -> list[str]:
+    """Per front-page answer (``answers``, in the box's order) that a seed's claim (``checked``:
+    ``rules.seeds.check_claims``) tests, one Markdown list line linking to the seeds chapter's claims:
+    ``- [Write](seeds.ipynb#the-claims) tests seed 000's "tensorstore 1.17x faster than zarr-python": **holds**;
+    ...``. Nothing for an answer no claim tests."""
+    from benchmarks_lib.chapters.seeds import CLAIMS_SECTION
+
+    link = f"seeds.ipynb#{anchor(CLAIMS_SECTION)}"
+    lines = []
+    for a in answers:
+        tested = [c for c in checked if c.claim.answer == a.question.key]
+        if tested:
+            said = "; ".join(f"seed {md(c.claim.seed)}'s \"{md(c.claim.headline)}\": **{md(str(c.holds))}**"
+                             for c in tested)
+            lines.append(f"- [{md(a.question.label)}]({link}) tests {said}")
+    return lines
 
 
 @dataclass(frozen=True)

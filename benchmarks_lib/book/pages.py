@@ -426,11 +426,12 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     if theirs and runs and ref_runs:
         lines += [_beside_line(mine, theirs, [m for _, m in runs.values()], [m for _, m in ref_runs.values()]), ""]
     if "seeds" in names and measured:  # the seeds' claims, held against the runs this page answers from
-        from benchmarks_lib.chapters.seeds import answer_lines, counts_line
+        from benchmarks_lib.book.frontpage import seed_lines
+        from benchmarks_lib.chapters.seeds import counts_line
         from benchmarks_lib.rules.seeds import check_claims
 
         checked = check_claims({suite: (df, str(meta.get("run_id") or "")) for suite, (df, meta) in measured.items()})
-        tested = answer_lines(checked, mine)
+        tested = seed_lines(checked, mine)
         lines += [f"**The seeds' claims:** {counts_line(checked)} ([the seeds, checked here](seeds.ipynb))"
                   + (". The answers above test them:" if tested else "."), "", *tested, ""]
     lines += ["## Every chapter", ""]

@@ -67,23 +67,6 @@ def conclusion(checked: list[Checked]) -> str:
 CLAIMS_SECTION = "The claims"
 
 
-def answer_lines(checked: list[Checked], answers: list) -> list[str]:
-    """Per front-page answer (``answers``: ``rules.answers.Answer``, in the box's order) that a seed's claim
-    tests, one Markdown list line linking to the claims: ``- **Write** tests seed 000's "tensorstore 1.17x faster
-    than zarr-python": **holds** here; ...``. Nothing for an answer no claim tests."""
-    from benchmarks_lib.book.frontpage import anchor
-
-    link = f"seeds.ipynb#{anchor(CLAIMS_SECTION)}"
-    lines = []
-    for a in answers:
-        tested = [c for c in checked if c.claim.answer == a.question.key]
-        if tested:
-            said = "; ".join(f"seed {md(c.claim.seed)}'s \"{md(c.claim.headline)}\": **{md(str(c.holds))}**"
-                             for c in tested)
-            lines.append(f"- [{md(a.question.label)}]({link}) tests {said}")
-    return lines
-
-
 def claims_table(checked: list[Checked]) -> str:
     """One row per claim: the seed, its claim as stated, what this machine measured, the verdict and why
     (Markdown; every string escaped)."""
@@ -147,5 +130,5 @@ CHAPTER = Chapter("seeds", title="The seeds, checked here", order=87,
                   "made from against this machine's runs, with its verdict (holds, does not hold, cannot be tested "
                   "here) and why.")
 
-__all__ = ["CHAPTER", "CLAIMS_SECTION", "SUITES", "answer_lines", "check", "claims_figure", "claims_table",
+__all__ = ["CHAPTER", "CLAIMS_SECTION", "SUITES", "check", "claims_figure", "claims_table",
            "conclusion", "counts_line", "methods_list", "runs_here"]
