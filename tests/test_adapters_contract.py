@@ -200,6 +200,12 @@ def test_wkw_lz4_needs_whole_files(tmp_path: Path) -> None:
     spec = ArraySpec(parse_dims("z:8:8,y:60:8,x:96:8"), "uint8", parse_codec("lz4"))
     assert "whole" in adapter.is_incompatible(spec, "write")
     assert "cubic" in adapter.is_incompatible(ArraySpec(parse_dims(DIMS["write"]), "uint8"), "write")
+    # seed 001's unsharded 512^3 chunks: a block wkw's one-byte header cannot hold is refused, not a crash in create
+    big = ArraySpec(parse_dims("z:512:256,y:512:256,x:512:256"), "uint8")
+    assert adapter.is_incompatible(big, "write") == (
+        "wkw's blocks are at most 128 voxels a side and its files at most 128 blocks (its header holds each in a "
+        "byte), not 256 and 1")
+    assert adapter.is_incompatible(ArraySpec(parse_dims("z:256:128,y:256:128,x:256:128"), "uint8"), "write") is None
     spec, data = make_spec("wkw", "codec", codec="lz4")
     assert adapter.write_alignment(spec) == 8
     adapter.create(tmp_path / "out", spec)

@@ -16,6 +16,10 @@ from benchmarks_lib.adapters.base import Adapter, IndependentRead
 from benchmarks_lib.base.specs import ArraySpec
 
 
+#: the largest block side (voxels) and file side (blocks) wkw's header holds: each is one byte, a power of two
+WKW_MAX_SIDE = 128
+
+
 def _pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
@@ -50,6 +54,9 @@ class WkwAdapter(Adapter):
             return f"wkw needs cubic chunks with a power-of-two side, not {spec.dims.chunks}"
         if len(shards) != 1 or not _pow2(file_len := shards.pop() // block):
             return f"wkw needs cubic shards of a power-of-two number of chunks, not {spec.dims.shards}"
+        if max(block, file_len) > WKW_MAX_SIDE:
+            return (f"wkw's blocks are at most {WKW_MAX_SIDE} voxels a side and its files at most {WKW_MAX_SIDE} "
+                    f"blocks (its header holds each in a byte), not {block} and {file_len}")
         return block, file_len
 
     def write_alignment(self, spec: ArraySpec) -> int:
