@@ -97,6 +97,7 @@ def test_a_real_writers_run_checks_the_writers_claims_and_the_page_escapes_them(
     checked = {c.claim.check: c for c in found} | {"write": next(c for c in found if c.claim is WRITE)}
     # the files on disk are counted: shards take fewer than the same chunks unsharded
     assert checked["inodes"].holds is Holds.HOLDS and " inodes in shards against " in checked["inodes"].measured
+    assert checked["inodes"].why.endswith("^3 cube here, the seed's 1024^3)"), checked["inodes"].why
     # the cutouts and the write are decided by the rule (a verdict either way, on 8 rounds)
     for key in ("sharded-cutout", "write"):
         assert "8 rounds" in checked[key].measured, checked[key]

@@ -115,7 +115,9 @@ _000_METHOD = "times the write call only: no fsync, and acquire-zarr's flush not
 _000_OWN = (("dataset", "em_like"), ("dims", "t:64,y:1080:540,x:1920"))
 _001 = "zarrita / wkw / zarr-python"
 _001_SET = "1024^3 EM data, 512^3 shards with 32^3 inner chunks; M1 Pro under Rosetta 2, one run"
-_001_OWN = (("shard_volume", 1024), ("shard", 512))
+#: the side of seed 001's volume
+SEED_CUBE = 1024
+_001_OWN = (("shard_volume", SEED_CUBE), ("shard", 512))
 _002 = "zvtk"
 _002_SET = "a 500 MB tetrahedral mesh, 5 runs"
 _003 = "ome-writers"
@@ -280,8 +282,11 @@ def _sharded_write(claim: Claim, df: pd.DataFrame, run_id: str) -> Checked:
         return _no_sweep(claim, run_id)
     rows = rows[rows["layout"].astype(str).str.startswith("sharded")]
     if not rows.empty and claim.faster not in set(rows["backend"]):
-        return Checked(claim, Holds.CANNOT, "", f"{claim.faster} is not in this run's sharding sweep (the quick "
-                       "profile sweeps raw, zarr-python and tensorstore; standard every writer)", run_id)
+        failed = "status" in df and ((df["backend"] == claim.faster) & (df["status"] == "error")).any()
+        why = (f"{claim.faster}'s sharding sweep ended in an error here (its error row says why)" if failed else
+               f"{claim.faster} is not in this run's sharding sweep (the quick profile sweeps raw, zarr-python and "
+               "tensorstore; standard every writer)")
+        return Checked(claim, Holds.CANNOT, "", why, run_id)
     inner = rows[rows["inner_chunk"] == rows["inner_chunk"].min()] if "inner_chunk" in rows and len(rows) else rows
     parts = {name: inner[inner["backend"] == name] for name in (claim.faster, claim.slower)}
     return _decide_pair(claim, parts, "elapsed_s", False, run_id)
@@ -339,8 +344,9 @@ def _inodes(claim: Claim, df: pd.DataFrame, run_id: str) -> Checked:
     a, b = int(sharded["inodes"].max()), int(small["inodes"].max())
     said = f"{writer}: {a} inodes in shards against {b} for the same chunks unsharded ({b / max(a, 1):.0f}x fewer)"
     if a < b:
-        return Checked(claim, Holds.HOLDS, said, "counted on disk after each write (the cube is smaller here)",
-                       run_id)
+        side = int(sharded["shard_volume"].max()) if "shard_volume" in sharded else 0
+        cube = f"a {side}^3 cube here, the seed's {SEED_CUBE}^3" if side != SEED_CUBE else f"the seed's {side}^3 cube"
+        return Checked(claim, Holds.HOLDS, said, f"counted on disk after each write ({cube})", run_id)
     return Checked(claim, Holds.DOES_NOT_HOLD, said, "the shards did not take fewer files", run_id)
 
 
