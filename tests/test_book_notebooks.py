@@ -172,8 +172,8 @@ def _browser_problem() -> str | None:
 def test_every_page_of_the_book_in_a_browser(built_book):
     """As a reader sees it, offline: every HTML page opens in headless Chromium (Playwright drives the system
     browser; no browser is downloaded) with no console error, no failed request, no request off the machine
-    (file:// only), and every image decoded; at a phone's 390 px no page scrolls sideways and no table reaches past
-    the column. Screenshots of the front page, one chapter and the explorer for a human to look at, kept in the
+    (file:// only), and every image decoded; at a phone's 390 px no page scrolls sideways, no table reaches past
+    the column and no figure is shrunk below 65% (its text at least 9 CSS px: ``_static/figures.js``). Screenshots of the front page, one chapter and the explorer for a human to look at, kept in the
     checkout's _build/screenshots/."""
     if problem := _browser_problem():
         pytest.skip(problem)
@@ -217,6 +217,9 @@ def test_every_page_of_the_book_in_a_browser(built_book):
             wide = page.evaluate(PHONE_OVERFLOW)
             if wide["page"] > 390 or wide["tables"]:
                 seen.append(f"at 390 px the page is {wide['page']} px wide; {wide['tables']} table(s) past the column")
+            # and every figure's smallest text (10 pt at 100 dpi) at least 9 CSS px: 65% of its natural width
+            seen.extend(f"at 390 px a figure is shown {shown} of its {natural} px" for natural, shown in wide["figures"]
+                        if shown < 0.65 * natural - 1)
             page.context.close()
             if seen:
                 problems[str(path.relative_to(html))] = seen
@@ -228,12 +231,16 @@ def test_every_page_of_the_book_in_a_browser(built_book):
         shutil.copy(png, kept / png.name)
 
 
-#: how wide a page is, and how many of its tables reach past the article's column (a phone's screen)
-PHONE_OVERFLOW = """() => {
+#: how wide a page is, how many of its tables reach past the article's column (a phone's screen), and each
+#: figure's natural and shown width
+PHONE_OVERFLOW = """async () => {
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));  // the resize handled
   const art = document.querySelector('.bd-article') || document.body;
   const right = art.getBoundingClientRect().right + 1;
   const tables = [...art.querySelectorAll('table')].filter(t => t.getBoundingClientRect().right > right).length;
-  return {page: document.documentElement.scrollWidth, tables};
+  const figures = [...art.querySelectorAll('.cell_output > img')].filter(i => i.naturalWidth > 0)
+    .map(i => [i.naturalWidth, Math.round(i.getBoundingClientRect().width)]);
+  return {page: document.documentElement.scrollWidth, tables, figures};
 }"""
 #: the verdict box's rows (the first table of the front page's article), its links and the article's words
 VERDICT_BOX = """() => {
