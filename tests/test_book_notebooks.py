@@ -173,8 +173,9 @@ def test_every_page_of_the_book_in_a_browser(built_book):
     """As a reader sees it, offline: every HTML page opens in headless Chromium (Playwright drives the system
     browser; no browser is downloaded) with no console error, no failed request, no request off the machine
     (file:// only), and every image decoded; at a phone's 390 px no page scrolls sideways, no table reaches past
-    the column and no figure is shrunk below 65% (its text at least 9 CSS px: ``_static/figures.js``). Screenshots of the front page, one chapter and the explorer for a human to look at, kept in the
-    checkout's _build/screenshots/."""
+    the column and no figure is shrunk below 65% (its text at least 9 CSS px: ``_static/figures.js``).
+    Screenshots of the front page, one chapter and the explorer for a human to look at, kept in the checkout's
+    _build/screenshots/."""
     if problem := _browser_problem():
         pytest.skip(problem)
     html = built_book / "_build" / "html"

@@ -74,14 +74,14 @@ def test_run_show_compare_export(workdir, capsys):
 def test_fio_cross_check(workdir):
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed (apt-get install fio)")
-    from benchmarks_lib.chapters.common import ceiling_table
+    from benchmarks_lib.rules.ceilings import ceiling_gbps
     from benchmarks_lib.run.runner import run_suite
     from benchmarks_lib.suites.ceiling import run_fio
 
     size = 64 * 2**20
     ours = run_suite("ceiling", {"nbytes": size, "iterations": 3, "warmups": 1}, results_dir="results",
                      progress=None)
-    table = ceiling_table(ours.df).set_index("operation")["GB/s median"]
+    table = ceiling_gbps(ours.df)
     (workdir / "fio").mkdir()
     fio = run_fio(workdir / "fio", size)
     for op in ("write_fsync", "read_cold"):

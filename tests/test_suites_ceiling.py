@@ -63,9 +63,9 @@ def test_every_ceiling_says_what_it_is():
     df = to_frame([{"schema_version": SCHEMA_VERSION, "run_id": "r", "backend": "ceiling", "operation": op,
                     "status": "ok", "nbytes": MB, "elapsed_s": 0.01, "streams": s, "iteration": 0}
                    for op, s in (("write_fsync", 1), ("write_fsync_parallel", 3))])
-    table = common.ceiling_table(df).set_index("operation")
-    assert table.loc["write_fsync_parallel", "what it is"].startswith("3 parallel streams")
-    assert table.loc["write_fsync", "what it is"] == "single stream, queue depth 1"
+    table = common.ceiling_table(df).set_index("ceiling")  # named in words, not by the record's operation
+    assert table.loc["raw write + fsync, parallel streams", "what it is"].startswith("3 parallel streams")
+    assert table.loc["raw write + fsync, 1 stream", "what it is"] == "single stream, queue depth 1"
 
 
 def _run(points: list[tuple[str, str | None, float]], parallel: bool = True) -> pd.DataFrame:

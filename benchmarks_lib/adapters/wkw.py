@@ -15,7 +15,6 @@ import numpy as np
 from benchmarks_lib.adapters.base import Adapter, IndependentRead
 from benchmarks_lib.base.specs import ArraySpec
 
-
 #: the largest block side (voxels) and file side (blocks) wkw's header holds: each is one byte, a power of two
 WKW_MAX_SIDE = 128
 

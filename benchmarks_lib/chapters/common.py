@@ -25,16 +25,21 @@ MB = 1e6
 
 
 def ceiling_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The ceiling figures of a run: median and spread of GB/s per operation."""
+    """The ceiling figures of a run: median and spread of GB/s per ceiling, named in words (``CEILING_LABELS``:
+    "raw write (no fsync), 1 stream", never the record's ``write_nofsync``)."""
+    from benchmarks_lib.chapters.style import CEILING_LABELS
+
     rows = ok_rows(df)
     rows = rows[rows["backend"] == "ceiling"]
     if rows.empty:
-        return pd.DataFrame(columns=["operation", "what it is", "GB/s median", "GB/s min", "GB/s max", "n"])
+        return pd.DataFrame(columns=["ceiling", "what it is", "GB/s median", "GB/s min", "GB/s max", "n"])
     g = rows.groupby("operation")["gbps"]
     out = pd.DataFrame({"GB/s median": g.median(), "GB/s min": g.min(), "GB/s max": g.max(),
                         "n": g.size()}).reset_index()
     streams = rows.groupby("operation")["streams"].max() if "streams" in rows else pd.Series(dtype="float64")
     out.insert(1, "what it is", [describe_ceiling(op, streams.get(op)) for op in out["operation"]])
+    out["operation"] = [CEILING_LABELS.get(str(op), str(op)) for op in out["operation"]]
+    out = out.rename(columns={"operation": "ceiling"})
     from benchmarks_lib.chapters.tables import (
         table,  # the book's display of a table (no index, three significant figures)
     )

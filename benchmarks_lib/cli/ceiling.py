@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from benchmarks_lib.base.scratch import claim_scratch, remove_tree
     from benchmarks_lib.base.specs import parse_size
     from benchmarks_lib.chapters.common import ceiling_table
+    from benchmarks_lib.rules.ceilings import ceiling_gbps
     from benchmarks_lib.run.runner import run_suite
     from benchmarks_lib.suites.ceiling import FioError, run_fio
 
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         raise SpecError("--fio needs " + not_installed("the fio program", "apt-get install fio"))
     result = run_suite("ceiling", {"nbytes": args.size, "iterations": args.iterations}, profile=args.profile,
                        results_dir=args.results_dir, scratch_dir=args.scratch_dir, assume_yes=args.yes or None)
-    ours = ceiling_table(result.df).set_index("operation")["GB/s median"]
+    ours = ceiling_gbps(result.df)
     console.print(rich_table(ceiling_table(result.df), "Ceiling"))
     if args.fio:
         scratch = claim_scratch(resolve_scratch_root(args.scratch_dir), f"fio-{result.meta['run_id']}")
