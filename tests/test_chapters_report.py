@@ -184,4 +184,4 @@ def test_problems_lists_errors_skips_and_unproven_cold_reads():
            {**ok[0], "operation": "read_cold", "test": "read", "cache_state": "cold_unverified"}]
     text = common.problems(to_frame(ok + bad))
     assert "1 error row(s)" in text and "Traceback" in text and "boom" not in text
-    assert "| b |" in text and "not installed" in text and "1 read(s) are `cold_unverified`" in text
+    assert "| b |" in text and "not installed" in text and "1 read(s) could not be proven cold" in text

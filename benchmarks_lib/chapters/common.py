@@ -243,8 +243,8 @@ def problems(df: pd.DataFrame) -> str:
         parts += ["Skipped (not installed or not supported):", markdown_table(skipped)]
     unproven = ok_rows(df)[ok_rows(df)["cache_state"] == "cold_unverified"] if "cache_state" in df else df.iloc[0:0]
     if len(unproven):
-        parts.append(f"{len(unproven)} read(s) are `cold_unverified`: the page-cache eviction or the disk reads did "
-                     "not prove a cold read.")
+        parts.append(f"{len(unproven)} read(s) could not be proven cold: the page-cache eviction "
+                     "or the disk reads did not prove a cold read.")
     short = short_points(df)
     if len(short):
         parts += [f"{len(short)} point(s) lasted under {SHORT_S * 1e3:.0f} ms (median): fixed costs (process, open, "

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks_lib.base.stats import median_ci
+from benchmarks_lib.rules.names import CEILING_LABELS
 
 
 class _OnFirstUse:
@@ -63,11 +64,6 @@ def whiskers(rows, keys, value: str) -> str:
     return f"median [{span} interval{'s' if len(covers) > 1 else ''}], {n_text}{lone}"
 
 
-CEILING_LABELS = {"write_fsync": "raw write + fsync, 1 stream", "write_nofsync": "raw write (no fsync), 1 stream",
-                  "read_cold": "raw cold read, 1 stream", "read_warm": "raw warm read, 1 stream", "memcpy": "memcpy",
-                  "write_fsync_parallel": "raw write + fsync, parallel streams",
-                  "write_nofsync_parallel": "raw write (no fsync), parallel streams",
-                  "read_cold_parallel": "raw cold read, parallel streams"}
 #: axis unit -> how many of it one GB/s is (ceilings are always given in GB/s, as records store them)
 UNITS = {"GB/s": 1.0, "MB/s": 1e3}
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks_lib.base.markup import one_line
+from benchmarks_lib.rules.names import backend_name, operation_name
 
 #: what a dash means where a table does not say otherwise
 MISSING = "not measured or not applicable in this run"
@@ -85,11 +86,11 @@ def column_groups(frame: pd.DataFrame, keys: list[str], width: float = COLUMN_PX
 
 
 def num3(value: float) -> str:
-    """Three significant figures, without exponent notation between 1e-4 and 1e9 (2810, 0.733, 0.000123)."""
+    """Three significant figures, never in exponent notation (2810, 0.733, 0.000123, 0.0000145)."""
     if not np.isfinite(value):
         return "inf" if value > 0 else "-inf" if value < 0 else "-"
-    if value == 0 or not 1e-4 <= abs(value) < 1e9:
-        return f"{value:.3g}"
+    if value == 0:
+        return "0"
     return np.format_float_positional(float(f"{value:.3g}"), trim="-")
 
 
@@ -123,11 +124,27 @@ class Table(pd.DataFrame):
         return Table
 
     def shown(self) -> pd.DataFrame:
-        """The table as text cells: index as a column where it carries names, dashes for missing values."""
+        """The table as text cells: index as a column where it carries names, dashes for missing values, a
+        recorded operation and writer in words (``words.operation_name``, ``words.backend_name``: ``cold cutout``,
+        never ``read_region_cold``)."""
         frame = pd.DataFrame(self)
         if not isinstance(frame.index, pd.RangeIndex):
             frame = frame.reset_index(names=frame.index.name or "")
-        return frame.map(_cell) if len(frame) else frame.astype(object)
+        if not len(frame):
+            return frame.astype(object)
+        named = {c: frame[c] for c in ("operation", "backend", "library") if c in frame.columns}
+        ceiling = (named["backend"].astype(str) == "ceiling").to_numpy() if "backend" in named else None
+        frame = frame.map(_cell)
+        if "operation" in named:
+            frame["operation"] = [cell if _missing(op) else operation_name(op, bool(ceiling[i]) if ceiling is not None
+                                                                          else False)
+                                  for i, (op, cell) in enumerate(zip(named["operation"], frame["operation"],
+                                                                     strict=True))]
+        for column in ("backend", "library"):
+            if column in named:
+                frame[column] = [cell if _missing(v) else one_line(backend_name(v))
+                                 for v, cell in zip(named[column], frame[column], strict=True)]
+        return frame
 
     def key_columns(self, shown: pd.DataFrame) -> list[str]:
         """The columns that name a row, repeated in every part of a wrapped table: ``row_keys``, else the first."""

@@ -26,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 from benchmarks_lib.base.specs import format_bytes
 from benchmarks_lib.base.stats import TwoSample
 from benchmarks_lib.records.questions import countable, equals_keys, normalized, per_round
+from benchmarks_lib.rules.names import backend_name
 from benchmarks_lib.rules.ranking import rank_samples
 
 #: the writers' operations an upgrade is read on (time in seconds, lower is better), in the order they are told
@@ -213,7 +214,7 @@ def headline(found: list[Change], escape: Callable[[str], str]) -> list[str]:
     for library, version, newest in pairs:
         mine = [c for c in found if (c.library, c.version, c.newest) == (library, version, newest)]
         notable = [c for c in mine if c.notable]
-        head = f"**{escape(library)}** {escape(version)} → {escape(newest)}: "
+        head = f"**{escape(backend_name(library))}** {escape(version)} → {escape(newest)}: "
         once = len({c.formats for c in mine}) == 1  # the formats said once for the line
         tail = mine[0].formats_text(escape) if once else ""
         if notable:

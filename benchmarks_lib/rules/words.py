@@ -17,6 +17,7 @@ from benchmarks_lib.base.specs import SpecError, format_bytes, parse_dims, shape
 from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage
 from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.decision import MARGIN, Comparison, Verdict, decision_from_record, decision_text, ratio_text
+from benchmarks_lib.rules.names import VARIANTS
 from benchmarks_lib.rules.ranking import Entry, Ranking
 from benchmarks_lib.rules.upgrades import NOTABLE
 
@@ -399,10 +400,6 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     return f"{SURE[status]}{when}: {escape(e.name)} {text}"
 
 
-#: a writer's format variant (``zarr-python:zarr2``) in words
-_VARIANTS = {"zarr2": "Zarr v2 format", "zarr3": "Zarr v3 format"}
-
-
 def upgrade_pick(a: Answer, escape: Escape = md) -> str:
     """``**zarr-python** 2.18.7 to 3.1.6: 3.1.6 is 1.80x slower for cold cutouts``, or ``...: no separable
     difference of 10% or more``: the answer's first change (its largest of 10% or more); the question's label says
@@ -410,7 +407,7 @@ def upgrade_pick(a: Answer, escape: Escape = md) -> str:
     format)``)."""
     first = a.upgrade[0]
     library, _, variant = first.library.partition(":")
-    shown = f"**{escape(library)}**" + (f" ({escape(_VARIANTS.get(variant, variant))})" if variant else "")
+    shown = f"**{escape(library)}**" + (f" ({escape(VARIANTS.get(variant, variant))})" if variant else "")
     head = f"{shown} {escape(first.version)} to {escape(first.newest)}: "
     if not first.notable:
         return f"{head}no separable difference of {NOTABLE:.0%} or more"
