@@ -173,9 +173,10 @@ def test_every_page_of_the_book_in_a_browser(built_book):
     """As a reader sees it, offline: every HTML page opens in headless Chromium (Playwright drives the system
     browser; no browser is downloaded) with no console error, no failed request, no request off the machine
     (file:// only), and every image decoded; at a phone's 390 px no page scrolls sideways, no table reaches past
-    the column and no figure is shrunk below 65% (its text at least 9 CSS px: ``_static/figures.js``).
-    Screenshots of the front page, one chapter and the explorer for a human to look at, kept in the checkout's
-    _build/screenshots/."""
+    the column and no figure is shrunk below 65% (its text at least 9 CSS px: ``_static/figures.js``); no text
+    outside code says a record's code (``read_region_cold``, ``zarr-python:zarr2``), a number in exponent notation
+    or the build's own path. Screenshots of the front page, one chapter and the explorer for a human to look at,
+    kept in the checkout's _build/screenshots/."""
     if problem := _browser_problem():
         pytest.skip(problem)
     html = built_book / "_build" / "html"
@@ -221,6 +222,11 @@ def test_every_page_of_the_book_in_a_browser(built_book):
             # and every figure's smallest text (10 pt at 100 dpi) at least 9 CSS px: 65% of its natural width
             seen.extend(f"at 390 px a figure is shown {shown} of its {natural} px" for natural, shown in wide["figures"]
                         if shown < 0.65 * natural - 1)
+            # the words a reader sees, code spans aside (a value the reader types): no record code, no exponent, no
+            # path of the machine that built it
+            words = page.evaluate(READER_TEXT)
+            seen.extend(f"shows {found!r}" for code in (*RECORD_CODES, re.escape(str(built_book)))
+                        for found in dict.fromkeys(re.findall(code, words))[:3])
             page.context.close()
             if seen:
                 problems[str(path.relative_to(html))] = seen
@@ -243,6 +249,15 @@ PHONE_OVERFLOW = """async () => {
     .map(i => [i.naturalWidth, Math.round(i.getBoundingClientRect().width)]);
   return {page: document.documentElement.scrollWidth, tables, figures};
 }"""
+#: the article's text a reader sees, without its code spans and blocks (what a reader types is code)
+READER_TEXT = """() => {
+  const art = (document.querySelector('article.bd-article') || document.body).cloneNode(true);
+  art.querySelectorAll('code, pre, script, style, .headerlink').forEach(e => e.remove());
+  return art.textContent;
+}"""
+#: what records call by code, never shown as a reader's word (``rules.names``), and numbers in exponent notation
+RECORD_CODES = (r"\bread_region_cold\b", r"\w*_nofsync\w*", r"\bcold_unverified\b", r"\w+:zarr[23]\b",
+                r"\b\d(?:\.\d+)?e[-+]\d+\b")
 #: the verdict box's rows (the first table of the front page's article), its links and the article's words
 VERDICT_BOX = """() => {
   const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;

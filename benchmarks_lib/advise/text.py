@@ -21,6 +21,7 @@ from benchmarks_lib.advise.evidence import BASELINE, Evidence, Workload, measure
 from benchmarks_lib.advise.settings import codec_lines, threads_advice
 from benchmarks_lib.base.specs import format_bytes, shape_text
 from benchmarks_lib.base.terminal import visible
+from benchmarks_lib.rules.names import operation_name
 from benchmarks_lib.rules.ranking import Verdict, countable, rank_parts
 from benchmarks_lib.rules.words import SURE, candidates_verdict, number, two_sample_text, value_words, versus_words
 
@@ -217,8 +218,8 @@ def advice_lines(workload: Workload, evidence: Evidence,
     lines += [f"Evidence: run {visible(evidence.run_id)} on machine "
               f"{visible(env.get('machine', evidence.run_dir.parent.name))} ({visible(env.get('cpu_model', '?'))}, "
               f"{visible(env.get('fs_type', '?'))}), {visible(shown_path(evidence.run_dir))}",
-              f"  rows: operation {visible(first['operation'])}, dataset {visible(first['dataset'])} ({data}), array "
-              f"{'x'.join(map(str, first['shape']))} {visible(first['dtype'])}{kind}"]
+              f"  rows: {visible(operation_name(first['operation']))}, dataset {visible(first['dataset'])} ({data}), "
+              f"array {'x'.join(map(str, first['shape']))} {visible(first['dtype'])}{kind}"]
     if workload.remote:
         from benchmarks_lib.advise.remote import link_text
 

@@ -26,6 +26,7 @@ from benchmarks_lib.base.markup import html_text, short
 from benchmarks_lib.chapters.flags import LATENCIES, WRITER_PHASES
 from benchmarks_lib.records.store import load_run
 from benchmarks_lib.rules.ceilings import ok_rows
+from benchmarks_lib.rules.names import operation_name
 
 #: the most rows one page carries, over all its chapters (a chapter with fewer rows than its share leaves the rest
 #: to the others); beyond it rows are left out evenly spread, and the page says how many
@@ -154,6 +155,17 @@ def chart_spec() -> dict:
     return chart.to_dict()
 
 
+def operation_names(df: pd.DataFrame) -> dict[str, str]:
+    """Each recorded operation of the rows -> its name in words (``rules.names``): a ceiling's own operation
+    (measured by the ceiling alone) by the ceiling's name, the others as a writer's."""
+    if df.empty or "operation" not in df:
+        return {}
+    ops = df[["operation", "backend"]].dropna(subset=["operation"]).astype(str) if "backend" in df else \
+        df[["operation"]].dropna().astype(str).assign(backend="")
+    alone = ops.groupby("operation")["backend"].agg(lambda b: bool((b == "ceiling").all()))
+    return {op: operation_name(op, ceiling=bool(only)) for op, only in alone.items()}
+
+
 def chart_page(runs: list, chapters: list[tuple[str, str]], chapter: str, metric: str) -> str:
     """The HTML of the explorer's page in the book: the menus, the chart, the table and the rows of ``runs``
     (:class:`.explore.Run`), for the chapters ``chapters`` ((title, suite), the book's order) that have rows, first
@@ -171,6 +183,7 @@ def chart_page(runs: list, chapters: list[tuple[str, str]], chapter: str, metric
                   "measure": MEASURES.get(metric, "gbps")},
         "firstGroups": list(FIRST_GROUPS),
         "phases": {"writers": list(WRITER_PHASES)},  # create, write, finalize: parts of a writer's total
+        "operationNames": operation_names(df),
         "tableRows": TABLE_ROWS,
         # a run's name is made of shortened parts already (:func:`run_name`), and names it whole
         "columns": {c: _column(df[c], 4 * LABEL_LIMIT if c == "run" else LABEL_LIMIT) for c in df.columns},
@@ -262,7 +275,7 @@ SCRIPT = r"""
       var ops = Object.keys(count).sort(function (a, b) {
         return ((later[a] || 0) - (later[b] || 0)) || (count[b] - count[a]) || (a < b ? -1 : a > b ? 1 : 0);
       });
-      fill(menus.operation, ops.map(function (o) { return [o, o]; }), wanted.operation);
+      fill(menus.operation, ops.map(function (o) { return [o, data.operationNames[o] || o]; }), wanted.operation);
       var part = shown();
       fill(menus.measure, data.measures.filter(function (m) { return has(part, m[1]); })
         .map(function (m) { return [m[1], m[0]]; }), wanted.measure);
