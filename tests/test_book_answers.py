@@ -209,8 +209,8 @@ def test_the_front_page_opens_with_the_verdict_box_and_links_every_chapter(tmp_p
     seeds = [line for line in page.splitlines() if line.startswith("- [") and "(seeds.ipynb#the-claims)" in line]
     assert [line[3:line.index("]")] for line in seeds] == ["Write", "Append", "Codec", "Threads",
                                                            "Sharding for cutouts", "Cache for remote reads"]
-    assert seeds[0].startswith("- [Write](seeds.ipynb#the-claims) tests seed 000's \"tensorstore 1.17x faster than "
-                               "zarr-python\": **cannot be tested here**; seed 000's \"OME-Zarr")
+    assert seeds[0] == ("- [Write](seeds.ipynb#the-claims): **cannot be tested here**: 000 write, 000 OME-Zarr, 003 "
+                        "zarrs, 003 acquire-zarr")
     empty = write_answers_page(ROOT, tmp_path / "none", tmp_path, {}).read_text()
     assert "No run was found" in empty and "`make book`" in empty
 

@@ -73,19 +73,21 @@ def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linke
 
 def seed_lines(checked: list[Checked], answers: list[Answer]) -> list[str]:
     """Per front-page answer (``answers``, in the box's order) that a seed's claim (``checked``:
-    ``rules.seeds.check_claims``) tests, one Markdown list line linking to the seeds chapter's claims:
-    ``- [Write](seeds.ipynb#the-claims) tests seed 000's "tensorstore 1.17x faster than zarr-python": **holds**;
-    ...``. Nothing for an answer no claim tests."""
+    ``rules.seeds.check_claims``) tests, one Markdown list line linking to the seeds chapter's claims, the claims
+    grouped by their verdict here: ``- [Write](seeds.ipynb#the-claims): holds: 000 write; cannot be tested here:
+    000 OME-Zarr, 003 zarrs``. Nothing for an answer no claim tests."""
     from benchmarks_lib.chapters.seeds import CLAIMS_SECTION
+    from benchmarks_lib.rules.seeds import Holds
 
     link = f"seeds.ipynb#{anchor(CLAIMS_SECTION)}"
     lines = []
     for a in answers:
         tested = [c for c in checked if c.claim.answer == a.question.key]
-        if tested:
-            said = "; ".join(f"seed {md(c.claim.seed)}'s \"{md(c.claim.headline)}\": **{md(str(c.holds))}**"
-                             for c in tested)
-            lines.append(f"- [{md(a.question.label)}]({link}) tests {said}")
+        said = ["**" + md(str(h)) + "**: " + ", ".join(md(f"{c.claim.seed} {c.claim.short}") for c in tested
+                                                      if c.holds is h)
+                for h in Holds if any(c.holds is h for c in tested)]
+        if said:
+            lines.append(f"- [{md(a.question.label)}]({link}): {'; '.join(said)}")
     return lines
 
 

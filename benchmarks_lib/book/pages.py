@@ -273,9 +273,9 @@ def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> 
         lines.append("No run was found (build without execution).")
     for suite, run_id, table in ceilings:
         lines += ["", f"## Ceiling measured in the {md(suite)} run ({md_code(run_id)})", "",
-                  "| operation | what it is | GB/s median | GB/s min | GB/s max | n |", "|---|---|---|---|---|---|"]
+                  "| ceiling | what it is | GB/s median | GB/s min | GB/s max | n |", "|---|---|---|---|---|---|"]
         for _, r in table.iterrows():
-            lines.append(f"| {md(r['operation'])} | {md(r['what it is'])} | {r['GB/s median']:.3f} | "
+            lines.append(f"| {md(r['ceiling'])} | {md(r['what it is'])} | {r['GB/s median']:.3f} | "
                          f"{r['GB/s min']:.3f} | {r['GB/s max']:.3f} | {r['n']} |")
     lines += harness_lines(harness)
     page = out_dir / "machine.md"
@@ -433,7 +433,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         checked = check_claims({suite: (df, str(meta.get("run_id") or "")) for suite, (df, meta) in measured.items()})
         tested = seed_lines(checked, mine)
         lines += [f"**The seeds' claims:** {counts_line(checked)} ([the seeds, checked here](seeds.ipynb))"
-                  + (". The answers above test them:" if tested else "."), "", *tested, ""]
+                  + (". What the answers above test:" if tested else "."), "", *tested, ""]
     lines += ["## Every chapter", ""]
     for name in names:
         title = _notebook_title(template(name, root))

@@ -73,14 +73,6 @@ class Claim:
     #: alone, without create, finalize and fsync); '' where it timed what this book does
     timed: str = ""
 
-    @property
-    def headline(self) -> str:
-        """The claim in a few words: its ordering and the seed's factor (``tensorstore 1.17x faster than
-        zarr-python``, ``zvtk 17.6x faster than vtu``), or the claim as stated where it is no pair with a factor."""
-        if self.faster and self.slower and math.isfinite(self.factor):
-            return f"{self.faster} {self.factor:.3g}x faster than {self.slower}"
-        return self.claim
-
     def at(self, params: Mapping[str, object]) -> str:
         """Whether a run with ``params`` (the suite's, resolved for a profile) checks this claim at the seed's own
         sizes: '' where it does, else what differs (``scaled: dims t:32,... (the seed's t:64,...)``)."""
