@@ -172,7 +172,9 @@ def _pair_verdict(claim: Claim, r: Ranking, run_id: str) -> Checked:
     else:  # the seed's slower one leads: its time over the other's, turned to the claim's way
         r_, lo_, hi_ = ratios[claim.faster]
         ratio, lo, hi = 1 / r_, (1 / hi_ if hi_ > 0 else math.nan), (1 / lo_ if lo_ > 0 else math.nan)
-    said = (f"{claim.slower} {ratio_text(ratio, lo, hi)} than {claim.faster}, {d.stops} rounds"
+    paired = min((c.rounds for c in d.comparisons), default=d.stops)  # a sweep's writes: only some rounds
+    rounds = f"{d.stops} rounds" if paired == d.stops else f"{paired} paired in {d.stops} rounds"
+    said = (f"{claim.slower} {ratio_text(ratio, lo, hi)} than {claim.faster}, {rounds}"
             f"{f' (the seed: {claim.factor:.2f}x)' if math.isfinite(claim.factor) else ''}")
     numbers = {"ratio": ratio, "lo": lo, "hi": hi}
     if d.verdict.named and d.best == claim.faster:
@@ -188,7 +190,7 @@ def _pair_verdict(claim: Claim, r: Ranking, run_id: str) -> Checked:
                        f"{claim.factor:.2f}x lies outside", run_id, **numbers)
     if d.verdict is Verdict.TIE:
         return Checked(claim, Holds.CANNOT, said, f"not told apart after {d.stops} rounds", run_id, **numbers)
-    return Checked(claim, Holds.CANNOT, said, f"open after {d.stops} rounds: a later build goes on", run_id, **numbers)
+    return Checked(claim, Holds.CANNOT, said, f"open after {rounds}: a later build goes on", run_id, **numbers)
 
 
 def _decide_pair(claim: Claim, parts: Mapping[str, pd.DataFrame], value: str, higher: bool,
