@@ -193,6 +193,14 @@ def test_two_versions_are_measured_in_one_run_interleaved_and_the_second_run_reu
     from benchmarks_lib.records.questions import entry_names
 
     assert set(entry_names(writes)) == {f"{TOY_BACKEND} 1.0", f"{TOY_BACKEND} 2.0"}
+    # the terminal: a column per version, then each version against the newest with its interval
+    from benchmarks_lib.cli.common import console, print_run
+
+    with console.capture() as shown:
+        print_run(df, "writers", "writers")
+    said = shown.get()
+    assert f"{TOY_BACKEND} 1.0" in said and f"{TOY_BACKEND} 2.0" in said, said
+    assert f"{TOY_BACKEND} 1.0 → 2.0: " in said and "**" not in said, said
     envs = meta["environments"]
     assert set(envs) == {f"{TOY_DIST}==1.0", f"{TOY_DIST}==2.0"}
     for key, env in envs.items():

@@ -131,13 +131,25 @@ def progress_reporter():
 
 
 def print_run(df, suite_name: str, title: str) -> None:
-    """The ceiling, the chapter's own table of the run (``chapters.chapter.run_table``) and its failed cases."""
+    """The ceiling, the chapter's own table of the run (``chapters.chapter.run_table``) and its failed cases. A
+    library measured at several versions (``--versions``) has a column per version (``zarr-python 2.18.7``), and
+    each version's time against the newest follows, by the rule, with its interval (``rules.upgrades``)."""
     from benchmarks_lib.chapters.chapter import run_table
     from benchmarks_lib.chapters.common import ceiling_table, failures
+    from benchmarks_lib.rules.ceilings import ok_rows
+    from benchmarks_lib.rules.upgrades import changes, headline
+    from benchmarks_lib.run.versions import ENVIRONMENT, VERSION
 
-    table = run_table(suite_name, df)
+    versions = ENVIRONMENT in df and VERSION in df and df[ENVIRONMENT].dropna().nunique() >= 2
+    shown = df
+    if versions:  # each version its own column
+        version, backend = df[VERSION].astype("string"), df["backend"].astype(str)
+        shown = df.assign(backend=backend.where(version.isna(), backend + " " + version.fillna("")))
+    table = run_table(suite_name, shown)
     console.print(rich_table(ceiling_table(df), "Ceiling (same run)"))
     console.print(rich_table(table, title, index=type(table.index).__name__ != "RangeIndex"))
+    for line in headline(changes(ok_rows(df)), visible) if versions else ():
+        console.print(line.replace("**", ""), markup=False, highlight=False)
     bad = failures(df)
     if not bad.empty:
         console.print(rich_table(bad, "Failed cases (their error rows are recorded)", title_style="red"))
