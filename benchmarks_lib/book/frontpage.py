@@ -29,7 +29,7 @@ from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
 from benchmarks_lib.rules.ranking import Verdict, rank_parts
 from benchmarks_lib.rules.seeds import Checked
-from benchmarks_lib.rules.words import SURE, case_text, pick_text, rests_text, sure_text
+from benchmarks_lib.rules.words import SAME, SURE, agreement, case_text, pick_text, rests_text, sure_text
 
 #: what a heading's anchor keeps (MyST's ``myst_heading_anchors`` slug, GitHub's): word characters, CJK, -, space
 _SLUG_DROPS = re.compile(r"[^\w\u4e00-\u9fff\- ]")
@@ -54,21 +54,40 @@ BOX_CLASS = "verdict-box"
 def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linked: set[str] | None = None) -> str:
     """Markdown: the verdict box (a container of class ``BOX_CLASS``), one table row per question: the question
     (linked to its evidence where its chapter is in the book, ``linked``), the pick, how sure (the factor and its 95%
-    interval) and what it rests on. A question this machine did not measure says so, with the reference run's
-    answer where it has one."""
+    interval), what it rests on and, with a ``reference`` run, the reference machine's answer beside it
+    (:func:`reference_cell`). A question this machine did not measure says so, with the reference run's answer
+    where it has one."""
     refs = {a.question.key: a for a in reference or []}
-    rows = ["| question | answer | how sure (ratio and its interval) | rests on |", "|---|---|---|---|"]
+    beside = bool(refs)  # a column for the reference machine's answer, beside each of this machine's
+    rows = ["| question | answer | how sure (ratio and its interval) | rests on |" + (" reference machine |" if beside
+                                                                                   else ""),
+            "|---|---|---|---|" + ("---|" if beside else "")]
     for a in mine:
         label = a.question.label
         if linked is None or a.question.chapter in linked:
             label = f"[{label}]({evidence_link(a)})"
         ref = refs.get(a.question.key)
         if a.measured or ref is None or not ref.measured:
-            rows.append(f"| {label} | {pick_text(a)} | {sure_text(a)} | {rests_text(a, run=False)} |")
+            row = f"| {label} | {pick_text(a)} | {sure_text(a)} | {rests_text(a, run=False)} |"
         else:
-            rows.append(f"| {label} | not measured here; reference machine: {pick_text(ref)} | {sure_text(ref)} | "
-                        f"{rests_text(ref)} |")
+            row = (f"| {label} | not measured here; reference machine: {pick_text(ref)} | {sure_text(ref)} | "
+                   f"{rests_text(ref)} |")
+        if beside:
+            row += f" {reference_cell(a, ref)} |"
+        rows.append(row)
     return "\n".join([f":::{{container}} {BOX_CLASS}", *rows, ":::"])
+
+
+def reference_cell(mine: Answer, ref: Answer | None) -> str:
+    """The reference machine's answer beside this machine's (``words.agreement``): ``the same``, or its pick and
+    whether the machines differ (both decided) or chance may explain it; ``-`` where this machine measured nothing
+    (its row says the reference's answer), ``not measured there`` where the reference did not."""
+    if ref is None or not ref.measured:
+        return "not measured there"
+    if not mine.measured:
+        return "-"
+    said = agreement(mine, ref)
+    return said if said == SAME else f"{pick_text(ref)} ({said})"
 
 
 def seed_lines(checked: list[Checked], answers: list[Answer]) -> list[str]:
