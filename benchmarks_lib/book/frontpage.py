@@ -54,27 +54,24 @@ BOX_CLASS = "verdict-box"
 def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linked: set[str] | None = None) -> str:
     """Markdown: the verdict box (a container of class ``BOX_CLASS``), one table row per question: the question
     (linked to its evidence where its chapter is in the book, ``linked``), the pick, how sure (the factor and its 95%
-    interval), what it rests on and, with a ``reference`` run, the reference machine's answer beside it
-    (:func:`reference_cell`). A question this machine did not measure says so, with the reference run's answer
-    where it has one."""
+    interval) and what it rests on; with a ``reference`` run, the reference machine's answer beside this machine's
+    in the answer's cell (:func:`reference_cell`). A question this machine did not measure says so, with the
+    reference run's answer where it has one."""
     refs = {a.question.key: a for a in reference or []}
-    beside = bool(refs)  # a column for the reference machine's answer, beside each of this machine's
-    rows = ["| question | answer | how sure (ratio and its interval) | rests on |" + (" reference machine |" if beside
-                                                                                   else ""),
-            "|---|---|---|---|" + ("---|" if beside else "")]
+    rows = ["| question | answer | how sure (ratio and its interval) | rests on |", "|---|---|---|---|"]
     for a in mine:
         label = a.question.label
         if linked is None or a.question.chapter in linked:
             label = f"[{label}]({evidence_link(a)})"
         ref = refs.get(a.question.key)
-        if a.measured or ref is None or not ref.measured:
-            row = f"| {label} | {pick_text(a)} | {sure_text(a)} | {rests_text(a, run=False)} |"
+        if a.measured and refs:  # the reference machine's answer beside this machine's, in the same cell
+            rows.append(f"| {label} | {pick_text(a)}; *reference machine*: {reference_cell(a, ref)} | "
+                        f"{sure_text(a)} | {rests_text(a, run=False)} |")
+        elif a.measured or ref is None or not ref.measured:
+            rows.append(f"| {label} | {pick_text(a)} | {sure_text(a)} | {rests_text(a, run=False)} |")
         else:
-            row = (f"| {label} | not measured here; reference machine: {pick_text(ref)} | {sure_text(ref)} | "
-                   f"{rests_text(ref)} |")
-        if beside:
-            row += f" {reference_cell(a, ref)} |"
-        rows.append(row)
+            rows.append(f"| {label} | not measured here; reference machine: {pick_text(ref)} | {sure_text(ref)} | "
+                        f"{rests_text(ref)} |")
     return "\n".join([f":::{{container}} {BOX_CLASS}", *rows, ":::"])
 
 
