@@ -135,7 +135,7 @@ def test_the_front_pages_more_cases_link_to_the_section_that_lists_them(tmp_path
     assert "## The answers on both machines" in page and page.count("| the same |") == int(said[2])
     # and beside each answer of the box, the reference machine's: here the same one
     box = [line for line in front.splitlines() if line.startswith("| [")]
-    assert sum("; *reference machine*: the same |" in line for line in box) == int(said[2]), box
+    assert sum("; *reference*: the same |" in line for line in box) == int(said[2]), box
 
 
 def test_a_hostile_backend_and_cpu_are_shown_as_text(mine: Path, tmp_path: Path):

@@ -65,7 +65,7 @@ def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linke
             label = f"[{label}]({evidence_link(a)})"
         ref = refs.get(a.question.key)
         if a.measured and refs:  # the reference machine's answer beside this machine's, in the same cell
-            rows.append(f"| {label} | {pick_text(a)}; *reference machine*: {reference_cell(a, ref)} | "
+            rows.append(f"| {label} | {pick_text(a)}; *reference*: {reference_cell(a, ref)} | "
                         f"{sure_text(a)} | {rests_text(a, run=False)} |")
         elif a.measured or ref is None or not ref.measured:
             rows.append(f"| {label} | {pick_text(a)} | {sure_text(a)} | {rests_text(a, run=False)} |")

@@ -421,8 +421,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         mine.append(upgrade)
     theirs = answers({suites[n]: ref_runs[n] for n in names if n in ref_runs and suites[n]}) if ref_runs else None
     lines += [verdict_box(mine, theirs, set(names)), "",
-              f"{legend()} Each answer is the decision of the run its chapter shows, and its question links to the "
-              "evidence; [Statistics](../methodology.md#statistics) says how.", ""]
+              f"{legend()} Each answer is the decision of the run its chapter shows; "
+              "[Statistics](../methodology.md#statistics) says how.", ""]
     if theirs and runs and ref_runs:
         lines += [_beside_line(mine, theirs, [m for _, m in runs.values()], [m for _, m in ref_runs.values()]), ""]
     if "seeds" in names and measured:  # the seeds' claims, held against the runs this page answers from
@@ -433,7 +433,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         checked = check_claims({suite: (df, str(meta.get("run_id") or "")) for suite, (df, meta) in measured.items()})
         tested = seed_lines(checked, mine)
         lines += [f"**The seeds' claims:** {counts_line(checked)} ([the seeds, checked here](seeds.ipynb))"
-                  + (". What the answers above test:" if tested else "."), "", *tested, ""]
+                  + (". Per answer:" if tested else "."), "", *tested, ""]
     lines += ["## Every chapter", ""]
     for name in names:
         title = _notebook_title(template(name, root))
