@@ -65,7 +65,7 @@ def test_remote_full_reads_at_the_latency_asked(cache_run, capsys):
             "client cache on, 8 requests at once, threads: the library's default (not varied by the cache "
             "suite)") in out
     assert "fastest, by more than 5%: " in out and "(3 candidates) (decided at round 8)" in out
-    assert "Evidence: run cache-tiny on machine vm" in out and "operation zarr_read_whole" in out
+    assert "Evidence: run cache-tiny on machine vm" in out and "rows: zarr read whole, " in out
     assert "link: 10 ms per round trip (emulated), 50 MB/s, server builtin" in out
     assert "GB/s (remote full read) (n=8)" in out and "runner-up: tensorstore | zstd:0 | chunks 32x128x128 | " \
         "shards none" in out and "], separated" in out
@@ -151,7 +151,7 @@ def test_remote_reads_from_a_real_s3_run(s3_run, capsys):
     argv = ["advise", "--shape", "8,64,64", "--dtype", "uint8", "--results-dir", s3_run]
     assert main([*argv, "--access", "remote-read:5ms"]) == 0
     out = capsys.readouterr().out
-    assert "Evidence: run s3-tiny" in out and "operation read" in out and "over S3" in out
+    assert "Evidence: run s3-tiny" in out and "rows: read, " in out and "over S3" in out
     assert "link: 5 ms per round trip (emulated), bandwidth not limited, server versitygw v" in out
     # the rule's words: two rounds (or iterations, each standing for a round) are below its first look, round 8
     assert "(n=2, 50% interval)" in out and "Best median (no winner claimed): library " in out

@@ -9,9 +9,14 @@ process at once and leave them. :func:`sigterm_as_interrupt` makes SIGTERM raise
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
+
+#: how long after Python dropped a SIGTERM's exception the signal is delivered again
+AGAIN_S = 0.05
 
 
 class Terminated(KeyboardInterrupt):
@@ -26,16 +31,31 @@ def _raise_terminated(signum: int, frame: object) -> None:
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """While the block runs, SIGTERM raises :class:`Terminated` (not where SIGTERM was set aside already, nor
-    outside the main thread, where no handler can be set)."""
+    outside the main thread, where no handler can be set). Where Python drops the exception (the signal landed in
+    an at-fork hook such as logging's, or in a ``__del__``: "Exception ignored in ..."), the signal is delivered
+    again, so that the command still ends."""
     previous = signal.getsignal(signal.SIGTERM)
     if previous != signal.SIG_DFL or threading.current_thread() is not threading.main_thread():
         yield
         return
+    hook = sys.unraisablehook
+
+    def deliver_again(unraisable) -> None:  # from a thread a moment later: not inside this hook, where it drops too
+        if isinstance(unraisable.exc_value, Terminated):
+            signal.signal(signal.SIGTERM, _raise_terminated)
+            again = threading.Timer(AGAIN_S, os.kill, (os.getpid(), signal.SIGTERM))
+            again.daemon = True
+            again.start()
+        else:
+            hook(unraisable)
+
     signal.signal(signal.SIGTERM, _raise_terminated)
+    sys.unraisablehook = deliver_again
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        sys.unraisablehook = hook
 
 
 __all__ = ["Terminated", "sigterm_as_interrupt"]
