@@ -28,7 +28,7 @@ from benchmarks_lib.chapters.style import CEILING_LABELS
 from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
 from benchmarks_lib.rules.ranking import Verdict, rank_parts
-from benchmarks_lib.rules.seeds import Checked
+from benchmarks_lib.rules.seeds import Checked, Holds
 from benchmarks_lib.rules.words import SAME, SURE, agreement, case_text, pick_text, rests_text, sure_text
 
 #: what a heading's anchor keeps (MyST's ``myst_heading_anchors`` slug, GitHub's): word characters, CJK, -, space
@@ -76,13 +76,11 @@ def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linke
 
 
 def reference_cell(mine: Answer, ref: Answer | None) -> str:
-    """The reference machine's answer beside this machine's (``words.agreement``): ``the same``, or its pick and
-    whether the machines differ (both decided) or chance may explain it; ``-`` where this machine measured nothing
-    (its row says the reference's answer), ``not measured there`` where the reference did not."""
+    """The reference machine's answer beside this machine's measured one (``words.agreement``): ``the same``, or
+    its pick and whether the machines differ (both decided) or chance may explain it; ``not measured there`` where
+    the reference did not measure it."""
     if ref is None or not ref.measured:
         return "not measured there"
-    if not mine.measured:
-        return "-"
     said = agreement(mine, ref)
     return said if said == SAME else f"{pick_text(ref)} ({said})"
 
@@ -93,7 +91,6 @@ def seed_lines(checked: list[Checked], answers: list[Answer]) -> list[str]:
     grouped by their verdict here: ``- [Write](seeds.ipynb#the-claims): holds: 000 write; cannot be tested here:
     000 OME-Zarr, 003 zarrs``. Nothing for an answer no claim tests."""
     from benchmarks_lib.chapters.seeds import CLAIMS_SECTION
-    from benchmarks_lib.rules.seeds import Holds
 
     link = f"seeds.ipynb#{anchor(CLAIMS_SECTION)}"
     lines = []
