@@ -24,6 +24,7 @@ import pandas as pd
 
 from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.stats import format_ci
+from benchmarks_lib.chapters.seeds import CLAIMS_SECTION
 from benchmarks_lib.chapters.style import CEILING_LABELS
 from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.ceilings import ceiling_gbps, ceiling_reference, ok_rows
@@ -90,8 +91,6 @@ def seed_lines(checked: list[Checked], answers: list[Answer]) -> list[str]:
     ``rules.seeds.check_claims``) tests, one Markdown list line linking to the seeds chapter's claims, the claims
     grouped by their verdict here: ``- [Write](seeds.ipynb#the-claims): holds: 000 write; cannot be tested here:
     000 OME-Zarr, 003 zarrs``. Nothing for an answer no claim tests."""
-    from benchmarks_lib.chapters.seeds import CLAIMS_SECTION
-
     link = f"seeds.ipynb#{anchor(CLAIMS_SECTION)}"
     lines = []
     for a in answers:

@@ -17,6 +17,7 @@ from benchmarks_lib.chapters.flags import SHORT_S, above_ceiling, ceiling_and_lo
 from benchmarks_lib.rules.answers import ALWAYS_SHARDS
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
 from benchmarks_lib.rules.decision import LOOKS
+from benchmarks_lib.rules.names import operation_name
 from benchmarks_lib.rules.ranking import EQUALS, Entry, Ranking, countable, rank_against_leader, rank_samples
 from benchmarks_lib.rules.words import case_text, unverified_text, value_text, verdict_text, versus_text
 from benchmarks_lib.suites.ceiling import describe_ceiling
@@ -27,8 +28,6 @@ MB = 1e6
 def ceiling_table(df: pd.DataFrame) -> pd.DataFrame:
     """The ceiling figures of a run: median and spread of GB/s per ceiling, named in words (``CEILING_LABELS``:
     "raw write (no fsync), 1 stream", never the record's ``write_nofsync``)."""
-    from benchmarks_lib.chapters.style import CEILING_LABELS
-
     rows = ok_rows(df)
     rows = rows[rows["backend"] == "ceiling"]
     if rows.empty:
@@ -38,7 +37,7 @@ def ceiling_table(df: pd.DataFrame) -> pd.DataFrame:
                         "n": g.size()}).reset_index()
     streams = rows.groupby("operation")["streams"].max() if "streams" in rows else pd.Series(dtype="float64")
     out.insert(1, "what it is", [describe_ceiling(op, streams.get(op)) for op in out["operation"]])
-    out["operation"] = [CEILING_LABELS.get(str(op), str(op)) for op in out["operation"]]
+    out["operation"] = [operation_name(op, ceiling=True) for op in out["operation"]]
     out = out.rename(columns={"operation": "ceiling"})
     from benchmarks_lib.chapters.tables import (
         table,  # the book's display of a table (no index, three significant figures)

@@ -125,25 +125,22 @@ class Table(pd.DataFrame):
 
     def shown(self) -> pd.DataFrame:
         """The table as text cells: index as a column where it carries names, dashes for missing values, a
-        recorded operation and writer in words (``words.operation_name``, ``words.backend_name``: ``cold cutout``,
+        recorded operation and writer in words (``names.operation_name``, ``names.backend_name``: ``cold cutout``,
         never ``read_region_cold``)."""
         frame = pd.DataFrame(self)
         if not isinstance(frame.index, pd.RangeIndex):
             frame = frame.reset_index(names=frame.index.name or "")
         if not len(frame):
             return frame.astype(object)
-        named = {c: frame[c] for c in ("operation", "backend", "library") if c in frame.columns}
-        ceiling = (named["backend"].astype(str) == "ceiling").to_numpy() if "backend" in named else None
+        raw = frame.copy()
+        ceiling = raw["backend"].astype(str).eq("ceiling") if "backend" in raw else pd.Series(False, index=raw.index)
         frame = frame.map(_cell)
-        if "operation" in named:
-            frame["operation"] = [cell if _missing(op) else operation_name(op, bool(ceiling[i]) if ceiling is not None
-                                                                          else False)
-                                  for i, (op, cell) in enumerate(zip(named["operation"], frame["operation"],
-                                                                     strict=True))]
-        for column in ("backend", "library"):
-            if column in named:
-                frame[column] = [cell if _missing(v) else one_line(backend_name(v))
-                                 for v, cell in zip(named[column], frame[column], strict=True)]
+        words = {"operation": lambda v, i: operation_name(v, bool(ceiling.iloc[i])),
+                 "backend": lambda v, i: backend_name(v), "library": lambda v, i: backend_name(v)}
+        for column, say in words.items():
+            if column in frame:  # record strings: one line, no control character, as every cell
+                frame[column] = [cell if _missing(v) else one_line(say(v, i))
+                                 for i, (v, cell) in enumerate(zip(raw[column], frame[column], strict=True))]
         return frame
 
     def key_columns(self, shown: pd.DataFrame) -> list[str]:

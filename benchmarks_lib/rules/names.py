@@ -18,16 +18,21 @@ OPERATION_NAMES = {"total": "whole write", "write": "write call", "append_total"
                    "append_frame": "append, one frame", "append_step": "append, one step",
                    "read_cold": "cold full read", "read_warm": "warm full read", "read_region_cold": "cold cutout",
                    "read_region_warm": "warm cutout"}
-
+#: the operations recorded, as a sentence about one question says them (its whole write is "write"); others
+#: with spaces for ``_``
+OPERATION_WORDS = {"total": "write", "write": "write", "append_total": "append", "read_cold": "cold read",
+                   "read_warm": "warm read", "read_region_cold": "cold cutout", "read": "read"}
 #: a writer's format variant (``zarr-python:zarr2``) in words
 VARIANTS = {"zarr2": "Zarr v2 format", "zarr3": "Zarr v3 format"}
 
 
-def operation_name(operation: object, ceiling: bool = False) -> str:
-    """A recorded operation in words (``OPERATION_NAMES``; a ceiling's with ``ceiling``: ``CEILING_LABELS``):
-    ``read_region_cold`` -> ``cold cutout``. Not escaped: a record string, the caller escapes it."""
+def operation_name(operation: object, ceiling: bool = False, in_sentence: bool = False) -> str:
+    """A recorded operation in words (``OPERATION_NAMES``; a ceiling's with ``ceiling``: ``CEILING_LABELS``; in a
+    sentence about one question, ``OPERATION_WORDS``): ``read_region_cold`` -> ``cold cutout``. Not escaped: a
+    record string, the caller escapes it."""
     op = str(operation)
-    return (CEILING_LABELS.get(op) if ceiling else None) or OPERATION_NAMES.get(op) or op.replace("_", " ")
+    table = OPERATION_WORDS if in_sentence else OPERATION_NAMES
+    return (CEILING_LABELS.get(op) if ceiling else None) or table.get(op) or op.replace("_", " ")
 
 
 def backend_name(backend: object) -> str:
@@ -37,4 +42,4 @@ def backend_name(backend: object) -> str:
     return f"{library} ({VARIANTS[variant]})" if variant in VARIANTS else str(backend)
 
 
-__all__ = ["CEILING_LABELS", "OPERATION_NAMES", "VARIANTS", "backend_name", "operation_name"]
+__all__ = ["CEILING_LABELS", "OPERATION_NAMES", "OPERATION_WORDS", "VARIANTS", "backend_name", "operation_name"]

@@ -17,7 +17,7 @@ from benchmarks_lib.base.specs import SpecError, format_bytes, parse_dims, shape
 from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage
 from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.decision import MARGIN, Comparison, Verdict, decision_from_record, decision_text, ratio_text
-from benchmarks_lib.rules.names import VARIANTS
+from benchmarks_lib.rules.names import OPERATION_WORDS, VARIANTS, operation_name
 from benchmarks_lib.rules.ranking import Entry, Ranking
 from benchmarks_lib.rules.upgrades import NOTABLE
 
@@ -134,9 +134,6 @@ def unverified_text(ranking: Ranking, escape: Escape = md) -> str:
 
 # -- a case in words ---------------------------------------------------------------------------------
 
-#: the operations recorded, as a reader says them (others: their name with spaces)
-OPERATION_WORDS = {"total": "write", "write": "write", "append_total": "append", "read_cold": "cold read",
-                   "read_warm": "warm read", "read_region_cold": "cold cutout", "read": "read"}
 _LOCATIONS = {"http": "HTTP", "s3": "S3", "local": "local file"}
 _SERVERS = {"builtin": "built-in server", "nginx": "nginx", "minio": "MinIO", "endpoint": "your S3 endpoint"}
 _READERS = {"root": "ROOT", "uproot": "uproot", "zarr": "Zarr"}
@@ -302,7 +299,7 @@ def rounds_table(meta: Mapping[str, object], escape: Escape = md) -> pd.DataFram
         op = str(q.get("operation", ""))
         named = q.get("contenders") if isinstance(q.get("contenders"), list) else q.get("cases")
         recorded = decision_from_record(q["decision"]) if isinstance(q.get("decision"), Mapping) else None
-        out.append({"operation": escape(OPERATION_WORDS.get(op, op.replace("_", " "))),
+        out.append({"operation": escape(operation_name(op, in_sentence=True)),
                     "case": case_text(key, escape), "contenders": len(named) if isinstance(named, list) else None,
                     "rounds": q.get("rounds") if isinstance(q.get("rounds"), int) else None,
                     "answer": escape(str(q.get("answer", ""))), "why": escape(str(q.get("why", ""))),
