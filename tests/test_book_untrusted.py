@@ -309,6 +309,10 @@ def test_compare_and_explorer_text_from_poisoned_runs_is_escaped(poisoned):
     assert "<img" not in comparison.environment.to_html()
     fig = compare.ratio_figure(comparison)
     fig.canvas.draw()
+    # a label as long as a payload is cut to a few lines (the table has it whole): the figure stays a page long
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels and max(label.count("\n") + 1 for label in labels) == compare.LABEL_LINES
+    assert all(label.endswith("…") for label in labels)
 
 
 def test_the_explorers_chart_page_carries_poisoned_runs_as_data(poisoned):

@@ -315,7 +315,11 @@ def environment_markdown(comparison: Comparison) -> str:
     return f"**{comparison.title}**\n\n{said}"
 
 
-def ratio_figure(comparison: Comparison, max_cases: int = 60):
+#: the most lines a case's label takes in a figure (a real case needs up to three)
+LABEL_LINES = 3
+
+
+def ratio_figure(comparison: Comparison, max_cases: int = 30):
     """The change B/A of each case (``rules.changes``: exp of the difference of mean log times, its 95% interval of
     the same quantity), on a log axis, the band of "same" shaded; flagged cases first (at most ``max_cases``)."""
     rows = comparison.table.dropna(subset=["B/A time"]).head(max_cases)
@@ -323,7 +327,8 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
         return empty_figure(f"time ratio B/A ({comparison.suite})")
     down, up = bounds(comparison.threshold)
     named = rows["backend"] + " " + rows["operation"] + " " + rows["case"].where(rows["case"] != "-", "")
-    labels = [textwrap.fill(text, LABEL_CHARS, break_on_hyphens=False) for text in named.str.strip()]
+    labels = [textwrap.fill(text, LABEL_CHARS, break_on_hyphens=False, max_lines=LABEL_LINES, placeholder=" …")
+              for text in named.str.strip()]  # a label of more lines is cut: the table below has it whole
     lines = sum(label.count("\n") + 1 for label in labels)  # a long case label wraps: its row takes its lines
     fig, ax = subplots(figsize=(MAX_WIDTH_IN, 2.2 + 0.17 * lines + 0.1 * len(rows)))
     y = np.arange(len(rows))
@@ -344,7 +349,8 @@ def ratio_figure(comparison: Comparison, max_cases: int = 60):
     ax.set_xlabel(("time here / time on the reference machine" if comparison.across else "time B / time A")
                   + "\n(the change: exp of the mean log-time difference; whiskers: its 95% interval)")
     height = fig.get_size_inches()[1]  # the title over the whole figure (the labels take its left), 0.6 in kept for it
-    fig.suptitle(textwrap.fill(comparison.label, 90), fontsize=11, y=1 - 0.1 / height, va="top")
+    fig.suptitle(textwrap.fill(comparison.label, 90, max_lines=2, placeholder=" …"), fontsize=11,
+                 y=1 - 0.1 / height, va="top")
     legend_outside(ax, below=True)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / height))
     return fig
