@@ -8,11 +8,16 @@ from test_book_notebooks import MEASURING, NOTEBOOKS, ROOT, suite_of
 
 from benchmarks_lib.suites import get_suite
 
+#: beyond the smoke sizes, fewer cases where a chapter's smoke run is long (ROOT and uproot readers, a second
+#: codec and dataset): the book build (``test_book_notebooks``) measures every chapter at its smoke sizes whole
+FEWER = {"cache": {"readers": ["zarr"], "locations": ["local"], "zarr_clients": ["tensorstore"]},
+         "compression": {"codecs": ["zstd:1"], "datasets": ["em_like"]}}
 #: an IPython startup file in the kernel's own IPYTHONDIR (where a user's profile keeps one): every suite's "quick"
-#: profile takes the suite's smoke sizes, so that a chapter runs end to end in seconds; no cell is changed
-SMOKE_STARTUP = """from benchmarks_lib.suites import get_suite, suite_names
+#: profile takes the suite's smoke sizes (and ``FEWER``), so that a chapter runs end to end in seconds; no cell is
+#: changed
+SMOKE_STARTUP = f"""from benchmarks_lib.suites import get_suite, suite_names
 for _name in suite_names():
-    get_suite(_name).profiles["quick"].update(get_suite(_name).smoke)
+    get_suite(_name).profiles["quick"].update(get_suite(_name).smoke, **{FEWER!r}.get(_name, {{}}))
 del _name, suite_names, get_suite
 """
 
@@ -50,7 +55,7 @@ def test_each_notebook_runs_as_jupyterlab_runs_it(tmp_path, monkeypatch):
         created = [read_run_json(d / "run.json") for d in set(run_dirs(results)) - before]
         assert {meta["suite"] for meta in created} == {suite_of(n) for n in MEASURING}
         for meta in created:  # at the smoke sizes: the startup file reached the kernel
-            smoke = get_suite(meta["suite"]).smoke
+            smoke = {**get_suite(meta["suite"]).smoke, **FEWER.get(meta["suite"], {})}
             assert {k: meta["params"].get(k) for k in smoke} == json.loads(json.dumps(smoke)), meta["suite"]
     finally:
         for run_dir in set(run_dirs(results)) - before:

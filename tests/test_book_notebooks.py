@@ -110,7 +110,7 @@ def test_notebooks_execute_and_the_book_builds(built_book, monkeypatch):
     build_book(profile="quick", results_dir=tmp_path / "results", execute=False, root=tmp_path)
     assert "No run was found" in (tmp_path / "book" / "executed" / "answers.md").read_text()
 
-    # the same book drawn from recorded runs without measuring again: tests/test_book_render.py (from reference/)
+    # the same book drawn from recorded runs without measuring again: tests/test_book_untrusted.py (from reference/)
 
     # a committed reference run: the front page gives its answers beside this machine's
     shutil.copytree(tmp_path / "moved", tmp_path / "reference")

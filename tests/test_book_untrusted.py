@@ -2,8 +2,11 @@
 
 The committed ``reference/`` runs are copied and poisoned: every string of their run.json files and their records
 carries a payload that would run ``alert(N)`` in a browser, N naming the field (``FIELDS``). The fast tests render
-the escaping helpers and every chapter's and page's Markdown with the book's own parser (MyST); the slow test
-builds the whole book from the poisoned copy and opens every page in headless Chromium.
+the escaping helpers and every chapter's and page's Markdown with the book's own parser (MyST); the slow ones
+build the whole book from the poisoned copy once (nothing measured again: every chapter drawn from the records)
+and open every page in headless Chromium at a desktop window's width: no payload runs, and the pages read as a
+reader needs them (no figure shrunk below 60% of its natural width, no table cell saying NaN), hostile strings
+and all.
 """
 
 from __future__ import annotations
@@ -369,28 +372,66 @@ def _names(numbers) -> list[str]:
     return sorted({f"alert({n}): {FIELDS.get(n, '?')}" for n in numbers})
 
 
-@pytest.mark.slow
-def test_a_book_from_poisoned_runs_runs_no_script_in_a_browser(tmp_path, monkeypatch):
-    """ONE book build (``--from`` the poisoned copy of reference/, which is also the book's reference run), then
-    every page in headless Chromium: no dialog opens and no element of a payload exists, page by page."""
+#: the least fraction of its natural width a figure may be displayed at
+MIN_SCALE = 0.6
+#: run in every page after it loaded: each content image's natural and displayed width, and the table cells that
+#: say a missing value in pandas' or Python's words: the whole cell (``None``, ``nan %``), or NaN inside it (``[nan,
+#: nan]``); a cell of code spans (a parameter's value as Python) is not a missing value, nor prose that says "None:"
+MEASURE = r"""() => {
+    const images = Array.from(document.querySelectorAll("main img, article img"))
+        .filter(i => i.complete && i.naturalWidth > 0)
+        .map(i => ({src: i.getAttribute("src").split("/").pop().slice(0, 16), natural: i.naturalWidth,
+                    shown: i.getBoundingClientRect().width}));
+    const onlyCode = c => {
+        const el = c.children.length === 1 && c.children[0].tagName === "P" ? c.children[0] : c;
+        return el.querySelector("code") !== null && Array.from(el.childNodes).every(
+            n => (n.nodeType === 1 && n.tagName === "CODE") || (n.nodeType === 3 && /^[\s,]*$/.test(n.textContent)));
+    };
+    const missing = Array.from(document.querySelectorAll("td, th"))
+        .filter(c => !onlyCode(c))
+        .map(c => c.innerText.trim())
+        .filter(t => /^(nan|NaN|None|<NA>|NaT)(\s*\S{0,6})?$/.test(t)
+            || /(^|[^\w])(nan|NaN|<NA>|NaT)([^\w]|$)/.test(t));
+    return {images, missing};
+}"""
+
+
+@pytest.fixture(scope="module")
+def poisoned_book(tmp_path_factory) -> dict[str, dict]:
+    """ONE book build (``--from`` the poisoned copy of reference/, which is also the book's reference run; minutes),
+    then every page in headless Chromium: page -> its dialogs, payload elements, payloads not shown as text, and
+    what ``MEASURE`` finds (its figures' widths, its cells that say NaN)."""
     from test_book_notebooks import _book_pages, _browser_problem, _chromium, _copy_project, _goto
 
     from benchmarks_lib.book.build import build_book
+    from benchmarks_lib.book.notebooks import chapter_notebooks
 
     if problem := _browser_problem():
         pytest.skip(problem)
+    tmp_path = tmp_path_factory.mktemp("poisoned-book")
     _copy_project(tmp_path)
     poison_results(ROOT / "reference", tmp_path / "poisoned")
     shutil.copytree(tmp_path / "poisoned", tmp_path / "reference")  # the front page's reference machine too
-    monkeypatch.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
-    # the explorer draws the poisoned runs only, not the checkout's reference/ as well
-    build_book(from_runs=tmp_path / "poisoned", root=tmp_path,
-               parameters={"explorer:OTHER_DIRS": str(tmp_path / "poisoned")})
+    recorded = {p: p.stat().st_mtime_ns for p in sorted((tmp_path / "poisoned").rglob("*.parquet"))}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IOBENCH_SCRATCH", str(tmp_path / "scratch"))
+        # the explorer draws the poisoned runs only, not the checkout's reference/ as well
+        build_book(from_runs=tmp_path / "poisoned", root=tmp_path,
+                   parameters={"explorer:OTHER_DIRS": str(tmp_path / "poisoned")})
     html = tmp_path / "_build" / "html"
+    # drawn from the recorded runs, nothing is measured again: the records untouched, every chapter drawn
+    assert {p: p.stat().st_mtime_ns for p in sorted((tmp_path / "poisoned").rglob("*.parquet"))} == recorded
+    assert not (tmp_path / "results").exists()
+    for name in chapter_notebooks():  # the explorer's chart is drawn by the browser from the rows the page carries;
+        page = (html / "book" / "executed" / f"{name}.html").read_text()  # compare: the runs beside the reference
+        assert 'class="output traceback' not in page, name  # (an error row's reason may say "Traceback")
+        drawn = {"explorer": "iobench-charts-data", "compare": "against the reference machine"}.get(name, "<img")
+        assert drawn in page or "a line needs 3" in page, name  # a sweep of two values is a small table
+    assert "No run was found" not in (tmp_path / "book" / "executed" / "answers.md").read_text()
     report: dict[str, dict] = {}
     with _chromium() as browser:
         for path in _book_pages(html):
-            page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+            page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             dialogs: list[str] = []
             page.on("dialog", lambda d, dialogs=dialogs: (dialogs.append(d.message), d.dismiss()))
             _goto(page, path)  # the root index.html: its dialogs counted, its target evaluated
@@ -401,11 +442,44 @@ def test_a_book_from_poisoned_runs_runs_no_script_in_a_browser(tmp_path, monkeyp
             report[str(path.relative_to(html))] = {
                 "dialogs": _names(int(m) if m.isdigit() else -1 for m in dialogs),
                 "payload elements": page.evaluate(FIND_PAYLOADS),
-                "not shown as text": _names(n for n in MUST_SHOW.get(path.name, ()) if f"alert({n})" not in shown)}
+                "not shown as text": _names(n for n in MUST_SHOW.get(path.name, ()) if f"alert({n})" not in shown),
+                "redirect": page.url != path.as_uri(), **page.evaluate(MEASURE)}
             page.context.close()
+    return report
+
+
+@pytest.mark.slow
+def test_a_book_from_poisoned_runs_runs_no_script_in_a_browser(poisoned_book):
+    """No dialog opens and no element of a payload exists, page by page."""
+    report = poisoned_book
     print("\npage: dialogs, payload elements")
     for name, found in report.items():
         print(f"{name}: {len(found['dialogs'])}, {len(found['payload elements'])}")
     assert len(report) >= 10 and set(MUST_SHOW) <= {Path(p).name for p in report}
-    bad = {name: {k: v for k, v in found.items() if v} for name, found in report.items() if any(found.values())}
+    keys = ("dialogs", "payload elements", "not shown as text")
+    bad = {name: {k: found[k] for k in keys if found[k]} for name, found in report.items()
+           if any(found[k] for k in keys)}
+    assert not bad, json.dumps(bad, indent=1)
+
+
+# -- the same pages as a reader sees them ----------------------------------------------------------------------
+@pytest.mark.slow
+def test_no_figure_is_shrunk_below_60_percent(poisoned_book):
+    """No figure is displayed below 60% of its natural width at a desktop window's width (a figure wider than the
+    book's column is scaled down, its text with it); a redirect (index.html to the front page) is not a page."""
+    pages = {page: found for page, found in poisoned_book.items() if not found["redirect"]}
+    shrunk = {page: [f"{i['src']}: {i['shown']:.0f} of {i['natural']} px" for i in found["images"]
+                     if i["shown"] < MIN_SCALE * i["natural"]]
+              for page, found in pages.items()}
+    shrunk = {page: images for page, images in shrunk.items() if images}
+    assert sum(len(found["images"]) for found in pages.values()) >= 20  # the chapters' figures were measured
+    assert not shrunk, json.dumps(shrunk, indent=1)
+
+
+@pytest.mark.slow
+def test_no_table_cell_says_nan(poisoned_book):
+    """No table cell says NaN, nan, None, <NA> or NaT (a missing value is a dash with its reason); a parameter's
+    value written as Python (a code span: ``None`` there is the value the reader types) is not a missing value."""
+    bad = {page: found["missing"][:10] for page, found in poisoned_book.items() if found["missing"]}
+    assert any(page.endswith("answers.html") for page in poisoned_book)
     assert not bad, json.dumps(bad, indent=1)

@@ -217,3 +217,30 @@ def test_a_small_table_of_record_strings_draws_them_as_they_are():
     cells = [cell.get_text().get_text() for table in fig.axes[0].tables for cell in table.get_celld().values()]
     assert any(c.startswith("$\\frac{1}{0}$") and len(c) <= 48 for c in cells)
     plt.close(fig)
+
+
+def test_a_name_of_any_length_keeps_its_figure_in_the_column(tmp_path):
+    """A record's name drawn whole widened its figure to 8,000 px (the book then shows every text at a tenth of its
+    size): every text of a book figure is cut when drawn (``style.clip_text``): a tick label and a legend entry to
+    ``LABEL_CHARS`` (less in a legend of several columns), a title to ``TEXT_CHARS`` a line, ``TEXT_LINES`` lines,
+    each cut ending in an ellipsis. The figure is as wide with a name of 500 characters as with one of 50,000."""
+    from matplotlib.image import imread
+
+    from benchmarks_lib.chapters.style import LABEL_CHARS, TEXT_CHARS, TEXT_LINES, clip_text
+
+    widths = []
+    for length in (500, 50_000):
+        fig, ax = subplots(figsize=(7.2, 3))
+        ax.barh(["n" * length, "short"], [1, 2], label="l" * length)
+        ax.set_title("t" * length + "\n" + "\n".join("line" for _ in range(9)))
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        fig.savefig(tmp_path / "f.png", bbox_inches="tight")
+        widths.append(imread(tmp_path / "f.png").shape[1])
+        ticks = [t.get_text() for t in ax.get_yticklabels()]
+        assert ticks == ["n" * (LABEL_CHARS - 1) + "…", "short"]
+        assert ax.get_legend().get_texts()[0].get_text() == "l" * (LABEL_CHARS - 1) + "…"
+        title = ax.title.get_text().split("\n")
+        assert len(title) == TEXT_LINES and title[0] == "t" * (TEXT_CHARS - 1) + "…" and title[-1] == "line …"
+        plt.close(fig)
+    assert widths[0] == widths[1] < 2 * 7.2 * 100, widths  # a tick label and a legend beside the axes, cut
+    assert clip_text("as it is") == "as it is"

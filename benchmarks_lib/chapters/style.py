@@ -8,6 +8,7 @@ summary table lives in a chapter module) never loads them.
 from __future__ import annotations
 
 import importlib
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -88,15 +89,73 @@ def apply_theme() -> None:
         _applied = True
 
 
+#: the most characters a line of a figure's text shows, and the most lines (a name from a record may be any length:
+#: drawn whole it widened its figure to 8,000 px, the book then showing every text at a tenth of its size); a tick
+#: label (beside the axes) at most LABEL_CHARS, a legend's entry as much, LEGEND_ROW for all of a row's columns
+TEXT_CHARS, TEXT_LINES, LABEL_CHARS, LEGEND_ROW = 100, 4, 56, 144
+
+
+def clip_text(text: str, chars: int = TEXT_CHARS) -> str:
+    """``text`` cut to ``TEXT_LINES`` lines of at most ``chars`` characters, each cut ending in an ellipsis."""
+    lines = str(text).split("\n")
+    cut = [line if len(line) <= chars else line[:chars - 1] + "…" for line in lines[:TEXT_LINES]]
+    if len(lines) > TEXT_LINES and not cut[-1].endswith("…"):
+        cut[-1] += " …"
+    return "\n".join(cut)
+
+
+@cache
+def _figure_class():
+    """The class of every figure of the book: a matplotlib ``Figure`` whose texts (titles, labels, legends, tick
+    labels from any formatter) are cut by :func:`clip_text` whenever it is drawn, before its layout is measured."""
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
+    from matplotlib.ticker import Formatter
+
+    class ClippedFormatter(Formatter):
+        def __init__(self, inner: Formatter) -> None:
+            self.inner = inner
+
+        def __call__(self, x, pos=None):
+            return clip_text(self.inner(x, pos), LABEL_CHARS)
+
+        def format_ticks(self, values):
+            return [clip_text(label, LABEL_CHARS) for label in self.inner.format_ticks(values)]
+
+        def set_locs(self, locs):
+            self.inner.set_locs(locs)
+
+        def get_offset(self):
+            return self.inner.get_offset()
+
+    class BookFigure(Figure):
+        def draw(self, renderer):
+            for ax in self.axes:
+                for axis in (ax.xaxis, ax.yaxis):
+                    if not isinstance(formatter := axis.get_major_formatter(), ClippedFormatter):
+                        axis.set_major_formatter(ClippedFormatter(formatter))
+            legends = [legend for legend in (*self.legends, *(ax.get_legend() for ax in self.axes)) if legend]
+            entries = {id(t): min(LABEL_CHARS, LEGEND_ROW // max(1, getattr(legend, "_ncols", 1)))
+                       for legend in legends for t in legend.get_texts()}
+            for text in self.findobj(Text):
+                chars = entries.get(id(text), TEXT_CHARS)
+                if (shown := text.get_text()) != (cut := clip_text(shown, chars)):
+                    text.set_text(cut)
+            super().draw(renderer)
+
+    return BookFigure
+
+
 def subplots(*args, **kwargs):
     """``plt.subplots`` with the book's theme applied first: every figure starts here. Text is never read as
-    mathtext: labels carry names from records, and a ``$`` in one must show as itself, not fail the figure.
-    A figure is never wider than the book's column (``MAX_WIDTH_IN``); its height is kept."""
+    mathtext: labels carry names from records, and a ``$`` in one must show as itself, not fail the figure; nor
+    longer than a figure can hold (:func:`clip_text`, whenever it is drawn). A figure is never wider than the
+    book's column (``MAX_WIDTH_IN``); its height is kept."""
     apply_theme()
     plt.rcParams["text.parse_math"] = False
     width, height = kwargs.get("figsize") or plt.rcParams["figure.figsize"]
     kwargs["figsize"] = (min(float(width), MAX_WIDTH_IN), float(height))
-    return plt.subplots(*args, **kwargs)
+    return plt.subplots(*args, FigureClass=_figure_class(), **kwargs)
 
 
 def _note(text: str, *shown) -> None:

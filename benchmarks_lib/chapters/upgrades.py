@@ -22,7 +22,7 @@ from benchmarks_lib.base.specs import SpecError, parse_items
 from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import no_answer, problems, run_header
-from benchmarks_lib.chapters.style import empty_figure, ratio_log_axis, subplots
+from benchmarks_lib.chapters.style import empty_figure, legend_outside, ratio_log_axis, subplots
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
 from benchmarks_lib.rules.upgrades import MEASURE_COMMAND, NOTABLE, OPERATIONS, Change, changes, headline, versioned
 from benchmarks_lib.rules.words import case_text
@@ -160,7 +160,7 @@ def ratio_figure(df: pd.DataFrame):
         ax.set_ylim(len(cases) - 0.5, -0.5)
         ratio_log_axis(ax, "x")
         ax.set_title(short(library))
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        legend_outside(ax, below=True)
     axes[-1, 0].set_xlabel("time at the version / time at the newest (above 1: the newest is faster)")
     fig.tight_layout()
     return fig
