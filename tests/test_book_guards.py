@@ -147,7 +147,9 @@ def test_static_the_explorer_draws_its_first_selection_as_static_figures(tmp_pat
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda obj, *a, **k: shown.append(obj))
     assert explore.explorer([tmp_path / "r"], view="static") is None
-    assert shown and all(type(f).__name__ == "Figure" for f in shown)
+    from matplotlib.figure import Figure
+
+    assert shown and all(isinstance(f, Figure) for f in shown)
     assert len(explore.newest_per_directory(explore.find_runs([tmp_path / "r"]))) == 1
     shown.clear()
     explore.explorer([tmp_path / "nowhere"], view="static")  # no run: a figure that says so

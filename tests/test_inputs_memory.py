@@ -156,19 +156,77 @@ def test_advise_measure_on_a_tiff_bomb_stays_in_memory(workdir):
     assert peak < PEAK_BYTES, peak
 
 
+def _inflating(mib: int) -> bytes:
+    """A zlib stream of ``mib`` MiB of zeros, made in a moment (every MiB after the first the same bytes)."""
+    deflate = zlib.compressobj(9)
+    head = deflate.compress(bytes(1 << 20)) + deflate.flush(zlib.Z_FULL_FLUSH)
+    after = deflate.compress(bytes(1 << 20)) + deflate.flush(zlib.Z_FULL_FLUSH)
+    return head + after * (mib - 1) + deflate.flush()
+
+
+def _zarr_bomb(path: Path, zarr_format: int) -> None:
+    import numcodecs
+    import zarr
+
+    codec = numcodecs.Zlib(1) if zarr_format == 2 else zarr.codecs.GzipCodec()
+    zarr.create_array(str(path), shape=(2, 64, 64), chunks=(1, 64, 64), dtype="uint8", zarr_format=zarr_format,
+                      compressors=codec)[:] = 1
+    stream = _inflating(1024)
+    for chunk in [p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "zarr.json"))]:
+        chunk.write_bytes(gzip_wrap(stream) if zarr_format == 3 else stream)
+
+
+def gzip_wrap(stream: bytes) -> bytes:
+    """A zlib stream as a gzip member (its deflate data between gzip's header and trailer; the trailer's CRC and
+    size are never reached: the bound stops the inflating first)."""
+    return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + stream[2:-4] + bytes(8)
+
+
+def _hdf5_bomb(path: Path) -> None:
+    import h5py
+
+    with h5py.File(path, "w") as f:
+        data = f.create_dataset("data", shape=(2, 64, 64), chunks=(1, 64, 64), dtype="uint8", compression="gzip")
+        for frame in range(2):
+            data.id.write_direct_chunk((frame, 0, 0), _inflating(1024))
+
+
+#: a decompression bomb (name, how it is written): chunks of 4 KiB declared, each inflating to 1 GiB
+BOMBS = {"zlib-v2.zarr": lambda p: _zarr_bomb(p, 2), "gzip-v3.zarr": lambda p: _zarr_bomb(p, 3),
+         "deflate.h5": _hdf5_bomb}
+
+
+@pytest.mark.parametrize("name", list(BOMBS))
+def test_a_decompression_bomb_is_an_error_row_in_bounded_memory(workdir, name):
+    """Chunks of 4 KiB declared whose stored streams (1 MB) inflate to 1 GiB each: the region is decoded within
+    what it and its chunks declare (``user_arrays.decoded_within``), so the case ends in an error row that names
+    the bomb, and nothing is measured (before: 4.4 GB peak for Zarr; HDF5's deflate filter measured the bomb's
+    zeros, exit 0)."""
+    import pandas as pd
+
+    BOMBS[name](workdir / name)
+    rc, err, peak = iobench([*RUN, "--dataset", f"file:{name}", "--run-id", "bomb"], workdir)
+    assert rc == 1, err
+    assert peak < PEAK_BYTES, peak
+    run = next((workdir / "results").glob("*/bomb"))
+    df = pd.concat(pd.read_parquet(p) for p in (run / "records").glob("*.parquet"))
+    mine = df[df["backend"] == "raw"]
+    assert set(mine["status"]) == {"error"}, mine[["operation", "status"]]
+    assert all(f"dataset file '{name}': decoding a region of 8.19 kB in chunks of 4.1 kB took more than" in r and
+               "inflates beyond its declared size" in r for r in mine["reason"]), mine["reason"].tolist()
+
+
 def test_a_library_that_over_allocates_fails_its_case_at_the_memory_limit(workdir):
-    """A Zarr v2 chunk whose zlib stream (3 MB) inflates to 3 GiB: the codec trusts it, the worker's memory limit
-    stops it (here the hard limit the command runs under: 768 MiB), and the case's error row says so."""
+    """A Zarr v2 chunk of 64 MiB declared whose zlib stream (3 MB) inflates to 3 GiB: what its chunks declare
+    allows more than the worker's memory limit (here the hard limit the command runs under: 768 MiB), which stops
+    it, and the case's error row says so."""
     import numcodecs
     import zarr
 
     store = workdir / "inflates.zarr"
-    zarr.create_array(str(store), shape=(4, 256, 256), chunks=(4, 256, 256), dtype="uint8", zarr_format=2,
+    zarr.create_array(str(store), shape=(4, 256, 256), chunks=(4, 4096, 4096), dtype="uint8", zarr_format=2,
                       compressors=numcodecs.Zlib(1))[:] = 1
-    deflate = zlib.compressobj(9)
-    head = deflate.compress(bytes(1 << 20)) + deflate.flush(zlib.Z_FULL_FLUSH)
-    mib = deflate.compress(bytes(1 << 20)) + deflate.flush(zlib.Z_FULL_FLUSH)  # the same bytes for every MiB after
-    (store / "0.0.0").write_bytes(head + mib * 3071 + deflate.flush())
+    (store / "0.0.0").write_bytes(_inflating(3072))
     limit = 768 << 20
     rc, err, peak = iobench([*RUN, "--dataset", "file:inflates.zarr", "--run-id", "inflates"], workdir, limit)
     assert rc == 1, err

@@ -17,8 +17,10 @@ Memory is planned from what the file declares, before anything is allocated: a p
 :func:`piece_limit` bytes, and a ``.npy`` header may not declare more data than its file holds; a file that does is
 refused in one line when it is opened. Reading a region then decodes the region and, at a time, one piece (Zarr: the
 few chunks it reads at once), whatever size the whole array declares; a zlib or LZMA TIFF segment is inflated at most
-to its declared size. The worker that reads a case's data runs under a memory limit (``run.worker.memory_limit``) that
-stops what a library would still over-allocate (a codec trusting its own header, VTK).
+to its declared size, and a region of a Zarr or HDF5 array is decoded within what the region and its chunks
+declare (:func:`decoded_within`: a chunk that inflates past its declared size is one line, not gigabytes). The
+worker that reads a case's data runs under a memory limit (``run.worker.memory_limit``) that stops what a library
+would still over-allocate (a codec trusting its own header, VTK).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import lzma
 import math
 import os
 import re
+import resource
 import struct
 import tokenize
 import zlib
@@ -98,6 +101,56 @@ READ_ERRORS = (OSError, ValueError, LookupError, TypeError, RuntimeError, Arithm
                struct.error, tokenize.TokenError)
 
 
+#: what reading a region may hold beyond its output and its pieces (a library's threads, buffers and indexes), and
+#: how many pieces a library decodes at once (zarr-python's ``async.concurrency`` is 10)
+READ_SLACK, PIECES_AT_ONCE = 128 << 20, 16
+
+
+def _data_bytes() -> int | None:
+    """What this process holds now as ``RLIMIT_DATA`` counts it (``VmData``), None where /proc does not say."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+@contextlib.contextmanager
+def decoded_within(path: Path, out: int, piece: int):
+    """Read a region of ``out`` bytes, in pieces of ``piece`` bytes, holding at most what they declare: while it is
+    read, this process's ``RLIMIT_DATA`` is what it holds now plus twice the output, ``PIECES_AT_ONCE`` pieces twice
+    over and ``READ_SLACK`` (never above the limit it had). A chunk whose codec inflates it past what its array
+    declares (a decompression bomb: 4 KiB declared, gigabytes inflated) then fails here, in one line, before it
+    takes the machine's memory; a library's own limit error (HDF5's "filter returned failure") is taken as the
+    same. The limit is put back however the read ends."""
+    held = _data_bytes()
+    if held is None:  # no /proc: the case's memory limit (``run.worker``) still holds
+        yield
+        return
+    bound = 2 * out + 2 * PIECES_AT_ONCE * piece + READ_SLACK
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    ours = soft == resource.RLIM_INFINITY or held + bound < soft  # else the limit it had binds: its own words
+    resource.setrlimit(resource.RLIMIT_DATA, (held + bound if ours else soft, hard))
+    bomb = (f"dataset file {str(path)!r}: decoding a region of {format_bytes(out)} in chunks of "
+            f"{format_bytes(piece)} took more than {format_bytes(bound)}: a chunk inflates beyond its declared size "
+            "(a decompression bomb) or does not decode")
+    try:
+        yield
+    except MemoryError:
+        if not ours:
+            raise
+        raise SpecError(bomb) from None
+    except OSError as exc:
+        if not ours or "filter" not in str(exc):
+            raise
+        raise SpecError(f"{bomb} ({exc})") from None
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
 class SourceArray(ABC):
     """An array inside a file, opened read-only: shape and dtype from metadata; ``read`` a region."""
 
@@ -119,9 +172,15 @@ class SourceArray(ABC):
     def dtype(self) -> np.dtype:
         return np.dtype(self._array.dtype)
 
+    #: the bytes one piece decoded whole declares (a Zarr or HDF5 chunk; 0: none, the data read in place)
+    piece_bytes = 0
+
     def read(self, index: tuple[slice, ...]) -> np.ndarray:
-        """The values in ``index`` (slices with bounds, step 1) as a new C-ordered array of the source's dtype."""
-        return _plain(self._array[index])
+        """The values in ``index`` (slices with bounds, step 1) as a new C-ordered array of the source's dtype,
+        decoded within what the region and its pieces declare (:func:`decoded_within`)."""
+        out = math.prod(s.stop - s.start for s in index) * self.dtype.itemsize
+        with decoded_within(self.path, out, self.piece_bytes):
+            return _plain(self._array[index])
 
     def close(self) -> None:  # noqa: B027 (nothing to release by default)
         """Release the file; safe to call twice."""
@@ -275,6 +334,7 @@ class ZarrSource(SourceArray):
         """A chunk (a shard's inner chunk) and a shard's index (16 bytes per inner chunk) are decoded whole."""
         chunks, shards = tuple(self._array.chunks), getattr(self._array, "shards", None)
         check_piece(self.path, "Zarr chunk", chunks, self.dtype.itemsize)
+        self.piece_bytes = math.prod(chunks) * self.dtype.itemsize
         if shards:
             per_shard = tuple(-(-s // max(c, 1)) for s, c in zip(shards, chunks, strict=True))
             check_piece(self.path, "Zarr shard index", per_shard, 16)
@@ -343,6 +403,7 @@ class Hdf5Source(SourceArray):
                 raise SpecError(f"HDF5 path {inner!r} in {str(path)!r} is {what}")
             if node.chunks:  # a chunk is decoded whole; contiguous data is read by hyperslab
                 check_piece(path, "HDF5 chunk", node.chunks, node.dtype.itemsize)
+                self.piece_bytes = math.prod(node.chunks) * node.dtype.itemsize
                 check_chunk_count(path, "HDF5 chunk", node.shape, node.chunks, node.dtype.itemsize)
                 _check_filters(path, inner, node)
         except BaseException:
