@@ -15,6 +15,7 @@ import os
 import random
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -24,6 +25,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from test_cli_hostile import iobench, tree_digest
+
+from benchmarks_lib.adapters.user_arrays import MAX_TIFF_PAGES
 
 TINY = ["-d", "t:2,y:16,x:16", "--iterations", "1", "--warmups", "0", "--param", "multipliers=[1]", "--test",
         "write", "-b", "raw"]
@@ -127,6 +130,26 @@ def _ome_tiff_naming(path: Path, other: str) -> None:
     tifffile.imwrite(path, plane, description=xml, metadata=None)
 
 
+def _zstd_tiff(path: Path) -> None:
+    """A tiled TIFF whose pages say ZSTD (compression 50000): its codec is not installed here (imagecodecs)."""
+    import tifffile
+
+    tifffile.imwrite(path, np.zeros((64, 64), np.uint16), tile=(32, 32))
+    with tifffile.TiffFile(path) as tif:
+        at = tif.pages[0].tags["Compression"].valueoffset
+    with open(path, "r+b") as fh:
+        fh.seek(at)
+        fh.write(struct.pack("<H", 50000))
+
+
+def _ifds(pages: int, loop: bool = False) -> bytes:
+    """A classic TIFF of ``pages`` empty pages (IFDs of no entry, 6 bytes each); ``loop``: the last leads back to
+    the first."""
+    ifds = b"".join(struct.pack("<HI", 0, 8 + 6 * (i + 1) if i + 1 < pages else (8 if loop else 0))
+                    for i in range(pages))
+    return b"II*\x00" + struct.pack("<I", 8) + ifds
+
+
 def _hostile_data(d: Path) -> None:
     """The data folder of the probes, every file made as a hostile user would (nothing here is read by the test)."""
     d.mkdir()
@@ -179,6 +202,9 @@ def _hostile_data(d: Path) -> None:
     _ome_tiff_naming(d / "planes.ome.tif", "plane.fifo")
     (d / "junk.tif").write_bytes(b"II*\x00" + random.Random(28).randbytes(60))
     (d / "far.tif").write_bytes(b"II*\x00" + (2**31).to_bytes(4, "little") + b"\0" * 56)
+    _zstd_tiff(d / "zstd.tif")
+    (d / "pages.tif").write_bytes(_ifds(MAX_TIFF_PAGES + 1))
+    (d / "loop.tif").write_bytes(_ifds(3, loop=True))
     (d / "negative.vti").write_text(_vti("0 -5 0 1 0 1"))
     (d / "junk.vti").write_text('<?xml version="1.0"?>\n<VTKFile type="ImageData"><ImageData WholeExtent="a b')
 
@@ -232,6 +258,10 @@ PROBES: dict[str, list[str]] = {
     "hdf5-truncated": ["run", "writers", *TINY, "--dataset", f"file:{D}/h5/truncated.h5"],
     "tiff-junk": ["run", "writers", *TINY, "--dataset", f"file:{D}/junk.tif"],
     "tiff-first-page-past-the-end": [*LIKE, f"{D}/far.tif"],
+    "tiff-codec-not-installed": ["run", "writers", *TINY[:1], "y:16,x:16", *TINY[2:], "--dataset",
+                                 f"file:{D}/zstd.tif"],
+    "tiff-100001-pages": [*LIKE, f"{D}/pages.tif"],
+    "tiff-pages-in-a-loop": [*LIKE, f"{D}/loop.tif"],
     "vti-negative-extent": ["run", "writers", *TINY, "--dataset", f"file:{D}/negative.vti"],
     "vti-junk": [*LIKE, f"{D}/junk.vti"],
     # -- work planned from the declarations before any is done (the hostile round's item 2)
@@ -254,7 +284,9 @@ SAID = {"zarr-json-fifo-run": ["zarr.json", "is a FIFO"],
         "npy-negative-shape": ["negative.npy"], "file-proc-self-mem": ["lies on proc"],
         "file-proc-status-advise": ["lies on proc"], "zarr-one-element-chunks": ["2,097,152 Zarr chunks of 1x1x1"],
         "hdf5-one-element-chunks": ["2,097,152 HDF5 chunks", "64 KiB"],
-        "hdf5-filter-not-installed": ["needs filter 31999", "hdf5plugin"], "store-in-sysfs": ["lies on sysfs"]}
+        "hdf5-filter-not-installed": ["needs filter 31999", "hdf5plugin"], "store-in-sysfs": ["lies on sysfs"],
+        "tiff-codec-not-installed": ["ZSTD (50000)", "imagecodecs"], "tiff-100001-pages": ["more than 100,000 pages"],
+        "tiff-pages-in-a-loop": ["loops at byte 8"]}
 
 
 @pytest.fixture(scope="module")
@@ -280,9 +312,9 @@ def test_a_hostile_file_is_refused_in_one_line_quickly(hostile_data: tuple[Path,
     assert tree_digest(home) == before  # no run directory, no scratch, the data as it was
 
 
-def test_at_least_45_probes():
+def test_at_least_48_probes():
     """The count SECURITY.md states: every kind of hostile file tried through the real command line."""
-    assert len(PROBES) >= 45
+    assert len(PROBES) >= 48
 
 
 def test_the_links_and_names_of_a_well_made_file_are_still_followed(tmp_path: Path, monkeypatch):

@@ -423,6 +423,44 @@ _INFLATERS = {8: zlib.decompressobj, 32946: zlib.decompressobj, 34925: lzma.LZMA
 _JPEG = (6, 7, 33007, 34892)
 
 
+#: the most pages (IFDs) a TIFF may hold: tifffile reads every page's header to make its series (200,000 pages of
+#: a few bytes each took more than two minutes), and a person's stack of more is better read as Zarr or HDF5
+MAX_TIFF_PAGES = 100_000
+
+
+def count_pages(fh: Any, path: Path) -> int:
+    """The pages of the TIFF open in ``fh``, counted along its chain of IFDs before tifffile reads them (a few
+    bytes each); more than :data:`MAX_TIFF_PAGES`, or a chain that loops or leaves the file, is refused in one
+    line."""
+    size = fh.seek(0, os.SEEK_END)
+    fh.seek(0)
+    head = fh.read(16)
+    order = "<" if head[:2] == b"II" else ">"
+    big = struct.unpack(order + "H", head[2:4])[0] == 43
+    offset = struct.unpack(order + ("Q" if big else "I"), head[8:16] if big else head[4:8])[0]
+    count_format, entry, next_format = ("Q", 20, "Q") if big else ("H", 12, "I")
+    smallest = struct.calcsize(count_format) + struct.calcsize(next_format)  # an IFD of no entry
+    seen: set[int] = set()
+    while offset:
+        if offset in seen or offset + smallest > size:
+            how = "loops" if offset in seen else "leaves the file"
+            raise SpecError(f"TIFF {str(path)!r}: its chain of pages (IFDs) {how} at byte {offset}")
+        seen.add(offset)
+        if len(seen) > MAX_TIFF_PAGES:
+            raise SpecError(f"TIFF {str(path)!r} holds more than {MAX_TIFF_PAGES:,} pages; iobench reads a TIFF of at "
+                            "most that many (convert a longer stack to Zarr or HDF5)")
+        fh.seek(offset)
+        raw = fh.read(struct.calcsize(count_format))
+        if len(raw) < struct.calcsize(count_format):
+            break
+        entries = struct.unpack(order + count_format, raw)[0]
+        fh.seek(offset + len(raw) + entries * entry)
+        raw = fh.read(struct.calcsize(next_format))
+        offset = struct.unpack(order + next_format, raw)[0] if len(raw) == struct.calcsize(next_format) else 0
+    fh.seek(0)
+    return len(seen)
+
+
 class TiffSource(SourceArray):
     """A TIFF or OME-TIFF series (``inner``: its index, default 0) at full resolution, read by region: an
     uncompressed page through a memory map, any other through the tiles or strips under the region, one at a time.
@@ -438,6 +476,7 @@ class TiffSource(SourceArray):
         super().__init__(path)
         self._fh = open_alone(path)  # tifffile opens no other file a TIFF names
         try:
+            count_pages(self._fh, path)
             self._tif = tifffile.TiffFile(self._fh, name=path.name)
         except BaseException:
             self._fh.close()
@@ -476,6 +515,7 @@ class TiffSource(SourceArray):
         if self._mapped:
             self._check_mapped(self._series.pages[0])
             return
+        self._check_codec(key)
         _, _, length, width, samples = self._shaped
         if key.is_tiled:
             segment = (1, key.tiledepth, key.tilelength, key.tilewidth, samples)
@@ -488,6 +528,24 @@ class TiffSource(SourceArray):
         if math.prod(self._grid) != len(key.dataoffsets):
             raise SpecError(f"TIFF {str(self.path)!r}: pages of {self._page_shape} in segments of {segment[1:4]} need "
                             f"{math.prod(self._grid)} segments; the file lists {len(key.dataoffsets)}")
+
+    def _check_codec(self, key: Any) -> None:
+        """The codec the pages are compressed with is there (tifffile names it and imports it only when a segment is
+        decoded: a ZSTD or JPEG XL page needs imagecodecs): one line when the file is opened, not an error row."""
+        import tifffile
+
+        code = int(key.compression)
+        name = getattr(key.compression, "name", str(code))
+        try:
+            tifffile.TIFF.DECOMPRESSORS[code](b"")
+        except ImportError as exc:
+            raise SpecError(f"TIFF {str(self.path)!r} is compressed with {name} ({code}), whose codec is not "
+                            f"installed here ({exc}); install imagecodecs (pip install imagecodecs)") from None
+        except KeyError:
+            raise SpecError(f"TIFF {str(self.path)!r} is compressed with {name} ({code}), which tifffile cannot "
+                            "decode") from None
+        except Exception:  # the codec is there: an empty segment is no stream (its own error)
+            pass
 
     def _check_mapped(self, page: Any) -> None:
         """An uncompressed page whose data lies in one run of bytes inside the file."""

@@ -77,8 +77,8 @@ def inspect(target: str, text: str, **kwargs: Any) -> dict:
                      timeout_s=INSPECT_TIMEOUT_S)
     except FreshProcessError as exc:
         if exc.returncode is None:
-            raise UserFileError(f"dataset {text!r}: reading its metadata took more than {INSPECT_TIMEOUT_S} s; is "
-                                "its file on a mount that does not answer?") from None
+            raise UserFileError(f"dataset {text!r}: reading its metadata took more than {INSPECT_TIMEOUT_S} s (a "
+                                "file of very many pieces, or on a mount that does not answer)") from None
         if exc.returncode < 0:
             why = signal.strsignal(-exc.returncode) or f"signal {-exc.returncode}"
             raise UserFileError(f"dataset {text!r}: its reader crashed on the file ({why})") from None
