@@ -228,6 +228,11 @@ PROBES: dict[str, list[str]] = {
     "crosscheck-backend-unknown": ["crosscheck", "-b", "nope"],
     "crosscheck-backend-injection": ["crosscheck", "-b", "x'); import os; os.system('touch pwned'); ('"],
     "crosscheck-dims-bad": ["crosscheck", "-d", "t:0"],
+    # -- places that are not results directories
+    "pack-into-a-file": ["pack", "good", "mydata/thesis.txt"],
+    "pack-into-etc-passwd": ["pack", "good", "/etc/passwd"],
+    "run-results-dir-in-sysfs": ["run", "writers", *TINY, "--results-dir", "/sys/iobench"],
+    "run-results-dir-in-proc": ["run", "writers", *TINY, "--results-dir", "/proc/self/iobench"],
 }
 
 
@@ -466,9 +471,31 @@ def test_a_record_with_forged_pandas_metadata_is_read_by_its_columns(tmp_path: P
     assert "raw" in (tmp_path / "out.csv").read_text()
 
 
-def test_at_least_130_probes():
+def test_at_least_141_probes():
     """The count SECURITY.md states: every bad input and fault tried through the real command line."""
-    assert len(PROBES) + len(RECORD_PROBES) >= 130
+    assert len(PROBES) + len(RECORD_PROBES) >= 141
+
+
+def test_a_pack_that_fails_half_way_leaves_nothing_in_the_way_of_the_next(home: Path):
+    """A full disk, as a file size limit (``RLIMIT_FSIZE``: the write fails, as on a full disk) while the parquet
+    file is written: one line naming the command (no advice of another command's), exit 1, nothing left under the
+    destination but its machine folder; the same pack without the limit then succeeds."""
+    import resource
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    args = [sys.executable, "-m", "benchmarks_lib", "pack", "good", "packed"]
+    env = {**os.environ, "IOBENCH_SCRATCH": str(home / "scratch")}
+    proc = subprocess.run(args, cwd=home, capture_output=True, text=True, env=env, preexec_fn=small_files,
+                          stdin=subprocess.DEVNULL, timeout=600)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 1 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert lines[0].startswith("iobench pack: error: File too large") and "--run-id" not in lines[0], lines
+    assert [p.name for p in (home / "packed").rglob("*")] == [machine_name()]
+    again = iobench(["pack", "good", "packed"], home)
+    assert again.returncode == 0, again.stderr
+    assert (home / "packed" / machine_name() / "good" / "run.json").is_file()
 
 
 def test_a_damaged_record_is_measured_again_on_resume(home: Path):

@@ -41,13 +41,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as exc:  # a full disk or a vanished directory mid-run: what was finished is kept
         where = f" ({visible(exc.filename)})" if getattr(exc, "filename", None) else ""
-        print(f"iobench: error: {exc.strerror or one_line(exc)}{where}; finished cases are kept "
-              "(re-run with the same --run-id to resume)", file=sys.stderr)
+        print(f"iobench {args.command}: error: {exc.strerror or one_line(exc)}{where}{_kept(args.command)}",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:
         why, status = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
-        print(f"iobench: {why}; finished cases are kept (re-run with the same --run-id to resume)", file=sys.stderr)
+        print(f"iobench {args.command}: {why}{_kept(args.command)}", file=sys.stderr)
         return status
+
+
+def _kept(command: str) -> str:
+    """What a command that stopped half-way keeps, and how to go on (only ``run`` resumes)."""
+    return "; finished cases are kept (re-run with the same --run-id to resume)" if command == "run" else ""
 
 
 if __name__ == "__main__":

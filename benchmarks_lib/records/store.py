@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import stat
 import time
 from collections.abc import Callable
@@ -402,13 +403,24 @@ def pack_run(run_dir: str | Path, dest: str | Path) -> Path:
     """A copy of a finished run in the results directory ``dest`` (``dest/<machine>/<run id>/``): its run.json and
     all its rows in one zstd-compressed parquet file, as the committed ``reference/`` holds runs. It is never
     written over: an existing target is refused."""
-    run_dir = Path(run_dir)
+    run_dir, dest = Path(run_dir), Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise SpecError(f"pack destination {str(dest)!r} is not a directory; give a results directory")
     df, meta = load_run(run_dir)
-    target = Path(dest) / run_dir.parent.name / run_dir.name
-    if target.exists():
+    target = dest / run_dir.parent.name / run_dir.name
+    if target.exists() or target.is_symlink():
         raise SpecError(f"pack target {str(target)!r} exists; remove it yourself or pick another directory")
-    write_atomic(target / "records" / "all.parquet", lambda fh: df.to_parquet(fh, index=False, compression="zstd"))
-    write_json_atomic(meta, target / "run.json")
+    # made beside the target under a name of its own, then renamed: a pack that fails (a full disk) leaves nothing
+    # in the way of the next
+    partial = target.with_name(f".{target.name}.packing-{os.getpid()}")
+    try:
+        write_atomic(partial / "records" / "all.parquet",
+                     lambda fh: df.to_parquet(fh, index=False, compression="zstd"))
+        write_json_atomic(meta, partial / "run.json")
+        partial.rename(target)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     return target
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchmarks_lib.base.specs import PROFILES, SpecError, format_bytes
+from benchmarks_lib.base.untrusted import PSEUDO_FILESYSTEMS, mount_type
 
 if TYPE_CHECKING:
     from benchmarks_lib.suites import Case, Suite
@@ -45,6 +46,8 @@ def check_writable_dir(path: Path, what: str) -> Path:
         raise SpecError(f"{what} {str(path)!r} is a file, not a directory")
     if not base.is_dir():
         raise SpecError(f"{what} {str(path)!r} is below {str(base)!r}, which is a file, not a directory")
+    if (kind := mount_type(base)) in PSEUDO_FILESYSTEMS:  # /sys says root may write; it takes no directory
+        raise SpecError(f"{what} {str(path)!r} lies on {kind}, the kernel's filesystem; give a directory on a disk")
     if not os.access(base, os.W_OK | os.X_OK):
         raise SpecError(f"{what} {str(path)!r} is not writable ({str(base)!r} is read-only for this user)")
     return base
