@@ -1,5 +1,6 @@
 """The measuring core: datasets, eviction, records, scratch safety, the runner's crash and resume."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -103,6 +104,37 @@ def test_cleanup_never_follows_a_symlink_out_of_scratch(tmp_path):
     with pytest.raises(ScratchError):
         remove_tree(unmarked, unmarked)
     assert unmarked.exists() and not (unmarked / MARKER).exists()
+
+
+def test_a_tree_a_dying_process_still_writes_into_is_removed_once_it_stops(tmp_path):
+    """A stopped case's workers die with it a moment later, and until then may still add files to its store: the
+    removal of the scratch tries again (``REMOVE_TRIES``) instead of failing the stopped run with "Directory not
+    empty" (``run parallel`` under SIGTERM exited 1 one time in four)."""
+    import threading
+
+    scratch = claim_scratch(tmp_path / "scr", "run")
+    store = scratch / "store" / "c"
+    store.mkdir(parents=True)
+    stop = time.monotonic() + 0.5
+
+    def writer():  # a dying writer: files into the store for half a second, wherever the removal has got to
+        n = 0
+        while time.monotonic() < stop:
+            with contextlib.suppress(OSError):
+                store.mkdir(parents=True, exist_ok=True)
+                (store / f"{n}").write_bytes(b"x")
+            n += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        while time.monotonic() < stop - 0.4:  # the writer under way before the removal starts
+            time.sleep(0.01)
+        remove_tree(scratch / "store", scratch)
+    finally:
+        thread.join()
+    remove_tree(scratch / "store", scratch)  # what the writer made after the last try, if any (nothing left)
+    assert not (scratch / "store").exists()
 
 
 def test_a_claimed_scratch_is_never_claimed_twice(tmp_path):

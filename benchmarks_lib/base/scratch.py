@@ -14,10 +14,12 @@ run can never empty the live scratch of the first; the kernel drops the lock whe
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from benchmarks_lib.base.specs import SpecError
@@ -165,6 +167,11 @@ def owning_scratch(path: Path) -> Path:
     raise ScratchError(f"refusing to delete {path}: it is not inside a directory iobench created ({MARKER})")
 
 
+#: a tree that a dying process still writes into (a stopped case's workers, killed with their parent) is removed
+#: again after a pause, at most this many times
+REMOVE_TRIES, REMOVE_PAUSE_S = 50, 0.1
+
+
 def remove_tree(path: str | Path, scratch: str | Path | None = None) -> None:
     """Delete ``path``, a file or directory inside a marked scratch directory (or the scratch itself).
 
@@ -185,7 +192,14 @@ def remove_tree(path: str | Path, scratch: str | Path | None = None) -> None:
         target.unlink()
     elif target.is_dir():
         assert shutil.rmtree.avoids_symlink_attacks or os.name != "posix"
-        shutil.rmtree(target)  # never follows symlinks inside the tree (it unlinks them)
+        for attempt in range(REMOVE_TRIES):  # never follows symlinks inside the tree (it unlinks them)
+            try:
+                shutil.rmtree(target)
+                break
+            except OSError as exc:  # a process of a stopped case, dying, still adding a file: once it is gone
+                if exc.errno != errno.ENOTEMPTY or attempt == REMOVE_TRIES - 1:
+                    raise
+                time.sleep(REMOVE_PAUSE_S)
         release_scratch(target)
     elif target.exists():
         target.unlink()
