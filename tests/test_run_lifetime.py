@@ -202,3 +202,50 @@ def test_a_finished_run_leaves_no_process_or_temporary_file(base):
     assert not list((base / "tmp").iterdir())
     assert not list((base / "scratch").iterdir())
     assert not [p for p in _pids() if str(base) in _cmdline(p) and (st := _stat(p)) and st[2] != "Z"]
+
+
+@pytest.mark.parametrize("when", ["starting", "measuring"])
+@pytest.mark.parametrize("sig,status,words", [(signal.SIGINT, 130, "interrupted"),
+                                              (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_a_run_on_a_local_dask_cluster_stopped_is_one_line_and_leaves_nothing(base, when, sig, status, words):
+    """Ctrl-C or SIGTERM of ``run --cluster local:2``, while the cluster starts (its workers still starting: it failed
+    its own close, and Dask's exit hook printed that traceback and a failed removal of its files) or while cases
+    run on it: the one line of the command, its exit status, no Dask process, port or scratch left."""
+    pytest.importorskip("distributed")
+    env = {**os.environ, "TMPDIR": str(base / "tmp"), "IOBENCH_YES": "1"}
+    env.pop("IOBENCH_SCRATCH", None)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks_lib", "run", "writers", "-d", "t:16,y:256,x:256", "--iterations", "3",
+         "--test", "write", "--cluster", "local:2", "--results-dir", str(base / "results"), "--scratch-dir",
+         str(base / "scratch"), "--run-id", "dask"],
+        cwd=base, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    tree: dict[int, int] = {}
+    try:
+        shown = []
+        for line in run.stderr:  # "[0/N]" is said before the cluster starts, "[1/N]" once a case has finished
+            shown.append(line)
+            if line.startswith("[0/" if when == "starting" else "[1/"):
+                break
+        tree = _descendants(run.pid)
+        ports = _listening_ports(tree)
+        os.kill(run.pid, sig)
+        err = "".join(shown) + run.communicate(timeout=120)[1]
+        if run.returncode == 0:  # it finished before the signal: nothing to check
+            pytest.skip("the run finished before the signal")
+        assert run.returncode == status, err[-3000:]
+        assert "Traceback" not in err and "ERROR" not in err, err[-3000:]
+        assert err.strip().splitlines()[-1] == f"iobench run: {words}; finished cases are kept (re-run with the same " \
+                                                "--run-id to resume)", err[-3000:]
+        _assert_nothing_left(tree, ports, base)
+        assert not list((base / "scratch").iterdir())
+        assert not [p for p in _pids() if str(base / "tmp") in _environ(p)]  # a worker started after the look
+    finally:
+        _kill_left(run, tree)
+
+
+def _environ(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""

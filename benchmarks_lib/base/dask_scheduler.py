@@ -6,6 +6,8 @@ called.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 import socket
 import struct
@@ -142,9 +144,27 @@ def start_local_cluster(workers: int, directory: Path, config: dict | None = Non
     from distributed import LocalCluster
 
     with dask.config.set({"temporary-directory": str(directory), **(config or {})}):
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                            silence_logs=40, local_directory=str(directory))
+        try:
+            return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                silence_logs=logging.CRITICAL, local_directory=str(directory))
+        except BaseException:  # Ctrl-C while it starts: what it started is stopped here, without its own errors
+            abandon_local_clusters()
+            raise
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "EXAMPLE", "INSTALL_HINT", "SCHEMES", "connect_client", "import_dask", "parse_address",
-           "parse_cluster", "probe_scheduler", "start_local_cluster"]
+def abandon_local_clusters() -> None:
+    """Stop every local cluster this process started, its errors suppressed, and forget them: after Ctrl-C or
+    SIGTERM a cluster caught half-started (workers still starting) fails its own close, and Dask's exit hook would
+    print that traceback and a failed removal of its files (which the run's scratch removes)."""
+    from distributed.deploy.spec import SpecCluster
+
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    for cluster in list(SpecCluster._instances):
+        with contextlib.suppress(Exception):
+            cluster.close(timeout=5)
+        SpecCluster._instances.discard(cluster)
+
+
+__all__ = ["CONNECT_TIMEOUT_S", "EXAMPLE", "INSTALL_HINT", "SCHEMES", "abandon_local_clusters", "connect_client",
+           "import_dask", "parse_address", "parse_cluster", "probe_scheduler", "start_local_cluster"]

@@ -167,8 +167,8 @@ def owning_scratch(path: Path) -> Path:
     raise ScratchError(f"refusing to delete {path}: it is not inside a directory iobench created ({MARKER})")
 
 
-#: a tree that a dying process still writes into (a stopped case's workers, killed with their parent) is removed
-#: again after a pause, at most this many times
+#: a tree that a dying process still writes into or removes from (a stopped case's workers, killed with their
+#: parent; a Dask worker removing its own files) is removed again after a pause, at most this many times
 REMOVE_TRIES, REMOVE_PAUSE_S = 50, 0.1
 
 
@@ -196,9 +196,12 @@ def remove_tree(path: str | Path, scratch: str | Path | None = None) -> None:
             try:
                 shutil.rmtree(target)
                 break
-            except OSError as exc:  # a process of a stopped case, dying, still adding a file: once it is gone
-                if exc.errno != errno.ENOTEMPTY or attempt == REMOVE_TRIES - 1:
+            except OSError as exc:  # a process of a stopped case, dying, still adding or removing files (a Dask
+                # worker its own): once it is gone
+                if exc.errno not in (errno.ENOTEMPTY, errno.ENOENT) or attempt == REMOVE_TRIES - 1:
                     raise
+                if not target.exists():
+                    break
                 time.sleep(REMOVE_PAUSE_S)
         release_scratch(target)
     elif target.exists():

@@ -15,6 +15,7 @@ within :data:`benchmarks_lib.base.dask_scheduler.CONNECT_TIMEOUT_S`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -23,7 +24,12 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks_lib.base.dask_scheduler import connect_client, import_dask, start_local_cluster
+from benchmarks_lib.base.dask_scheduler import (
+    abandon_local_clusters,
+    connect_client,
+    import_dask,
+    start_local_cluster,
+)
 from benchmarks_lib.base.scratch import claim_scratch, is_marked, remove_tree
 from benchmarks_lib.base.specs import SpecError
 from benchmarks_lib.run.executor import CaseFinished, Executor, run_one_case
@@ -128,8 +134,14 @@ class DaskExecutor(Executor):
                     continue
                 yield CaseFinished(case, out["rows"], out["rc"], out["stderr"], out["seconds"],
                                    {"worker_host": out["host"], "cluster_workers": n_workers})
-        finally:
+        except BaseException:  # Ctrl-C, SIGTERM, a failure: the cluster stopped without Dask's own errors
+            with contextlib.suppress(Exception):
+                client.close()
+            abandon_local_clusters()
+            raise
+        else:
             close()
+        finally:
             for left in Path(self.scratch_root).glob(f"{run_id}{WORKER_SCRATCH}*"):  # a killed worker's, here
                 if is_marked(left):
                     remove_tree(left, left)
