@@ -53,8 +53,9 @@ def _alive_children(pid: int) -> list[int]:
         return []
     alive = []
     for child in children:
-        try:
-            if _state(int(child)) != "Z":
+        try:  # a worker started ahead, waiting on its pipe for a case, holds still too
+            waiting = Path(f"/proc/{child}/wchan").read_text().endswith("pipe_read")
+            if _state(int(child)) != "Z" and not waiting:
                 alive.append(int(child))
         except OSError:
             pass
