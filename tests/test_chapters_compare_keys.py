@@ -5,8 +5,6 @@ machine itself, aside)."""
 from __future__ import annotations
 
 import json
-import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +22,6 @@ from benchmarks_lib.chapters.compare import (
     verdict,
 )
 from benchmarks_lib.cli.main import main
-from benchmarks_lib.measure.load import OTHER_CPU_LIMIT_PCT
 from benchmarks_lib.records.store import load_run
 from benchmarks_lib.suites import get_suite, suite_names
 
@@ -211,17 +208,6 @@ def aa_run(results: Path, scratch: Path, run_id: str) -> None:
                  run_id, "--iterations", "6", "--warmups", "1", "--budget", "10m", *params]) == 0
 
 
-def others_cpu_pct(seconds: float = 1.0) -> float:
-    """The share of the machine's CPU that processes other than this one used over the next ``seconds``
-    (``measure.load``, as each case records it); the load average would still count the tests that ran a minute
-    ago."""
-    from benchmarks_lib.measure.load import case_columns, snapshot
-
-    before = snapshot((os.getpid(),))
-    time.sleep(seconds)
-    return case_columns(before, snapshot((os.getpid(),)))["other_cpu_pct"] or 0.0
-
-
 @pytest.mark.quiet
 def test_an_a_a_run_flags_at_most_1_percent_of_its_cases(tmp_path: Path, capsys):
     """Four quick runs of one commit, alone on the machine (``make test`` runs the quiet tests after the others),
@@ -234,16 +220,18 @@ def test_an_a_a_run_flags_at_most_1_percent_of_its_cases(tmp_path: Path, capsys)
     the host's load during a stretch of one run lands on every case alike, and ``iobench compare`` judges each
     case against the run's own drift. Before rounds (a case's iterations back to back, a burst moving all of them)
     five repetitions of this test on this VM flagged 25, 0, 6, 13 and 4 of 336 cases (2.9% in all), and it held 5%
-    only after discarding a first run and keeping the three runs that agreed best. Where other processes take the
-    CPU, the runs measure them: the test skips."""
-    if (busy := others_cpu_pct()) > OTHER_CPU_LIMIT_PCT:
-        pytest.skip(f"other processes use {busy:.0f}% of the CPU: run it alone (pytest -m quiet)")
+    only after discarding a first run and keeping the three runs that agreed best.
+
+    It runs whatever the load, and says the load beside its result (the share of the CPU other processes used
+    during the runs, each case's ``other_cpu_pct``): with two CPU-bound loops beside it on this 2-core VM (about
+    87% of the CPU), four of four repetitions held the bound (the last: 0 of 336 flagged); before, it skipped
+    above 25%, so it never ran in a busy CI."""
     results, scratch, ids = tmp_path / "results", tmp_path / "scratch", ("a", "b", "c", "d")
     for run_id in ids:
         aa_run(results, scratch, run_id)
     runs = [load_run(results / "vm" / run_id)[0] for run_id in ids]
-    if (busy := max(float(df["other_cpu_pct"].median()) for df in runs)) > OTHER_CPU_LIMIT_PCT:
-        pytest.skip(f"other processes used {busy:.0f}% of the CPU during the runs: run it alone (pytest -m quiet)")
+    busy = max(float(df["other_cpu_pct"].median()) for df in runs)
+    load = f"other processes used {busy:.0f}% of the CPU during the runs (median of a run's cases, the most of 4)"
     for df in runs:
         assert key_problems(df, *run_keys(df)) == []
         measured = df[(df["status"] == "ok") & (df["suite"] == "compression")]
@@ -257,6 +245,8 @@ def test_an_a_a_run_flags_at_most_1_percent_of_its_cases(tmp_path: Path, capsys)
     flags = {pair: int(c.table["verdict"].isin(["slower", "faster"]).sum()) for pair, c in zip(pairs, comparisons,
                                                                                               strict=True)}
     cases = sum(len(c.table) for c in comparisons)
-    assert sum(flags.values()) <= 0.01 * cases, (flags, cases, [c.counts() for c in comparisons])
+    with capsys.disabled():  # beside the result in make test's output, whatever the capture
+        print(f"\nA/A: {sum(flags.values())} of {cases} cases flagged; {load}")
+    assert sum(flags.values()) <= 0.01 * cases, (load, flags, cases, [c.counts() for c in comparisons])
     assert main(["compare", "a", "b", "--results-dir", str(results)]) == 0
     assert f"{len(comparisons[0].table)} case(s)" in capsys.readouterr().out
