@@ -24,6 +24,7 @@ from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import no_answer, problems, run_header
 from benchmarks_lib.chapters.style import empty_figure, legend_outside, ratio_log_axis, subplots
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
+from benchmarks_lib.rules.names import backend_name
 from benchmarks_lib.rules.upgrades import MEASURE_COMMAND, NOTABLE, OPERATIONS, Change, changes, headline, versioned
 from benchmarks_lib.rules.words import case_text
 
@@ -159,7 +160,7 @@ def ratio_figure(df: pd.DataFrame):
                                           for what, case in cases])
         ax.set_ylim(len(cases) - 0.5, -0.5)
         ratio_log_axis(ax, "x")
-        ax.set_title(short(library))
+        ax.set_title(short(backend_name(library)))
         legend_outside(ax, below=True)
     axes[-1, 0].set_xlabel("time at the version / time at the newest (above 1: the newest is faster)")
     fig.tight_layout()

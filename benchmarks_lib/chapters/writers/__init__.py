@@ -40,6 +40,7 @@ from benchmarks_lib.chapters.style import (
 )
 from benchmarks_lib.chapters.writers.text import answer, conclusion, label_layouts, verified_text
 from benchmarks_lib.rules.ceilings import ceiling_gbps
+from benchmarks_lib.rules.names import operation_name
 
 TIMES = ("write: create + write + finalize of a new store; append: every frame's call; reads: open to the last "
          "byte, cold after a checked page-cache eviction")
@@ -157,8 +158,9 @@ def read_times(df: pd.DataFrame) -> plt.Figure:
     rows = rows[rows["operation"].isin(ops) & (rows.get("test") == "read")] if "test" in rows else rows.iloc[0:0]
     if rows.empty:
         return empty_figure("read test")
-    rows = rows.assign(label=rows["operation"] + rows.get("cutout_kind", pd.Series("", index=rows.index)).map(
-        lambda k: f" ({k})" if isinstance(k, str) and k else ""))
+    kind = rows.get("cutout_kind", pd.Series("", index=rows.index)).map(
+        lambda k: f" ({k})" if isinstance(k, str) and k else "")
+    rows = rows.assign(label=rows["operation"].map(operation_name) + kind)  # in words: "cold cutout (aligned)"
     rows = rows.assign(backend=backend_labels(rows))
     fig, ax = subplots(figsize=(7.2, 1.5 + 0.22 * rows["label"].nunique() * rows["backend"].nunique()
                                 + 0.25 * rows["backend"].nunique()))
