@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 from test_cli_hostile import iobench, tree_digest
 
-from benchmarks_lib.adapters.user_arrays import MAX_TIFF_PAGES
+from benchmarks_lib.adapters.user_tiff import MAX_TIFF_PAGES
 
 TINY = ["-d", "t:2,y:16,x:16", "--iterations", "1", "--warmups", "0", "--param", "multipliers=[1]", "--test",
         "write", "-b", "raw"]

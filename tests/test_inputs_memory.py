@@ -199,7 +199,7 @@ BOMBS = {"zlib-v2.zarr": lambda p: _zarr_bomb(p, 2), "gzip-v3.zarr": lambda p: _
 @pytest.mark.parametrize("name", list(BOMBS))
 def test_a_decompression_bomb_is_an_error_row_in_bounded_memory(workdir, name):
     """Chunks of 4 KiB declared whose stored streams (1 MB) inflate to 1 GiB each: the region is decoded within
-    what it and its chunks declare (``user_arrays.decoded_within``), so the case ends in an error row that names
+    what it and its chunks declare (``user_source.decoded_within``), so the case ends in an error row that names
     the bomb, and nothing is measured (before: 4.4 GB peak for Zarr; HDF5's deflate filter measured the bomb's
     zeros, exit 0)."""
     import pandas as pd

@@ -10,39 +10,38 @@ whole. Nothing here writes, moves or deletes the source: Zarr through a read-onl
 NumPy through a read-only memory map. Every file a library opens is checked first
 (:mod:`benchmarks_lib.adapters.user_files`: regular files only, none outside the store or the file's directory).
 Every bad input (a missing file, an unknown format, an inner path that does not exist, a file its library cannot
-read) is a one-line :class:`~benchmarks_lib.base.specs.SpecError`.
+read) is a one-line :class:`~benchmarks_lib.base.specs.SpecError`. A TIFF is read by
+:mod:`benchmarks_lib.adapters.user_tiff`; what every reader shares is in :mod:`benchmarks_lib.adapters.user_source`.
 
-Memory is planned from what the file declares, before anything is allocated: a piece that has to be decoded whole
-(a Zarr or HDF5 chunk, a Zarr shard's index, a TIFF tile or strip, a ``.vti`` image) may declare at most
-:func:`piece_limit` bytes, and a ``.npy`` header may not declare more data than its file holds; a file that does is
-refused in one line when it is opened. Reading a region then decodes the region and, at a time, one piece (Zarr: the
-few chunks it reads at once), whatever size the whole array declares; a zlib or LZMA TIFF segment is inflated at most
-to its declared size, and a region of a Zarr or HDF5 array is decoded within what the region and its chunks
-declare (:func:`decoded_within`: a chunk that inflates past its declared size is one line, not gigabytes). The
-worker that reads a case's data runs under a memory limit (``run.worker.memory_limit``) that stops what a library
-would still over-allocate (a codec trusting its own header, VTK).
+Memory is planned from what the file declares, before anything is allocated: a piece that has to be decoded whole (a
+Zarr or HDF5 chunk, a Zarr shard's index, a TIFF tile or strip, a ``.vti`` image) may declare at most
+:func:`~benchmarks_lib.adapters.user_source.piece_limit` bytes, and a ``.npy`` header may not declare more data than
+its file holds; a file that does is refused in one line when it is opened. Reading a region then decodes the region
+and, at a time, one piece (Zarr: the few chunks it reads at once), whatever size the whole array declares; a zlib or
+LZMA TIFF segment is inflated at most to its declared size, and a region of a Zarr or HDF5 array is decoded within
+what the region and its chunks declare (:func:`~benchmarks_lib.adapters.user_source.decoded_within`: a chunk that
+inflates past its declared size is one line, not gigabytes). The worker that reads a case's data runs under a memory
+limit (``run.worker.memory_limit``) that stops what a library would still over-allocate (a codec trusting its own
+header, VTK).
 """
 
 from __future__ import annotations
 
 import contextlib
-import lzma
 import math
 import os
 import re
-import resource
 import struct
 import tokenize
-import zlib
-from abc import ABC
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks_lib.adapters.user_files import checked_store, hdf5_dataset, ome_other_files, open_alone
+from benchmarks_lib.adapters.user_files import checked_store, hdf5_dataset
+from benchmarks_lib.adapters.user_source import SourceArray, check_piece, listing
+from benchmarks_lib.adapters.user_tiff import TiffSource
 from benchmarks_lib.base.availability import missing_modules, not_installed
-from benchmarks_lib.base.environment import machine_memory
 from benchmarks_lib.base.specs import SpecError, format_bytes
 from benchmarks_lib.base.untrusted import read_head, source_kind
 
@@ -55,28 +54,6 @@ ZARR_MARKERS = ("zarr.json", ".zarray", ".zgroup")
 READERS = {"zarr": ("zarr", "pip install 'iobench-book[zarr]'"), "hdf5": ("h5py", "pip install 'iobench-book[h5py]'"),
            "tiff": ("tifffile", "pip install 'iobench-book[tiff]'"), "npy": ("numpy", "pip install numpy"),
            "vti": ("pyvista", "pip install 'iobench-book[zvtk]'")}
-#: how many names a message about a missing inner path lists at most
-LISTED = 8
-#: the most bytes one piece of a file that is decoded whole (a chunk, tile, strip, shard index, .vti image) may
-#: declare: an eighth of this machine's memory (``base.environment.machine_memory``), at most PIECE_LIMIT
-PIECE_LIMIT, PIECE_SHARE = 1 << 30, 8
-
-
-def piece_limit() -> int:
-    """The most bytes one piece of a person's file may declare here (see :data:`PIECE_LIMIT`)."""
-    memory = machine_memory()
-    return min(PIECE_LIMIT, memory // PIECE_SHARE) if memory else PIECE_LIMIT
-
-
-def check_piece(path: Path, what: str, shape: tuple[int, ...], itemsize: int) -> None:
-    """Refuse (one line) a file whose ``what`` (a piece decoded whole) declares more than :func:`piece_limit`."""
-    nbytes, limit = math.prod(shape) * itemsize, piece_limit()
-    if nbytes > limit:
-        raise SpecError(f"dataset file {str(path)!r} declares a {what} of {'x'.join(map(str, shape))} "
-                        f"({format_bytes(nbytes)}), more than the {format_bytes(limit)} a piece read whole may take "
-                        f"here (1/{PIECE_SHARE} of this machine's memory, at most {PIECE_LIMIT >> 30} GiB)")
-
-
 #: a store of more chunks than this, each smaller than ``SMALL_CHUNK_BYTES``, is refused: reading it would mean a
 #: chunk read (and a task, a file open, a decode) per few bytes, millions of them (1x1x1 chunks: 33 M for 128 MB)
 MAX_SMALL_CHUNKS, SMALL_CHUNK_BYTES = 1 << 20, 64 << 10
@@ -99,97 +76,6 @@ def check_chunk_count(path: Path, what: str, shape: tuple[int, ...], chunks: tup
 #: and the like, which are bugs
 READ_ERRORS = (OSError, ValueError, LookupError, TypeError, RuntimeError, ArithmeticError, EOFError, MemoryError,
                struct.error, tokenize.TokenError)
-
-
-#: what reading a region may hold beyond its output and its pieces (a library's threads, buffers and indexes), and
-#: how many pieces a library decodes at once (zarr-python's ``async.concurrency`` is 10)
-READ_SLACK, PIECES_AT_ONCE = 128 << 20, 16
-
-
-def _data_bytes() -> int | None:
-    """What this process holds now as ``RLIMIT_DATA`` counts it (``VmData``), None where /proc does not say."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("VmData:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-@contextlib.contextmanager
-def decoded_within(path: Path, out: int, piece: int):
-    """Read a region of ``out`` bytes, in pieces of ``piece`` bytes, holding at most what they declare: while it is
-    read, this process's ``RLIMIT_DATA`` is what it holds now plus twice the output, ``PIECES_AT_ONCE`` pieces twice
-    over and ``READ_SLACK`` (never above the limit it had). A chunk whose codec inflates it past what its array
-    declares (a decompression bomb: 4 KiB declared, gigabytes inflated) then fails here, in one line, before it
-    takes the machine's memory; a library's own limit error (HDF5's "filter returned failure") is taken as the
-    same. The limit is put back however the read ends."""
-    held = _data_bytes()
-    if held is None:  # no /proc: the case's memory limit (``run.worker``) still holds
-        yield
-        return
-    bound = 2 * out + 2 * PIECES_AT_ONCE * piece + READ_SLACK
-    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    ours = soft == resource.RLIM_INFINITY or held + bound < soft  # else the limit it had binds: its own words
-    resource.setrlimit(resource.RLIMIT_DATA, (held + bound if ours else soft, hard))
-    bomb = (f"dataset file {str(path)!r}: decoding a region of {format_bytes(out)} in chunks of "
-            f"{format_bytes(piece)} took more than {format_bytes(bound)}: a chunk inflates beyond its declared size "
-            "(a decompression bomb) or does not decode")
-    try:
-        yield
-    except MemoryError:
-        if not ours:
-            raise
-        raise SpecError(bomb) from None
-    except OSError as exc:
-        if not ours or "filter" not in str(exc):
-            raise
-        raise SpecError(f"{bomb} ({exc})") from None
-    finally:
-        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
-
-
-class SourceArray(ABC):
-    """An array inside a file, opened read-only: shape and dtype from metadata; ``read`` a region."""
-
-    format: str
-    #: the array inside the file that is read (an HDF5 path, a Zarr array's path, a TIFF series, a VTK array)
-    inner: str | None = None
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    #: what the file's array is opened as (a memory map, a ``zarr.Array``, an ``h5py.Dataset``, ...)
-    _array: Any
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._array.shape)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return np.dtype(self._array.dtype)
-
-    #: the bytes one piece decoded whole declares (a Zarr or HDF5 chunk; 0: none, the data read in place)
-    piece_bytes = 0
-
-    def read(self, index: tuple[slice, ...]) -> np.ndarray:
-        """The values in ``index`` (slices with bounds, step 1) as a new C-ordered array of the source's dtype,
-        decoded within what the region and its pieces declare (:func:`decoded_within`)."""
-        out = math.prod(s.stop - s.start for s in index) * self.dtype.itemsize
-        with decoded_within(self.path, out, self.piece_bytes):
-            return _plain(self._array[index])
-
-    def close(self) -> None:  # noqa: B027 (nothing to release by default)
-        """Release the file; safe to call twice."""
-
-    def __enter__(self) -> SourceArray:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _sniff(path: Path) -> str | None:
@@ -242,16 +128,6 @@ def open_source(path: str | Path, inner: str | None = None) -> SourceArray:
         lines = str(exc).strip().splitlines()
         why = f"{type(exc).__name__}: {lines[0][:300]}" if lines else type(exc).__name__
         raise SpecError(f"dataset {str(path)!r} cannot be read as {kind}: {why}") from None
-
-
-def _listing(names: list[str]) -> str:
-    shown = ", ".join(names[:LISTED]) + (f" and {len(names) - LISTED} more" if len(names) > LISTED else "")
-    return shown or "nothing"
-
-
-def _plain(values: Any) -> np.ndarray:
-    """A C-ordered copy (never a view of a memory map or a library's buffer)."""
-    return np.array(values, order="C", copy=True)
 
 
 def _check_npy_header(path: Path) -> None:
@@ -323,7 +199,7 @@ class ZarrSource(SourceArray):
             else:
                 arrays = sorted(name for name, _ in node.arrays())
                 raise SpecError(f"dataset {str(path)!r}{':' + inner if inner else ''} is a Zarr group, not an array; "
-                                f"name one inside it (file:PATH:NAME): it holds {_listing(arrays)}")
+                                f"name one inside it (file:PATH:NAME): it holds {listing(arrays)}")
         if not isinstance(node, zarr.Array) or any(n < 1 for n in node.chunks):
             raise SpecError(f"dataset {str(path)!r}{':' + inner if inner else ''} is not a Zarr array of chunks of at "
                             f"least one element (chunks {getattr(node, 'chunks', None)})")
@@ -395,7 +271,7 @@ class Hdf5Source(SourceArray):
                 self._file.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset) else None)
                 if len(found) != 1:
                     raise SpecError(f"dataset file {str(path)!r} holds {len(found)} HDF5 datasets; name one "
-                                    f"(file:PATH:/NAME): {_listing(['/' + n for n in found])}")
+                                    f"(file:PATH:/NAME): {listing(['/' + n for n in found])}")
                 inner = "/" + found[0]
             node = hdf5_dataset(self._file, inner, self._linked)
             if not isinstance(node, h5py.Dataset):
@@ -414,232 +290,6 @@ class Hdf5Source(SourceArray):
     def close(self) -> None:
         for f in (*self._linked, self._file):
             f.close()
-
-
-#: TIFF compressions whose segments are inflated here first, at most to their segment's declared size (zlib,
-#: LZMA): tifffile's own inflating has no bound, so a lying segment of a few MB could inflate to gigabytes
-_INFLATERS = {8: zlib.decompressobj, 32946: zlib.decompressobj, 34925: lzma.LZMADecompressor}
-#: JPEG compressions (their segments are decoded with the page's tables)
-_JPEG = (6, 7, 33007, 34892)
-
-
-#: the most pages (IFDs) a TIFF may hold: tifffile reads every page's header to make its series (200,000 pages of
-#: a few bytes each took more than two minutes), and a person's stack of more is better read as Zarr or HDF5
-MAX_TIFF_PAGES = 100_000
-
-
-def count_pages(fh: Any, path: Path) -> int:
-    """The pages of the TIFF open in ``fh``, counted along its chain of IFDs before tifffile reads them (a few
-    bytes each); more than :data:`MAX_TIFF_PAGES`, or a chain that loops or leaves the file, is refused in one
-    line."""
-    size = fh.seek(0, os.SEEK_END)
-    fh.seek(0)
-    head = fh.read(16)
-    order = "<" if head[:2] == b"II" else ">"
-    big = struct.unpack(order + "H", head[2:4])[0] == 43
-    offset = struct.unpack(order + ("Q" if big else "I"), head[8:16] if big else head[4:8])[0]
-    count_format, entry, next_format = ("Q", 20, "Q") if big else ("H", 12, "I")
-    smallest = struct.calcsize(count_format) + struct.calcsize(next_format)  # an IFD of no entry
-    seen: set[int] = set()
-    while offset:
-        if offset in seen or offset + smallest > size:
-            how = "loops" if offset in seen else "leaves the file"
-            raise SpecError(f"TIFF {str(path)!r}: its chain of pages (IFDs) {how} at byte {offset}")
-        seen.add(offset)
-        if len(seen) > MAX_TIFF_PAGES:
-            raise SpecError(f"TIFF {str(path)!r} holds more than {MAX_TIFF_PAGES:,} pages; iobench reads a TIFF of at "
-                            "most that many (convert a longer stack to Zarr or HDF5)")
-        fh.seek(offset)
-        raw = fh.read(struct.calcsize(count_format))
-        if len(raw) < struct.calcsize(count_format):
-            break
-        entries = struct.unpack(order + count_format, raw)[0]
-        fh.seek(offset + len(raw) + entries * entry)
-        raw = fh.read(struct.calcsize(next_format))
-        offset = struct.unpack(order + next_format, raw)[0] if len(raw) == struct.calcsize(next_format) else 0
-    fh.seek(0)
-    return len(seen)
-
-
-class TiffSource(SourceArray):
-    """A TIFF or OME-TIFF series (``inner``: its index, default 0) at full resolution, read by region: an
-    uncompressed page through a memory map, any other through the tiles or strips under the region, one at a time.
-
-    Coordinates within a page are tifffile's normalized ones, (separate samples, depth, length, width, contiguous
-    samples): the page's shape is that with its axes of length 1 dropped."""
-
-    format = "tiff"
-
-    def __init__(self, path: Path, inner: str | None) -> None:
-        import tifffile
-
-        super().__init__(path)
-        self._fh = open_alone(path)  # tifffile opens no other file a TIFF names
-        try:
-            count_pages(self._fh, path)
-            self._tif = tifffile.TiffFile(self._fh, name=path.name)
-        except BaseException:
-            self._fh.close()
-            raise
-        try:
-            if others := ome_other_files(self._tif.ome_metadata, path.name):
-                raise SpecError(f"OME-TIFF {str(path)!r} spreads its image over other files too "
-                                f"({_listing(others)}); iobench reads a TIFF that holds its whole image")
-            series = self._tif.series
-            if inner is not None and not (inner.isdigit() and int(inner) < len(series)):
-                raise SpecError(f"TIFF {str(path)!r} has no series {inner!r}; it has {len(series)} "
-                                f"(0..{len(series) - 1})")
-            self._series = series[int(inner or 0)].levels[0]
-            self._page_shape = tuple(self._series.keyframe.shape)
-            self._lead = self._series.shape[:len(self._series.shape) - len(self._page_shape)]
-            if (tuple(self._series.shape[len(self._lead):]) != self._page_shape
-                    or len(self._series.pages) != math.prod(self._lead)):
-                raise SpecError(f"TIFF {str(path)!r}: series of shape {self._series.shape} is not a stack of "
-                                f"{self._page_shape} pages; it cannot be read page by page")
-            self._plan_pieces()
-        except BaseException:
-            self.close()
-            raise
-        self.inner, self._array = inner, self._series  # shape and dtype from the series; read by region
-
-    def _plan_pieces(self) -> None:
-        """The page's normalized shape, its segments' shape and grid, and whether it is memory-mapped; a segment
-        larger than :func:`piece_limit`, or a mapped page reaching past the file, refused."""
-        key = self._series.keyframe
-        self._shaped = tuple(key.shaped)
-        self._axes = _page_axes(self._page_shape, self._shaped)
-        if self._axes is None:
-            raise SpecError(f"TIFF {str(self.path)!r}: pages of shape {self._page_shape} do not match their layout "
-                            f"{self._shaped}; they cannot be read by region")
-        self._mapped = bool(key.is_final and key.dtype is not None and key.dtype.itemsize * 8 == key.bitspersample)
-        if self._mapped:
-            self._check_mapped(self._series.pages[0])
-            return
-        self._check_codec(key)
-        _, _, length, width, samples = self._shaped
-        if key.is_tiled:
-            segment = (1, key.tiledepth, key.tilelength, key.tilewidth, samples)
-        else:
-            segment = (1, 1, max(1, min(key.rowsperstrip, length)), width, samples)
-        self._segment = segment
-        self._grid = tuple(-(-n // s) for n, s in zip(self._shaped[:4], segment[:4], strict=True))
-        check_piece(self.path, "TIFF tile" if key.is_tiled else "TIFF strip",
-                    tuple(n for n in segment[1:] if n > 1) or (1,), key.dtype.itemsize)
-        if math.prod(self._grid) != len(key.dataoffsets):
-            raise SpecError(f"TIFF {str(self.path)!r}: pages of {self._page_shape} in segments of {segment[1:4]} need "
-                            f"{math.prod(self._grid)} segments; the file lists {len(key.dataoffsets)}")
-
-    def _check_codec(self, key: Any) -> None:
-        """The codec the pages are compressed with is there (tifffile names it and imports it only when a segment is
-        decoded: a ZSTD or JPEG XL page needs imagecodecs): one line when the file is opened, not an error row."""
-        import tifffile
-
-        code = int(key.compression)
-        name = getattr(key.compression, "name", str(code))
-        try:
-            tifffile.TIFF.DECOMPRESSORS[code](b"")
-        except ImportError as exc:
-            raise SpecError(f"TIFF {str(self.path)!r} is compressed with {name} ({code}), whose codec is not "
-                            f"installed here ({exc}); install imagecodecs (pip install imagecodecs)") from None
-        except KeyError:
-            raise SpecError(f"TIFF {str(self.path)!r} is compressed with {name} ({code}), which tifffile cannot "
-                            "decode") from None
-        except Exception:  # the codec is there: an empty segment is no stream (its own error)
-            pass
-
-    def _check_mapped(self, page: Any) -> None:
-        """An uncompressed page whose data lies in one run of bytes inside the file."""
-        offsets, counts = page.dataoffsets, page.databytecounts
-        nbytes = math.prod(self._shaped) * self._series.keyframe.dtype.itemsize
-        if (sum(counts) != nbytes or any(o + c != n for o, c, n in zip(offsets, counts, offsets[1:], strict=False))
-                or offsets[0] + nbytes > self._tif.filehandle.size):
-            raise SpecError(f"TIFF {str(self.path)!r}: an uncompressed page of {self._page_shape} "
-                            f"({format_bytes(nbytes)}) is not stored whole inside the file")
-
-    def read(self, index: tuple[slice, ...]) -> np.ndarray:
-        lead, rest = index[:len(self._lead)], index[len(self._lead):]
-        out = np.empty(tuple(s.stop - s.start for s in index), dtype=self.dtype)
-        region = [slice(0, 1)] * 5
-        for axis, sl in zip(self._axes, rest, strict=True):
-            region[axis] = sl
-        for pos in np.ndindex(*(s.stop - s.start for s in lead)):
-            at = tuple(p + s.start for p, s in zip(pos, lead, strict=True))
-            page = self._series.pages[int(np.ravel_multi_index(at, self._lead)) if self._lead else 0]
-            values = self._mapped_region(page, region) if self._mapped else self._segments_region(page, region)
-            out[pos] = values.reshape(out.shape[len(lead):])
-        return out
-
-    def _mapped_region(self, page: Any, region: list[slice]) -> np.ndarray:
-        self._check_mapped(page)
-        key = self._series.keyframe
-        # the file we opened ourselves (tifffile holds it without a descriptor: its raw file has one)
-        mapped = np.memmap(self._fh.raw, dtype=key.dtype.newbyteorder(self._tif.byteorder), mode="r",
-                           offset=page.dataoffsets[0], shape=self._shaped)
-        try:
-            return np.array(mapped[tuple(region)], dtype=self.dtype)
-        finally:
-            mapped._mmap.close()
-
-    def _segments_region(self, page: Any, region: list[slice]) -> np.ndarray:
-        """The region of a page from the segments (tiles, strips) under it, decoded one at a time."""
-        key = self._series.keyframe
-        out = np.zeros(tuple(s.stop - s.start for s in region), dtype=self.dtype)  # an empty segment reads as 0
-        decode_args: dict[str, Any] = {"_fullsize": key.is_tiled}
-        if key.compression in _JPEG:
-            decode_args.update(jpegtables=getattr(page, "jpegtables", None), jpegheader=key.jpegheader)
-        ranges = [range(s.start // n, -(-s.stop // n)) for s, n in zip(region[:4], self._segment[:4], strict=True)]
-        for cell in np.ndindex(*(len(r) for r in ranges)):
-            number = int(np.ravel_multi_index(tuple(r[i] for r, i in zip(ranges, cell, strict=True)), self._grid))
-            values, at, shape = key.decode(self._segment_bytes(page, number), number, **decode_args)
-            if values is None:
-                continue
-            values = values.reshape((1, *shape))
-            piece, target = [], []
-            for start, length, want in zip(at, values.shape, region, strict=True):
-                lo, hi = max(start, want.start), min(start + length, want.stop)
-                piece.append(slice(lo - start, hi - start))
-                target.append(slice(lo - want.start, hi - want.start))
-            out[tuple(target)] = values[tuple(piece)]
-        return out
-
-    def _segment_bytes(self, page: Any, number: int) -> bytes | None:
-        """A segment's encoded bytes (None: not stored); refused when they declare, or inflate to, more than the
-        segment holds."""
-        offset, count = page.dataoffsets[number], page.databytecounts[number]
-        if not offset or not count:
-            return None
-        key, limit = self._series.keyframe, piece_limit()
-        if count > limit:
-            raise SpecError(f"TIFF {str(self.path)!r}: a segment of {format_bytes(count)} is more than the "
-                            f"{format_bytes(limit)} a piece read whole may take here")
-        fh = self._tif.filehandle
-        with fh.lock:
-            fh.seek(offset)
-            data = fh.read(count)
-        inflater = _INFLATERS.get(int(key.compression))
-        if inflater is not None:
-            size = math.prod(self._segment) * key.dtype.itemsize
-            if len(inflater().decompress(data, size + 1)) > size:
-                raise SpecError(f"TIFF {str(self.path)!r}: a segment inflates to more than {format_bytes(size)}, "
-                                "the size its page's layout declares")
-        return data
-
-    def close(self) -> None:
-        self._tif.close()
-        self._fh.close()
-
-
-def _page_axes(shape: tuple[int, ...], shaped: tuple[int, ...]) -> tuple[int, ...] | None:
-    """Which of tifffile's 5 normalized axes each axis of a page's ``shape`` is (its axes of length 1 dropped);
-    None where ``shape`` is not ``shaped`` so."""
-    axes, at = [], 0
-    for axis, n in enumerate(shaped):
-        if at < len(shape) and shape[at] == n:
-            axes.append(axis)
-            at += 1
-        elif n != 1:
-            return None
-    return tuple(axes) if at == len(shape) else None
 
 
 #: how much of a ``.vti`` is searched for its extents and arrays (they precede the data, or sit between inline arrays)
@@ -689,7 +339,7 @@ class VtiSource(SourceArray):
         name = inner or image.active_scalars_name or (next(iter(arrays)) if len(arrays) == 1 else None)
         if name not in arrays:
             raise SpecError(f"VTK image {str(path)!r} has no array {inner or ''!r}; name one (file:PATH:NAME): "
-                            f"{_listing(sorted(arrays))}" + (f" (VTK: {vtk_message_line(said)})" if said else ""))
+                            f"{listing(sorted(arrays))}" + (f" (VTK: {vtk_message_line(said)})" if said else ""))
         where, values = arrays[name]
         nx, ny, nz = (max(1, d - 1) for d in image.dimensions) if where == "cell" else image.dimensions
         values = np.asarray(values)
