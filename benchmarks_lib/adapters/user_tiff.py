@@ -142,12 +142,10 @@ class TiffSource(SourceArray):
         name = getattr(key.compression, "name", str(code))
         try:
             tifffile.TIFF.DECOMPRESSORS[code](b"")
-        except ImportError as exc:
+        except (ImportError, KeyError) as exc:  # tifffile: KeyError "LZW requires the 'imagecodecs' package"
             raise SpecError(f"TIFF {str(self.path)!r} is compressed with {name} ({code}), whose codec is not "
-                            f"installed here ({exc}); install imagecodecs (pip install imagecodecs)") from None
-        except KeyError:
-            raise SpecError(f"TIFF {str(self.path)!r} is compressed with {name} ({code}), which tifffile cannot "
-                            "decode") from None
+                            f"installed here ({str(exc).strip(chr(34))}); install imagecodecs (pip install "
+                            "imagecodecs)") from None
         except Exception:  # the codec is there: an empty segment is no stream (its own error)
             pass
 
