@@ -14,17 +14,20 @@ from benchmarks_lib.book.notebooks import chapter_notebooks
 from benchmarks_lib.book.pages import write_answers_page
 from benchmarks_lib.chapters import cache, compression, parallel, s3, threads, writers
 from benchmarks_lib.chapters.chapter import Chapter, chapters
+from benchmarks_lib.records.questions import CAP_COLUMN
 from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 from benchmarks_lib.rules.answers import QUESTIONS
 from benchmarks_lib.rules.answers import answer as question_answer
-from benchmarks_lib.rules.words import pick_text, rests_text, sure_text
+from benchmarks_lib.rules.decision import BUILD_ROUNDS
+from benchmarks_lib.rules.words import open_line, pick_text, rests_text, sure_text
 
 MB = 10**6
 NOTEBOOKS = chapter_notebooks()
 #: 8 iterations: each stands for a round, and the rule's first look is at round 8
 FAST = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.03, 0.97]
 SLOW = [2.0, 2.01, 1.99, 2.02, 1.98, 2.0, 2.03, 1.97]
-#: 20 iterations, the rule's cap: a contender this noisy is never told from FAST20 (a tie at the cap)
+#: 20 iterations, one build's rounds and the cap of these rows' runs (``_frame``): a contender this noisy is never
+#: told from FAST20 (a tie at the cap)
 FAST20 = (FAST * 3)[:20]
 NOISY = [0.6, 3.0, 1.5, 2.5, 1.0, 0.7, 2.0, 0.8, 0.5, 2.2, 1.1, 0.9, 3.1, 0.6, 1.7, 0.75, 1.2, 2.6, 0.65, 1.4]
 #: every declared chapter, plug-ins included: each is held to the front page's rules below
@@ -32,7 +35,9 @@ CHAPTERS = chapters()
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
-    return to_frame([{"schema_version": SCHEMA_VERSION, "run_id": "r", "status": "ok", **r} for r in rows])
+    """Rows of one run capped at one build's rounds (as each run was before builds went on past them)."""
+    return to_frame([{"schema_version": SCHEMA_VERSION, "run_id": "r", "status": "ok", CAP_COLUMN: BUILD_ROUNDS, **r}
+                     for r in rows])
 
 
 def _writes(backend: str, codec: str, times, *, nbytes: int = 100 * MB, test: str = "write",
@@ -213,6 +218,15 @@ def test_the_front_page_opens_with_the_verdict_box_and_links_every_chapter(tmp_p
                         "zarrs, 003 acquire-zarr")
     empty = write_answers_page(ROOT, tmp_path / "none", tmp_path, {}).read_text()
     assert "No run was found" in empty and "`make book`" in empty
+    # each measured chapter's rows beside the page, to download; text a spreadsheet would run stays text
+    assert "(writers.ipynb) ([its numbers, CSV](writers.csv))" in page
+    numbers = pd.read_csv(tmp_path / "writers.csv")
+    assert len(numbers) == len(df) and set(numbers["backend"]) == set(df["backend"])
+    assert "threads.csv" not in page and not (tmp_path / "threads.csv").exists()
+    # how to measure one's own machine, before the list of chapters, whatever was measured
+    for text in (page, empty):
+        box = text.index("```{admonition} Run it on your machine")
+        assert box < text.index("## Every chapter") and "`make book` in a checkout" in text[box:]
 
 
 # -- the one ranking rule in every chapter's answer -------------------------------------------------------
@@ -305,7 +319,7 @@ def test_parallel_answer_chooses_workers_by_the_rule_not_the_median():
     # not separable is not within the margin: a noisy 4 workers is never taken for the leader's 8
     noisy = parallel.answer(_frame(_parallel(1, FAST20) + _parallel(4, [0.5 * t for t in NOISY])
                                    + _parallel(8, [0.5 * t for t in FAST20])))
-    assert "with 8 workers (chunk-aligned, 2.00x one worker; a tie after 20 rounds: 4 workers" in noisy
+    assert "with 8 workers (chunk-aligned, 2.00x one worker; open after 20 rounds: 4 workers" in noisy
     assert "fewest workers" not in noisy
     clear = parallel.answer(_frame(_parallel(1, FAST) + _parallel(4, [0.5 * t for t in FAST])))
     assert "with 4 workers (chunk-aligned, 2.00x one worker; **4 workers \\(chunk-aligned\\)** fastest, by more " \
@@ -350,3 +364,23 @@ def test_a_writers_run_with_versions_adds_the_upgrade_answer_to_the_box(tmp_path
     page = write_answers_page(ROOT, tmp_path / "results", tmp_path, {"writers": "run-1"}).read_text()
     assert "Upgrading" not in page
 
+
+
+def test_an_open_answer_says_what_another_build_would_take():
+    """The front page says how many questions are still open and about how long another build measures to bring
+    them to their next looks (each case's seconds a round, set-up included, times the rounds to go): here 10 rounds
+    of two cases that took 30 s each, so 3 s a round each, 2 rounds to round 12: about 12 s."""
+    noisy = [1.0, 1.3, 0.8, 1.2, 0.9, 1.25, 0.85, 1.1, 0.95, 1.15]
+    rows = [{**r, "round": r["iteration"], "t_case_s": 30.0}
+            for r in _writes("a", "lz4", noisy) + _writes("b", "lz4", noisy[::-1])]
+    df = _frame(rows)
+    line = next(x for x in writers.answer(df).splitlines() if x.startswith("- **Write**"))
+    assert "open after 10 rounds" in line
+    found = question_answer("write", df)
+    assert found.ranking.next_look == (12, pytest.approx(12.0))
+    assert open_line([found]) == ("**1 of 1 questions open:** `make book` again goes on with them (about 12 s more "
+                                  "of measuring).")
+    decided = _frame([{**r, "round": r["iteration"], "t_case_s": 30.0} for r in _writes("a", "lz4", FAST)
+                      + _writes("b", "lz4", SLOW)])
+    done = question_answer("write", decided)
+    assert done.ranking.next_look is None and open_line([done]) == ""

@@ -364,6 +364,28 @@ def test_hide_injected_parameters(tmp_path):
     assert [c.metadata["tags"] for c in cells] == [["parameters"], ["injected-parameters", "remove-cell"]]
 
 
+def test_an_executed_notebook_carries_no_path_of_the_build_machine(tmp_path):
+    """What a reader downloads names ``results/...``, ``./notebooks/...`` and ``~``, never the build machine's
+    directories; a longer name that merely starts like one of them is left as it is."""
+    import nbformat
+
+    from benchmarks_lib.book.build import without_local_paths
+
+    root, home = tmp_path / "checkout", tmp_path / "home"
+    results = root / "results"
+    cells = [nbformat.v4.new_code_cell(f'RESULTS_DIR = "{results}"', metadata={"tags": ["injected-parameters"]}),
+             nbformat.v4.new_code_cell("print(1)", outputs=[nbformat.v4.new_output(
+                 "stream", text=f"run {results}/vm/r1 of {home}/data.zarr beside {root}2/x and {root}\n")])]
+    source = str(root / "notebooks" / "a.ipynb")
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={"papermill": {"input_path": source}})
+    nbformat.write(nb, tmp_path / "n.ipynb")
+    without_local_paths(tmp_path / "n.ipynb", {str(results): "results", str(root): ".", str(home): "~"})
+    back = nbformat.read(tmp_path / "n.ipynb", as_version=4)
+    assert back.cells[0].source == 'RESULTS_DIR = "results"'
+    assert back.cells[1].outputs[0].text == f"run results/vm/r1 of ~/data.zarr beside {root}2/x and .\n"
+    assert back.metadata["papermill"]["input_path"] == "./notebooks/a.ipynb"
+
+
 def test_every_parameter_has_its_meaning():
     for name in NOTEBOOKS:
         path = template(name, ROOT)

@@ -11,6 +11,8 @@ and all.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import shutil
@@ -428,6 +430,11 @@ def poisoned_book(tmp_path_factory) -> dict[str, dict]:
         drawn = {"explorer": "iobench-charts-data", "compare": "against the reference machine"}.get(name, "<img")
         assert drawn in page or "a line needs 3" in page, name  # a sweep of two values is a small table
     assert "No run was found" not in (tmp_path / "book" / "executed" / "answers.md").read_text()
+    downloads = sorted((html / "_sources").rglob("*.ipynb"))  # what a reader downloads names no path of this build
+    assert downloads and not [p.name for p in downloads if str(tmp_path) in p.read_text()]
+    numbers = sorted((html / "_downloads").rglob("*.csv"))  # each chapter's rows: no cell a spreadsheet runs
+    assert numbers and not [(p.name, c) for p in numbers for row in csv.reader(io.StringIO(p.read_text()))
+                            for c in row if c[:1] in ("=", "+", "@")]
     report: dict[str, dict] = {}
     with _chromium() as browser:
         for path in _book_pages(html):

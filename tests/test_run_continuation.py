@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks_lib.records.questions import BUILD_COLUMN
-from benchmarks_lib.rules.decision import Verdict
+from benchmarks_lib.rules.decision import CAP, Verdict
 from benchmarks_lib.run.continuation import differences, find_prior
 from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import get_suite
@@ -21,8 +21,8 @@ SMALL = {**get_suite("writers").smoke, "tests": ["write"], "multipliers": [1], "
 DECIDED = {str(v) for v in (Verdict.WINNER, Verdict.LEADER, Verdict.EQUIVALENT, Verdict.TIE)}
 
 
-def _run(tmp_path: Path, run_id: str, **kwargs):
-    return run_suite("writers", dict(SMALL), profile="quick", results_dir=tmp_path / "results",
+def _run(tmp_path: Path, run_id: str, params: dict | None = None, **kwargs):
+    return run_suite("writers", {**SMALL, **(params or {})}, profile="quick", results_dir=tmp_path / "results",
                      scratch_dir=tmp_path / "scratch", run_id=run_id, progress=None, ceiling=False, **kwargs)
 
 
@@ -161,3 +161,27 @@ def test_the_book_shares_its_budget_by_what_each_chapter_needs(two_builds):
     roomy = BudgetShares(3600.0, suites, "quick", needs={"writers": 200.0, "threads": None})
     assert plan_lines(list(suites), suites, roomy, "quick", results)[3] == \
         "  this budget reaches every chapter's next look on this machine"
+
+
+def test_builds_go_on_past_one_builds_rounds_to_the_cap(tmp_path, monkeypatch):
+    """Each build measures at most one build's rounds (``BUILD_ROUNDS``, here 5: below the first look, so that no
+    question can be decided in the first build) and leaves what it did not decide open for the next, which goes on
+    from there under the same looks, towards the cap over all builds (40 here, the rule's)."""
+    from benchmarks_lib.run import rounds
+
+    monkeypatch.setattr(rounds, "BUILD_ROUNDS", 5)
+    first = _run(tmp_path, "b1", {"iterations": CAP}, continue_rounds=True)
+    meta = first.meta["rounds"]
+    assert meta["stopped"] == "this build's 5 rounds measured, at round 5" and meta["rounds"] == 5
+    assert {q["answer"] for q in meta["questions"]} == {"build's rounds measured"}
+    assert all(q["decision"] is None or q["decision"]["verdict"] == "open" for q in meta["questions"])
+    second = _run(tmp_path, "b2", {"iterations": CAP}, continue_rounds=True)
+    meta = second.meta["rounds"]
+    assert meta["continued_from"] == "b1" and meta["builds"] == 2
+    for q in meta["questions"]:  # looked at round 8 over both builds' rounds; else open at this build's end, 10
+        if q["answer"] in DECIDED:
+            assert q["decision"]["stops"] == q["rounds"] == 8 and q["decision"]["cap"] == CAP
+        else:
+            assert q["answer"] == "build's rounds measured" and q["rounds"] == 10
+            assert "next look at round 12 (a later build goes on from here)" in q["decision"]["words"]
+    assert max(_rounds_of(second).values()) <= 10

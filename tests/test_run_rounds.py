@@ -49,7 +49,7 @@ def test_every_open_case_is_measured_once_a_round_in_a_fresh_order(nine_rounds):
         orders.append(tuple(part.sort_values("round_position")["case_id"]))
     assert len(set(orders)) > 1
     rounds = nine_rounds.meta["rounds"]
-    assert rounds["seed"] and rounds["looks"] == [8, 12, 16, 20] and rounds["questions"]
+    assert rounds["seed"] and rounds["looks"] == list(LOOKS) and rounds["questions"]
     # a verdict of the one rule (a tie at the run's cap of 9), or why a question was not decided
     verdicts = {str(v) for v in Verdict if v is not Verdict.OPEN}
     assert {q["answer"] for q in rounds["questions"]} <= verdicts | {"alone", "not looked at", "budget spent",

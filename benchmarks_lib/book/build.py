@@ -409,8 +409,26 @@ def execute_notebook(source: Path, *, profile: str | None, results_dir: Path, pa
             gc.collect()  # nbclient's abandoned cell task says "exception never retrieved" now, into the log
             raise type(stop)(name) from None
     hide_injected_parameters(target)
+    without_local_paths(target, {str(results_dir.resolve()): "results", str(Path(root).resolve()): ".",
+                                 str(Path.home()): "~"})
     print(f"  done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return target
+
+
+def without_local_paths(path: Path, places: dict[str, str]) -> None:
+    """The executed notebook ``path`` (the one a reader downloads) with the build machine's paths (keys of
+    ``places``: the results directory, the checkout, the home directory; the longest first) named as a reader of
+    any machine would (``results/vm/RUN``, ``./notebooks/NAME.ipynb``, ``~``): the injected parameters,
+    papermill's record of its input and output, what the outputs print. A path is replaced whole, never where it
+    is the start of a longer name (``/work/main2``)."""
+    import re
+
+    text = path.read_text(encoding="utf-8")
+    for local, shown in sorted(places.items(), key=lambda kv: -len(kv[0])):
+        if len(local) > 1:  # never the root directory itself
+            named = json.dumps(shown)[1:-1]
+            text = re.sub(re.escape(json.dumps(local)[1:-1]) + r"(?![\w.-])", lambda _m, named=named: named, text)
+    path.write_text(text, encoding="utf-8")
 
 
 def hide_injected_parameters(path: Path) -> None:

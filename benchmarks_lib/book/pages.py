@@ -384,6 +384,24 @@ def write_beside_page(out_dir: Path, runs: Mapping[str, tuple], ref_runs: Mappin
     return len(tables)
 
 
+def _numbers_csv(out_dir: Path, name: str, df: pd.DataFrame) -> str:
+    """Write the rows a chapter shows beside its page (``NAME.csv``, every text cell a spreadsheet would run as a
+    formula neutralised: ``records.store.csv_safe_frame``, as ``iobench export``); its name, for the link the book
+    turns into a download."""
+    from benchmarks_lib.records.store import csv_safe_frame, write_atomic
+
+    target = out_dir / f"{name}.csv"
+    text = csv_safe_frame(df).to_csv(index=False).encode()
+    write_atomic(target, lambda fh: fh.write(text))  # renamed into place: a link there is replaced, never followed
+    return target.name
+
+
+#: the front page's box saying how a reader measures their own machine
+RUN_IT = ("```{admonition} Run it on your machine", ":class: tip",
+          "`make book` in a checkout of this book's repository measures these questions on your machine (about 7 "
+          "minutes on 2 cores; `PROFILE=standard`: larger data, about 30) and builds the book.", "```")
+
+
 def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
                        names: tuple[str, ...] | list[str] | None = None, reference: Path | None = None) -> Path:
     """The front page: the verdict box first (:func:`.frontpage.verdict_box`: one line per question of
@@ -395,6 +413,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     reference what this machine did not measure."""
     from benchmarks_lib.records.store import find_run
     from benchmarks_lib.rules.answers import QUESTIONS, answers, upgrade_answer
+    from benchmarks_lib.rules.words import open_line
 
     runs = {}
     for name, run_id in run_ids.items():
@@ -423,6 +442,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     lines += [verdict_box(mine, theirs, set(names)), "",
               f"{legend()} Each answer is the decision of the run its chapter shows; "
               "[Statistics](../methodology.md#statistics) says how.", ""]
+    if still := open_line(mine):
+        lines += [still, ""]
     if theirs and runs and ref_runs:
         lines += [_beside_line(mine, theirs, [m for _, m in runs.values()], [m for _, m in ref_runs.values()]), ""]
     if "seeds" in names and measured:  # the seeds' claims, held against the runs this page answers from
@@ -434,7 +455,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         tested = seed_lines(checked, mine)
         lines += [f"**The seeds' claims:** {counts_line(checked)} ([the seeds, checked here](seeds.ipynb))"
                   + (". Per answer:" if tested else "."), "", *tested, ""]
-    lines += ["## Every chapter", ""]
+    lines += [*RUN_IT, "", "## Every chapter", ""]
     for name in names:
         title = _notebook_title(template(name, root))
         chapter, suite = chapter_named(name), suites[name]
@@ -447,7 +468,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
             text = f"Not measured in this build. **Reference machine:** {chapter.answer_of(ref_runs[name][0])}"
         elif suite not in boxed:
             text = "Not measured in this build: run `make book` to answer it."
-        lines.append(f"- [{title}]({name}.ipynb)" + (f": {text}" if text else ""))
+        numbers = f" ([its numbers, CSV]({_numbers_csv(out_dir, name, runs[name][0])}))" if name in runs else ""
+        lines.append(f"- [{title}]({name}.ipynb){numbers}" + (f": {text}" if text else ""))
     compared = write_beside_page(out_dir, {n: runs[n] for n in names if n in runs},
                                  {n: ref_runs[n] for n in names if n in ref_runs},
                                  {n: _notebook_title(template(n, root)) for n in names}, suites, reference,

@@ -40,10 +40,14 @@ from functools import cache
 
 import numpy as np
 
-#: the rounds after which a question is looked at; the last is the cap of a build
-LOOKS = (8, 12, 16, 20)
-#: the cap of rounds: a question still undecided here is a tie
+#: the rounds after which a question is looked at, over every build that continues it (``run.continuation``)
+LOOKS = (8, 12, 16, 20, 24, 28, 32, 36, 40)
+#: the cap of rounds over all builds: a question still undecided here is a tie
 CAP = LOOKS[-1]
+#: the rounds one build measures at most; a question undecided there stays open, for a later build to go on with
+BUILD_ROUNDS = 20
+#: the share of each comparison's error kept for the looks past one build's rounds (``spending``)
+LATER_SHARE = 0.2
 #: the chance of naming a false leader (or a false "equivalent") allowed per question, over all its looks
 ALPHA = 0.05
 #: the practical margin: a lead within 5% is never a winner
@@ -102,12 +106,27 @@ def critical_count(n: int, one_sided: float) -> int:
 
 
 def spending(n: int, cap: int = CAP, first: int = LOOKS[0]) -> float:
-    """The share of a comparison's error spent by round ``n``: linear in the rounds, but at least the share of
-    Lan-DeMets' Pocock-type function at the first look (so that six contenders have an interval there; what the
-    first look does not use is carried to the later ones). Simulated against the Pocock-type function throughout:
-    a true 1.15x at 10% CV is found 96.4% against 95.3% of the time with two contenders, 82% against 80% with four,
-    false leaders unchanged."""
-    return max(min(1.0, n / cap), math.log(1 + (math.e - 1) * min(1.0, first / cap)))
+    """The share of a comparison's error spent by round ``n`` of a question capped at ``cap`` rounds: over one
+    build's rounds (``BUILD_ROUNDS``) linear in the rounds, but at least the share of Lan-DeMets' Pocock-type
+    function at the first look (so that six contenders have an interval there; what the first look does not use is
+    carried to the later ones); past them, ``LATER_SHARE`` kept for the looks of the builds that continue, spent
+    linearly up to the cap. A cap within one build's rounds spends as that build's does (so that a run with fewer
+    rounds is decided as before). Within one build, simulated against the Pocock-type function throughout: a true
+    1.15x at 10% CV is found 96.4% against 95.3% of the time with two contenders, 82% against 80% with four, false
+    leaders unchanged."""
+    build = min(cap, BUILD_ROUNDS)
+    floor = math.log(1 + (math.e - 1) * min(1.0, first / build))
+    if cap <= BUILD_ROUNDS:
+        return max(min(1.0, n / cap), floor)
+    if n <= build:
+        return max((1 - LATER_SHARE) * n / build, floor)
+    return min(1.0, 1 - LATER_SHARE + LATER_SHARE * (n - build) / (cap - build))
+
+
+def looks_to(cap: int, looks: Sequence[int] = LOOKS) -> tuple[int, ...]:
+    """The looks a question capped at ``cap`` rounds spends its error over: those up to the cap, or up to one
+    build's rounds for a smaller cap (whose question ends there, a tie)."""
+    return tuple(look for look in looks if look <= max(cap, BUILD_ROUNDS))
 
 
 @cache
@@ -164,11 +183,12 @@ def critical_counts(contenders: int, looks: tuple[int, ...] = LOOKS, cap: int = 
     return tuple(counts)
 
 
-def level_at(contenders: int, n: int, looks: tuple[int, ...] = LOOKS) -> int:
-    """The critical count for a comparison over ``n`` paired rounds: its look's; between looks (a contender that
-    missed rounds, a build ended by its budget) the count at the one-sided level of the last look at or below n
-    (the first look's below it)."""
-    counts = critical_counts(contenders, looks)
+def level_at(contenders: int, n: int, looks: tuple[int, ...] = LOOKS, cap: int = CAP) -> int:
+    """The critical count for a comparison over ``n`` paired rounds of a question capped at ``cap``: its look's;
+    between looks (a contender that missed rounds, a build ended by its budget) the count at the one-sided level of
+    the last look at or below n (the first look's below it)."""
+    looks = looks_to(cap, looks)
+    counts = critical_counts(contenders, looks, max(cap, BUILD_ROUNDS))
     if n in looks:
         return counts[looks.index(n)]
     at = max((i for i, look in enumerate(looks) if look <= n), default=0)
@@ -294,7 +314,7 @@ def _hl(d: np.ndarray) -> float:
 
 
 def _compare(logs: Mapping[str, np.ndarray], name: str, leader: str, contenders: int,
-             looks: tuple[int, ...]) -> Comparison:
+             looks: tuple[int, ...], cap: int) -> Comparison:
     d = logs[name] - logs[leader]
     d = d[np.isfinite(d)]
     m = len(d)
@@ -302,7 +322,7 @@ def _compare(logs: Mapping[str, np.ndarray], name: str, leader: str, contenders:
         return Comparison(name, math.nan, math.nan, math.nan, 0, leader)
     walsh = walsh_averages(d)
     ratio = math.exp(float(np.median(walsh)))
-    k = level_at(contenders, m, looks)
+    k = level_at(contenders, m, looks, cap)
     if k == 0 or k > len(walsh):
         return Comparison(name, ratio, math.nan, math.nan, m, leader)
     return Comparison(name, ratio, math.exp(walsh[k - 1]), math.exp(walsh[len(walsh) - k]), m, leader)
@@ -349,7 +369,7 @@ def decide(times: Mapping[str, Sequence[float]], higher: bool = False, looks: tu
     def state(n: int) -> tuple[str, list[Comparison]]:
         cut = {name: logs[name][:n] for name in names}
         leader = _paired_leader(cut, active)
-        return leader, [_compare(cut, o, leader, k_all, tuple(looks)) for o in active if o != leader]
+        return leader, [_compare(cut, o, leader, k_all, tuple(looks), cap) for o in active if o != leader]
 
     def finish(verdict: Verdict, n: int, leader: str, kept: list[Comparison]) -> Decision:
         ordered = sorted(kept, key=lambda c: (c.ratio if math.isfinite(c.ratio) else math.inf, c.name))
@@ -405,6 +425,25 @@ def _out_text(d: Decision, escape: Escape) -> str:
     return f"; out: {'; '.join(parts)}"
 
 
+def _would_need(d: Decision) -> str:
+    """For a tie: about how many rounds a decision would need (``; a decision would need about 400 rounds``), the
+    interval narrowing as one over the root of the rounds until it lies on one side of 1 (the ratio as measured) or
+    within the margin, whichever comes first ('' where the interval says nothing of it)."""
+    nxt = d.runner_up
+    if nxt is None or not nxt.has_interval or not math.isfinite(nxt.ratio) or nxt.lo <= 0 or d.stops < 1:
+        return ""
+    half, shift, margin = math.log(nxt.hi / nxt.lo) / 2, abs(math.log(nxt.ratio)), math.log1p(d.margin)
+    needs = [d.stops * (half / gap) ** 2 for gap in (shift, margin - shift) if gap > 0 and half > 0]
+    rounds = min(needs, default=math.inf)
+    return f"; a decision would need about {_round_up(rounds):,} rounds" if d.stops < rounds < 1e9 else ""
+
+
+def _round_up(x: float) -> int:
+    """``x`` rounded up to two significant figures (37 -> 37, 412 -> 420)."""
+    step = 10 ** max(0, int(math.log10(x)) - 1)
+    return int(math.ceil(x / step) * step)
+
+
 def decision_text(d: Decision, escape: Escape = _plain, markup: bool = True) -> str:
     """The verdict in words: ``**a** fastest: b 1.40x slower [1.20x, 1.60x]``; ``**a** ahead of b by 3% [1%, 6%]:
     perhaps less than the 5% that matters``; ``equivalent: a and b within 5% (b 1.01x slower [0.98x, 1.03x])``;
@@ -431,7 +470,7 @@ def decision_text(d: Decision, escape: Escape = _plain, markup: bool = True) -> 
                 for x in (c.lo, c.hi)] or [math.nan])
     either = f", within {100 * (math.exp(wide) - 1):.0f}% either way" if math.isfinite(wide) else ""
     if d.verdict is Verdict.TIE:
-        return f"a tie after {d.stops} rounds: {versus} than {best}{either}{out}"
+        return f"a tie after {d.stops} rounds: {versus} than {best}{either}{_would_need(d)}{out}"
     first = next((look for look in d.looks if look > d.stops), None)
     more = f"; next look at round {first} (a later build goes on from here)" if first is not None else ""
     return f"open after {d.stops} rounds: {versus} than {best}{more}{out}" if versus else \
@@ -473,6 +512,6 @@ def _float(x: object, default: float = math.nan) -> float:
     return float(x) if math.isfinite(x) else default
 
 
-__all__ = ["ALPHA", "CAP", "LOOKS", "MARGIN", "Comparison", "Decision", "Verdict", "critical_count",
-           "critical_counts", "decide", "decision_from_record", "decision_text", "legend", "level_at", "names_text",
-           "ratio_text", "rejections", "signed_rank_cdf", "spending", "walsh_averages"]
+__all__ = ["ALPHA", "BUILD_ROUNDS", "CAP", "LATER_SHARE", "LOOKS", "MARGIN", "Comparison", "Decision", "Verdict",
+           "critical_count", "critical_counts", "decide", "decision_from_record", "decision_text", "legend", "level_at",
+           "looks_to", "names_text", "ratio_text", "rejections", "signed_rank_cdf", "spending", "walsh_averages"]

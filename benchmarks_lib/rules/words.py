@@ -397,6 +397,22 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     return f"{SURE[status]}{when}: {escape(e.name)} {text}"
 
 
+def open_line(answers: Sequence[Answer]) -> str:
+    """The front page's line on the questions still open: how many, and about how long another build measures to
+    bring them to their next looks (per chapter the dearest of its open questions, whose cases the others share;
+    each from its contenders' seconds a round, ``Ranking.next_look``). '' where none is open."""
+    still = [a for a in answers if a.measured and a.status is Verdict.OPEN and a.ranking is not None]
+    if not still:
+        return ""
+    per_suite: dict[str, float] = {}
+    for a in still:
+        ahead = a.ranking.next_look
+        if ahead is not None and math.isfinite(ahead[1]):
+            per_suite[a.question.suite] = max(per_suite.get(a.question.suite, 0.0), ahead[1])
+    took = f" (about {number(sum(per_suite.values()))} s more of measuring)" if per_suite else ""
+    return f"**{len(still)} of {len(answers)} questions open:** `make book` again goes on with them{took}."
+
+
 def upgrade_pick(a: Answer, escape: Escape = md) -> str:
     """``**zarr-python** 2.18.7 to 3.1.6: 3.1.6 is 1.80x slower for cold cutouts``, or ``...: no separable
     difference of 10% or more``: the answer's first change (its largest of 10% or more); the question's label says

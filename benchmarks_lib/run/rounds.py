@@ -15,8 +15,10 @@ until each question is answered, its cap is reached or the reader's time budget 
   (``rules.decision.decide``, on every contender's time per round so far): a contender separated from the leader
   leaves the question (its case measures on only for the questions it is still in), and the question stops once a
   leader is named, every contender is within the margin, or the cap is reached; ``run.json`` keeps each decision.
-  A case closes when every question it is in is decided (or it left them), at the cap (the run's ``iterations``),
-  or when the budget is spent; a case
+  A case closes when every question it is in is decided (or it left them), at the cap (the run's ``iterations``, over
+  every build that continues the question: ``run.continuation``), at the end of this build's rounds
+  (``rules.decision.BUILD_ROUNDS`` after those it carried: a question still undecided there is open, for the next
+  build), or when the budget is spent; a case
   in no question (a sweep drawn as a figure) at ``UNASKED_ROUNDS``, the fewest that give its median a 95% interval.
   Below the first look (a cap under 8) the rounds are a fixed count.
 - The budget: a round is started only when its expected time still fits before the deadline. Below the first look
@@ -45,7 +47,7 @@ from benchmarks_lib.base.scratch import create_marked_dir, remove_tree
 from benchmarks_lib.measure import load
 from benchmarks_lib.measure.ledger import CASE_COLUMNS, case_columns, peak_rss
 from benchmarks_lib.records.questions import countable, equals_keys, named_by, per_round, question_groups
-from benchmarks_lib.rules.decision import LOOKS, MARGIN, Decision, Verdict, decide
+from benchmarks_lib.rules.decision import BUILD_ROUNDS, LOOKS, MARGIN, Decision, Verdict, decide
 from benchmarks_lib.run.continuation import Prior, code_fingerprint
 from benchmarks_lib.run.executor import CaseFinished, CaseStarted, Executor, worker_launch
 from benchmarks_lib.run.pool import STDERR_TAIL, CaseWorkers, Timeline, WorkerProcess
@@ -293,6 +295,8 @@ class RoundsExecutor(Executor):
         by_id = {c.case_id: c for c in cases}
         self._baselines |= {c.case_id for c in cases if c.backend in NOT_CONTENDERS}
         carried = self._carry(cases, job_base["run_columns"])
+        # the round this build stops at: one build's rounds after those it carried, the cap at most
+        end = min(cap, self.rounds_done + BUILD_ROUNDS)
 
         def add_spent(case_id: str, columns: dict) -> None:
             mine = spent.setdefault(case_id, {})
@@ -366,8 +370,8 @@ class RoundsExecutor(Executor):
                 before = len(self.left_out)
                 # from round 2: a case's first round pays once for what its later rounds do not (a write's
                 # read-back whole, where later ones compare digests: ``suites.kit.verification``)
-                if self.rounds_done >= 2 and (self.rounds_done < cap) and deadline < math.inf:
-                    for case_id, why in self._plan(until() - time.perf_counter(), cap, by_id):
+                if self.rounds_done >= 2 and (self.rounds_done < end) and deadline < math.inf:
+                    for case_id, why in self._plan(until() - time.perf_counter(), end, by_id):
                         yield finish(by_id[case_id], 0, "", why)
                 if self.rounds_done >= cap:
                     if cap < self.looks[0]:
@@ -376,6 +380,10 @@ class RoundsExecutor(Executor):
                     else:
                         self.stopped = f"cap of {cap} rounds reached"
                         self._close_all(self.stopped, str(Verdict.TIE))
+                    break
+                if self.rounds_done >= end:
+                    self.stopped = f"this build's {BUILD_ROUNDS} rounds measured, at round {end}"
+                    self._close_all(f"{self.stopped} (a later build goes on)", "build's rounds measured")
                     break
                 # the next round: its open cases' last steps (the planner may have closed some since)
                 next_s = sum(self._cost(c) for c in self._state) if self._steps else round_s
