@@ -10,6 +10,7 @@ import pytest
 from conftest import version_rows
 
 from benchmarks_lib.base.paths import ROOT
+from benchmarks_lib.book.build import prior_need
 from benchmarks_lib.book.notebooks import chapter_notebooks
 from benchmarks_lib.book.pages import write_answers_page
 from benchmarks_lib.chapters import cache, compression, parallel, s3, threads, writers
@@ -366,21 +367,24 @@ def test_a_writers_run_with_versions_adds_the_upgrade_answer_to_the_box(tmp_path
 
 
 
-def test_an_open_answer_says_what_another_build_would_take():
-    """The front page says how many questions are still open and about how long another build measures to bring
-    them to their next looks (each case's seconds a round, set-up included, times the rounds to go): here 10 rounds
-    of two cases that took 30 s each, so 3 s a round each, 2 rounds to round 12: about 12 s."""
+def test_the_front_page_says_how_many_questions_are_open_and_what_another_build_would_take():
+    """How many questions are still open, and about how long another build measures to bring them to their next
+    looks: per chapter with one open, what its last run says that costs (``book.build.prior_need``, as the plan
+    shares the budget); nothing where none is open."""
     noisy = [1.0, 1.3, 0.8, 1.2, 0.9, 1.25, 0.85, 1.1, 0.95, 1.15]
-    rows = [{**r, "round": r["iteration"], "t_case_s": 30.0}
-            for r in _writes("a", "lz4", noisy) + _writes("b", "lz4", noisy[::-1])]
-    df = _frame(rows)
-    line = next(x for x in writers.answer(df).splitlines() if x.startswith("- **Write**"))
-    assert "open after 10 rounds" in line
+    df = _frame([{**r, "round": r["iteration"]} for r in _writes("a", "lz4", noisy) + _writes("b", "lz4", noisy[::-1])])
     found = question_answer("write", df)
-    assert found.ranking.next_look == (12, pytest.approx(12.0))
-    assert open_line([found]) == ("**1 of 1 questions open:** `make book` again goes on with them (about 12 s more "
-                                  "of measuring).")
-    decided = _frame([{**r, "round": r["iteration"], "t_case_s": 30.0} for r in _writes("a", "lz4", FAST)
-                      + _writes("b", "lz4", SLOW)])
-    done = question_answer("write", decided)
-    assert done.ranking.next_look is None and open_line([done]) == ""
+    assert "open after 10 rounds" in sure_text(found)
+    # its run: 12 s before its first round, rounds of 2 s, 10 done: 2 rounds to round 12, 15% more
+    meta = {"rounds": {"rounds": 10, "rounds_s": [2.0] * 10, "before_s": 10.0, "opened_s": 2.0,
+                       "questions": [{"answer": "budget spent"}]}}
+    need = prior_need(meta, True)
+    assert need == pytest.approx(1.15 * (12 + 2 * 2))
+    assert open_line([found], {"writers": need}) == ("**1 of 1 questions open:** `make book` again goes on with them "
+                                                     "(about 18.4 s more of measuring).")
+    assert open_line([found], {}) == "**1 of 1 questions open:** `make book` again goes on with them."
+    decided = question_answer("write", _frame([{**r, "round": r["iteration"]} for r in _writes("a", "lz4", FAST)
+                                                + _writes("b", "lz4", SLOW)]))
+    assert open_line([decided], {"writers": need}) == ""
+    assert prior_need({"rounds": {"rounds": 10, "rounds_s": [2.0], "before_s": 1.0, "opened_s": 1.0,
+                                  "questions": 5}}, True) == pytest.approx(1.15 * 2)  # a forged list: none open

@@ -164,12 +164,13 @@ def test_the_book_shares_its_budget_by_what_each_chapter_needs(two_builds):
 
 
 def test_builds_go_on_past_one_builds_rounds_to_the_cap(tmp_path, monkeypatch):
-    """Each build measures at most one build's rounds (``BUILD_ROUNDS``, here 5: below the first look, so that no
-    question can be decided in the first build) and leaves what it did not decide open for the next, which goes on
-    from there under the same looks, towards the cap over all builds (40 here, the rule's)."""
+    """A build without a time budget measures at most one build's rounds (``BUILD_ROUNDS``, here 5: below the first
+    look, so that no question can be decided in the first build) and leaves what it did not decide open for the
+    next, which goes on from there under the same looks, towards the cap over all builds (40 here, the rule's)."""
     from benchmarks_lib.run import rounds
 
     monkeypatch.setattr(rounds, "BUILD_ROUNDS", 5)
+    monkeypatch.delitem(get_suite("writers").time_budget_s, "quick")  # no budget: the build's rounds end it
     first = _run(tmp_path, "b1", {"iterations": CAP}, continue_rounds=True)
     meta = first.meta["rounds"]
     assert meta["stopped"] == "this build's 5 rounds measured, at round 5" and meta["rounds"] == 5
@@ -185,3 +186,8 @@ def test_builds_go_on_past_one_builds_rounds_to_the_cap(tmp_path, monkeypatch):
             assert q["answer"] == "build's rounds measured" and q["rounds"] == 10
             assert "next look at round 12 (a later build goes on from here)" in q["decision"]["words"]
     assert max(_rounds_of(second).values()) <= 10
+    # with a time budget the budget ends a build, not one build's rounds
+    monkeypatch.setitem(get_suite("writers").time_budget_s, "quick", 60.0)
+    third = _run(tmp_path, "b3", {"iterations": CAP}, continue_rounds=True)
+    assert "rounds measured" not in third.meta["rounds"]["stopped"]
+    assert all(q["answer"] != "build's rounds measured" for q in third.meta["rounds"]["questions"])

@@ -173,11 +173,13 @@ def newest_run(results: Path, suite: str, profile: str) -> tuple[Path, dict] | N
     return newest(results, suite, profile, machine_name())
 
 
-def _undecided(questions: list) -> list[dict]:
+def _undecided(questions: object) -> list[dict]:
+    """The questions of a ``run.json`` (data from a file: anything but a list holds none) not decided."""
     from benchmarks_lib.rules.decision import Verdict
 
     decided = {str(v) for v in Verdict if v not in (Verdict.OPEN, Verdict.ALONE)}
-    return [q for q in questions if isinstance(q, dict) and q.get("answer") not in decided | {"alone"}]
+    return [q for q in questions if isinstance(q, dict) and q.get("answer") not in decided | {"alone"}] \
+        if isinstance(questions, list) else []
 
 
 #: a need taken from a last run is this much larger (a round's time varies from build to build)
@@ -216,7 +218,8 @@ def _left_open(results: Path, suite: str, profile: str) -> str:
     if found is None or not found[1].get("rounds"):  # a suite not measured in rounds asks no question of the rule
         return ""
     run, meta = found
-    questions = meta["rounds"].get("questions") or []
+    questions = meta["rounds"].get("questions") if isinstance(meta["rounds"], dict) else None
+    questions = [q for q in questions if isinstance(q, dict)] if isinstance(questions, list) else []
     if not questions:
         return f"; its last run here ({run.name}) measured too few rounds to ask its questions"
     asked = [q for q in questions if q.get("answer") != "alone"]

@@ -411,6 +411,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     run), tables set this machine beside the reference's newest run of each suite on the cases both measured
     (:func:`.frontpage.comparison`) on a page of their own (:func:`write_beside_page`), and the box answers from the
     reference what this machine did not measure."""
+    from benchmarks_lib.book.build import prior_need
     from benchmarks_lib.records.store import find_run
     from benchmarks_lib.rules.answers import QUESTIONS, answers, upgrade_answer
     from benchmarks_lib.rules.words import open_line
@@ -442,7 +443,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     lines += [verdict_box(mine, theirs, set(names)), "",
               f"{legend()} Each answer is the decision of the run its chapter shows; "
               "[Statistics](../methodology.md#statistics) says how.", ""]
-    if still := open_line(mine):
+    if still := open_line(mine, {suites[n]: prior_need(runs[n][1], True) for n in names if n in runs and suites[n]}):
         lines += [still, ""]
     if theirs and runs and ref_runs:
         lines += [_beside_line(mine, theirs, [m for _, m in runs.values()], [m for _, m in ref_runs.values()]), ""]

@@ -16,7 +16,7 @@ from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
 from benchmarks_lib.rules.answers import ALWAYS_SHARDS
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
-from benchmarks_lib.rules.decision import BUILD_ROUNDS, LOOKS
+from benchmarks_lib.rules.decision import LOOKS
 from benchmarks_lib.rules.names import operation_name
 from benchmarks_lib.rules.ranking import EQUALS, Entry, Ranking, countable, rank_against_leader, rank_samples
 from benchmarks_lib.rules.words import case_text, unverified_text, value_text, verdict_text, versus_text
@@ -280,9 +280,9 @@ def _rounds_words(meta: dict, params: dict) -> str:
     recorded = rounds.get("looks")
     looks = recorded if isinstance(recorded, list) and recorded and all(type(n) is int for n in recorded) else LOOKS
     return (f"measured in rounds (every case once a round, in a fresh random order; each question looked at after "
-            f"{', '.join(str(n) for n in looks[:64])} rounds over the builds that go on with it, at most "
-            f"{BUILD_ROUNDS} rounds a build, and stopped once decided{within}): {md(rounds.get('rounds'))} rounds in "
-            f"all{stopped}; a row of `iobench show` per question says why it stopped")
+            f"{', '.join(str(n) for n in looks[:64])} rounds over the builds that go on with it and stopped once "
+            f"decided{within}): {md(rounds.get('rounds'))} rounds in all{stopped}; a row of `iobench show` per "
+            f"question says why it stopped")
 
 
 def run_header(result, times: str) -> str:

@@ -21,7 +21,8 @@ def add(sub: argparse._SubParsersAction) -> None:
                                       "file:PATH[:INNER][@ORIGIN] (Zarr, HDF5, TIFF, .npy, .vti; dims: the crop)")
     sp.add_argument("--test", action="append", help="writers: write, append, read, sharding (repeatable)")
     sp.add_argument("--iterations", type=str, help="measured iterations per point; a suite measured in rounds: the "
-                    "cap of rounds over every build that goes on with a question (default 40, at most 20 a build)")
+                    "cap of rounds over every build that goes on with a question (default 40; a build without a "
+                    "budget: at most 20)")
     sp.add_argument("--warmups", type=str, help="discarded warm-up iterations per point")
     sp.add_argument("--versions", action="append", metavar="LIBRARY==V1,V2",
                     help="measure a library at these versions, each in an environment of its own built with uv "

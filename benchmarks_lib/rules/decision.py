@@ -44,7 +44,8 @@ import numpy as np
 LOOKS = (8, 12, 16, 20, 24, 28, 32, 36, 40)
 #: the cap of rounds over all builds: a question still undecided here is a tie
 CAP = LOOKS[-1]
-#: the rounds one build measures at most; a question undecided there stays open, for a later build to go on with
+#: the rounds one build without a time budget measures at most (a question undecided there stays open, for a later
+#: build to go on with), and the rounds over which ``spending`` spends most of the error
 BUILD_ROUNDS = 20
 #: the share of each comparison's error kept for the looks past one build's rounds (``spending``)
 LATER_SHARE = 0.2

@@ -92,30 +92,6 @@ class Ranking:
         return max(1, len(names))
 
     @property
-    def next_look(self) -> tuple[int, float] | None:
-        """An open question's next look and about how many seconds of measuring its contenders still in need to
-        reach it: each one's seconds a round (its case's ``t_case_s``, set-up included, over the rounds it measured)
-        times the rounds to go. None where it is decided, not measured in rounds, or its rows hold no times."""
-        d = self.decision
-        if d is None or d.decided or not self.paired:
-            return None
-        look = next((n for n in d.looks if n > d.stops), None)
-        if look is None:
-            return None
-        seconds = 0.0
-        for e in self.entries:
-            rows = e.rows
-            if (e.comparison is not None and e.comparison.out is not None) or "t_case_s" not in rows \
-                    or "round" not in rows:
-                continue
-            case = pd.to_numeric(rows["t_case_s"], errors="coerce")
-            rounds = pd.to_numeric(rows["round"], errors="coerce").nunique()
-            if not rounds or not np.isfinite(case.median()):
-                return None
-            seconds += float(case.median()) / rounds
-        return look, seconds * (look - d.stops)
-
-    @property
     def leader(self) -> Entry:
         return self.entries[0]
 

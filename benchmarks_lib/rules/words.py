@@ -397,19 +397,16 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     return f"{SURE[status]}{when}: {escape(e.name)} {text}"
 
 
-def open_line(answers: Sequence[Answer]) -> str:
+def open_line(answers: Sequence[Answer], needs: Mapping[str, float | None]) -> str:
     """The front page's line on the questions still open: how many, and about how long another build measures to
-    bring them to their next looks (per chapter the dearest of its open questions, whose cases the others share;
-    each from its contenders' seconds a round, ``Ranking.next_look``). '' where none is open."""
-    still = [a for a in answers if a.measured and a.status is Verdict.OPEN and a.ranking is not None]
+    bring them to their next looks (``needs``: per suite, what its last run says the next look costs, set-up
+    included: ``book.build.prior_need``, the figure the build's plan shares its budget by). '' where none is open."""
+    still = [a for a in answers if a.measured and a.status is Verdict.OPEN]
     if not still:
         return ""
-    per_suite: dict[str, float] = {}
-    for a in still:
-        ahead = a.ranking.next_look
-        if ahead is not None and math.isfinite(ahead[1]):
-            per_suite[a.question.suite] = max(per_suite.get(a.question.suite, 0.0), ahead[1])
-    took = f" (about {number(sum(per_suite.values()))} s more of measuring)" if per_suite else ""
+    seconds = [needs.get(suite) for suite in {a.question.suite for a in still}]
+    took = f" (about {number(sum(seconds))} s more of measuring)" \
+        if seconds and all(isinstance(x, float) and math.isfinite(x) for x in seconds) else ""
     return f"**{len(still)} of {len(answers)} questions open:** `make book` again goes on with them{took}."
 
 

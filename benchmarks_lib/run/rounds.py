@@ -16,9 +16,9 @@ until each question is answered, its cap is reached or the reader's time budget 
   leaves the question (its case measures on only for the questions it is still in), and the question stops once a
   leader is named, every contender is within the margin, or the cap is reached; ``run.json`` keeps each decision.
   A case closes when every question it is in is decided (or it left them), at the cap (the run's ``iterations``, over
-  every build that continues the question: ``run.continuation``), at the end of this build's rounds
-  (``rules.decision.BUILD_ROUNDS`` after those it carried: a question still undecided there is open, for the next
-  build), or when the budget is spent; a case
+  every build that continues the question: ``run.continuation``), when the budget is spent, or, in a run without a
+  budget, at the end of this build's rounds (``rules.decision.BUILD_ROUNDS`` after those it carried: a question
+  still undecided there is open, for the next build); a case
   in no question (a sweep drawn as a figure) at ``UNASKED_ROUNDS``, the fewest that give its median a 95% interval.
   Below the first look (a cap under 8) the rounds are a fixed count.
 - The budget: a round is started only when its expected time still fits before the deadline. Below the first look
@@ -295,8 +295,8 @@ class RoundsExecutor(Executor):
         by_id = {c.case_id: c for c in cases}
         self._baselines |= {c.case_id for c in cases if c.backend in NOT_CONTENDERS}
         carried = self._carry(cases, job_base["run_columns"])
-        # the round this build stops at: one build's rounds after those it carried, the cap at most
-        end = min(cap, self.rounds_done + BUILD_ROUNDS)
+        # the round this build stops at: without a time budget, one build's rounds after those it carried; the cap
+        end = min(cap, self.rounds_done + BUILD_ROUNDS) if self.budget_s is None else cap
 
         def add_spent(case_id: str, columns: dict) -> None:
             mine = spent.setdefault(case_id, {})

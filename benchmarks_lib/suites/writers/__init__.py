@@ -89,7 +89,7 @@ QUICK_BACKENDS = ["raw", "zarr-python", "zarrs", "tensorstore", "acquire-zarr", 
 QUICK_SHARDING = ["raw", "zarr-python", "tensorstore"]
 
 PROFILES = {
-    # quick: measured in rounds (``run.rounds``: at least 8, at most 20, each question stopped once answered, the
+    # quick: measured in rounds (``run.rounds``: at least 8, at most 40, each question stopped once answered, the
     # whole run within the profile's time), each point one of the standard profile's cases (the same shape, chunks,
     # codec, data and flush: a quick run compares with the standard reference): its smallest write (multiplier 1,
     # 133 MB), its read volume (67 MB) and its sharding layouts of the labels cube; appends are 16 frames (standard:
