@@ -146,7 +146,12 @@ def test_the_book_shares_its_budget_by_what_each_chapter_needs(two_builds):
     assert prior_need(decided, continuing=True) == pytest.approx(NEED_MARGIN * 4)
     versions = {**meta, "params": {"versions": ["zarr==2.18.7,3.1.6"]}}  # a run of versions never continues
     assert prior_need(versions, continuing=True) == prior_need(meta, continuing=False)
-    for broken in ({}, {"rounds": []}, {"rounds": {"rounds_s": []}}, {"rounds": {**meta["rounds"], "before_s": "x"}}):
+    # a run that itself continued measured only what its open questions needed: no measure of a build from scratch
+    went_on = {"rounds": {**meta["rounds"], "continued_from": "b0"}}
+    assert prior_need(went_on, continuing=False) is None
+    assert prior_need(went_on, continuing=True) == prior_need(meta, continuing=True)
+    for broken in ({}, {"rounds": []}, {"rounds": {"rounds_s": []}}, {"rounds": {**meta["rounds"], "before_s": "x"}},
+                   {"rounds": {**meta["rounds"], "rounds_s": 7}}):
         assert prior_need(broken, continuing=True) is None
     # shares by need: the chapter that needs more gets more; a budget below the needs says which and what would do
     suites = {"writers": "writers", "threads": "threads"}

@@ -191,13 +191,17 @@ def prior_need(meta: dict, continuing: bool) -> float | None:
     spent before its first round, and the rounds to the look at the cost of its own rounds; a build that continues
     it (``continuing``) goes on from its rounds with the cases its open questions still measure (its last round's
     cost), one that does not starts from round 0 (its second round's cost: every case open, the first round's
-    extra read-back paid). None where the run recorded no rounds' times (a run before they were kept, or none)."""
+    extra read-back paid). None where the run recorded no rounds' times (a run before they were kept, or none), and
+    for a build from scratch where the run continued an earlier one (its set-up and rounds measured only the cases
+    its open questions still needed: far less than a build from scratch measures)."""
     from benchmarks_lib.rules.decision import LOOKS
 
     rounds = meta.get("rounds")
-    if not isinstance(rounds, dict):
+    if not isinstance(rounds, dict) or not isinstance(rounds.get("rounds_s"), list):
         return None
-    times = [x for x in rounds.get("rounds_s") or [] if isinstance(x, int | float) and math.isfinite(x) and x >= 0]
+    if not continuing and rounds.get("continued_from"):
+        return None
+    times = [x for x in rounds["rounds_s"] if isinstance(x, int | float) and math.isfinite(x) and x >= 0]
     before = [rounds.get(k) for k in ("before_s", "opened_s")]
     if not times or not all(isinstance(x, int | float) and math.isfinite(x) for x in before):
         return None

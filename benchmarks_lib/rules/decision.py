@@ -292,6 +292,12 @@ class Decision:
         without one, Markdown with one)."""
         return decision_text(self, escape, markup=escape is not _plain)
 
+    @property
+    def would_need(self) -> str:
+        """For a tie, about how many rounds a decision would need, in words (``; a decision would need about 400
+        rounds``); '' otherwise."""
+        return _would_need(self) if self.verdict is Verdict.TIE else ""
+
     def why(self) -> str:
         """Why it stopped, in words: ``decided at round 12``, ``cap of 20 rounds reached``, ``open after 9 rounds``."""
         if self.verdict is Verdict.ALONE:
@@ -471,7 +477,7 @@ def decision_text(d: Decision, escape: Escape = _plain, markup: bool = True) -> 
                 for x in (c.lo, c.hi)] or [math.nan])
     either = f", within {100 * (math.exp(wide) - 1):.0f}% either way" if math.isfinite(wide) else ""
     if d.verdict is Verdict.TIE:
-        return f"a tie after {d.stops} rounds: {versus} than {best}{either}{_would_need(d)}{out}"
+        return f"a tie after {d.stops} rounds: {versus} than {best}{either}{d.would_need}{out}"
     first = next((look for look in d.looks if look > d.stops), None)
     more = f"; next look at round {first} (a later build goes on from here)" if first is not None else ""
     return f"open after {d.stops} rounds: {versus} than {best}{more}{out}" if versus else \

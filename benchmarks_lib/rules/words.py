@@ -394,7 +394,7 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     when = f" after {d.stops} rounds" if status in (Verdict.OPEN, Verdict.TIE) else f" at round {d.stops}"
     if (builds := r.builds) > 1:
         when += f" of {builds} builds"
-    return f"{SURE[status]}{when}: {escape(e.name)} {text}"
+    return f"{SURE[status]}{when}: {escape(e.name)} {text}{d.would_need}"
 
 
 def open_line(answers: Sequence[Answer], needs: Mapping[str, float | None]) -> str:
