@@ -106,7 +106,7 @@ def test_what_differs_starts_afresh_and_says_so(two_builds, tmp_path):
 def test_the_books_plan_says_what_the_last_run_left_open_and_the_seed_profiles_time(two_builds):
     """Before measuring, the book says each chapter's share, its scratch and what its last run here left open (what
     a continuing build goes on with); without a budget (the seed profile), each chapter's expected time."""
-    from benchmarks_lib.book.build import BudgetShares, plan_lines
+    from benchmarks_lib.book.build import BudgetShares, continues, plan_lines
 
     _, second = two_builds
     results = Path(second.run_dir).parent.parent
@@ -117,6 +117,13 @@ def test_the_books_plan_says_what_the_last_run_left_open_and_the_seed_profiles_t
     assert "its last run here (b2)" in lines[1], lines
     assert f"{len(asked)} questions" in lines[1] if asked else "too few rounds to ask" in lines[1], lines
     assert lines[-1].startswith("  scratch: ") and " free in " in lines[-1]
+    # the plan tells a build that will go on from the last run from one that starts afresh, and plans it so
+    assert continues(second.meta)
+    assert not continues({**second.meta, "rounds": {**second.meta["rounds"], "code": "other"}})
+    assert not continues({**second.meta, "environment": {**second.meta["environment"], "git_commit": "0" * 40}})
+    fresh = plan_lines(["writers"], suites, BudgetShares(300.0, {"writers": "writers"}, "quick"), "quick", results,
+                       fresh=True)
+    assert fresh[1].endswith("; this build starts afresh (--fresh)"), fresh
     seed = plan_lines(list(suites), suites, BudgetShares(None, {}, "seed"), "seed", results)
     assert seed[0].startswith("plan (seed profile, no budget: about ") and "in all" in seed[0], seed
     assert all(" of scratch at once" in line and ": about " in line for line in seed[1:3]), seed

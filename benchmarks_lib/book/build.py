@@ -215,13 +215,31 @@ def prior_need(meta: dict, continuing: bool) -> float | None:
     return NEED_MARGIN * (sum(before) + n * per_round)
 
 
-def _left_open(results: Path, suite: str, profile: str) -> str:
+def continues(meta: dict) -> bool:
+    """Whether a build now goes on from the run of ``meta`` (a ``run.json``; ``run.continuation``) as far as the plan
+    can tell before measuring: the same code (the package's source and the git commit), what a reader's checkout
+    changes most often. The run itself checks the rest (library versions, parameters) and starts afresh where they
+    differ."""
+    from benchmarks_lib.base.environment import collect_git
+    from benchmarks_lib.run.continuation import code_fingerprint
+
+    rounds, env = meta.get("rounds"), meta.get("environment")
+    return (isinstance(rounds, dict) and isinstance(env, dict) and rounds.get("code") == code_fingerprint()
+            and env.get("git_commit") == collect_git()["git_commit"])
+
+
+def _left_open(results: Path, suite: str, profile: str, fresh: bool = False) -> str:
     """What this machine's newest finished run of ``suite`` on ``profile`` left open, in words ('' : none): what a
-    build continuing it (``run.continuation``, where nothing that could change a time differs) goes on with."""
+    build continuing it (``run.continuation``, where nothing that could change a time differs) goes on with; or that
+    this build starts afresh (``fresh``, or other code measured that run)."""
     found = newest_run(results, suite, profile)
     if found is None or not found[1].get("rounds"):  # a suite not measured in rounds asks no question of the rule
         return ""
     run, meta = found
+    if fresh:
+        return "; this build starts afresh (--fresh)"
+    if not continues(meta):
+        return f"; its last run here ({run.name}) was measured by other code: this build starts afresh"
     questions = meta["rounds"].get("questions") if isinstance(meta["rounds"], dict) else None
     questions = [q for q in questions if isinstance(q, dict)] if isinstance(questions, list) else []
     if not questions:
@@ -235,7 +253,7 @@ def _left_open(results: Path, suite: str, profile: str) -> str:
 
 
 def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetShares, profile: str,
-               results: Path) -> list[str]:
+               results: Path, fresh: bool = False) -> list[str]:
     """What the book will measure, said before it starts: per measuring chapter, its share of the budget (or, without
     one, its expected time) beside what it needs to reach its next look, the scratch it writes at once and what its
     last run here left open; whether the budget reaches every next look (else the budget that would); the free
@@ -266,7 +284,7 @@ def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetSh
         else:
             when = "its own time (none stated)"
         parts.append(f"{name}: {when}, {format_bytes(need)} of scratch at once"
-                     f"{_left_open(results, str(suites[name]), profile)}")
+                     f"{_left_open(results, str(suites[name]), profile, fresh)}")
     head = (f"plan ({profile} profile, a budget of {format_seconds(shares.budget)}; a later build continues the "
             f"questions left open):" if shares.budget is not None else
             f"plan ({profile} profile, no budget: about {format_seconds(total)} in all, from each suite's stated "
@@ -541,12 +559,12 @@ def build_book(
                 and "BUDGET" in notebook_parameters(template(n, root))]
     if budget is None and from_runs is None:
         budget = BOOK_BUDGET_S.get(profile)
-    needs = {n: prior_need(found[1], not fresh) if (found := newest_run(results, str(suites[n]), profile)) else None
-             for n in budgeted}
+    needs = {n: prior_need(found[1], not fresh and continues(found[1]))
+             if (found := newest_run(results, str(suites[n]), profile)) else None for n in budgeted}
     shares = BudgetShares(budget, {n: suites[n] for n in budgeted}, profile,
                           reading=sum(1 for n in names if execute and suites[n] is None), needs=needs)
     measuring = [n for n in names if execute and suites[n] is not None and n not in recorded]
-    for line in plan_lines(measuring, suites, shares, profile, results):
+    for line in plan_lines(measuring, suites, shares, profile, results, fresh):
         print(line, file=sys.stderr, flush=True)
     if execute and "seeds" in names and measuring:  # what the seeds chapter will check, at which sizes
         from benchmarks_lib.rules.seeds import sizes_lines
