@@ -219,6 +219,8 @@ def test_every_verdict_has_its_words(verdict: Verdict):
             assert pick_text(a).startswith("equivalent: a and b")
         if verdict is Verdict.OPEN and q.picks_leader:  # undecided: never a tie, never a pick in bold
             assert pick_text(a) == "a so far, undecided"
+        if verdict is Verdict.OPEN:  # nor the rule's own pick where it is not the leader (the codec worth taking)
+            assert "**" not in pick_text(replace(a, pick="b<x>")) and "so far, undecided" in pick_text(a)
     assert verdict_line(Answer(QUESTIONS[0])).endswith("not measured here")
     lost = replace(Answer(QUESTIONS[-1]), lost=("zarr-python (files)",), checked=(2, 5))
     assert "2 of 5 unaligned arrays wrong" in verdict_line(lost)

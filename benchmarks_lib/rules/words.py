@@ -366,7 +366,7 @@ def pick_text(a: Answer, escape: Escape = md) -> str:
         return f"equivalent: {_names([a.pick, *tied], escape)}{note}"
     if tied:
         return f"tie between {_names([a.pick, *tied], escape)}{note}"
-    if a.status is Verdict.OPEN and a.pick_entry is a.ranking.leader:
+    if a.status is Verdict.OPEN:  # nothing decided: no pick in bold, the leader's or the rule's own
         return f"{escape(a.pick)} so far, undecided{note}"
     if a.status is Verdict.ALONE:
         return f"{escape(a.pick)}{note}"
