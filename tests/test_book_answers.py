@@ -10,9 +10,9 @@ import pytest
 from conftest import version_rows
 
 from benchmarks_lib.base.paths import ROOT
-from benchmarks_lib.book.build import prior_need
 from benchmarks_lib.book.notebooks import chapter_notebooks
 from benchmarks_lib.book.pages import write_answers_page
+from benchmarks_lib.book.plan import prior_need
 from benchmarks_lib.chapters import cache, compression, parallel, s3, threads, writers
 from benchmarks_lib.chapters.chapter import Chapter, chapters
 from benchmarks_lib.records.questions import CAP_COLUMN
@@ -370,7 +370,7 @@ def test_a_writers_run_with_versions_adds_the_upgrade_answer_to_the_box(tmp_path
 
 def test_the_front_page_says_how_many_questions_are_open_and_what_another_build_would_take():
     """How many questions are still open, and about how long another build measures to bring them to their next
-    looks: per chapter with one open, what its last run says that costs (``book.build.prior_need``, as the plan
+    looks: per chapter with one open, what its last run says that costs (``book.plan.prior_need``, as the plan
     shares the budget); nothing where none is open."""
     noisy = [1.0, 1.3, 0.8, 1.2, 0.9, 1.25, 0.85, 1.1, 0.95, 1.15]
     df = _frame([{**r, "round": r["iteration"]} for r in _writes("a", "lz4", noisy) + _writes("b", "lz4", noisy[::-1])])

@@ -55,7 +55,7 @@ def test_quick_writer_cases_are_standard_cases():
 
 def _first_planes(quick: str, standard: str) -> None:
     """The quick array is the standard one's first planes: the same chunks (and shards), the first dimension shorter
-    (sized so that a quick book reaches each question's first look: ``book.build.BudgetShares``)."""
+    (sized so that a quick book reaches each question's first look: ``book.plan.BudgetShares``)."""
     from benchmarks_lib.base.specs import parse_dims
 
     q, s = parse_dims(quick).dims, parse_dims(standard).dims

@@ -411,7 +411,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
     run), tables set this machine beside the reference's newest run of each suite on the cases both measured
     (:func:`.frontpage.comparison`) on a page of their own (:func:`write_beside_page`), and the box answers from the
     reference what this machine did not measure."""
-    from benchmarks_lib.book.build import prior_need
+    from benchmarks_lib.book.plan import prior_need
     from benchmarks_lib.records.store import find_run
     from benchmarks_lib.rules.answers import QUESTIONS, answers, upgrade_answer
     from benchmarks_lib.rules.words import open_line

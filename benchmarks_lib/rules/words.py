@@ -400,7 +400,7 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
 def open_line(answers: Sequence[Answer], needs: Mapping[str, float | None]) -> str:
     """The front page's line on the questions still open: how many, and about how long another build measures to
     bring them to their next looks (``needs``: per suite, what its last run says the next look costs, set-up
-    included: ``book.build.prior_need``, the figure the build's plan shares its budget by). '' where none is open."""
+    included: ``book.plan.prior_need``, the figure the build's plan shares its budget by). '' where none is open."""
     still = [a for a in answers if a.measured and a.status is Verdict.OPEN]
     if not still:
         return ""

@@ -168,7 +168,7 @@ class RoundsExecutor(Executor):
         self.rounds_done = 0
         self.stopped = ""
         #: seconds from the start of :meth:`run` to its first round (the cases opened), and each round's seconds:
-        #: what the next build plans its share by (``book.build.prior_need``)
+        #: what the next build plans its share by (``book.plan.prior_need``)
         self.opened_s = 0.0
         self.rounds_s: list[float] = []
 

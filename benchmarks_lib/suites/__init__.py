@@ -114,7 +114,7 @@ class Suite:
     case_timeout_s: Callable[[Case, int], float] | None = None
     #: stated wall time per profile on a 2-core machine (seconds; shown by ``iobench suites``): a run's budget unless
     #: one is given, and a book's weight for the suite's share where no run of it here says what it needs; quick's
-    #: is what its run needs to reach the first look on the 2-core VM of the reference, as ``book.build.prior_need``
+    #: is what its run needs to reach the first look on the 2-core VM of the reference, as ``book.plan.prior_need``
     #: counts it (its set-up and eight rounds, 15% more; measured 2026-11-29)
     time_budget_s: dict[str, float] = field(default_factory=dict)
     #: case parameters that name a case in progress lines (e.g. ``test``, ``codec``)

@@ -1,0 +1,209 @@
+"""The book's plan, before its first notebook runs: its time budget shared by what each measuring chapter needs to
+reach its questions' next look (:class:`BudgetShares`, by :func:`prior_need` from this machine's last run of the
+suite), whether a build goes on from that run (:func:`continues`), and the lines that say it (:func:`plan_lines`)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import shutil
+import time
+from pathlib import Path
+
+#: the time a book's notebooks may take together, per profile, unless ``--budget`` says otherwise (seed: none)
+BOOK_BUDGET_S = {"quick": 320.0, "standard": 1800.0}
+#: seconds a measuring notebook spends outside its run (its kernel's start, the chapter drawn), and a notebook that
+#: only reads runs in all: kept out of the measuring runs' shares
+NOTEBOOK_OVERHEAD_S, READING_NOTEBOOK_S = 9.0, 5.0
+
+
+class BudgetShares:
+    """The book's time budget shared by its measuring notebooks by need: each notebook's weight is what its last
+    finished run on this machine says it needs to reach its next look (:func:`prior_need`), else its suite's
+    stated time on the profile (``Suite.time_budget_s``, sized to reach the first look on a small machine; 60 s
+    where none is stated). Each notebook gets its share of what is left when it starts, so a notebook that ends
+    early leaves its rest to the ones after it. Without a budget each gets None (its suite's own)."""
+
+    def __init__(self, budget: float | None, suites: dict[str, str], profile: str, reading: int = 0,
+                 needs: dict[str, float | None] | None = None) -> None:
+        from benchmarks_lib.suites import get_suite
+
+        self.left = self.budget = budget
+        needs = needs or {}
+        #: each notebook's need, and whether it came from its last run here ('' : its suite's stated time)
+        self.measured = {n for n in suites if needs.get(n) is not None}
+        self.weights = {n: needs.get(n) or get_suite(s).time_budget_s.get(profile) or 60.0 for n, s in suites.items()}
+        self.needs = dict(self.weights)
+        #: what the notebooks that only read runs (built after the measuring ones) are left
+        self.reserve = reading * READING_NOTEBOOK_S
+
+    def preview(self, name: str) -> float | None:
+        """Seconds the run of notebook ``name`` may take were it to start now: its share, by its weight, of what is
+        left less what the reading notebooks need and each measuring notebook still to run spends outside its run
+        (``NOTEBOOK_OVERHEAD_S``). Before the first notebook starts, the plan's share of each."""
+        if self.left is None:
+            return None
+        weight = self.weights.get(name, 60.0)
+        others = sum(w for n, w in self.weights.items() if n != name)
+        starts = len(self.weights) + (name not in self.weights)
+        return max(5.0, max(0.0, self.left - self.reserve - NOTEBOOK_OVERHEAD_S * starts) * weight / (weight + others))
+
+    def next(self, name: str) -> float | None:
+        """The share of notebook ``name``, about to start (:meth:`preview`); what it leaves goes to the ones after."""
+        share = self.preview(name)
+        self.weights.pop(name, None)
+        return share
+
+    def wanted(self) -> float:
+        """The budget every measuring notebook's need would take: the needs, their notebooks' own start and drawing,
+        and the reading notebooks."""
+        return sum(self.needs.values()) + NOTEBOOK_OVERHEAD_S * len(self.needs) + self.reserve
+
+    @contextlib.contextmanager
+    def spending(self):
+        """Count the block's wall time against what is left."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.left is not None:
+                self.left = max(0.0, self.left - (time.perf_counter() - t0))
+
+
+def newest_run(results: Path, suite: str, profile: str) -> tuple[Path, dict] | None:
+    """This machine's newest finished run of ``suite`` on ``profile`` and its ``run.json`` (None: none)."""
+    from benchmarks_lib.base.environment import machine_name
+    from benchmarks_lib.records.store import newest_run as newest
+
+    return newest(results, suite, profile, machine_name())
+
+
+def _undecided(questions: object) -> list[dict]:
+    """The questions of a ``run.json`` (data from a file: anything but a list holds none) not decided."""
+    from benchmarks_lib.rules.decision import Verdict
+
+    decided = {str(v) for v in Verdict if v not in (Verdict.OPEN, Verdict.ALONE)}
+    return [q for q in questions if isinstance(q, dict) and q.get("answer") not in decided | {"alone"}] \
+        if isinstance(questions, list) else []
+
+
+#: a need taken from a last run is this much larger (a round's time varies from build to build)
+NEED_MARGIN = 1.15
+
+
+def prior_need(meta: dict, continuing: bool) -> float | None:
+    """Seconds a run like ``meta`` (a finished run's ``run.json``) needs to reach its questions' next look: what it
+    spent before its first round, and the rounds to the look at the cost of its own rounds; a build that continues
+    it (``continuing``) goes on from its rounds with the cases its open questions still measure (its last round's
+    cost), one that does not starts from round 0 (its second round's cost: every case open, the first round's
+    extra read-back paid). None where the run recorded no rounds' times (a run before they were kept, or none), and
+    for a build from scratch where the run continued an earlier one (its set-up and rounds measured only the cases
+    its open questions still needed: far less than a build from scratch measures)."""
+    from benchmarks_lib.rules.decision import LOOKS
+
+    rounds = meta.get("rounds")
+    if not isinstance(rounds, dict) or not isinstance(rounds.get("rounds_s"), list):
+        return None
+    if not continuing and rounds.get("continued_from"):
+        return None
+    times = [x for x in rounds["rounds_s"] if isinstance(x, int | float) and math.isfinite(x) and x >= 0]
+    before = [rounds.get(k) for k in ("before_s", "opened_s")]
+    if not times or not all(isinstance(x, int | float) and math.isfinite(x) for x in before):
+        return None
+    done = rounds.get("rounds") if isinstance(rounds.get("rounds"), int) else len(times)
+    if continuing and not (meta.get("params") or {}).get("versions"):
+        if not _undecided(rounds.get("questions") or []):
+            return NEED_MARGIN * sum(before)
+        n, per_round = min([look - done for look in LOOKS if look > done] or [0]), times[-1]
+    else:
+        n, per_round = LOOKS[0], times[min(1, len(times) - 1)]
+    return NEED_MARGIN * (sum(before) + n * per_round)
+
+
+def continues(meta: dict) -> bool:
+    """Whether a build now goes on from the run of ``meta`` (a ``run.json``; ``run.continuation``) as far as the plan
+    can tell before measuring: the same code (the package's source and the git commit), what a reader's checkout
+    changes most often. The run itself checks the rest (library versions, parameters) and starts afresh where they
+    differ."""
+    from benchmarks_lib.base.environment import collect_git
+    from benchmarks_lib.run.continuation import code_fingerprint
+
+    rounds, env = meta.get("rounds"), meta.get("environment")
+    return (isinstance(rounds, dict) and isinstance(env, dict) and rounds.get("code") == code_fingerprint()
+            and env.get("git_commit") == collect_git()["git_commit"])
+
+
+def _left_open(results: Path, suite: str, profile: str, fresh: bool = False) -> str:
+    """What this machine's newest finished run of ``suite`` on ``profile`` left open, in words ('' : none): what a
+    build continuing it (``run.continuation``, where nothing that could change a time differs) goes on with; or that
+    this build starts afresh (``fresh``, or other code measured that run)."""
+    found = newest_run(results, suite, profile)
+    if found is None or not found[1].get("rounds"):  # a suite not measured in rounds asks no question of the rule
+        return ""
+    run, meta = found
+    if fresh:
+        return "; this build starts afresh (--fresh)"
+    if not continues(meta):
+        return f"; its last run here ({run.name}) was measured by other code: this build starts afresh"
+    questions = meta["rounds"].get("questions") if isinstance(meta["rounds"], dict) else None
+    questions = [q for q in questions if isinstance(q, dict)] if isinstance(questions, list) else []
+    if not questions:
+        return f"; its last run here ({run.name}) measured too few rounds to ask its questions"
+    asked = [q for q in questions if q.get("answer") != "alone"]
+    still = len(_undecided(asked))
+    on = ("it measures afresh (each library version in an environment of its own)" if (meta.get("params") or {})
+          .get("versions") else "a build on the same code and versions goes on with them")
+    return (f"; its last run here ({run.name}) left {still} of {len(asked)} questions open: {on}" if still else
+            f"; its last run here ({run.name}) decided all {len(asked)} questions")
+
+
+def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetShares, profile: str,
+               results: Path, fresh: bool = False) -> list[str]:
+    """What the book will measure, said before it starts: per measuring chapter, its share of the budget (or, without
+    one, its expected time) beside what it needs to reach its next look, the scratch it writes at once and what its
+    last run here left open; whether the budget reaches every next look (else the budget that would); the free
+    space where the scratch lies."""
+    from benchmarks_lib.base.paths import resolve_scratch_root
+    from benchmarks_lib.base.specs import format_bytes
+    from benchmarks_lib.rules.decision import names_text
+    from benchmarks_lib.run.preflight import format_seconds
+    from benchmarks_lib.run.runner import expected_run
+
+    if not names:
+        return []
+    parts, largest, total, short = [], 0, 0.0, []
+    for name in names:
+        seconds, need = expected_run(str(suites[name]), profile)
+        largest = max(largest, need)
+        share = shares.preview(name)
+        if share is not None:
+            wants = shares.needs.get(name)
+            by = "its last run here" if name in shares.measured else "its stated time"
+            when = f"a share of about {format_seconds(share)}"
+            if wants is not None:
+                when += f" (its next look needs about {format_seconds(wants)}, by {by})"
+                if share < wants:
+                    short.append(name)
+        elif seconds is not None:
+            when, total = f"about {format_seconds(seconds)}", total + seconds
+        else:
+            when = "its own time (none stated)"
+        parts.append(f"{name}: {when}, {format_bytes(need)} of scratch at once"
+                     f"{_left_open(results, str(suites[name]), profile, fresh)}")
+    head = (f"plan ({profile} profile, a budget of {format_seconds(shares.budget)}; a later build continues the "
+            f"questions left open):" if shares.budget is not None else
+            f"plan ({profile} profile, no budget: about {format_seconds(total)} in all, from each suite's stated "
+            "time scaled to these sizes):")
+    reach = []
+    if shares.budget is not None:
+        wanted = shares.wanted()
+        reach = [f"  this budget falls short of the next look of {names_text(short)}: about "
+                 f"{format_seconds(wanted)} would reach every one (--budget {math.ceil(wanted)}); a later build "
+                 "goes on from what this one measures" if short else
+                 "  this budget reaches every chapter's next look on this machine"]
+    scratch = resolve_scratch_root(None).absolute()
+    there = next(p for p in (scratch, *scratch.parents) if p.exists())
+    free = shutil.disk_usage(there).free
+    full = (f"; the largest chapter needs about {format_bytes(largest * 1.2)} and stops before measuring"
+            if free < largest * 1.2 else "")
+    return [head, *(f"  {p}" for p in parts), *reach, f"  scratch: {format_bytes(free)} free in {there}{full}"]
