@@ -221,7 +221,7 @@ def test_the_front_page_opens_with_the_verdict_box_and_links_every_chapter(tmp_p
     empty = write_answers_page(ROOT, tmp_path / "none", tmp_path, {}).read_text()
     assert "No run was found" in empty and "`make book`" in empty
     # each measured chapter's rows beside the page, to download; text a spreadsheet would run stays text
-    assert "(writers.ipynb) ([its numbers, CSV](writers.csv))" in page
+    assert "(writers.ipynb) ([CSV](writers.csv))" in page
     numbers = pd.read_csv(tmp_path / "writers.csv")
     assert len(numbers) == len(df) and set(numbers["backend"]) == set(df["backend"])
     assert "threads.csv" not in page and not (tmp_path / "threads.csv").exists()

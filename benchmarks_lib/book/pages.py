@@ -398,8 +398,8 @@ def _numbers_csv(out_dir: Path, name: str, df: pd.DataFrame) -> str:
 
 #: the front page's box saying how a reader measures their own machine
 RUN_IT = ("```{admonition} Run it on your machine", ":class: tip",
-          "`make book` in a checkout of this book's repository measures these questions on your machine (about 7 "
-          "minutes on 2 cores; `PROFILE=standard`: larger data, about 30) and builds the book.", "```")
+          "`make book` in a checkout of the repository measures your machine (7 minutes on 2 cores) and builds this "
+          "book; each chapter's numbers are its CSV below.", "```")
 
 
 def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
@@ -441,8 +441,9 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         mine.append(upgrade)
     theirs = answers({suites[n]: ref_runs[n] for n in names if n in ref_runs and suites[n]}) if ref_runs else None
     lines += [verdict_box(mine, theirs, set(names)), "",
+              ":::{dropdown} What the verdicts mean",  # folded: the answers first, the key one click away
               f"{legend()} Each answer is the decision of the run its chapter shows; "
-              "[Statistics](../methodology.md#statistics) says how.", ""]
+              "[Statistics](../methodology.md#statistics) says how.", ":::", ""]
     if still := open_line(mine, {suites[n]: prior_need(runs[n][1], True) for n in names if n in runs and suites[n]}):
         lines += [still, ""]
     if theirs and runs and ref_runs:
@@ -469,7 +470,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
             text = f"Not measured in this build. **Reference machine:** {chapter.answer_of(ref_runs[name][0])}"
         elif suite not in boxed:
             text = "Not measured in this build: run `make book` to answer it."
-        numbers = f" ([its numbers, CSV]({_numbers_csv(out_dir, name, runs[name][0])}))" if name in runs else ""
+        numbers = f" ([CSV]({_numbers_csv(out_dir, name, runs[name][0])}))" if name in runs else ""
         lines.append(f"- [{title}]({name}.ipynb){numbers}" + (f": {text}" if text else ""))
     compared = write_beside_page(out_dir, {n: runs[n] for n in names if n in runs},
                                  {n: ref_runs[n] for n in names if n in ref_runs},
