@@ -164,6 +164,14 @@ def abandon_local_clusters() -> None:
         with contextlib.suppress(Exception):
             cluster.close(timeout=5)
         SpecCluster._instances.discard(cluster)
+    # a half-started cluster's close can time out with its worker processes (this process's multiprocessing children)
+    # still starting: one would make its folder in the run's scratch again after the run removed it
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        child.terminate()
+    for child in multiprocessing.active_children():
+        child.join(timeout=5)
 
 
 __all__ = ["CONNECT_TIMEOUT_S", "EXAMPLE", "INSTALL_HINT", "SCHEMES", "abandon_local_clusters", "connect_client",
