@@ -164,7 +164,7 @@ def _inflating(mib: int) -> bytes:
     return head + after * (mib - 1) + deflate.flush()
 
 
-def _zarr_bomb(path: Path, zarr_format: int) -> None:
+def _zarr_bomb(path: Path, zarr_format: int, later: bool = False) -> None:
     import numcodecs
     import zarr
 
@@ -172,7 +172,8 @@ def _zarr_bomb(path: Path, zarr_format: int) -> None:
     zarr.create_array(str(path), shape=(2, 64, 64), chunks=(1, 64, 64), dtype="uint8", zarr_format=zarr_format,
                       compressors=codec)[:] = 1
     stream = _inflating(1024)
-    for chunk in [p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "zarr.json"))]:
+    chunks = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "zarr.json")))
+    for chunk in chunks[1:] if later else chunks:  # the second frame's chunk sorts last (1.0.0, c/1/0/0)
         chunk.write_bytes(gzip_wrap(stream) if zarr_format == 3 else stream)
 
 
@@ -182,29 +183,45 @@ def gzip_wrap(stream: bytes) -> bytes:
     return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + stream[2:-4] + bytes(8)
 
 
-def _hdf5_bomb(path: Path) -> None:
+def _hdf5_bomb(path: Path, later: bool = False) -> None:
     import h5py
 
     with h5py.File(path, "w") as f:
         data = f.create_dataset("data", shape=(2, 64, 64), chunks=(1, 64, 64), dtype="uint8", compression="gzip")
-        for frame in range(2):
+        data[:] = 1
+        for frame in range(1 if later else 0, 2):
             data.id.write_direct_chunk((frame, 0, 0), _inflating(1024))
 
 
-#: a decompression bomb (name, how it is written): chunks of 4 KiB declared, each inflating to 1 GiB
-BOMBS = {"zlib-v2.zarr": lambda p: _zarr_bomb(p, 2), "gzip-v3.zarr": lambda p: _zarr_bomb(p, 3),
-         "deflate.h5": _hdf5_bomb}
+#: a decompression bomb (name, how it is written, given ``later``: only the second frame's chunk): chunks of 4 KiB
+#: declared, each inflating to 1 GiB
+BOMBS = {"zlib-v2.zarr": lambda p, later: _zarr_bomb(p, 2, later),
+         "gzip-v3.zarr": lambda p, later: _zarr_bomb(p, 3, later), "deflate.h5": _hdf5_bomb}
+BOMB_SAYS = "decoding a region of 4.1 kB in chunks of 4.1 kB took more than"
 
 
 @pytest.mark.parametrize("name", list(BOMBS))
-def test_a_decompression_bomb_is_an_error_row_in_bounded_memory(workdir, name):
-    """Chunks of 4 KiB declared whose stored streams (1 MB) inflate to 1 GiB each: the region is decoded within
-    what it and its chunks declare (``user_source.decoded_within``), so the case ends in an error row that names
-    the bomb, and nothing is measured (before: 4.4 GB peak for Zarr; HDF5's deflate filter measured the bomb's
-    zeros, exit 0)."""
+def test_a_decompression_bomb_is_one_line_when_the_file_is_opened(workdir, name):
+    """Chunks of 4 KiB declared whose stored streams (1 MB) inflate to 1 GiB each: the first chunk is decoded,
+    within what it declares, when the file is opened (``SourceArray.check_first_piece``), so the run is refused in
+    one line before anything is created (before: 4.4 GB peak for Zarr; HDF5's deflate filter measured the bomb's
+    zeros, exit 0; then an error row of every case, exit 1)."""
+    BOMBS[name](workdir / name, False)
+    rc, err, peak = iobench([*RUN, "--dataset", f"file:{name}", "--run-id", "bomb"], workdir)
+    assert rc == 2 and err.count("\n") == 1, err
+    assert f"{name}': {BOMB_SAYS}" in err and "inflates beyond its declared size" in err, err
+    assert peak < PEAK_BYTES, peak
+    assert not (workdir / "results").exists() and not (workdir / "scratch").exists()
+
+
+@pytest.mark.parametrize("name", ["gzip-v3.zarr", "deflate.h5"])
+def test_a_bomb_in_a_later_chunk_is_an_error_row_in_bounded_memory(workdir, name):
+    """A bomb past the first chunk passes the check at open; reading the crop decodes it within what the region
+    and its chunks declare (``user_source.decoded_within``), so the case ends in an error row that names the bomb,
+    and nothing is measured."""
     import pandas as pd
 
-    BOMBS[name](workdir / name)
+    BOMBS[name](workdir / name, True)
     rc, err, peak = iobench([*RUN, "--dataset", f"file:{name}", "--run-id", "bomb"], workdir)
     assert rc == 1, err
     assert peak < PEAK_BYTES, peak
@@ -216,19 +233,27 @@ def test_a_decompression_bomb_is_an_error_row_in_bounded_memory(workdir, name):
                "inflates beyond its declared size" in r for r in mine["reason"]), mine["reason"].tolist()
 
 
-def test_a_library_that_over_allocates_fails_its_case_at_the_memory_limit(workdir):
+@pytest.mark.parametrize("chunk", ["0.0.0", "1.0.0"], ids=["first-chunk", "later-chunk"])
+def test_a_library_that_over_allocates_fails_its_case_at_the_memory_limit(workdir, chunk):
     """A Zarr v2 chunk of 64 MiB declared whose zlib stream (3 MB) inflates to 3 GiB: what its chunks declare
-    allows more than the worker's memory limit (here the hard limit the command runs under: 768 MiB), which stops
-    it, and the case's error row says so."""
+    allows more than the memory limit (here the hard limit the command runs under: 768 MiB), which stops it. The
+    first chunk is decoded when the file is opened: one line, nothing created. A later one stops the case's
+    worker, and the case's error row says so."""
     import numcodecs
     import zarr
 
     store = workdir / "inflates.zarr"
-    zarr.create_array(str(store), shape=(4, 256, 256), chunks=(4, 4096, 4096), dtype="uint8", zarr_format=2,
+    zarr.create_array(str(store), shape=(8, 256, 256), chunks=(4, 4096, 4096), dtype="uint8", zarr_format=2,
                       compressors=numcodecs.Zlib(1))[:] = 1
-    (store / "0.0.0").write_bytes(_inflating(3072))
+    (store / chunk).write_bytes(_inflating(3072))
     limit = 768 << 20
     rc, err, peak = iobench([*RUN, "--dataset", "file:inflates.zarr", "--run-id", "inflates"], workdir, limit)
+    assert peak < limit, peak
+    if chunk == "0.0.0":
+        assert rc == 2 and err.count("\n") == 1 and "took more memory than this process may hold (805 MB, " \
+            "RLIMIT_DATA)" in err, err
+        assert not (workdir / "results").exists()
+        return
     assert rc == 1, err
     assert peak < limit, peak
     import pandas as pd

@@ -210,7 +210,7 @@ class ZarrSource(SourceArray):
         """A chunk (a shard's inner chunk) and a shard's index (16 bytes per inner chunk) are decoded whole."""
         chunks, shards = tuple(self._array.chunks), getattr(self._array, "shards", None)
         check_piece(self.path, "Zarr chunk", chunks, self.dtype.itemsize)
-        self.piece_bytes = math.prod(chunks) * self.dtype.itemsize
+        self.piece_bytes, self.piece_shape = math.prod(chunks) * self.dtype.itemsize, chunks
         if shards:
             per_shard = tuple(-(-s // max(c, 1)) for s, c in zip(shards, chunks, strict=True))
             check_piece(self.path, "Zarr shard index", per_shard, 16)
@@ -279,7 +279,7 @@ class Hdf5Source(SourceArray):
                 raise SpecError(f"HDF5 path {inner!r} in {str(path)!r} is {what}")
             if node.chunks:  # a chunk is decoded whole; contiguous data is read by hyperslab
                 check_piece(path, "HDF5 chunk", node.chunks, node.dtype.itemsize)
-                self.piece_bytes = math.prod(node.chunks) * node.dtype.itemsize
+                self.piece_bytes, self.piece_shape = math.prod(node.chunks) * node.dtype.itemsize, tuple(node.chunks)
                 check_chunk_count(path, "HDF5 chunk", node.shape, node.chunks, node.dtype.itemsize)
                 _check_filters(path, inner, node)
         except BaseException:

@@ -33,6 +33,7 @@ import importlib
 import io
 import os
 import re
+import resource
 import signal
 import stat
 from collections import deque
@@ -95,6 +96,12 @@ def _inspect_here(target: str, text: str, kwargs: dict) -> dict:
         return {"read": getattr(importlib.import_module(module), name)(text, **kwargs)}
     except SpecError as exc:
         return {"error": str(exc)}
+    except MemoryError:  # past the limit its caller set (a chunk decoded within it: ``user_source.decoded_within``)
+        soft = resource.getrlimit(resource.RLIMIT_DATA)[0]
+        held = "no limit" if soft == resource.RLIM_INFINITY else f"{format_bytes(soft)}, RLIMIT_DATA"
+        return {"error": f"dataset {text!r}: reading its metadata and first chunk took more memory than this process "
+                         f"may hold ({held}): a chunk inflates far beyond its declared size, or this machine cannot "
+                         "hold its chunks"}
 
 
 def hide_directories(row: dict, params: dict) -> dict:

@@ -112,6 +112,15 @@ class SourceArray(ABC):
 
     #: the bytes one piece decoded whole declares (a Zarr or HDF5 chunk; 0: none, the data read in place)
     piece_bytes = 0
+    #: the shape of one such piece (None: none)
+    piece_shape: tuple[int, ...] | None = None
+
+    def check_first_piece(self) -> None:
+        """Decode the first piece (the array's first chunk) within what it declares, when the file is opened: a
+        chunk that inflates past it (a decompression bomb) or does not decode is then one line before anything is
+        created, not an error row of every case. A later chunk that does is still caught by :meth:`read`."""
+        if self.piece_shape:
+            self.read(tuple(slice(0, min(c, n)) for c, n in zip(self.piece_shape, self.shape, strict=True)))
 
     def read(self, index: tuple[slice, ...]) -> np.ndarray:
         """The values in ``index`` (slices with bounds, step 1) as a new C-ordered array of the source's dtype,

@@ -177,16 +177,19 @@ def parse_file_dataset(text: str) -> FileSpec:
 
 
 def _read_metadata(text: str, path: str, inner: str | None) -> dict:
-    """(In a fresh process) what :class:`FileSpec` takes from the file's metadata, checked (a store's every file)."""
+    """(In a fresh process) what :class:`FileSpec` takes from the file's metadata, checked (a store's every file),
+    and its first chunk decoded within what it declares (``SourceArray.check_first_piece``)."""
     with open_source(path, inner) as source:
         dtype, shape, fmt, inner_read = source.dtype, source.shape, source.format, source.inner
-    if fmt == "zarr":
-        check_store_tree(Path(path))
-    native = dtype.newbyteorder("=") if dtype.byteorder not in ("=", "|") else dtype
-    if native.name not in DTYPES:
-        raise SpecError(f"dataset {text!r} has dtype {dtype}; the writers take {', '.join(DTYPES)}")
-    if len(shape) < 2 or 0 in shape:
-        raise SpecError(f"dataset {text!r} has shape {shape}; the suites measure arrays of >= 2 non-empty dimensions")
+        if fmt == "zarr":
+            check_store_tree(Path(path))
+        native = dtype.newbyteorder("=") if dtype.byteorder not in ("=", "|") else dtype
+        if native.name not in DTYPES:
+            raise SpecError(f"dataset {text!r} has dtype {dtype}; the writers take {', '.join(DTYPES)}")
+        if len(shape) < 2 or 0 in shape:
+            raise SpecError(f"dataset {text!r} has shape {shape}; the suites measure arrays of >= 2 non-empty "
+                            "dimensions")
+        source.check_first_piece()
     return {"format": fmt, "inner": inner_read, "shape": [int(n) for n in shape], "dtype": dtype.str}
 
 
