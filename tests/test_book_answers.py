@@ -225,10 +225,53 @@ def test_the_front_page_opens_with_the_verdict_box_and_links_every_chapter(tmp_p
     numbers = pd.read_csv(tmp_path / "writers.csv")
     assert len(numbers) == len(df) and set(numbers["backend"]) == set(df["backend"])
     assert "threads.csv" not in page and not (tmp_path / "threads.csv").exists()
+    # the summary picture of the writers run, beside the page (its text as SVG text), under the verdict box
+    assert page.index("```{figure} summary.svg") > page.index(box[-1]) and "summary.svg" not in empty
+    svg = (tmp_path / "summary.svg").read_text()
+    assert svg.startswith("<?xml") and ">write</text>" in svg and ">b</text>" in svg
     # how to measure one's own machine, before the list of chapters, whatever was measured
     for text in (page, empty):
         box = text.index("```{admonition} Run it on your machine")
         assert box < text.index("## Every chapter") and "`make book` in a checkout" in text[box:]
+
+
+@pytest.mark.parametrize(("origin", "shown"), [
+    ("git@github.com:owner/iobench-book.git", "https://github.com/owner/iobench-book"),
+    ("https://github.com/owner/iobench-book.git", "https://github.com/owner/iobench-book"),
+    ("https://user:token@github.com/owner/iobench-book", None), ("/srv/git/iobench-book.git", None),
+    ("https://example.org/x)](javascript:alert(1)", None), (None, None)])
+def test_the_run_it_box_links_the_repository_the_checkout_names(tmp_path, origin, shown):
+    """A plain https origin (or an SSH one, as its web address) is linked; credentials, a local path, markup or no
+    origin at all: the box names the repository without a link."""
+    import subprocess
+
+    from benchmarks_lib.base.environment import repository_url
+    from benchmarks_lib.book.pages import run_it
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    if origin:
+        subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", origin], check=True)
+    assert repository_url(tmp_path) == shown
+    box = "\n".join(run_it(tmp_path))
+    assert f"in a checkout of [the repository]({shown}) measures" in box if shown else \
+        "in a checkout of the repository measures" in box
+
+
+def test_the_summary_picture_shows_each_writers_share_of_the_ceiling():
+    """Each writer's median throughput over the same run's ceiling for the same bytes (a write of 100 MB in 1 s
+    against a raw write + fsync in 0.05 s: 5%), one row per writer in the first test's order, raw named the
+    baseline; nothing to draw without a ceiling."""
+    df = _frame(_ceiling() + _writes("a", "lz4", FAST) + _writes("b", "lz4", SLOW) + _writes("raw", "none", FAST)
+                + _writes("a", "lz4", FAST, test="read", operation="read_cold"))
+    fig = writers.ceiling_summary(df)
+    ax = fig.axes[0]
+    shares = {text.get_text(): [] for text in ax.get_yticklabels()}
+    assert list(shares) == ["a", "raw (baseline)", "b"]  # by the write's share: a and raw 5%, b 2.5%
+    marks = {c.get_label(): c.get_offsets() for c in ax.collections}
+    assert list(marks) == ["write", "cold full read"]
+    assert [round(x, 2) for x, _ in marks["write"]] == [5.0, 2.5, 5.0]
+    assert [round(x, 2) for x, _ in marks["cold full read"]] == [5.0] and marks["cold full read"][0][1] == 0
+    assert writers.ceiling_summary(_frame(_writes("a", "lz4", FAST))) is None
 
 
 # -- the one ranking rule in every chapter's answer -------------------------------------------------------

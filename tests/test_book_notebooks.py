@@ -90,6 +90,9 @@ def test_notebooks_execute_and_the_book_builds(built_book, monkeypatch):
         assert "<p>| " not in page, f"{name}: a markdown table left unrendered"
     writers = (html / "book" / "executed" / "writers.html").read_text()
     assert "Conclusion" in writers and "<img" in writers
+    # the method's tables folded under a line that says what they are (the answers first)
+    assert writers.index("Conclusion") < writers.index("Show the parameters this run used") < \
+        writers.index("Show this machine")
     assert "APPEND_FRAMES" in writers and "Append test: total frames" in writers  # the parameters table
     # the compare chapter reads the runs this build just made: one per suite, so nothing to compare yet, and it
     # says so in a sentence, not with a figure of no data
@@ -222,6 +225,8 @@ def test_every_page_of_the_book_in_a_browser(built_book):
             # and every figure's smallest text (10 pt at 100 dpi) at least 9 CSS px: 65% of its natural width
             seen.extend(f"at 390 px a figure is shown {shown} of its {natural} px" for natural, shown in wide["figures"]
                         if shown < 0.65 * natural - 1)
+            if path.name in ("writers.html", "answers.html") and not wide["figures"]:  # the selector finds them
+                seen.append("at 390 px no figure was measured")
             # the words a reader sees, code spans aside (a value the reader types): no record code, no exponent, no
             # path of the machine that built it
             words = page.evaluate(READER_TEXT)
@@ -239,14 +244,16 @@ def test_every_page_of_the_book_in_a_browser(built_book):
 
 
 #: how wide a page is, how many of its tables reach past the article's column (a phone's screen), and each
-#: figure's natural and shown width
+#: figure's own width (a retina PNG's half its pixels) and shown width, every folded part opened
 PHONE_OVERFLOW = """async () => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });  // what is folded, as a reader opens it
   await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));  // the resize handled
   const art = document.querySelector('.bd-article') || document.body;
   const right = art.getBoundingClientRect().right + 1;
   const tables = [...art.querySelectorAll('table')].filter(t => t.getBoundingClientRect().right > right).length;
-  const figures = [...art.querySelectorAll('.cell_output > img')].filter(i => i.naturalWidth > 0)
-    .map(i => [i.naturalWidth, Math.round(i.getBoundingClientRect().width)]);
+  const figures = [...art.querySelectorAll('.cell_output img, img.iobench-figure')].filter(i => i.naturalWidth > 0)
+    .map(i => [parseFloat(i.dataset.ownWidth) || i.naturalWidth,  // a retina figure's own width, not its pixels
+               Math.round(i.getBoundingClientRect().width)]);
   return {page: document.documentElement.scrollWidth, tables, figures};
 }"""
 #: the article's text a reader sees, without its code spans and blocks (what a reader types is code)
@@ -346,6 +353,9 @@ def test_the_book_shows_no_code():
                 assert "remove-cell" in tags or "remove-input" in tags, (name, cell["id"])
             if "parameters" in tags:
                 assert "remove-cell" in tags, name
+            if "hide-output" in tags:  # folded under a line that says what it folds, never "Show code cell outputs"
+                show = cell["metadata"]["mystnb"]["code_prompt_show"]
+                assert show.startswith("Show ") and "code cell" not in show, (name, cell["id"])
         code = "".join("".join(c["source"]) for c in nb["cells"])
         assert code.count(f'ib.parameters_table("{name}", globals()') == 1, name
 

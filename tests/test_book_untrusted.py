@@ -362,8 +362,10 @@ FIND_PAYLOADS = """() => {
     return found;
 }"""
 #: the text a page shows (options of the explorer's menus included)
-SHOWN_TEXT = """() => document.body.innerText
-    + Array.from(document.querySelectorAll("option")).map(o => o.text).join(" ")"""
+SHOWN_TEXT = """() => {
+    document.querySelectorAll("details").forEach(d => { d.open = true; });  // what is folded, as a reader opens it
+    return document.body.innerText + Array.from(document.querySelectorAll("option")).map(o => o.text).join(" ");
+}"""
 #: page -> payloads it must show as text (proof that the poisoned fields reached it, escaped, not dropped)
 MUST_SHOW = {"machine.html": (1, 2, 4, 16), "answers.html": (3, 8, 20),
              "writers.html": (12, 13, 15, 20, 22), "compression.html": (8, 21),
@@ -380,9 +382,11 @@ MIN_SCALE = 0.6
 #: say a missing value in pandas' or Python's words: the whole cell (``None``, ``nan %``), or NaN inside it (``[nan,
 #: nan]``); a cell of code spans (a parameter's value as Python) is not a missing value, nor prose that says "None:"
 MEASURE = r"""() => {
+    document.querySelectorAll("details").forEach(d => { d.open = true; });  // what is folded, opened
     const images = Array.from(document.querySelectorAll("main img, article img"))
         .filter(i => i.complete && i.naturalWidth > 0)
-        .map(i => ({src: i.getAttribute("src").split("/").pop().slice(0, 16), natural: i.naturalWidth,
+        .map(i => ({src: i.getAttribute("src").split("/").pop().slice(0, 16),
+                    natural: parseFloat(i.dataset.ownWidth) || i.naturalWidth,  // a retina figure's own width
                     shown: i.getBoundingClientRect().width}));
     const onlyCode = c => {
         const el = c.children.length === 1 && c.children[0].tagName === "P" ? c.children[0] : c;

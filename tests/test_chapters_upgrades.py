@@ -123,3 +123,34 @@ def test_an_operation_on_several_cases_names_each_case_on_the_figure():
     df = pd.concat([versions_run(), versions_run().assign(codec="zstd:3")], ignore_index=True)
     labels = [t.get_text() for t in upgrades.ratio_figure(df).axes[0].get_yticklabels()]
     assert len(labels) == 4 == len(set(labels)) and any("zstd:3" in label for label in labels)
+
+
+def test_the_packages_that_differ_between_environments_are_listed_the_library_first():
+    """What uv installed beside each version (``run.json``'s ``environments``): a package at the same version in
+    both (numpy) is left out, one in only one environment says "-"; what is not an environment is ignored; record
+    strings stay as they are (a book table escapes them)."""
+    meta = {"environments": {
+        "zarr==2.18.7": {"distribution": "zarr", "version": "2.18.7",
+                         "packages": {"zarr": "2.18.7", "numcodecs": "0.15.2", "numpy": "2.4.6", "fasteners": "0.20"}},
+        "zarr==3.1.6": {"distribution": "zarr", "version": "3.1.6",
+                        "packages": {"zarr": "3.1.6", "numcodecs": "0.16.6", "numpy": "2.4.6", "<b>x</b>": "1"}},
+        "junk": "not an environment"}}
+    assert pd.DataFrame(upgrades.packages(meta)).values.tolist() == [
+        ["zarr", "zarr", "zarr 2.18.7: 2.18.7; zarr 3.1.6: 3.1.6"],
+        ["zarr", "<b>x</b>", "zarr 2.18.7: -; zarr 3.1.6: 1"],
+        ["zarr", "fasteners", "zarr 2.18.7: 0.20; zarr 3.1.6: -"],
+        ["zarr", "numcodecs", "zarr 2.18.7: 0.15.2; zarr 3.1.6: 0.16.6"]]
+    assert upgrades.packages({}).empty and upgrades.packages({"environments": ["x"]}).empty
+
+
+def test_the_settings_each_library_was_measured_with_are_listed_per_test():
+    df = versions_run().assign(test="read", threads=2.0, fsync_included=pd.NA)
+    df.loc[df["backend_version"] == "3.1.6", "zarr_format"] = 3
+    table = pd.DataFrame(upgrades.settings(df))
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert (row["library"], row["test"], row["versions"]) == ("zarr-python", "read", "2.18.7, 3.1.6")
+    assert (row["data"], row["bytes"], row["codec"], row["threads"]) == ("em_like", "32.8 kB", "blosc-lz4:5:shuffle",
+                                                                         "2")
+    assert (row["Zarr format"], row["fsync in the time"]) == ("v2, v3", "-")
+    assert pd.DataFrame(upgrades.settings(versions_run())).empty  # rows that name no test: nothing to list

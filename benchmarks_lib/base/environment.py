@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import re
 import socket
 import subprocess
 from collections.abc import Iterable
@@ -88,6 +89,25 @@ def collect_git() -> dict:
     except (OSError, subprocess.SubprocessError):
         commit, dirty = "", False
     return {"git_commit": commit, "git_dirty": dirty}
+
+
+#: a repository address the book links to: https, a host and a path of plain characters (no credentials, no markup)
+_REPOSITORY_URL = re.compile(r"https://[A-Za-z0-9.-]+(?::\d{1,5})?/[A-Za-z0-9._~/-]+")
+
+
+def repository_url(root: Path) -> str | None:
+    """The checkout's ``origin`` as a web address (``git@host:owner/name.git`` -> ``https://host/owner/name``);
+    None where it has none, or one that is not a plain https address (a local path, credentials or odd characters
+    are never shown)."""
+    try:
+        url = subprocess.run(["git", "-C", str(root), "remote", "get-url", "origin"], capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if found := re.fullmatch(r"git@([A-Za-z0-9.-]+):([A-Za-z0-9._~/-]+)", url):
+        url = f"https://{found[1]}/{found[2]}"
+    url = url.removesuffix(".git")
+    return url if _REPOSITORY_URL.fullmatch(url) else None
 
 
 def root_release() -> str | None:

@@ -396,10 +396,48 @@ def _numbers_csv(out_dir: Path, name: str, df: pd.DataFrame) -> str:
     return target.name
 
 
-#: the front page's box saying how a reader measures their own machine
-RUN_IT = ("```{admonition} Run it on your machine", ":class: tip",
-          "`make book` in a checkout of the repository measures your machine (7 minutes on 2 cores) and builds this "
-          "book; each chapter's numbers are its CSV below.", "```")
+#: the front page's summary picture (``chapters.writers.ceiling_summary``), written beside the page
+SUMMARY_SVG = "summary.svg"
+
+
+def _summary_figure(out_dir: Path, df: pd.DataFrame) -> list[str]:
+    """The front page's summary picture of a writers run, written beside the page as SVG (its text kept as text:
+    sharp at any zoom, legible where ``figures.js`` keeps it at 65% on a phone), and the Markdown lines that show
+    it; none when the run has no share of the ceiling to draw. Its labels are escaped by matplotlib's SVG writer,
+    and an image runs no script."""
+    import io
+
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from benchmarks_lib.chapters.writers import ceiling_summary
+    from benchmarks_lib.records.store import write_atomic
+
+    fig = ceiling_summary(df)
+    if fig is None:
+        return []
+    svg = io.BytesIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "iobench"}):
+        fig.savefig(svg, format="svg")
+    plt.close(fig)
+    write_atomic(out_dir / SUMMARY_SVG, lambda fh: fh.write(svg.getvalue()))
+    return [f"```{{figure}} {SUMMARY_SVG}", ":class: iobench-figure",
+            ":alt: Each writer's median throughput as a share of this machine's ceiling, per test", "",
+            "Each writer's median throughput per test, as a share of this machine's raw I/O of the same bytes in the "
+            "same run. Medians only: the answers above say what the rule separated ([numbers](writers.ipynb)).",
+            "```", ""]
+
+
+def run_it(root: Path) -> list[str]:
+    """The front page's box saying how a reader measures their own machine, linking the repository where the
+    checkout names one (``environment.repository_url``)."""
+    from benchmarks_lib.base.environment import repository_url
+
+    url = repository_url(root)
+    where = f"[the repository]({url})" if url else "the repository"
+    return ["```{admonition} Run it on your machine", ":class: tip",
+            f"`make book` in a checkout of {where} measures your machine (7 minutes on 2 cores) and builds this "
+            "book; each chapter's numbers are its CSV below.", "```"]
 
 
 def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Mapping[str, str],
@@ -446,6 +484,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
               "[Statistics](../methodology.md#statistics) says how.", ":::", ""]
     if still := open_line(mine, {suites[n]: prior_need(runs[n][1], True) for n in names if n in runs and suites[n]}):
         lines += [still, ""]
+    if "writers" in measured:
+        lines += _summary_figure(out_dir, measured["writers"][0])
     if theirs and runs and ref_runs:
         lines += [_beside_line(mine, theirs, [m for _, m in runs.values()], [m for _, m in ref_runs.values()]), ""]
     if "seeds" in names and measured:  # the seeds' claims, held against the runs this page answers from
@@ -457,7 +497,7 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
         tested = seed_lines(checked, mine)
         lines += [f"**The seeds' claims:** {counts_line(checked)} ([the seeds, checked here](seeds.ipynb))"
                   + (". Per answer:" if tested else "."), "", *tested, ""]
-    lines += [*RUN_IT, "", "## Every chapter", ""]
+    lines += [*run_it(root), "", "## Every chapter", ""]
     for name in names:
         title = _notebook_title(template(name, root))
         chapter, suite = chapter_named(name), suites[name]

@@ -82,11 +82,28 @@ _applied = False
 
 
 def apply_theme() -> None:
-    """The seaborn theme of every figure in the book (applied once per process), its text sized for the column."""
+    """The seaborn theme of every figure in the book (applied once per process), its text sized for the column; in
+    a notebook's kernel, figures shown as retina PNGs (twice the pixels, the same size on the page: sharp on 2x
+    screens; the book's ``<img>`` carries the figure's own width, which ``figures.js`` reads)."""
     global _applied
     if not _applied:
         sns.set_theme(style="whitegrid", context="notebook", rc=_THEME)
+        _retina()
         _applied = True
+
+
+def _retina() -> None:
+    """Inline figures as retina PNGs where this process is an IPython kernel (never creates a shell elsewhere)."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    if ipython is None or ipython.get_ipython() is None:
+        return
+    try:
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+    except ImportError:  # a shell without the inline backend: its figures as it shows them
+        return
+    set_matplotlib_formats("retina")
 
 
 #: the most characters a line of a figure's text shows, and the most lines (a name from a record may be any length:

@@ -18,14 +18,23 @@ import pandas as pd
 
 from benchmarks_lib.base.markup import md, md_code, short
 from benchmarks_lib.base.paths import shown_path
-from benchmarks_lib.base.specs import SpecError, parse_items
+from benchmarks_lib.base.specs import SpecError, format_bytes, parse_items, shape_text
 from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
-from benchmarks_lib.chapters.common import no_answer, problems, run_header
+from benchmarks_lib.chapters.common import no_answer, ok_rows, problems, run_header
 from benchmarks_lib.chapters.style import empty_figure, legend_outside, ratio_log_axis, subplots
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
 from benchmarks_lib.rules.names import backend_name
-from benchmarks_lib.rules.upgrades import MEASURE_COMMAND, NOTABLE, OPERATIONS, Change, changes, headline, versioned
+from benchmarks_lib.rules.upgrades import (
+    MEASURE_COMMAND,
+    NOTABLE,
+    OPERATIONS,
+    Change,
+    changes,
+    headline,
+    version_key,
+    versioned,
+)
 from benchmarks_lib.rules.words import case_text
 
 #: the suites whose runs hold versions: the chapter's own, and the writers' run with ``--versions``
@@ -167,6 +176,75 @@ def ratio_figure(df: pd.DataFrame):
     return fig
 
 
+def packages(meta: object) -> pd.DataFrame:
+    """Every package whose version differs between the environments of one library's versions (``run.json``'s
+    ``environments``: what uv installed for each), one row per library and package, the library itself first: its
+    version in each environment ("-": not installed there). A change the ratios include beside the library's own
+    (numcodecs 0.15.2 beside zarr 2.18.7, 0.16.6 beside 3.1.6). Record strings as they are: a book table escapes
+    them."""
+    found = meta.get("environments") if isinstance(meta, dict) else None
+    by_library: dict[str, list[dict]] = {}
+    for env in found.values() if isinstance(found, dict) else ():
+        if isinstance(env, dict) and isinstance(env.get("packages"), dict):
+            by_library.setdefault(str(env.get("distribution")), []).append(env)
+    rows = []
+    for library, envs in by_library.items():
+        names = sorted({str(n) for e in envs for n in e["packages"]}, key=lambda n: (n != library, n.lower()))
+        for name in names:
+            at = [str(e["packages"].get(name, "-")) for e in envs]
+            if len(set(at)) > 1:
+                rows.append([library, name, "; ".join(f"{library} {e.get('version')}: {v}"
+                                                      for e, v in zip(envs, at, strict=True))])
+    return tables.table(pd.DataFrame(rows, columns=["library", "package", "version in each environment"]),
+                        keys=["library", "package"])
+
+
+#: the settings a case of the upgrades suite is measured with, as a reader says them
+SETTINGS = {"dataset": "data", "shape": "shape", "nbytes": "bytes", "chunks": "chunks", "codec": "codec",
+            "threads": "threads", "zarr_format": "Zarr format", "fsync_included": "fsync in the time"}
+
+
+def _setting(column: str, value: object) -> str:
+    """One recorded setting as a reader says it ("-": not recorded; threads not set: the library's default)."""
+    if column in ("shape", "chunks"):
+        return shape_text(value, missing="-")
+    if not isinstance(value, str | bool | int | float | np.number | np.bool_) or pd.isna(value) or \
+            (isinstance(value, float | np.floating) and not np.isfinite(value)):
+        return "the library's default" if column == "threads" else "-"
+    try:
+        if column == "nbytes":
+            return format_bytes(float(value))
+        if column == "threads":
+            return str(int(value))
+        if column == "zarr_format":
+            return f"v{int(value)}"
+    except (TypeError, ValueError, OverflowError):  # a record's column of another type: its text, as it is
+        return str(value)
+    if column == "fsync_included":
+        return "yes" if bool(value) else "no"
+    return str(value)
+
+
+def settings(df: pd.DataFrame) -> pd.DataFrame:
+    """What each library was measured with, per test and version: the data, its shape and bytes, the chunks, codec,
+    threads, the Zarr format it wrote and whether a write's time includes fsync (every value a test took, where it
+    took several). The versions of one library share every setting but the format their defaults write."""
+    rows = ok_rows(df) if "status" in df else df.iloc[0:0]
+    keep = ["total", "append_total", "read_cold", "read_region_cold"]
+    rows = rows[(rows["backend"] != "ceiling") & rows["operation"].isin(keep)] if len(rows) else rows
+    if rows.empty or "test" not in rows:
+        return tables.table(pd.DataFrame(columns=["library", "test", "versions", *SETTINGS.values()]),
+                            keys=["library", "test"])
+    out = []
+    for (backend, test), part in rows.groupby(["backend", "test"], sort=False, dropna=False):
+        found = part.get("backend_version", pd.Series(dtype=object)).dropna()
+        versions = ", ".join(sorted({str(v) for v in found}, key=version_key))
+        cells = [", ".join(dict.fromkeys(_setting(c, v) for v in part[c])) if c in part else "-" for c in SETTINGS]
+        out.append([backend_name(backend), str(test), versions or "-", *cells])
+    return tables.table(pd.DataFrame(out, columns=["library", "test", "versions", *SETTINGS.values()]),
+                        keys=["library", "test"])
+
+
 def answer(df: pd.DataFrame) -> str:
     """The front page's sentence: the changes at the top, or how to measure versions."""
     found = changes(df)
@@ -182,5 +260,5 @@ TIMES = ("each time is one timed region: a write from its first call to the end 
 CHAPTER = Chapter("upgrades", suite="upgrades", order=85, answer=answer, summary=summary, conclusion=conclusion,
                   problems=problems, figures={"Time ratio to the newest version": ratio_figure})
 
-__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "SUITES", "TIMES", "answer", "conclusion", "header", "load", "problems",
-           "ratio_figure", "resolve_runs", "runs_header", "summary"]
+__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "SETTINGS", "SUITES", "TIMES", "answer", "conclusion", "header", "load",
+           "packages", "problems", "ratio_figure", "resolve_runs", "runs_header", "settings", "summary"]

@@ -24,8 +24,8 @@ def add(sub: argparse._SubParsersAction) -> None:
                     help="seconds one cell may run before the book calls it hung (default: 4x its suite's stated "
                          "time on the profile, at least 600)")
     sp.add_argument("--budget", help="the time the notebooks may take together, e.g. 5m (default: 5 minutes for "
-                    "quick, 30 for standard, none for seed): each measuring notebook gets its share, in proportion "
-                    "to its suite's stated time, and what one leaves goes to the next")
+                    "quick, 35 for standard, none for seed): each measuring notebook gets its share, in proportion "
+                    "to what it needs to reach its next look, and what one leaves goes to the next")
     sp.add_argument("--fresh", action="store_true",
                     help="measure every question afresh (default: each chapter continues this machine's last run "
                          "of its suite where the profile, parameters, machine, code and library versions are the "

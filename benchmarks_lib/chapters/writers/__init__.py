@@ -40,7 +40,7 @@ from benchmarks_lib.chapters.style import (
 )
 from benchmarks_lib.chapters.writers.text import answer, conclusion, label_layouts, verified_text
 from benchmarks_lib.rules.ceilings import ceiling_gbps
-from benchmarks_lib.rules.names import operation_name
+from benchmarks_lib.rules.names import backend_name, operation_name
 
 TIMES = ("write: create + write + finalize of a new store; append: every frame's call; reads: open to the last "
          "byte, cold after a checked page-cache eviction")
@@ -327,9 +327,62 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return tables.table(out, {"status": "measured", **dict.fromkeys(out.columns, "not measured for this writer")})
 
 
-__all__ = ["CHAPTER", "answer", "append_gbps_vs_step", "ceiling_bars", "conclusion", "frame_latency", "header",
-           "median_bars", "memory_and_threads", "problems", "read_times", "sharding_grid", "summary",
-           "write_gbps_vs_size"]
+#: the front page's summary picture: (test, operation, what a reader calls it); a write at the size every writer
+#: finished, cold reads and appends as measured
+SUMMARY_TESTS = (("write", "total", "write"), ("read", "read_cold", "cold full read"),
+                 ("append", "append_total", "append"))
+#: the most writers it draws (a run may name any number: each is a row)
+SUMMARY_MOST = 30
+
+
+def ceiling_summary(df: pd.DataFrame) -> plt.Figure | None:
+    """The front page's picture: each writer's median throughput in each test (``SUMMARY_TESTS``) as a share of
+    this machine's own ceiling in the same run (raw I/O of the same bytes, ``with_ceiling_fraction``), one row per
+    writer, one mark per test; None where no test has a share. A median, not a ranking: the answers say which
+    differences the rule separated."""
+    rows = ok_rows(with_ceiling_fraction(df))
+    if rows.empty or "test" not in rows:
+        return None
+    rows = rows[(rows["backend"] != "ceiling") & rows["pct_of_ceiling"].notna()]
+    common = common_size(rows[(rows["operation"] == "total") & (rows["test"] == "write")])
+    parts = []
+    for test, operation, label in SUMMARY_TESTS:
+        part = rows[(rows["test"] == test) & (rows["operation"] == operation)]
+        if operation == "total" and common is not None:
+            part = part[part["nbytes"] == common]
+        if not part.empty:
+            parts.append(part.groupby("backend", sort=False)["pct_of_ceiling"].agg(["median", "size"])
+                         .assign(test=label))
+    if not parts:
+        return None
+    table = pd.concat(parts).reset_index()
+    order = (table[table["test"] == table["test"].iloc[0]].sort_values("median", ascending=False)["backend"].tolist()
+             + [b for b in dict.fromkeys(table["backend"])])
+    order = list(dict.fromkeys(order))
+    shown = f" ({SUMMARY_MOST} of {len(order)} writers)" if len(order) > SUMMARY_MOST else ""
+    order = order[:SUMMARY_MOST]
+    table = table[table["backend"].isin(order)]
+    names = {b: backend_name(b) + (" (baseline)" if b == "raw" else "") for b in order}
+    fig, ax = subplots(figsize=(7.2, 1.4 + 0.32 * len(order)))
+    for marker, (label, part) in zip("osD^v", table.groupby("test", sort=False), strict=False):
+        ax.scatter(part["median"], [order.index(b) for b in part["backend"]], label=label, marker=marker, s=36,
+                   zorder=3)
+    ax.axvline(100, color="0.3", lw=1, ls="--", zorder=2)
+    ax.set_yticks(range(len(order)), [names[b] for b in order])
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(110.0, float(table["median"].max()) * 1.05))
+    n = f"n={table['size'].min()}" if table["size"].min() == table["size"].max() else \
+        f"n={table['size'].min()}-{table['size'].max()}"
+    ax.set(xlabel=f"% of this machine's ceiling (raw I/O of the same bytes; median, {n})", ylabel="",
+           title=f"Each writer against this machine's ceiling (dashed: 100%){shown}")
+    legend_outside(ax)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["CHAPTER", "SUMMARY_TESTS", "answer", "append_gbps_vs_step", "ceiling_bars", "ceiling_summary",
+           "conclusion", "frame_latency", "header", "median_bars", "memory_and_threads", "problems", "read_times",
+           "sharding_grid", "summary", "write_gbps_vs_size"]
 
 
 #: the chapter's standard figures, by title (the explorer draws them for any run)
