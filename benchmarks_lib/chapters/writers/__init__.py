@@ -356,6 +356,9 @@ def ceiling_summary(df: pd.DataFrame) -> plt.Figure | None:
     if not parts:
         return None
     table = pd.concat(parts).reset_index()
+    table = table[table["median"].abs() < float("inf")]  # a record's impossible time (0 s, inf GB/s) draws nothing
+    if table.empty:
+        return None
     order = (table[table["test"] == table["test"].iloc[0]].sort_values("median", ascending=False)["backend"].tolist()
              + [b for b in dict.fromkeys(table["backend"])])
     order = list(dict.fromkeys(order))
