@@ -400,11 +400,11 @@ def _numbers_csv(out_dir: Path, name: str, df: pd.DataFrame) -> str:
 SUMMARY_SVG = "summary.svg"
 
 
-def _summary_figure(out_dir: Path, df: pd.DataFrame) -> list[str]:
+def _summary_figure(out_dir: Path, df: pd.DataFrame, chapter: str) -> list[str]:
     """The front page's summary picture of a writers run, written beside the page as SVG (its text kept as text:
     sharp at any zoom, legible where ``figures.js`` keeps it at 65% on a phone), and the Markdown lines that show
-    it; none when the run has no share of the ceiling to draw. Its labels are escaped by matplotlib's SVG writer,
-    and an image runs no script."""
+    it (``chapter``: the notebook of the writers run, linked for its numbers); none when the run has no share of
+    the ceiling to draw. Its labels are escaped by matplotlib's SVG writer, and an image runs no script."""
     import io
 
     import matplotlib
@@ -424,7 +424,7 @@ def _summary_figure(out_dir: Path, df: pd.DataFrame) -> list[str]:
     return [f"```{{figure}} {SUMMARY_SVG}", ":class: iobench-figure",
             ":alt: Each writer's median throughput as a share of this machine's ceiling, per test", "",
             "Each writer's median throughput per test, as a share of this machine's raw I/O of the same bytes in the "
-            "same run. Medians only: the answers above say what the rule separated ([numbers](writers.ipynb)).",
+            f"same run. Medians only: the answers above say what the rule separated ([numbers]({chapter}.ipynb)).",
             "```", ""]
 
 
@@ -484,8 +484,8 @@ def write_answers_page(root: Path, results_dir: Path, out_dir: Path, run_ids: Ma
               "[Statistics](../methodology.md#statistics) says how.", ":::", ""]
     if still := open_line(mine, {suites[n]: prior_need(runs[n][1], True) for n in names if n in runs and suites[n]}):
         lines += [still, ""]
-    if "writers" in measured:
-        lines += _summary_figure(out_dir, measured["writers"][0])
+    if chapter := next((n for n in names if suites[n] == "writers" and n in runs), None):
+        lines += _summary_figure(out_dir, runs[chapter][0], chapter)
     if theirs and runs and ref_runs:
         lines += [_beside_line(mine, theirs, [m for _, m in runs.values()], [m for _, m in ref_runs.values()]), ""]
     if "seeds" in names and measured:  # the seeds' claims, held against the runs this page answers from
