@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 #: the time a book's notebooks may take together, per profile, unless ``--budget`` says otherwise (seed: none);
-#: standard: what its chapters need to reach their first looks on 2 cores (a quiet 30-minute book left parallel, S3
-#: and upgrades at round 0: cache needed 633 s of its stated 500, threads 185 of 140)
+#: standard: what its chapters' stated times add up to on 2 cores (a quiet 30-minute book left S3 and upgrades at
+#: round 0: cache needed 633 s of its stated 500, threads 185 of 140). Not enough either: a quiet 35-minute book left
+#: them at round 0 too, cache's and threads' rounds 30-60% slower than an hour before (cache 814 s, threads 258 s)
 BOOK_BUDGET_S = {"quick": 320.0, "standard": 2100.0}
 #: seconds a measuring notebook spends outside its run (its kernel's start, the chapter drawn), and a notebook that
 #: only reads runs in all: kept out of the measuring runs' shares
