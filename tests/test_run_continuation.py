@@ -166,6 +166,8 @@ def test_the_book_shares_its_budget_by_what_each_chapter_needs(two_builds):
     shares = BudgetShares(150.0, suites, "quick", needs={"writers": 200.0, "threads": None})
     assert shares.measured == {"writers"} and shares.needs["threads"] == get_suite("threads").time_budget_s["quick"]
     assert shares.preview("writers") > shares.preview("threads")
+    # the chapter that needs least runs first; one without a share after those with one
+    assert shares.in_order(["seeds", "writers", "threads"]) == ["threads", "writers", "seeds"]
     lines = plan_lines(list(suites), suites, shares, "quick", results)
     assert "(its next look needs about 3.3 min, by its last run here)" in lines[1], lines
     assert "by its stated time)" in lines[2], lines

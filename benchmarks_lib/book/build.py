@@ -364,7 +364,7 @@ def build_book(
              if (found := newest_run(results, str(suites[n]), profile)) else None for n in budgeted}
     shares = BudgetShares(budget, {n: suites[n] for n in budgeted}, profile,
                           reading=sum(1 for n in names if execute and suites[n] is None), needs=needs)
-    measuring = [n for n in names if execute and suites[n] is not None and n not in recorded]
+    measuring = shares.in_order([n for n in names if execute and suites[n] is not None and n not in recorded])
     for line in plan_lines(measuring, suites, shares, profile, results, fresh):
         print(line, file=sys.stderr, flush=True)
     if execute and "seeds" in names and measuring:  # what the seeds chapter will check, at which sizes
@@ -377,7 +377,8 @@ def build_book(
     # the reference run committed with the book, set beside this machine's (none where the book is drawn from it)
     reference = root / REFERENCE.name
     reference = reference if reference.is_dir() and reference.resolve() != results.resolve() else None
-    for name in sorted(chapters, key=lambda n: suites[n] is None):  # the runs first, then the chapters reading them
+    # the runs first (those that need least first), then the chapters reading them
+    for name in [*measuring, *sorted((n for n in chapters if n not in measuring), key=lambda n: suites[n] is None)]:
         target = out_dir / f"{name}.ipynb"
         common = {"results_dir": results, "out_dir": out_dir, "root": root, "env": kernel_env}
         source = template(name, root)

@@ -57,6 +57,15 @@ class BudgetShares:
         self.weights.pop(name, None)
         return share
 
+    def in_order(self, names: list[str]) -> list[str]:
+        """``names`` in the order their runs go: the chapters that need least first (a name without a share keeps
+        its place after them). A chapter slower than its plan may go past its share below its first look (its grace,
+        ``run.rounds.FIRST_LOOK_GRACE``) and takes that from the chapters after it: run first, a short chapter
+        never waits behind a long one's overrun and the ones after it need more and can spare it; the chapter that
+        needs most runs last and takes its grace from no other chapter (a standard book that ran in the chapters'
+        own order left S3 and upgrades at round 0, twice, behind a slow cache chapter)."""
+        return sorted(names, key=lambda n: (n not in self.needs, self.needs.get(n, 0.0)))
+
     def wanted(self) -> float:
         """The budget every measuring notebook's need would take: the needs, their notebooks' own start and drawing,
         and the reading notebooks."""
