@@ -97,7 +97,8 @@ def test_notebooks_execute_and_the_book_builds(built_book, monkeypatch):
     # the compare chapter reads the runs this build just made: one per suite, so nothing to compare yet, and it
     # says so in a sentence, not with a figure of no data
     compared = (html / "book" / "executed" / "compare.html").read_text()
-    assert "Nothing to compare" in compared and "<img" not in compared
+    assert compared.count("Nothing to compare") == 1 and "<img" not in compared
+    assert 'id="flagged-cases"' not in compared and 'id="what-moved"' in compared  # no section that shows nothing
     reference = (html / "book" / "executed" / "parameters.html").read_text()
     for name in NOTEBOOKS:
         assert all(p in reference for p in notebook_parameters(template(name, ROOT))), name
@@ -372,6 +373,29 @@ def test_hide_injected_parameters(tmp_path):
     hide_injected_parameters(tmp_path / "n.ipynb")
     cells = nbformat.read(tmp_path / "n.ipynb", as_version=4).cells
     assert [c.metadata["tags"] for c in cells] == [["parameters"], ["injected-parameters", "remove-cell"]]
+
+
+def test_a_section_that_shows_nothing_is_left_out_of_the_page(tmp_path):
+    """A heading whose code cells printed nothing is hidden with them (kept in the downloaded notebook); a section
+    with an output, with prose of its own or with a subsection that shows something stays."""
+    import nbformat
+
+    from benchmarks_lib.book.build import hide_empty_sections
+
+    new_md, new_code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    shown = new_code("x", outputs=[nbformat.v4.new_output("stream", text="seen")])
+    cells = [new_md("# Title"), new_code("setup", metadata={"tags": ["remove-cell"]}),
+             new_md("## Empty\nits prose"), new_code("a"), new_code("b", metadata={"tags": ["hide-output"]}),
+             new_md("## Shown"), new_code("c"), shown,
+             new_md("## Prose"), new_md("a paragraph"), new_code("d"),
+             new_md("## Parent"), new_md("### Empty child"), new_code("e"), new_md("### Child"), shown,
+             new_md("## Setup only"), new_code("f", metadata={"tags": ["remove-cell"]})]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), tmp_path / "n.ipynb")
+    hide_empty_sections(tmp_path / "n.ipynb")
+    cells = nbformat.read(tmp_path / "n.ipynb", as_version=4).cells
+    hidden = [c.source.split("\n")[0] for c in cells if "remove-cell" in c.metadata.get("tags", [])]
+    assert hidden == ["setup", "## Empty", "a", "b", "### Empty child", "e", "f"]
+    assert len(cells) == 18  # every cell kept in the notebook
 
 
 def test_an_executed_notebook_carries_no_path_of_the_build_machine(tmp_path):

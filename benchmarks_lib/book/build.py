@@ -235,6 +235,7 @@ def execute_notebook(source: Path, *, profile: str | None, results_dir: Path, pa
             gc.collect()  # nbclient's abandoned cell task says "exception never retrieved" now, into the log
             raise type(stop)(name) from None
     hide_injected_parameters(target)
+    hide_empty_sections(target)
     without_local_paths(target, {str(results_dir.resolve()): "results", str(Path(root).resolve()): ".",
                                  str(Path.home()): "~"})
     print(f"  done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
@@ -267,6 +268,32 @@ def hide_injected_parameters(path: Path) -> None:
         tags = cell.metadata.get("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             cell.metadata["tags"] = [*tags, "remove-cell"]
+    nbformat.write(nb, path)
+
+
+def hide_empty_sections(path: Path) -> None:
+    """Tag ``remove-cell`` each section of the executed notebook ``path`` that shows nothing: a heading cell (its
+    prose with it) and the code cells up to the next heading of its level or above, where every code cell the
+    book would show printed nothing (a comparison with no second run has no differences, flags or ratios to show:
+    one sentence says why in the section before). The cells stay in the notebook a reader downloads."""
+    import re
+
+    import nbformat
+
+    def level(cell) -> int | None:
+        found = re.match(r"(#{2,6})\s", cell.source) if cell.cell_type == "markdown" else None
+        return len(found.group(1)) if found else None
+
+    nb = nbformat.read(path, as_version=4)
+    starts = [i for i, cell in enumerate(nb.cells) if level(cell)]
+    for i in starts:
+        end = next((j for j in starts if j > i and level(nb.cells[j]) <= level(nb.cells[i])), len(nb.cells))
+        cells = nb.cells[i + 1:end]
+        shown = [c for c in cells if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])]
+        if shown and all(c.cell_type == "code" for c in cells) and not any(c.get("outputs") for c in shown):
+            for cell in nb.cells[i:end]:
+                tags = cell.metadata.get("tags", [])
+                cell.metadata["tags"] = tags if "remove-cell" in tags else [*tags, "remove-cell"]
     nbformat.write(nb, path)
 
 

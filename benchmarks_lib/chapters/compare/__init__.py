@@ -357,8 +357,8 @@ def ratio_figure(comparison: Comparison, max_cases: int = 30):
 
 
 def ratio_figures(comparisons: list[Comparison]) -> list:
-    """One ``ratio_figure`` per comparison (a placeholder figure when there is none)."""
-    return [ratio_figure(c) for c in comparisons] or [empty_figure("time ratio B/A: nothing to compare")]
+    """One ``ratio_figure`` per comparison (none: nothing is shown, and the book leaves the section out)."""
+    return [ratio_figure(c) for c in comparisons]
 
 
 CHAPTER = Chapter("compare", title="Comparing runs", order=90, answer="This chapter measures nothing: it sets two "
