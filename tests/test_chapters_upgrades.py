@@ -154,3 +154,40 @@ def test_the_settings_each_library_was_measured_with_are_listed_per_test():
                                                                          "2")
     assert (row["Zarr format"], row["fsync in the time"]) == ("v2, v3", "-")
     assert pd.DataFrame(upgrades.settings(versions_run())).empty  # rows that name no test: nothing to list
+
+
+def _measured(version: str, factor: float, operation: str, *, cpu: float | None, moved: float = 1e6,
+              seed: int = 0, backend: str = "zarr-python") -> pd.DataFrame:
+    """Rows of one operation at one version, as a run records them: ``cpu`` the share of each time spent on the CPU
+    (None: a constant 1 ms, whatever the wall time), ``moved`` the bytes written or read."""
+    df = rows(version, factor, operation=operation, kind=None, seed=seed, backend=backend)
+    cpu_s = df["elapsed_s"] * cpu if cpu is not None else 0.001
+    column = "io_read_bytes" if operation.startswith("read") else "io_write_bytes"
+    return df.assign(case_id=f"{backend}-{version}-{operation}", cpu_s=cpu_s, **{column: moved})
+
+
+def test_what_drives_a_large_change_is_said_where_the_run_can_tell():
+    """A write 2x slower whose CPU time moved with it is CPU work, in its write calls (fsync the same); a cold read
+    2x slower on the same CPU time is waiting, and it read 1.5x the bytes; a test that did not change says nothing.
+    Each line is escaped; its medians are in the table."""
+    evil = "zarr<b>"
+    write = [_measured(v, f, "total", cpu=0.9, seed=s, backend=evil) for v, f, s in (("2.18.7", 1.0, 1),
+                                                                                      ("3.1.6", 2.0, 2))]
+    phases = [rows(v, f, operation=op, kind=None, seed=s, backend=evil).assign(case_id=f"{evil}-{v}-total")
+              for v, f, s, op in (("2.18.7", 0.6, 5, "write"), ("3.1.6", 1.6, 6, "write"),
+                                  ("2.18.7", 0.3, 7, "fsync"), ("3.1.6", 0.3, 8, "fsync"))]
+    read = [_measured("2.18.7", 1.0, "read_cold", cpu=None, seed=3, backend=evil),
+            _measured("3.1.6", 2.0, "read_cold", cpu=None, seed=4, moved=1.5e6, backend=evil)]
+    same = [_measured(v, 1.0, "read_region_cold", cpu=0.5, seed=s, backend=evil) for v, s in (("2.18.7", 9),
+                                                                                               ("3.1.6", 10))]
+    why, medians = upgrades.drivers(pd.concat([*write, *phases, *read, *same], ignore_index=True))
+    lines = why.splitlines()
+    assert len(lines) == 2 and all("<b>" not in line and "zarr\\<b\\>" in line for line in lines), lines
+    assert ", write: " in lines[0] and "mostly CPU work" in lines[0] and "most of it in the write calls" in lines[0]
+    assert ", cold full read: " in lines[1] and "mostly waiting" in lines[1] and "bytes moved 1 MB → 1.5 MB" in lines[1]
+    shown = medians.shown()
+    fsync = shown[shown["measure"] == "fsync (to the disk)"]
+    assert len(fsync) == 1 and 0.95 < float(fsync["newest / older"].iloc[0].removesuffix("x")) < 1.05
+    assert set(shown["test"]) == {"write", "cold full read"}
+    assert shown["older"].str.fullmatch(r"[\d.]+ (ms|MB)").all()  # in the unit that fits, never e-notation
+    assert upgrades.drivers(versions_run().assign(cpu_s=0.01, case_id="c").iloc[0:0])[0] == ""

@@ -94,6 +94,16 @@ def num3(value: float) -> str:
     return np.format_float_positional(float(f"{value:.3g}"), trim="-")
 
 
+def duration_text(seconds: float) -> str:
+    """A time with three significant figures in the unit that fits: ``450 µs``, ``85 ms``, ``1.23 s`` ("-": none)."""
+    if not np.isfinite(seconds):
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
+        if abs(seconds) >= scale:
+            return f"{num3(seconds / scale)} {unit}"
+    return f"{num3(seconds / 1e-6)} µs"
+
+
 def _missing(value: object) -> bool:
     try:
         return value is None or bool(pd.isna(value))
@@ -179,4 +189,5 @@ def table(frame: pd.DataFrame, missing: dict[str, str] | None = None, keys: list
     return out
 
 
-__all__ = ["COLUMN_PX", "MISSING", "Table", "column_groups", "column_px", "num3", "shown_px", "table", "text_px"]
+__all__ = ["COLUMN_PX", "MISSING", "Table", "column_groups", "column_px", "duration_text", "num3", "shown_px", "table",
+           "text_px"]

@@ -23,6 +23,8 @@ from benchmarks_lib.chapters import tables
 from benchmarks_lib.chapters.chapter import Chapter
 from benchmarks_lib.chapters.common import no_answer, ok_rows, problems, run_header
 from benchmarks_lib.chapters.style import empty_figure, legend_outside, ratio_log_axis, subplots
+from benchmarks_lib.chapters.tables import duration_text, num3
+from benchmarks_lib.records.questions import normalized
 from benchmarks_lib.records.store import find_run, load_run, read_run_json, run_dirs
 from benchmarks_lib.rules.names import backend_name
 from benchmarks_lib.rules.upgrades import (
@@ -199,6 +201,88 @@ def packages(meta: object) -> pd.DataFrame:
                         keys=["library", "package"])
 
 
+#: the parts of a write's timed region, as its rows record them (the write's time is from the first to the last)
+PHASES = {"create": "create", "write": "the write calls (encoding, handing the bytes to the OS)",
+          "finalize": "finalize", "fsync": "fsync (to the disk)"}
+#: a change in time this share of which (or more) is CPU time is "CPU work"; under ``WAITING`` of it, "waiting"
+CPU_WORK, WAITING = 0.5, 0.25
+
+
+def _medians(rows: pd.DataFrame, c: Change, version: str, cases: tuple[str, ...]) -> dict[str, float]:
+    """The median wall time, CPU time and bytes (written, or read by a read) of the operation of change ``c`` at
+    ``version`` over ``cases`` (its rows of ``c``'s group of equals: a cutout's size and kind), and of each write
+    phase (``PHASES``) of a write."""
+    operation = c.operation
+    # its cases' rows (a record without case ids: the library's)
+    ours = rows["case_id"].astype(str).isin(cases) if "case_id" in rows else rows["backend"] == c.library
+    mine = rows[ours & (rows["backend_version"].astype(str) == version)]
+    for column, value in c.key.items():  # the phases' rows are the same case's, whatever their own columns say
+        if column in mine and not pd.isna(value):
+            mine = mine[(mine["operation"] != operation) | (mine[column] == value).fillna(False)]
+
+    def median(op: str, column: str) -> float:
+        values = pd.to_numeric(mine.loc[mine["operation"] == op, column], errors="coerce") if column in mine else ()
+        values = [float(v) for v in values if np.isfinite(v)]
+        return float(np.median(values)) if values else float("nan")
+
+    moved = "io_read_bytes" if operation.startswith("read") else "io_write_bytes"
+    out = {"wall": median(operation, "elapsed_s"), "cpu": median(operation, "cpu_s"), "bytes": median(operation, moved)}
+    if operation == "total":
+        out |= {phase: median(phase, "elapsed_s") for phase in PHASES}
+    return out
+
+
+def _cause(old: dict[str, float], new: dict[str, float]) -> str:
+    """Where a change of wall time went, in words: CPU work (CPU time moved by at least half as much, the same way),
+    waiting (under a quarter: the disk, fsync, or threads left idle) or both; the write phase that moved most; the
+    bytes where they moved by 10% or more."""
+    d_wall, d_cpu = new["wall"] - old["wall"], new["cpu"] - old["cpu"]
+    if not (np.isfinite(d_wall) and d_wall):
+        return "the run cannot tell"
+    share = d_cpu / d_wall if np.isfinite(d_cpu) else float("nan")
+    parts = [f"wall time {duration_text(old['wall'])} → {duration_text(new['wall'])}"]
+    if np.isfinite(share):
+        kind = ("mostly CPU work (encoding, decoding, copying)" if share >= CPU_WORK else
+                "mostly waiting (the disk, fsync, or threads left idle), not CPU work" if abs(share) < WAITING else
+                "CPU work and waiting, both")
+        parts.append(f"CPU time {duration_text(old['cpu'])} → {duration_text(new['cpu'])}: {kind}")
+    else:
+        parts.append("no CPU time recorded, so CPU work and waiting are not told apart")
+    moved = {p: new[p] - old[p] for p in PHASES if p in old and np.isfinite(new[p] - old[p])}
+    if moved:
+        phase = max(moved, key=lambda p: abs(moved[p]))
+        parts.append(f"most of it in {PHASES[phase]} ({duration_text(old[phase])} → {duration_text(new[phase])})")
+    if np.isfinite(old["bytes"]) and np.isfinite(new["bytes"]) and old["bytes"] > 0 and \
+            abs(new["bytes"] / old["bytes"] - 1) >= NOTABLE:
+        parts.append(f"bytes moved {format_bytes(old['bytes'])} → {format_bytes(new['bytes'])}")
+    return "; ".join(parts)
+
+
+def drivers(df: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """What drives each separable change of 10% or more, where the run can tell: per change a line (wall and CPU
+    time at the version and the newest, whether the change is CPU work or waiting, the write phase that moved
+    most, the bytes where they moved) and a table of the medians behind it ('' and an empty table: no such
+    change). Medians of each side's own rows, not paired: what the rule decided is the change's own line above."""
+    found = [c for c in changes(df) if c.notable]
+    rows = normalized(df[df["status"] == "ok"] if "status" in df else df)
+    lines, table = [], []
+    names = {"wall": "wall time", "cpu": "CPU time (all threads)", "bytes": "bytes moved"} | PHASES
+    for c in found:
+        old, new = (_medians(rows, c, v, ids) for v, ids in zip((c.version, c.newest), c.cases, strict=True))
+        lines.append(f"- **{md(backend_name(c.library))}** {md(c.version)} → {md(c.newest)}, {md(c.what)}: "
+                     f"{md(_cause(old, new))}.")
+        for measure, name in names.items():
+            a, b = old.get(measure, np.nan), new.get(measure, np.nan)
+            if np.isfinite(a) or np.isfinite(b):
+                shown = format_bytes if measure == "bytes" else duration_text
+                table.append([backend_name(c.library), c.what, f"{c.version} → {c.newest}", name,
+                              shown(a) if np.isfinite(a) else "-", shown(b) if np.isfinite(b) else "-",
+                              f"{num3(b / a)}x" if np.isfinite(a) and np.isfinite(b) and a > 0 else "-"])
+    frame = pd.DataFrame(table, columns=["library", "test", "versions", "measure", "older", "newest",
+                                         "newest / older"])
+    return "\n".join(lines), tables.table(frame, keys=["library", "test", "versions"])
+
+
 #: the settings a case of the upgrades suite is measured with, as a reader says them
 SETTINGS = {"dataset": "data", "shape": "shape", "nbytes": "bytes", "chunks": "chunks", "codec": "codec",
             "threads": "threads", "zarr_format": "Zarr format", "fsync_included": "fsync in the time"}
@@ -260,5 +344,6 @@ TIMES = ("each time is one timed region: a write from its first call to the end 
 CHAPTER = Chapter("upgrades", suite="upgrades", order=85, answer=answer, summary=summary, conclusion=conclusion,
                   problems=problems, figures={"Time ratio to the newest version": ratio_figure})
 
-__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "SETTINGS", "SUITES", "TIMES", "answer", "conclusion", "header", "load",
-           "packages", "problems", "ratio_figure", "resolve_runs", "runs_header", "settings", "summary"]
+__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "PHASES", "SETTINGS", "SUITES", "TIMES", "answer", "conclusion",
+           "drivers", "header", "load", "packages", "problems", "ratio_figure", "resolve_runs", "runs_header",
+           "settings", "summary"]

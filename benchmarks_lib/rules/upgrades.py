@@ -71,6 +71,8 @@ class Change:
     #: the Zarr format each side wrote (``zarr_format``: "2", "3"; "" where not recorded), the version's then the
     #: newest's
     formats: tuple[str, str] = ("", "")
+    #: the cases measured (``case_id``) at the version, then at the newest: where their other rows are
+    cases: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     @property
     def what(self) -> str:
@@ -199,8 +201,9 @@ def changes(df: pd.DataFrame) -> list[Change]:
         newest = versions[-1]
         for version in versions[:-1]:
             t = _compare(parts[newest], parts[version])
+            ids = tuple(tuple(sorted({str(i) for i in parts[v].get("case_id", ())})) for v in (version, newest))
             out.append(Change(library, operation, key, version, newest, t,
-                              (_format(parts[version]), _format(parts[newest]))))
+                              (_format(parts[version]), _format(parts[newest])), ids))
     order = list(OPERATIONS)
     return sorted(out, key=lambda c: (c.library, order.index(c.operation), version_key(c.version),
                                       _text(c.key.get("cutout_kind")), _text(c.key.get("codec"))))
