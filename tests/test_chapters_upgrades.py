@@ -191,3 +191,28 @@ def test_what_drives_a_large_change_is_said_where_the_run_can_tell():
     assert set(shown["test"]) == {"write", "cold full read"}
     assert shown["older"].str.fullmatch(r"[\d.]+ (ms|MB)").all()  # in the unit that fits, never e-notation
     assert upgrades.drivers(versions_run().assign(cpu_s=0.01, case_id="c").iloc[0:0])[0] == ""
+
+
+def test_the_reference_machines_changes_are_beside_this_machines(tmp_path: Path):
+    """Each change either machine measured, this machine's and the reference's as the rule decided them, and a line
+    naming both runs (escaped); nothing beside the reference's own run or without a reference."""
+    from types import SimpleNamespace
+
+    reference = tmp_path / "reference"
+    theirs = write_run(reference, "ref", versions_run(), "2026-11-27T10:00:00+00:00", suite="upgrades")
+    meta = json.loads((theirs / "run.json").read_text())
+    meta |= {"finished_at": "2026-11-27T11:00:00+00:00", "environment": {"cpu_model": "<b>EPYC", "cpu_count": 2}}
+    (theirs / "run.json").write_text(json.dumps(meta))
+    mine = SimpleNamespace(df=versions_run().drop(columns=["zarr_format"]), meta={"environment": {"cpu_count": 4}},
+                           path=tmp_path / "mine")
+    why, table = upgrades.beside_reference(mine, reference)
+    assert "/ref`" in why  # the run, named
+    assert "\\<b\\>EPYC, 2 cores" in why and "(4 cores;" in why, why
+    shown = table.shown()
+    assert list(shown["test"]) == ["write", "cold cutouts of 32 KiB (aligned)"]
+    cutouts = shown.iloc[1]
+    assert cutouts["this machine"].startswith("1.") and "slower [" in cutouts["this machine"]
+    assert cutouts["reference machine"] == cutouts["this machine"]  # the same rows: the same decision
+    assert shown.iloc[0]["this machine"] in ("not separable", "equivalent")
+    assert upgrades.beside_reference(SimpleNamespace(df=mine.df, meta={}, path=theirs), reference)[0] == ""
+    assert upgrades.beside_reference(mine, tmp_path / "none")[0] == ""

@@ -283,6 +283,66 @@ def drivers(df: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     return "\n".join(lines), tables.table(frame, keys=["library", "test", "versions"])
 
 
+def _change_cell(c: Change | None) -> str:
+    """One machine's change in a cell: ``2.23x slower [1.9x, 2.6x]``, or the rule's words where it is not
+    separable ("-": not measured there)."""
+    if c is None:
+        return "-"
+    if not c.ratio.separable or c.ratio.equivalent:
+        return c.verdict
+    factor, lo, hi, word = c.factor()
+    return f"{num3(factor)}x {word} [{num3(lo)}x, {num3(hi)}x]"
+
+
+def _machine(meta: dict, df: pd.DataFrame) -> str:
+    """A run's machine and sizes in a few words: CPU, cores, the bytes its write measured, its rounds."""
+    env = meta.get("environment") if isinstance(meta.get("environment"), dict) else {}
+    writes = pd.to_numeric(df.loc[df["operation"] == "total", "nbytes"], errors="coerce").dropna() \
+        if {"operation", "nbytes"} <= set(df) else pd.Series(dtype=float)
+    rounds = meta.get("rounds", {}).get("rounds") if isinstance(meta.get("rounds"), dict) else None
+    cpu = [md(short(str(env["cpu_model"]), 40)) if env.get("cpu_model") else "",
+           f"{md(str(env['cpu_count']))} cores" if env.get("cpu_count") else ""]
+    parts = [", ".join(p for p in cpu if p),
+             f"a write of {format_bytes(float(writes.max()))}" if len(writes) and np.isfinite(writes.max()) else "",
+             f"{rounds} rounds" if isinstance(rounds, int) else ""]
+    return "; ".join(p for p in parts if p)
+
+
+def beside_reference(result, reference: str | Path | None = None) -> tuple[str, pd.DataFrame]:
+    """This run's changes beside the reference machine's upgrades run (``reference``: a results directory; None:
+    the checkout's committed ``reference/``): a line naming both runs (CPU, cores, write size, rounds: what may make
+    them differ) and a table, one row per library, test and versions either measured, each machine's change as the
+    rule decided it ('' and an empty table: no reference run, or this run is the reference's own)."""
+    from benchmarks_lib.base.paths import REFERENCE
+    from benchmarks_lib.records.store import newest_runs
+
+    columns = ["library", "test", "versions", "this machine", "reference machine"]
+    empty = "", tables.table(pd.DataFrame(columns=columns), keys=["library", "test"])
+    theirs = newest_runs(Path(reference) if reference is not None else REFERENCE).get("upgrades")
+    here = getattr(result, "path", None)
+    if theirs is None or (here is not None and Path(here).resolve() == theirs.resolve()):
+        return empty
+    ref_df, ref_meta = load_run(theirs)
+    mine, ref = changes(result.df), changes(ref_df)
+    if not mine and not ref:
+        return empty
+
+    def key(c: Change) -> tuple:
+        return c.library, c.what, c.version, c.newest
+
+    by_ref, by_mine = {key(c): c for c in ref}, {key(c): c for c in mine}
+    order = list(OPERATIONS)
+    both = sorted({key(c): c for c in [*ref, *mine]}.values(),
+                  key=lambda c: (c.library, order.index(c.operation), c.what, version_key(c.version)))
+    rows = [[backend_name(c.library), c.what, f"{c.version} → {c.newest}", _change_cell(by_mine.get(key(c))),
+             _change_cell(by_ref.get(key(c)))] for c in both]
+    line = (f"The reference machine's run ({md_code(shown_path(theirs))}: {_machine(ref_meta, ref_df)}) beside "
+            f"this one ({_machine(result.meta if isinstance(result.meta, dict) else {}, result.df)}). A change that "
+            "differs between them may be the machines (CPU, cores, disk), the sizes or chance: each side's interval "
+            "says how sure it is.")
+    return line, tables.table(pd.DataFrame(rows, columns=columns), keys=["library", "test"])
+
+
 #: the settings a case of the upgrades suite is measured with, as a reader says them
 SETTINGS = {"dataset": "data", "shape": "shape", "nbytes": "bytes", "chunks": "chunks", "codec": "codec",
             "threads": "threads", "zarr_format": "Zarr format", "fsync_included": "fsync in the time"}
@@ -344,6 +404,6 @@ TIMES = ("each time is one timed region: a write from its first call to the end 
 CHAPTER = Chapter("upgrades", suite="upgrades", order=85, answer=answer, summary=summary, conclusion=conclusion,
                   problems=problems, figures={"Time ratio to the newest version": ratio_figure})
 
-__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "PHASES", "SETTINGS", "SUITES", "TIMES", "answer", "conclusion",
-           "drivers", "header", "load", "packages", "problems", "ratio_figure", "resolve_runs", "runs_header",
-           "settings", "summary"]
+__all__ = ["CHAPTER", "COLUMNS", "OPERATIONS", "PHASES", "SETTINGS", "SUITES", "TIMES", "answer", "beside_reference",
+           "conclusion", "drivers", "header", "load", "packages", "problems", "ratio_figure", "resolve_runs",
+           "runs_header", "settings", "summary"]
