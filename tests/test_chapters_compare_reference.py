@@ -66,6 +66,10 @@ def test_a_lone_run_is_set_beside_the_reference_machine_case_by_case(mine: Path)
     assert f"**This machine against the reference machine ({c.across})**" in head and "`reference/`" in head
     assert "**Two machines**" in head and "part of every ratio" in head and "no row of one run is paired" in head
     assert "Nothing to compare" not in head
+    # the published book, drawn from the reference itself, says why it compares nothing (no earlier reference kept)
+    drawn = compare.header([], REFERENCE, [])
+    assert drawn.startswith("**Nothing to compare**: this book is drawn from the reference run itself"), drawn
+    assert "this book is drawn" not in compare.header([], mine, [])
     assert "across machines" in compare.environment_markdown(c)
     fig = compare.ratio_figure(c)
     assert "reference machine" in fig.axes[0].get_xlabel()

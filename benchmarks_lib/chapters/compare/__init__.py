@@ -297,6 +297,13 @@ def header(run_dirs_: list[Path], results_dir: str | Path | None, beside: list[R
         lines += [f"- {_short_run(mine)} (B) against {_short_run(ref)} (A)" for ref, mine in beside]
     if lines:
         return "\n".join(lines).strip("\n")
+    from benchmarks_lib.base.paths import REFERENCE
+
+    if results_dir is not None and Path(results_dir).resolve() == REFERENCE.resolve():
+        return (f"**Nothing to compare**: this book is drawn from the reference run itself ({md_code('reference/')}), "
+                "one run per suite, and the book keeps no earlier reference to set it beside (a new reference "
+                "replaces the old one). Built on your machine (`make book`), this chapter sets your runs beside this "
+                "reference, case by case.")
     where = shown_path(results_dir) if results_dir is not None else "the repository's results/"
     return (f"**Nothing to compare**: no suite has two recorded runs under {md_code(where)}, and no reference run "
             "is there to set them beside. Measure a suite again (after an upgrade, on another disk) or set `RUNS` to "
