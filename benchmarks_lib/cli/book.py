@@ -7,6 +7,7 @@ import sys
 
 from benchmarks_lib.base.signals import Terminated
 from benchmarks_lib.base.terminal import text, visible
+from benchmarks_lib.book.plan import BOOK_BUDGET_S
 from benchmarks_lib.cli.common import console, one_line, parse_assignments, with_profile, with_yes
 
 
@@ -23,8 +24,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--timeout", metavar="SECONDS",
                     help="seconds one cell may run before the book calls it hung (default: 4x its suite's stated "
                          "time on the profile, at least 600)")
-    sp.add_argument("--budget", help="the time the notebooks may take together, e.g. 5m (default: 5 minutes for "
-                    "quick, 35 for standard, none for seed): each measuring notebook gets its share, in proportion "
+    sp.add_argument("--budget", help=f"the time the notebooks may take together, e.g. 5m (default: "
+                    f"{BOOK_BUDGET_S['quick'] / 60:.0f} minutes for quick, {BOOK_BUDGET_S['standard'] / 60:.0f} for "
+                    "standard, none for seed): each measuring notebook gets its share, in proportion "
                     "to what it needs to reach its next look, and what one leaves goes to the next")
     sp.add_argument("--fresh", action="store_true",
                     help="measure every question afresh (default: each chapter continues this machine's last run "

@@ -314,7 +314,7 @@ SUITE = Suite(
     question_keys=("dataset", "codec", "nbytes", "latency_ms"),
     profiles=PROFILES,
     case_keys=("dataset", "codec", "nbytes", "latency_ms", "s3_server"),
-    time_budget_s={"quick": 20, "standard": 65},
+    time_budget_s={"quick": 20, "standard": 100},  # standard: its first look on 2 cores
     user_s3=lambda case: case.params["endpoint"] is not None,
     **sized_by(case_nbytes),
     smoke={"dims": "z:8:4:8,y:64:32:64,x:64:32:64", "iterations": 1, "warmups": 0},

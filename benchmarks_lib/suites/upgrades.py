@@ -55,7 +55,7 @@ SUITE = replace(
     build_cases=build_cases,
     question_groups=questions,
     profiles=PROFILES,
-    time_budget_s={"quick": 17, "standard": 120},
+    time_budget_s={"quick": 17, "standard": 150},  # standard: its first look on 2 cores
     optional=lambda case: False,
     # no versions: a smoke run measures what is installed here (no environment is built)
     smoke={**WRITERS.smoke, "backends": ["tensorstore"], "tests": ["write", "read"], "versions": []},
