@@ -189,6 +189,21 @@ def test_critical_counts_spend_at_most_alpha_over_k(contenders: int, exact: dict
     assert spending(LOOKS[-1]) == 1.0
 
 
+def test_critical_counts_are_computed_once_per_machine_and_kept(tmp_path, monkeypatch):
+    """The counts are kept in iobench's cache under this code's digest (each notebook's kernel and each run reads
+    them instead of simulating again); a stored value that is not a count per look is computed again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    critical_counts.cache_clear()
+    counts = critical_counts(3)
+    path = tmp_path / "iobench-book" / "critical-counts.json"
+    [(key, stored)] = json.loads(path.read_text()).items()
+    assert key.endswith(":3:8,12,16,20,24,28,32,36,40:40:200000") and stored == list(counts)
+    path.write_text(json.dumps({key: [1, 2]}))  # not one count per look
+    critical_counts.cache_clear()
+    assert critical_counts(3) == counts and json.loads(path.read_text()) == {key: list(counts)}
+    critical_counts.cache_clear()
+
+
 def test_k_at_the_first_look_is_where_the_interval_excludes_one():
     """Through ``decide``: at the first look the interval's lower bound lies above 1 exactly when T+ of the per-round
     log ratios (the other over the leader) reaches n(n+1)/2 - k + 1, k counted here on the enumerated distribution."""

@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -138,7 +139,8 @@ def _null_statistics(looks: tuple[int, ...], paths: int, seed: int) -> np.ndarra
     positive = rng.random((paths, looks[-1])) < 0.5
     out = np.empty((paths, len(looks)), dtype=np.int64)
     for column, n in enumerate(looks):
-        ranks = values[:, :n].argsort(axis=1).argsort(axis=1) + 1
+        ranks = np.empty((paths, n), dtype=np.int64)  # each value's rank among the first n of its path
+        np.put_along_axis(ranks, values[:, :n].argsort(axis=1), np.arange(1, n + 1), axis=1)
         out[:, column] = (ranks * positive[:, :n]).sum(axis=1)
     return out
 
@@ -154,13 +156,35 @@ def rejections(counts: Sequence[int], looks: Sequence[int], stats: np.ndarray) -
 
 
 @cache
+def _source_digest() -> str:
+    """This module's own digest: a stored critical count (``base.memo``) is one this code computed."""
+    import hashlib
+
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
+@cache
 def critical_counts(contenders: int, looks: tuple[int, ...] = LOOKS, cap: int = CAP,
                     paths: int = NULL_PATHS) -> tuple[int, ...]:
     """The critical count at each look for a question of ``contenders``: at each look the largest count whose
     one-sided error over the looks so far stays within ``spending(n) * ALPHA / contenders`` (the first look's
-    exact, the later ones' increments measured on ``paths`` null paths less two standard errors)."""
+    exact, the later ones' increments measured on ``paths`` null paths less two standard errors). Computed once
+    per machine (a few seconds: every process that decides, each notebook's kernel and each run, would pay them)
+    and kept in iobench's cache (``base.memo``), under this module's digest."""
     if contenders < 2:
         raise ValueError(f"contenders {contenders!r}: a comparison needs at least 2")
+    from benchmarks_lib.base.memo import memo
+
+    def valid(found: object) -> bool:
+        return isinstance(found, list) and len(found) == len(looks) and all(
+            type(k) is int and 0 <= k <= n * (n + 1) // 2 for k, n in zip(found, looks, strict=False))
+
+    key = f"{_source_digest()}:{contenders}:{','.join(map(str, looks))}:{cap}:{paths}"
+    return tuple(memo("critical-counts", key, lambda: list(_critical_counts(contenders, looks, cap, paths)), valid))
+
+
+def _critical_counts(contenders: int, looks: tuple[int, ...], cap: int, paths: int) -> tuple[int, ...]:
+    """:func:`critical_counts`, computed."""
     budget = ALPHA / contenders
     stats = _null_statistics(tuple(looks), paths, 0)
     counts: list[int] = []
@@ -173,10 +197,16 @@ def critical_counts(contenders: int, looks: tuple[int, ...] = LOOKS, cap: int = 
             counts.append(k)
             continue
         k = critical_count(n, target)
+        # the paths rejected at a later look: those an earlier later look rejects, and those this look's count k
+        # adds (T+ >= n(n+1)/2 - k + 1 among the rest), counted from the sorted T+ of the rest (the same rates as
+        # testing every k on every path, at a search's cost)
         first = rejections(counts[:1], looks[:1], stats[:, :1])
+        earlier = rejections(counts, looks[:column], stats[:, :column])
+        already = int((earlier & ~first).sum())
+        rest = np.sort(stats[~earlier & ~first, column])
         while k > 0:
-            later = rejections([*counts, k], looks[:column + 1], stats[:, :column + 1]) & ~first
-            rate = float(later.mean())
+            added = len(rest) - int(np.searchsorted(rest, n * (n + 1) // 2 - k + 1, side="left"))
+            rate = (already + added) / len(stats)
             if first_exact + rate + 2 * math.sqrt(max(rate, 1 / paths) / paths) <= target:
                 break
             k -= 1
