@@ -346,6 +346,18 @@ def _beside_line(mine: list, theirs: list, metas: Sequence[dict], ref_metas: Seq
             f"Each, side by side: [{BOTH_SECTION}]({BESIDE}.md#{anchor(BOTH_SECTION)}).")
 
 
+def _section_shown(notebook: Path, heading: str) -> bool:
+    """Whether the chapter ``notebook`` (its executed copy, or the template copied where it was not executed)
+    shows the section ``heading``: a section that showed nothing is hidden (``build.hide_empty_sections``), and a
+    link to it would lead nowhere (a compare page executed before a reference run was there)."""
+    try:
+        cells = json.loads(notebook.read_text()).get("cells", [])
+    except (OSError, ValueError):
+        return False
+    return any(c.get("cell_type") == "markdown" and "".join(c.get("source", "")).startswith(f"## {heading}")
+               and "remove-cell" not in c.get("metadata", {}).get("tags", []) for c in cells if isinstance(c, dict))
+
+
 def write_beside_page(out_dir: Path, runs: Mapping[str, tuple], ref_runs: Mapping[str, tuple],
                       titles: Mapping[str, str], suites: Mapping[str, str | None], reference: Path | None,
                       answers: tuple[list, list] = ([], [])) -> int:
@@ -365,7 +377,8 @@ def write_beside_page(out_dir: Path, runs: Mapping[str, tuple], ref_runs: Mappin
         lines += [f"| {a.question.label} | {pick_text(a)} ({md(a.status.value if a.status else '-')}) | "
                   f"{pick_text(r)} ({md(r.status.value if r.status else '-')}) | {agreement(a, r)} |" for a, r in both]
         lines.append("")
-    more = f"{COMPARE.notebook}.ipynb#{anchor(MATCHED_SECTION)}" if COMPARE.notebook in titles else None
+    shown = COMPARE.notebook in titles and _section_shown(out_dir / f"{COMPARE.notebook}.ipynb", MATCHED_SECTION)
+    more = f"{COMPARE.notebook}.ipynb#{anchor(MATCHED_SECTION)}" if shown else None
     tables = [(name, comparison(runs[name][0], ref_runs[name][0], suites[name], more)) for name in titles
               if name in runs and name in ref_runs]
     tables = [(name, table) for name, table in tables if table]

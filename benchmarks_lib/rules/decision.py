@@ -228,10 +228,26 @@ def level_at(contenders: int, n: int, looks: tuple[int, ...] = LOOKS, cap: int =
     return critical_count(n, level) if level else 0
 
 
+@cache
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair i <= j of n values (``np.triu_indices``), made once per n: a decision replays many looks."""
+    i, j = np.triu_indices(n)
+    i.setflags(write=False)
+    j.setflags(write=False)
+    return i, j
+
+
 def walsh_averages(d: np.ndarray) -> np.ndarray:
+    """The Walsh averages of ``d`` ((d_i + d_j) / 2 for every i <= j), sorted."""
     d = np.asarray(d, dtype=float)
-    i, j = np.triu_indices(len(d))
+    i, j = _pairs(len(d))
     return np.sort((d[i] + d[j]) / 2)
+
+
+def _median_sorted(w: np.ndarray) -> float:
+    """The median of the sorted ``w`` (what ``np.median`` gives, without sorting again)."""
+    half = len(w) // 2
+    return float(w[half]) if len(w) % 2 else float((w[half - 1] + w[half]) / 2)
 
 
 # -- a decision --------------------------------------------------------------------------------------------------
@@ -347,7 +363,7 @@ class Decision:
 
 
 def _hl(d: np.ndarray) -> float:
-    return float(np.median(walsh_averages(d))) if len(d) else math.nan
+    return _median_sorted(walsh_averages(d)) if len(d) else math.nan
 
 
 def _compare(logs: Mapping[str, np.ndarray], name: str, leader: str, contenders: int,
@@ -358,7 +374,7 @@ def _compare(logs: Mapping[str, np.ndarray], name: str, leader: str, contenders:
     if m == 0:
         return Comparison(name, math.nan, math.nan, math.nan, 0, leader)
     walsh = walsh_averages(d)
-    ratio = math.exp(float(np.median(walsh)))
+    ratio = math.exp(_median_sorted(walsh))
     k = level_at(contenders, m, looks, cap)
     if k == 0 or k > len(walsh):
         return Comparison(name, ratio, math.nan, math.nan, m, leader)
