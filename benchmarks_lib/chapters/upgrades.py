@@ -232,7 +232,7 @@ def _medians(rows: pd.DataFrame, c: Change, version: str, cases: tuple[str, ...]
     return out
 
 
-def _cause(old: dict[str, float], new: dict[str, float]) -> str:
+def _cause(old: dict[str, float], new: dict[str, float], reads: bool = False) -> str:
     """Where a change of wall time went, in words: CPU work (CPU time moved by at least half as much, the same way),
     waiting (under a quarter: the disk, fsync, or threads left idle) or both; the write phase that moved most; the
     bytes where they moved by 10% or more."""
@@ -242,7 +242,8 @@ def _cause(old: dict[str, float], new: dict[str, float]) -> str:
     share = d_cpu / d_wall if np.isfinite(d_cpu) else float("nan")
     parts = [f"wall time {duration_text(old['wall'])} → {duration_text(new['wall'])}"]
     if np.isfinite(share):
-        kind = ("mostly CPU work (encoding, decoding, copying)" if share >= CPU_WORK else
+        work = "decoding, copying" if reads else "encoding, copying"
+        kind = (f"mostly CPU work ({work})" if share >= CPU_WORK else
                 "mostly waiting (the disk, fsync, or threads left idle), not CPU work" if abs(share) < WAITING else
                 "CPU work and waiting, both")
         parts.append(f"CPU time {duration_text(old['cpu'])} → {duration_text(new['cpu'])}: {kind}")
@@ -270,7 +271,7 @@ def drivers(df: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     for c in found:
         old, new = (_medians(rows, c, v, ids) for v, ids in zip((c.version, c.newest), c.cases, strict=True))
         lines.append(f"- **{md(backend_name(c.library))}** {md(c.version)} → {md(c.newest)}, {md(c.what)}: "
-                     f"{md(_cause(old, new))}.")
+                     f"{md(_cause(old, new, c.operation.startswith('read')))}.")
         for measure, name in names.items():
             a, b = old.get(measure, np.nan), new.get(measure, np.nan)
             if np.isfinite(a) or np.isfinite(b):
