@@ -63,6 +63,8 @@ def test_format_ci():
     assert format_ci(1.234, 1.1, 1.4, 5) == "1.23 [1.1, 1.4] (n=5, 94% interval)"
     assert format_ci(1.234, 1.1, 1.4, 2) == "1.23 [1.1, 1.4] (n=2, 50% interval)"
     assert format_ci(1.0, np.nan, np.nan, 1) == "1 (n=1)"
+    assert format_ci(860, 429, 1021.7, 8) == "860 [429, 1020] (n=8)"  # never in exponent notation
+    assert format_ci(1.234e-5, 1e-5, 2e-5, 8) == "0.0000123 [0.00001, 0.00002] (n=8)"
     assert format_ci(np.nan, np.nan, np.nan, 0) == "-"
 
 

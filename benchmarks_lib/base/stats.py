@@ -225,9 +225,14 @@ def format_ci(median: float, lo: float, hi: float, n: int, fmt: str = "{:.3g}",
     (``1.2 [1.1, 1.4] (n=5, 94% interval)``); ``-`` when there is no value, no bracket without an interval."""
     if n == 0 or not np.isfinite(median):
         return "-"
-    text = fmt.format(median)
+
+    def number(value: float) -> str:  # never in exponent notation: 1.02e+03 is 1020
+        shown = fmt.format(value)
+        return np.format_float_positional(float(shown), trim="-") if "e" in shown.lower() else shown
+
+    text = number(median)
     if np.isfinite(lo) and np.isfinite(hi):
-        text += f" [{fmt.format(lo)}, {fmt.format(hi)}]"
+        text += f" [{number(lo)}, {number(hi)}]"
         cover = coverage(n, confidence)
         if cover < confidence:
             return f"{text} (n={n}, {math.floor(100 * cover + 0.5)}% interval)"
