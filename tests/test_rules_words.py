@@ -65,3 +65,10 @@ def test_every_declared_case_key_reads_as_words_and_strings_are_escaped():
 def test_a_chapters_group_header_names_its_case_in_the_same_words():
     header = group_header("write", {"codec": "lz4", "nbytes": 1e8, "fsync_included": False, "dataset": "random"})
     assert header == "- **write**, codec `lz4` (no shuffle), 100 MB, no fsync, dataset random"
+
+
+def test_numbers_in_words_are_never_in_exponent_notation():
+    from benchmarks_lib.rules.words import case_text, number
+
+    assert [number(v) for v in (1.234e-5, 0.0123, 2.31, 1337.4, 0)] == ["0.0000123", "0.0123", "2.31", "1337", "0"]
+    assert case_text({"step": 1_000_000, "latency_ms": 0.00005}, str) == "steps of 1000000 entries, 0.00005 ms"

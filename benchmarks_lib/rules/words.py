@@ -26,8 +26,18 @@ Escape = Callable[[str], str]
 
 
 def number(value: float) -> str:
-    """About three significant digits, never in exponent notation (1337, 596, 2.31, 0.0123)."""
-    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    """About three significant digits, never in exponent notation (1337, 596, 2.31, 0.0123, 0.0000123)."""
+    return f"{value:.0f}" if abs(value) >= 100 else _plain(f"{value:.3g}")
+
+
+def _g(value: float) -> str:
+    """``{value:g}`` (six significant digits at most), out of exponent notation."""
+    return _plain(f"{value:g}")
+
+
+def _plain(shown: str) -> str:
+    """A number as ``format`` showed it, out of exponent notation (``1e+06``: ``1000000``)."""
+    return np.format_float_positional(float(shown), trim="-") if "e" in shown else shown
 
 
 def value_text(entry: Entry, unit: str, scale: float = 1.0) -> str:
@@ -181,7 +191,7 @@ def _count(value: object, one: str, many: str) -> str | None:
     number = _number(value)
     if number is None:
         return None
-    return f"{number:g} {one if number == 1 else many}"
+    return f"{_g(number)} {one if number == 1 else many}"
 
 
 def _shape(value: object) -> str | None:
@@ -210,26 +220,26 @@ def _case_part(name: str, value: object, key: Mapping[str, object], escape: Esca
     words = name.replace("_", " ")
     if isinstance(value, bool | np.bool_) and name not in _FLAGS:
         return f"{words}: {'yes' if value else 'no'}"
-    text = escape(f"{number:g}" if number is not None and not isinstance(value, str) else str(value))
+    text = escape(f"{_g(number)}" if number is not None and not isinstance(value, str) else str(value))
     simple = {"location": _LOCATIONS, "server": _SERVERS, "reader": _READERS, "alignment": _ALIGNMENTS,
               "store": _STORES, "workload": _WORKLOADS, "operation": OPERATION_WORDS}
     if name in simple:
         return simple[name].get(str(value)) or (escape(str(value).replace("_", " ")) if name == "operation" else text)
     if name in ("latency_ms",) and number is not None:
-        return f"{number:g} ms"
+        return f"{_g(number)} ms"
     if name in ("bandwidth_bytes_s", "bandwidth") and number is not None:
         return f"{format_bytes(number)}/s" if number > 0 else "no bandwidth cap"
     if name in ("nbytes",) and number is not None:
         return format_bytes(number)
     if name == "multiplier":
-        return "" if "nbytes" in key and not _missing(key["nbytes"]) else f"{number:g}x the base size" \
+        return "" if "nbytes" in key and not _missing(key["nbytes"]) else f"{_g(number)}x the base size" \
             if number is not None else text
     if name in ("inner_chunk", "shard_size") and "layout" in key and not _missing(key["layout"]):
         return ""  # the layout's label names them
     if name == "inner_chunk" and number is not None:
-        return f"inner chunks of {number:g}"
+        return f"inner chunks of {_g(number)}"
     if name == "shard_size" and number is not None:
-        return "no shards" if number == 0 else f"shards of {number:g}"
+        return "no shards" if number == 0 else f"shards of {_g(number)}"
     if name == "fsync_included" and flag is not None:
         return "fsync included" if flag else "no fsync"
     if name == "writer_fsyncs" and flag is not None:
@@ -245,10 +255,10 @@ def _case_part(name: str, value: object, key: Mapping[str, object], escape: Esca
     if name == "codec":
         return "uncompressed" if str(value) == "none" else text
     if name == "level" and number is not None:
-        return f"level {number:g}"
+        return f"level {_g(number)}"
     if name == "cutout":
         shape = _shape(value)
-        return f"{shape} cutouts" if shape else f"cutouts of side {number:g}" if number is not None else text
+        return f"{shape} cutouts" if shape else f"cutouts of side {_g(number)}" if number is not None else text
     if name == "cutout_kind":
         return f"{text} cutouts"
     if name == "zarr_dims":
@@ -258,7 +268,7 @@ def _case_part(name: str, value: object, key: Mapping[str, object], escape: Esca
     if name in ("s3_target", "target"):
         return f"at {text}"
     if name == "step":
-        return f"steps of {text}" if number is None else f"steps of {number:g} entries"
+        return f"steps of {text}" if number is None else f"steps of {_g(number)} entries"
     counted = {"threads": ("thread", "threads"), "workers": ("worker", "workers"), "streams": ("stream", "streams"),
                "concurrency": ("request in flight", "requests in flight"), "entries": ("entry", "entries"),
                "branches": ("branch", "branches"), "region_step": ("region step", "region steps")}
@@ -270,7 +280,7 @@ def _case_part(name: str, value: object, key: Mapping[str, object], escape: Esca
         return text
     if flag is not None and isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return f"{words}: {'yes' if flag else 'no'}"
-    return f"{words} {number:g}" if number is not None else f"{words} {text}"
+    return f"{words} {_g(number)}" if number is not None else f"{words} {text}"
 
 
 def case_text(key: Mapping[str, object], escape: Escape = md, skip: Sequence[str] = ("suite", "test")) -> str:
