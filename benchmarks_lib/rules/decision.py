@@ -197,9 +197,9 @@ def _critical_counts(contenders: int, looks: tuple[int, ...], cap: int, paths: i
             counts.append(k)
             continue
         k = critical_count(n, target)
-        # the paths rejected at a later look: those an earlier later look rejects, and those this look's count k
-        # adds (T+ >= n(n+1)/2 - k + 1 among the rest), counted from the sorted T+ of the rest (the same rates as
-        # testing every k on every path, at a search's cost)
+        # the paths rejected after the first look: those a look between it and this one rejects, and those this
+        # look's count k adds (T+ >= n(n+1)/2 - k + 1 among the rest), counted on the sorted T+ of the rest (the
+        # same rates as testing every k on every path, at a search's cost)
         first = rejections(counts[:1], looks[:1], stats[:, :1])
         earlier = rejections(counts, looks[:column], stats[:, :column])
         already = int((earlier & ~first).sum())
