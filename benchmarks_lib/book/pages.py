@@ -349,11 +349,12 @@ def _beside_line(mine: list, theirs: list, metas: Sequence[dict], ref_metas: Seq
 def _section_shown(notebook: Path, heading: str) -> bool:
     """Whether the chapter ``notebook`` (its executed copy, or the template copied where it was not executed)
     shows the section ``heading``: a section that showed nothing is hidden (``build.hide_empty_sections``), and a
-    link to it would lead nowhere (a compare page executed before a reference run was there)."""
+    link to it would lead nowhere (a compare page executed before a reference run was there). True where there is
+    no copy yet to tell (the book copies the template, which shows every section)."""
     try:
         cells = json.loads(notebook.read_text()).get("cells", [])
-    except (OSError, ValueError):
-        return False
+    except (OSError, ValueError, AttributeError):
+        return True
     return any(c.get("cell_type") == "markdown" and "".join(c.get("source", "")).startswith(f"## {heading}")
                and "remove-cell" not in c.get("metadata", {}).get("tags", []) for c in cells if isinstance(c, dict))
 
