@@ -219,20 +219,20 @@ def summarize(df: pd.DataFrame, by: str | Sequence[str], value: str,
     return pd.DataFrame(out, columns=cols)
 
 
+def plain(shown: str) -> str:
+    """A number as a format showed it, out of exponent notation (``1.02e+03``: ``1020``; ``1e+06``: ``1000000``)."""
+    return np.format_float_positional(float(shown), trim="-") if "e" in shown.lower() else shown
+
+
 def format_ci(median: float, lo: float, hi: float, n: int, fmt: str = "{:.3g}",
               confidence: float = CONFIDENCE) -> str:
     """``median [lo, hi] (n=...)``, with the interval's coverage where it is below ``confidence``
     (``1.2 [1.1, 1.4] (n=5, 94% interval)``); ``-`` when there is no value, no bracket without an interval."""
     if n == 0 or not np.isfinite(median):
         return "-"
-
-    def number(value: float) -> str:  # never in exponent notation: 1.02e+03 is 1020
-        shown = fmt.format(value)
-        return np.format_float_positional(float(shown), trim="-") if "e" in shown.lower() else shown
-
-    text = number(median)
+    text = plain(fmt.format(median))
     if np.isfinite(lo) and np.isfinite(hi):
-        text += f" [{number(lo)}, {number(hi)}]"
+        text += f" [{plain(fmt.format(lo))}, {plain(fmt.format(hi))}]"
         cover = coverage(n, confidence)
         if cover < confidence:
             return f"{text} (n={n}, {math.floor(100 * cover + 0.5)}% interval)"
@@ -252,4 +252,4 @@ def format_values(values: Iterable[float], fmt: str = "{:.3g}", scale: float = 1
 
 
 __all__ = ["CI_LABEL", "CONFIDENCE", "MIN_RANK_N", "TwoSample", "coverage", "format_ci", "format_point",
-           "format_values", "median_ci", "ratio_ci", "summarize", "two_sample"]
+           "format_values", "median_ci", "plain", "ratio_ci", "summarize", "two_sample"]

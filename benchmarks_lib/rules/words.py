@@ -14,7 +14,7 @@ import pandas as pd
 
 from benchmarks_lib.base.markup import md
 from benchmarks_lib.base.specs import SpecError, format_bytes, parse_dims, shape_text
-from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage
+from benchmarks_lib.base.stats import CONFIDENCE, TwoSample, coverage, plain
 from benchmarks_lib.rules.answers import Answer
 from benchmarks_lib.rules.decision import MARGIN, Comparison, Verdict, decision_from_record, decision_text, ratio_text
 from benchmarks_lib.rules.names import OPERATION_WORDS, VARIANTS, operation_name
@@ -27,17 +27,13 @@ Escape = Callable[[str], str]
 
 def number(value: float) -> str:
     """About three significant digits, never in exponent notation (1337, 596, 2.31, 0.0123, 0.0000123)."""
-    return f"{value:.0f}" if abs(value) >= 100 else _plain(f"{value:.3g}")
+    return f"{value:.0f}" if abs(value) >= 100 else plain(f"{value:.3g}")
 
 
 def _g(value: float) -> str:
     """``{value:g}`` (six significant digits at most), out of exponent notation."""
-    return _plain(f"{value:g}")
+    return plain(f"{value:g}")
 
-
-def _plain(shown: str) -> str:
-    """A number as ``format`` showed it, out of exponent notation (``1e+06``: ``1000000``)."""
-    return np.format_float_positional(float(shown), trim="-") if "e" in shown else shown
 
 
 def value_text(entry: Entry, unit: str, scale: float = 1.0) -> str:
