@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks_lib.records.questions import BUILD_COLUMN
 from benchmarks_lib.rules.decision import CAP, Verdict
-from benchmarks_lib.run.continuation import differences, find_prior
+from benchmarks_lib.run.continuation import DRAWING_ONLY, code_fingerprint, differences, find_prior
 from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import get_suite
 
@@ -76,7 +76,9 @@ def test_what_differs_starts_afresh_and_says_so(two_builds, tmp_path):
     env = meta["environment"]
     assert differences(meta, second.meta) == []
     assert differences(meta, {**meta, "params": {**meta["params"], "iterations": 12}}) == ["params"]
-    assert differences(meta, {**meta, "environment": {**env, "git_commit": "0" * 40}}) == ["git_commit"]
+    # a commit that changes only the pages, the notebooks or the prose continues: the code that measures and decides
+    # is compared by its own digest (``test_a_change_to_the_pages_alone_continues``)
+    assert differences(meta, {**meta, "environment": {**env, "git_commit": "0" * 40}}) == []
     assert differences(meta, {**meta, "environment": {**env, "version_zarr": "0.0.1"}}) == ["version_zarr"]
     # a few KiB of memory more or less is the same machine; a GiB is not
     assert differences(meta, {**meta, "environment": {**env, "ram_bytes": env["ram_bytes"] + 8192}}) == []
@@ -103,6 +105,27 @@ def test_what_differs_starts_afresh_and_says_so(two_builds, tmp_path):
     broken.rmdir()
 
 
+def test_a_change_to_the_pages_alone_continues(tmp_path):
+    """The code a run is continued under is what measures and decides: a change to a chapter's drawing or the book's
+    pages keeps the digest (the reader's rounds go on), one to a suite, the runner or the rule changes it."""
+    import shutil
+
+    package = Path(code_fingerprint.__code__.co_filename).resolve().parents[1]
+    copy = tmp_path / "benchmarks_lib"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert code_fingerprint(copy) == code_fingerprint()
+    assert set(DRAWING_ONLY) == {"chapters", "book"}
+    for drawing in ("chapters/style.py", "book/frontpage.py"):
+        with open(copy / drawing, "a") as f:
+            f.write("\n# a page drawn otherwise\n")
+        assert code_fingerprint(copy) == code_fingerprint(), drawing
+    for measuring in ("suites/writers/__init__.py", "run/rounds.py", "rules/decision.py"):
+        before = code_fingerprint(copy)
+        with open(copy / measuring, "a") as f:
+            f.write("\n# measured otherwise\n")
+        assert code_fingerprint(copy) != before, measuring
+
+
 def test_the_books_plan_says_what_the_last_run_left_open_and_the_seed_profiles_time(two_builds):
     """Before measuring, the book says each chapter's share, its scratch and what its last run here left open (what
     a continuing build goes on with); without a budget (the seed profile), each chapter's expected time."""
@@ -120,7 +143,7 @@ def test_the_books_plan_says_what_the_last_run_left_open_and_the_seed_profiles_t
     # the plan tells a build that will go on from the last run from one that starts afresh, and plans it so
     assert continues(second.meta)
     assert not continues({**second.meta, "rounds": {**second.meta["rounds"], "code": "other"}})
-    assert not continues({**second.meta, "environment": {**second.meta["environment"], "git_commit": "0" * 40}})
+    assert continues({**second.meta, "environment": {**second.meta["environment"], "git_commit": "0" * 40}})
     fresh = plan_lines(["writers"], suites, BudgetShares(300.0, {"writers": "writers"}, "quick"), "quick", results,
                        fresh=True)
     assert fresh[1].endswith("; this build starts afresh (--fresh)"), fresh

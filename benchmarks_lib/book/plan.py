@@ -134,15 +134,13 @@ def prior_need(meta: dict, continuing: bool) -> float | None:
 
 def continues(meta: dict) -> bool:
     """Whether a build now goes on from the run of ``meta`` (a ``run.json``; ``run.continuation``) as far as the plan
-    can tell before measuring: the same code (the package's source and the git commit), what a reader's checkout
-    changes most often. The run itself checks the rest (library versions, parameters) and starts afresh where they
-    differ."""
-    from benchmarks_lib.base.environment import collect_git
+    can tell before measuring: the same code that measures and decides (``run.continuation.code_fingerprint``), what a
+    reader's checkout changes most often. The run itself checks the rest (library versions, parameters) and starts
+    afresh where they differ."""
     from benchmarks_lib.run.continuation import code_fingerprint
 
-    rounds, env = meta.get("rounds"), meta.get("environment")
-    return (isinstance(rounds, dict) and isinstance(env, dict) and rounds.get("code") == code_fingerprint()
-            and env.get("git_commit") == collect_git()["git_commit"])
+    rounds = meta.get("rounds")
+    return isinstance(rounds, dict) and rounds.get("code") == code_fingerprint()
 
 
 def _left_open(results: Path, suite: str, profile: str, fresh: bool = False) -> str:

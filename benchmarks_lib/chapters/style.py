@@ -432,17 +432,20 @@ _LABEL_SPOTS = [((4, 3), "left"), ((4, -11), "left"), ((-4, 3), "right"), ((-4, 
                 ((8, 12), "left"), ((8, -20), "left"), ((-8, 12), "right"), ((-8, -20), "right")]
 
 
-def label_points(ax, points, fontsize: float = SMALL - 1, color=None) -> list:
+def label_points(ax, points, fontsize: float = SMALL - 1, color=None, drawn_already: bool = False) -> list:
     """Name points of ``ax`` (``(x, y, text)`` each) with labels that are never cut short, never print over each
     other and stay inside the axes: each in the first free spot around its point (``_LABEL_SPOTS``), else moved
-    down (or up) the axes until free, joined to its point by a thin line. Call once the figure is laid out."""
+    down (or up) the axes until free, joined to its point by a thin line. Call once the figure is laid out; with
+    ``drawn_already`` the figure was drawn since (once for all its panels: a draw is most of the cost, and a label
+    placed in one panel moves no other panel)."""
     from matplotlib.text import Text
 
     def text_box(label):  # the text alone, not its leader line
         label.update_positions(renderer)
         return Text.get_window_extent(label, renderer)
 
-    ax.figure.canvas.draw()  # the limits and the layout as they will be shown
+    if not drawn_already:
+        ax.figure.canvas.draw()  # the limits and the layout as they will be shown
     renderer = ax.figure.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
     placed, drawn = [], []

@@ -3,10 +3,11 @@
 A question the budget ended before it was decided (``rules.decision``: open) is asked again by the next build of
 the same suite on the same machine; so that its rounds add up instead of starting from nothing, the next run
 *continues* the newest earlier run of the suite when everything that could change a time is the same: the profile
-and parameters, the machine (CPU, cores, memory to the GiB, filesystem, kernel, OS, Python), the code (the git
-commit, and the package's own source, uncommitted changes included: ``code_fingerprint``) and every library
-version. The earlier run's measured rounds (its rows with a ``round``, of cases that ended without an error) are
-carried into the new run's records, their rounds numbered first; the new rounds follow them, and the one rule is
+and parameters, the machine (CPU, cores, memory to the GiB, filesystem, kernel, OS, Python), the code that measures
+and decides (the package's own source but the pages it draws, uncommitted changes included: ``code_fingerprint``)
+and every library version (a new commit that changes only the pages, the notebooks or the prose continues). The
+earlier run's measured rounds (its rows with a ``round``, of cases that ended without an error) are carried into the
+new run's records, their rounds numbered first; the new rounds follow them, and the one rule is
 asked at the same looks over all of them: the rounds of two builds are one sequence of looks, never a second
 chance at the first look. A question decided earlier (a leader, equivalent, or a tie at the cap) is not asked
 again: its cases are not measured again. Anything different starts afresh, and the run says why.
@@ -28,7 +29,10 @@ from benchmarks_lib.records.store import load_run, read_run_json, run_dirs, run_
 
 #: the recorded environment that must be the same for a run to continue another (besides every ``version_*``)
 SAME_ENVIRONMENT = ("machine", "cpu_model", "cpu_count", "cpu_affinity", "fs_type", "fs_device", "kernel", "os",
-                    "python", "is_root", "git_commit")
+                    "python", "is_root")
+#: the package's folders that only draw what was recorded (the chapters' tables, figures and words, the book's
+#: pages): a change there changes no time and no decision, so a build after it continues
+DRAWING_ONLY = ("chapters", "book")
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ def _row(record: dict) -> dict:
 
 def differences(mine: dict, theirs: dict) -> list[str]:
     """What differs between two runs' requests and environments (``suite``, ``profile``, ``params``, ``environment``)
-    that could change a time, by name (``git_commit``, ``version_zarr``, ``params``, ``the code``); empty where one
+    that could change a time, by name (``cpu_model``, ``version_zarr``, ``params``, ``the code``); empty where one
     may continue the other."""
     out = [what for what in ("suite", "profile", "params") if mine.get(what) != theirs.get(what)]
     a, b = mine.get("environment") or {}, theirs.get("environment") or {}
@@ -76,12 +80,15 @@ def differences(mine: dict, theirs: dict) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def code_fingerprint() -> str:
-    """A digest of the package's own source (every ``.py`` of ``benchmarks_lib``, by path and content): the code
-    that measured a run, uncommitted changes included, which the git commit alone does not say."""
-    root = Path(__file__).resolve().parents[1]
+def code_fingerprint(root: Path | None = None) -> str:
+    """A digest of the code that measures and decides (every ``.py`` of ``benchmarks_lib``, or of ``root``, by path
+    and content, but those under ``DRAWING_ONLY``): uncommitted changes included, which the git commit does not say,
+    and nothing that only draws, which a commit of the pages would change."""
+    root = root or Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).parts[0] in DRAWING_ONLY:
+            continue
         if path.is_file() and not path.is_symlink():
             digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -129,4 +136,4 @@ def find_prior(run_dir: Path, meta: dict, cases: list[str]) -> tuple[Prior | Non
     return Prior(other.name, rows, rounds, builds), ""
 
 
-__all__ = ["SAME_ENVIRONMENT", "Prior", "code_fingerprint", "differences", "find_prior"]
+__all__ = ["DRAWING_ONLY", "SAME_ENVIRONMENT", "Prior", "code_fingerprint", "differences", "find_prior"]

@@ -239,8 +239,9 @@ def pareto(df: pd.DataFrame, speed: str = "write_mbps") -> plt.Figure:
     fig.suptitle(f"Compression ratio vs {speed.split('_')[0]} speed (uncompressed MB/s)\nline: Pareto front of the "
                  "stores, each named by its codec; dashed: this machine's ceilings")
     fig.tight_layout(rect=(0, 0.24 * legend_rows / fig.get_figheight(), 1, 1))
-    for ax, name in zip(axes.flat, datasets, strict=False):  # once laid out: labels placed apart, never cut short
-        label_points(ax, labels[name])
+    fig.canvas.draw()  # once laid out: labels placed apart, never cut short
+    for ax, name in zip(axes.flat, datasets, strict=False):
+        label_points(ax, labels[name], drawn_already=True)
     return fig
 
 
