@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks_lib.records.questions import BUILD_COLUMN
 from benchmarks_lib.rules.decision import CAP, Verdict
-from benchmarks_lib.run.continuation import DRAWING_ONLY, code_fingerprint, differences, find_prior
+from benchmarks_lib.run.continuation import DRAWING_ONLY, afresh_words, code_fingerprint, differences, find_prior
 from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import get_suite
 
@@ -88,6 +88,8 @@ def test_what_differs_starts_afresh_and_says_so(two_builds, tmp_path):
     other = {**meta, "params": {**meta["params"], "iterations": 12}}
     prior, why = find_prior(run_dir.parent / "b3", other, list(_rounds_of(second)))
     assert prior is None and why == "starts afresh: params differ from run b2"
+    assert afresh_words(["the code"], "b2") == "starts afresh: the code differs from run b2"
+    assert afresh_words(["cpu_model", "the code"], "b2") == "starts afresh: cpu_model, the code differ from run b2"
     prior, why = find_prior(run_dir.parent / "b3", meta, list(_rounds_of(second)))
     if _rounds_of(second):
         assert prior is not None and prior.run_id == "b2" and why == "", why

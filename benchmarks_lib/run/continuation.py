@@ -94,6 +94,12 @@ def code_fingerprint(root: Path | None = None) -> str:
     return digest.hexdigest()
 
 
+def afresh_words(differ: list[str], run: str) -> str:
+    """Why a run starts afresh, in words: ``starts afresh: the code differs from run R``."""
+    verb = "differ" if len(differ) > 1 or differ == ["params"] else "differs"
+    return f"starts afresh: {', '.join(differ)} {verb} from run {run}"
+
+
 def find_prior(run_dir: Path, meta: dict, cases: list[str]) -> tuple[Prior | None, str]:
     """The run ``run_dir`` (with ``meta``, its run.json) continues, and why in words: the newest other finished run of
     its suite on its machine, continued where nothing differs (:func:`differences`); else None and what differed
@@ -116,7 +122,7 @@ def find_prior(run_dir: Path, meta: dict, cases: list[str]) -> tuple[Prior | Non
         return None, f"starts afresh: run {other.name} cannot be read"
     differ = differences({**meta, "rounds": {"code": code_fingerprint()}}, theirs)
     if differ:
-        return None, f"starts afresh: {', '.join(differ)} differ from run {other.name}"
+        return None, afresh_words(differ, other.name)
     if "round" not in df or "case_id" not in df or df.empty:
         return None, f"starts afresh: run {other.name} recorded no rounds"
     rows: dict[str, list[dict]] = {}
@@ -136,4 +142,4 @@ def find_prior(run_dir: Path, meta: dict, cases: list[str]) -> tuple[Prior | Non
     return Prior(other.name, rows, rounds, builds), ""
 
 
-__all__ = ["DRAWING_ONLY", "SAME_ENVIRONMENT", "Prior", "code_fingerprint", "differences", "find_prior"]
+__all__ = ["DRAWING_ONLY", "SAME_ENVIRONMENT", "Prior", "afresh_words", "code_fingerprint", "differences", "find_prior"]
