@@ -48,30 +48,15 @@ def with_ceiling_fraction(df: pd.DataFrame) -> pd.DataFrame:
     refs: dict[str, dict[str, float]] = {}
     for run_id, part in df.groupby("run_id", dropna=False):
         refs[str(run_id)] = ceiling_gbps(part)
-    # one reference per distinct (run, operation, fsync, cache state), not per row: a standard run has thousands
-    keys = pd.DataFrame({"run_id": out["run_id"].astype(str), "operation": out["operation"].astype(str),
-                         "fsync": out["fsync_included"].map(lambda v: None if pd.isna(v) else bool(v)),
-                         "cache": out["cache_state"].map(lambda v: None if pd.isna(v) else str(v))}).astype(object)
-    found: dict[tuple, tuple] = {}
-    per_row = []
-    for key in keys.where(keys.notna(), None).itertuples(index=False, name=None):
-        if key not in found:
-            run_id, op, fsync, cache = key
-            ref = ceiling_reference(op, fsync, cache)
-            ceilings = refs.get(run_id, {})
-            found[key] = (ref, ceilings.get(ref) if ref else None,
-                          ceilings.get(parallel_ceiling_op(ref)) if ref else None)
-        per_row.append(found[key])
-    gbps = pd.to_numeric(out["gbps"], errors="coerce").to_numpy(dtype=float)
-
-    def pct(values: list) -> np.ndarray:
-        v = np.array([x if x else np.nan for x in values], dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return 100 * gbps / v
-
-    ops = [ref for ref, _, _ in per_row]
-    pcts = pct([single for _, single, _ in per_row])
-    parallel = pct([twin for _, _, twin in per_row])
+    ops, pcts, parallel = [], [], []
+    for run_id, op, fsync, cache, gbps in zip(out["run_id"], out["operation"], out["fsync_included"],
+                                              out["cache_state"], out["gbps"], strict=True):
+        ref = ceiling_reference(str(op), None if pd.isna(fsync) else bool(fsync), None if pd.isna(cache) else cache)
+        value = refs.get(str(run_id), {}).get(ref) if ref else None
+        ops.append(ref)
+        pcts.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)
+        value = refs.get(str(run_id), {}).get(parallel_ceiling_op(ref)) if ref else None  # the parallel ceiling
+        parallel.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)
     out["ceiling_op"] = ops
     out["pct_of_ceiling"] = pcts  # of the single-stream ceiling
     out["pct_of_parallel_ceiling"] = parallel
