@@ -165,8 +165,9 @@ class Comparison:
                  "a library every case uses)") if max(slower, faster) >= 0.75 and not self.across else ""
         spread = run_drift(self.table)
         stray = (f"; single cases strayed from it by {np.expm1(spread[1]):.0%} (robust SD; what of it their own noise "
-                 "does not explain is in every case's interval), and a case moved with the run where the drift lies "
-                 "beyond the threshold and the case's change against it does not" if spread else "")
+                 "does not explain is in the intervals of the cases of like duration), and a case moved with the run "
+                 "where the drift lies beyond the threshold and the case's change against it does not"
+                 if spread else "")
         if self.across:
             return (f"the median time ratio (this machine / the reference machine) of the {len(ratios)} cases both "
                     f"measured is {float(np.median(ratios)):.3g}, {slower:.0%} of them slower on this machine: "
