@@ -301,8 +301,8 @@ def _strata(duration: np.ndarray, d: np.ndarray, within: np.ndarray, drift: floa
 
 
 def _tau2_at(strata: list[_Stratum], duration: float) -> tuple[float, int]:
-    """tau^2 and the count of cases it rests on for a case of ``duration``: its stratum's (a case beyond the
-    longest, a ceiling's row, the longest stratum's); (0, 1) where tau is not estimated."""
+    """tau^2 and the count of cases it rests on for a case (or a ceiling's row) of ``duration``: the stratum's
+    that holds its duration (beyond the longest case, the longest stratum's); (0, 1) where tau is not estimated."""
     for stratum in strata:
         if duration <= stratum.upto:
             return stratum.tau2, stratum.cases
