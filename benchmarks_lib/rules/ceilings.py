@@ -43,20 +43,23 @@ def ceiling_reference(operation: str, fsync_included: bool | None, cache_state: 
 
 
 def with_ceiling_fraction(df: pd.DataFrame) -> pd.DataFrame:
-    """Add ``ceiling_op`` and ``pct_of_ceiling`` (GB/s as % of the same run's ceiling)."""
+    """Add ``ceiling_op`` and ``pct_of_ceiling`` (GB/s as % of the same run's ceiling) and
+    ``pct_of_parallel_ceiling`` (of its parallel twin), for each group of rows alike in run, operation, fsync
+    policy and cache state (a few dozen in a run of thousands of rows)."""
     out = df.copy()
-    refs: dict[str, dict[str, float]] = {}
-    for run_id, part in df.groupby("run_id", dropna=False):
-        refs[str(run_id)] = ceiling_gbps(part)
-    ops, pcts, parallel = [], [], []
-    for run_id, op, fsync, cache, gbps in zip(out["run_id"], out["operation"], out["fsync_included"],
-                                              out["cache_state"], out["gbps"], strict=True):
+    ceiling = df[["run_id", "status", "backend", "operation", "gbps"]]  # not every column of every run's rows
+    refs = {str(run_id): ceiling_gbps(part) for run_id, part in ceiling.groupby("run_id", dropna=False)}
+    gbps = pd.to_numeric(out["gbps"], errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    ops = np.full(len(out), None, dtype=object)
+    pcts, parallel = np.full(len(out), np.nan), np.full(len(out), np.nan)
+    alike = out.groupby(["run_id", "operation", "fsync_included", "cache_state"], dropna=False, sort=False)
+    for (run_id, op, fsync, cache), where in alike.indices.items():
         ref = ceiling_reference(str(op), None if pd.isna(fsync) else bool(fsync), None if pd.isna(cache) else cache)
-        value = refs.get(str(run_id), {}).get(ref) if ref else None
-        ops.append(ref)
-        pcts.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)
-        value = refs.get(str(run_id), {}).get(parallel_ceiling_op(ref)) if ref else None  # the parallel ceiling
-        parallel.append(100 * gbps / value if value and not pd.isna(gbps) else np.nan)
+        ops[where] = ref
+        ceilings = refs.get(str(run_id), {})
+        for column, name in ((pcts, ref), (parallel, parallel_ceiling_op(ref))):
+            if ref and (value := ceilings.get(name)):
+                column[where] = 100 * gbps[where] / value
     out["ceiling_op"] = ops
     out["pct_of_ceiling"] = pcts  # of the single-stream ceiling
     out["pct_of_parallel_ceiling"] = parallel
