@@ -182,3 +182,29 @@ def test_every_case_records_the_load_and_a_loaded_case_is_a_problem(workdir):
     quiet = df.assign(loadavg_1m_before=0.0, cpu_steal_pct=0.0, other_cpu_pct=0.0)
     assert flags.loaded_cases(quiet).empty
     assert flags.loaded_cases(quiet.assign(loadavg_1m_before="lots", cpu_steal_pct="x")).empty  # a record's data
+
+
+def test_each_row_is_divided_by_the_ceiling_of_its_own_run_with_its_fsync_and_cache_state():
+    """Two runs with ceilings of their own (the median of each operation), one without: a write with fsync by the
+    fsync ceiling, without by the other, a cold read by the cold read (and its parallel twin), a warm read by memcpy;
+    an operation no ceiling judges, a row of a run without one and a row without a time get none."""
+    ceiling = [("write_fsync", 1.0), ("write_fsync", 3.0), ("write_nofsync", 4.0), ("read_cold", 2.0),
+               ("read_cold_parallel", 8.0), ("memcpy", 10.0)]
+    rows = [{"run_id": run, "backend": "ceiling", "operation": op, "gbps": g * scale, "status": "ok"}
+            for run, scale in (("a", 1.0), ("b", 2.0)) for op, g in ceiling]
+    rows += [{"run_id": "a", "backend": "lib", "operation": "total", "gbps": 1.0, "fsync_included": True},
+             {"run_id": "a", "backend": "lib", "operation": "total", "gbps": 1.0, "fsync_included": False},
+             {"run_id": "b", "backend": "lib", "operation": "read_cold", "gbps": 1.0, "cache_state": "cold"},
+             {"run_id": "b", "backend": "lib", "operation": "read", "gbps": 5.0, "cache_state": "warm"},
+             {"run_id": "b", "backend": "lib", "operation": "encode", "gbps": 1.0},
+             {"run_id": "c", "backend": "lib", "operation": "read_cold", "gbps": 1.0, "cache_state": "cold"},
+             {"run_id": "a", "backend": "lib", "operation": "total", "gbps": None, "fsync_included": True}]
+    df = pd.DataFrame([{"status": "ok", "fsync_included": None, "cache_state": None, **r} for r in rows])
+    got = common.with_ceiling_fraction(df)[df["backend"] == "lib"]
+    assert got["ceiling_op"].fillna("-").tolist() == ["write_fsync", "write_nofsync", "read_cold", "memcpy", "-",
+                                                      "read_cold", "write_fsync"]
+    assert got["pct_of_ceiling"].round(6).tolist()[:4] == [50.0, 25.0, 25.0, 25.0]  # of 2 (median), 4, 4, 20 GB/s
+    assert got["pct_of_ceiling"].iloc[4:].isna().all()
+    assert got["pct_of_parallel_ceiling"].round(6).tolist()[2] == 6.25  # of b's 16 GB/s
+    assert got["pct_of_parallel_ceiling"].drop(got.index[2]).isna().all()
+    assert len(common.with_ceiling_fraction(df)) == len(df) and "pct_of_ceiling" not in df  # the caller's rows kept
