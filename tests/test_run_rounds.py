@@ -109,14 +109,21 @@ def test_a_question_stops_at_its_first_look_once_answered(tmp_path):
 
 
 def test_a_run_keeps_to_its_budget_and_says_where_it_stopped(tmp_path):
-    t0 = time.perf_counter()
+    """The rounds get what the ceiling left of the budget, and no round starts that the time left cannot carry: the
+    last one started within the budget (by the run's own clock: its set-up and rounds so far), and the rows say
+    why it stopped. Nothing here depends on how fast the machine is (on a busy one the run stops sooner)."""
+    from benchmarks_lib.run.rounds import FIRST_LOOK_GRACE
+
     result = _run(tmp_path, {**SMALL, "backends": ["raw", "zarr-python", "tensorstore"], "iterations": 20,
                              "dims": "t:8,y:256:128,x:256"}, budget="6s")
-    took = time.perf_counter() - t0
-    stop = result.meta["rounds"]["stopped"]
+    rounds = result.meta["rounds"]
+    stop = rounds["stopped"]
     assert stop.startswith("this build's time ended at round") or stop == ""
+    assert rounds["budget_s"] <= 6 <= rounds["budget_s"] + rounds["before_s"] + 0.01  # what the ceiling left
     if stop:
-        assert took < 6 * 1.15 + 3  # the budget (+15%), and the run's own start and end
+        last_started = rounds["opened_s"] + sum(rounds["rounds_s"][:-1])
+        grace = FIRST_LOOK_GRACE if rounds["rounds"] - 1 < rounds["looks"][0] else 0.0  # below the first look
+        assert last_started <= rounds["budget_s"] * (1 + grace), rounds
         assert result.df["rounds_stop"].str.contains("this build's time ended").any()
 
 
