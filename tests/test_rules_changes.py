@@ -1,6 +1,7 @@
 """How a case changed between two runs (``rules.changes``, what ``iobench compare`` judges by): on simulated A/A pairs
-of runs measured in rounds, with a run-specific factor per case and with a step inside one run, the interval of an
-unchanged case covers 1 at least 95% of the time, at most 1% are flagged, and a true 1.5x change is found.
+of runs measured in rounds, with a run-specific factor per case (larger for the shortest cases, as on a busy machine)
+and with a step inside one run, the interval of an unchanged case covers 1 at least 95% of the time, at most 1% are
+flagged, and a true 1.5x change is found.
 
 ``simulated_runs`` is also what ``tools/simulate_compare.py`` measures (the table in book/methodology.md)."""
 

@@ -1,7 +1,7 @@
 """The table of book/methodology.md's "Comparing runs": ``iobench compare``'s verdicts on simulated pairs of runs
-(``simulated_runs`` of ``tests/test_rules_changes.py``: 30 cases measured in 12 rounds, 5% noise per time, one case
-1.5x slower in B), by the compare of this checkout and, with ``--before REV``, by the compare of that git revision,
-on the same simulated runs. Run from the repository root (about a minute at the default size)::
+(``simulated_runs`` of ``tests/test_rules_changes.py``: 30 cases, 48 in "short cases", measured in 12 rounds, 5% noise
+per time, one case 1.5x slower in B), by the compare of this checkout and, with ``--before REV``, by the compare of
+that git revision, on the same simulated runs. Run from the repository root (about a minute at the default size)::
 
     PYTHONPATH=$PWD python tools/simulate_compare.py --pairs 30 --seed 0 --before 2aa1822
 """
