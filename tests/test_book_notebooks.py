@@ -104,6 +104,8 @@ def test_notebooks_execute_and_the_book_builds(built_book, monkeypatch):
         assert all(p in reference for p in notebook_parameters(template(name, ROOT))), name
     machine = (html / "book" / "executed" / "machine.html").read_text()
     assert "cpu_model" in machine and "raw write + fsync, 1 stream" in machine  # each ceiling named in words
+    # each ceiling measured once per build: a later chapter of the same bytes takes it (``run.shared_ceiling``)
+    assert "and taken by the" in machine
     assert "book/executed/answers.html" in index.read_text()  # the front page is what a reader sees first
     front = (html / "book" / "executed" / "answers.html").read_text()
     assert "No run was found" not in front and "Not measured in this build" not in front

@@ -45,7 +45,7 @@ def project_root(root: str | Path | None = None) -> Path:
 
 
 #: parameters the book itself sets (from its own options)
-BOOK_PARAMETERS = ("PROFILE", "RESULTS_DIR", "RUN_ID", "BUDGET", "CONTINUE")
+BOOK_PARAMETERS = ("PROFILE", "RESULTS_DIR", "RUN_ID", "BUDGET", "CONTINUE", "CEILING_FROM")
 
 
 class BookError(RuntimeError):
@@ -404,6 +404,7 @@ def build_book(
     # the reference run committed with the book, set beside this machine's (none where the book is drawn from it)
     reference = root / REFERENCE.name
     reference = reference if reference.is_dir() and reference.resolve() != results.resolve() else None
+    measured: list[str] = []  # the runs this build made so far: a later one takes a ceiling they measured
     # the runs first (those that need least first), then the chapters reading them
     for name in [*measuring, *sorted((n for n in chapters if n not in measuring), key=lambda n: suites[n] is None)]:
         target = out_dir / f"{name}.ipynb"
@@ -426,6 +427,9 @@ def build_book(
                 own["BUDGET"] = shares.next(name)
             if "CONTINUE" in notebook_parameters(source):
                 own["CONTINUE"] = not fresh
+            if "CEILING_FROM" in notebook_parameters(source):  # the ceiling once per book (``run.shared_ceiling``)
+                own["CEILING_FROM"] = list(measured)
+                measured.append(run_ids[name])
             limit = timeout or notebook_timeout(suites[name], profile)
             with shares.spending():
                 execute_notebook(source, profile=profile, parameters=own, timeout=limit, **common)

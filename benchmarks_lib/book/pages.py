@@ -258,7 +258,8 @@ def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> 
         env = env or meta.get("environment", {})
         table = ceiling_table(df)
         if len(table):
-            ceilings.append((meta["suite"], run_id, table))
+            source = meta.get("ceiling_from")  # the run of the build that measured it (``run.shared_ceiling``)
+            ceilings.append((str(meta["suite"]), run_id, table, source if isinstance(source, str) else None))
         harness.append((str(meta["suite"]), run_id, df))
     if env:
         lines += ["| property | value |", "|---|---|"]
@@ -271,8 +272,16 @@ def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> 
             lines.append(f"| {md(key)} | {'' if value is None else md(value)} |")
     else:
         lines.append("No run was found (build without execution).")
-    for suite, run_id, table in ceilings:
-        lines += ["", f"## Ceiling measured in the {md(suite)} run ({md_code(run_id)})", "",
+    # a ceiling a run took from an earlier one of the build (``run.shared_ceiling``) is listed once, where measured
+    listed = {run_id for _, run_id, _, source in ceilings if not source}
+    for suite, run_id, table, source in ceilings:
+        if source in listed:
+            continue
+        taken = [s for s, _, _, theirs in ceilings if theirs == run_id]
+        also = f", and taken by the {md(', '.join(taken))} run(s) of this build" if taken else ""
+        head = f"Ceiling of the {md(suite)} run ({md_code(run_id)}), measured by run {md_code(source)}" if source \
+            else f"Ceiling measured in the {md(suite)} run ({md_code(run_id)})"
+        lines += ["", f"## {head}{also}", "",
                   "| ceiling | what it is | GB/s median | GB/s min | GB/s max | n |", "|---|---|---|---|---|---|"]
         for _, r in table.iterrows():
             lines.append(f"| {md(r['ceiling'])} | {md(r['what it is'])} | {r['GB/s median']:.3f} | "

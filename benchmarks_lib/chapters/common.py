@@ -303,6 +303,9 @@ def run_header(result, times: str) -> str:
     if len(fsync):
         times += ("; fsync included in every timed write" if fsync.all() else
                   "; no fsync in the timed writes" if not fsync.any() else "; fsync in some rows (as labelled)")
+    source = meta.get("ceiling_from")
+    measured = (f"measured once for this book, by run {md_code(source)} of the same build (the same bytes, machine "
+                "and file system)" if source else "measured in the same run")
     return "\n".join([
         f"Run {md_code(meta.get('run_id'))} ({md(meta.get('profile'))} profile) on "
         f"**{md(env.get('machine', 'this machine'))}**: {', '.join(md(m) for m in machine)}.",
@@ -312,5 +315,5 @@ def run_header(result, times: str) -> str:
         "coverage stated).",
         f"- **times include**: {times}.",
         "- **ceiling**: plain file I/O (one stream at queue depth 1, and as many parallel streams as usable cores) "
-        "and memcpy measured in the same run; a throughput above the ceiling it is judged by is flagged.",
+        f"and memcpy {measured}; a throughput above the ceiling it is judged by is flagged.",
     ])

@@ -58,7 +58,7 @@ def _value(v: object) -> object:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA or v is pd.NaT else v
 
 
-def _row(record: dict) -> dict:
+def plain_row(record: dict) -> dict:
     """A row read from a record as the runner wrote it: only its own columns (a run's frame fills the others with
     nothing), plain values, and not the stop of the build that measured it."""
     values = ((k, _value(v)) for k, v in record.items() if k != "rounds_stop")
@@ -133,7 +133,7 @@ def find_prior(run_dir: Path, meta: dict, cases: list[str]) -> tuple[Prior | Non
         measured = part[part["round"].notna()]
         if measured.empty:
             continue
-        rows[case_id] = [_row(r) | {BUILD_COLUMN: _value(r.get(BUILD_COLUMN)) or other.name}
+        rows[case_id] = [plain_row(r) | {BUILD_COLUMN: _value(r.get(BUILD_COLUMN)) or other.name}
                          for r in measured.to_dict("records")]
     if not rows:
         return None, f"starts afresh: run {other.name} holds no rounds of this run's cases"

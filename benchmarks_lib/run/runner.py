@@ -11,7 +11,8 @@
   one per backend reused across that backend's cases; each records where its seconds went (``t_*_s``).
 - A crash of a case (even a segfault in a native library) becomes an error row with the
   tail of its stderr, and the sweep goes on.
-- Every run measures the machine's ceiling first (see ``ceiling.py``).
+- Every run measures the machine's ceiling first (see ``ceiling.py``), or takes the one an earlier run of the same
+  book build measured of the same bytes on the same machine (``shared_ceiling``).
 - Scratch space: one marked directory per run, emptied after every case and removed at the
   end; nothing outside it is ever deleted.
 """
@@ -24,7 +25,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,7 @@ from benchmarks_lib.run.preflight import (
     format_seconds,
 )
 from benchmarks_lib.run.rounds import RoundDone, RoundsExecutor, round_seed
+from benchmarks_lib.run.shared_ceiling import parse_ceiling_from, take_ceiling
 from benchmarks_lib.run.versions import ENVIRONMENT, check_requests, companions, expand_cases, parse_versions
 from benchmarks_lib.run.worker import MEMORY_POLICY, case_memory, error_row, finish_rows
 from benchmarks_lib.suites import Case, ended_reason, get_suite
@@ -179,6 +181,7 @@ def run_suite(
     cluster: str | None = None,
     budget: float | str | None = None,
     continue_rounds: bool = False,
+    ceiling_from: Sequence[str] | None = None,
 ) -> RunResult:
     """Measure a suite and return its rows; resumes when ``run_id`` names an existing run.
 
@@ -190,12 +193,17 @@ def run_suite(
     for the profile, no limit where it states none): the cases of a suite that measures in rounds (:mod:`.rounds`)
     stop when the next round would not fit, and say so.
 
+    ``ceiling_from``: run ids of the same results directory (the runs an ``iobench book`` build made before this
+    one): where one of them measured the same ceiling on the same machine, this run takes its rows instead of
+    measuring it again (:mod:`.shared_ceiling`).
+
     ``cluster`` (``local``, or a Dask scheduler address ``tcp://host:port``) runs the cases as Dask tasks,
     at most one per worker at a time (:mod:`.cluster`); None (the default) runs them here, one after another."""
     if cluster is not None:
         cluster = parse_cluster(cluster)
     merged, cases, need = plan(suite_name, params, profile, ceiling)
     budget_s = run_budget(suite_name, profile, budget)
+    ceiling_from = parse_ceiling_from(ceiling_from)
     requests = parse_versions(merged.get("versions"))
     if requests and cluster is not None:
         raise SpecError("--versions measures its cases here, each in the environment of its version; it does not "
@@ -251,7 +259,7 @@ def run_suite(
         with activated(environments, harness):
             return _measure(cases, request, run_dir, scratch, scratch_root, case_timeout_s=case_timeout_s,
                             progress=progress, cluster=cluster, budget_s=budget_s, environments=environments,
-                            continue_rounds=continue_rounds and not requests)
+                            continue_rounds=continue_rounds and not requests, ceiling_from=ceiling_from)
     finally:
         remove_tree(scratch, scratch)
         os.close(lock)
@@ -305,7 +313,7 @@ def check_load(suite_name: str, profile: str, todo: list[Case], runs: int, clust
 def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scratch_root: Path, *,
              case_timeout_s: float, progress: Progress | None, cluster: str | None,
              budget_s: float | None = None, environments: Mapping[str, Environment] | None = None,
-             continue_rounds: bool = False) -> RunResult:
+             continue_rounds: bool = False, ceiling_from: tuple[str, ...] = ()) -> RunResult:
     """The cases not yet recorded, each in a fresh worker (or on the cluster), with the run locked and its
     scratch claimed; run.json is written for a new run and finished at the end."""
     run_id, profile = run_dir.name, request["profile"]
@@ -327,16 +335,24 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
     records = run_dir / "records"
     records.mkdir(parents=True, exist_ok=True)
     todo = [c for c in cases if not record_is_complete(records / f"{c.case_id}.parquet")]
-    if todo and meta.pop("finished_at", None):  # resumed with cases to measure: unfinished until it ends again
-        write_json_atomic(meta, meta_path)
-
     env = meta["environment"]
     run_columns = {"run_id": run_id, "profile": profile, **{k: env.get(k) for k in RUN_COLUMNS_FROM_ENV}}
     if get_suite(request["suite"]).rounds is not None:  # the cap the rule decided at: a page replays it at that cap
         run_columns[CAP_COLUMN] = iterations
-    done = len(cases) - len(todo)
-    if done and progress:
-        progress(done, len(cases), f"resuming {run_id}: {done} cases already recorded", True)
+    if (resumed := len(cases) - len(todo)) and progress:
+        progress(resumed, len(cases), f"resuming {run_id}: {resumed} cases already recorded", True)
+    # the machine's ceiling an earlier run of the same book build measured: taken, not measured again
+    for case in [c for c in todo if c.suite == "ceiling" and request["suite"] != "ceiling" and ceiling_from]:
+        if (source := take_ceiling(case, ceiling_from, run_dir, env, run_columns)) is not None:
+            todo.remove(case)
+            meta["ceiling_from"] = source
+            write_json_atomic(meta, meta_path)
+            if progress:
+                progress(len(cases) - len(todo), len(cases), f"the machine's ceiling of {case.params['nbytes']:,} "
+                         f"bytes: taken from run {source} of this book build (the same bytes, machine and file "
+                         "system), not measured again", True)
+    if todo and meta.pop("finished_at", None):  # resumed with cases to measure: unfinished until it ends again
+        write_json_atomic(meta, meta_path)
     job_base = {"iterations": iterations, "warmups": warmups, "profile": profile, "run_dir": str(run_dir.resolve()),
                 "run_columns": run_columns}
 
@@ -344,7 +360,7 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
         owner = get_suite(case.suite)
         return owner.case_timeout_s(case, iterations + warmups) if owner.case_timeout_s else case_timeout_s
 
-    finished = [done]
+    finished = [len(cases) - len(todo)]
     timeline = Timeline()
 
     def record(ran: CaseFinished) -> None:
@@ -458,7 +474,7 @@ def _case_status(path: Path) -> str:
 
 #: a notebook's names for the run's own settings -> ``run_or_load``'s keywords
 NOTEBOOK_SETTINGS = {"PROFILE": "profile", "RESULTS_DIR": "results_dir", "LOAD_RUN": "load", "RUN_ID": "run_id",
-                     "BUDGET": "budget", "CONTINUE": "continue_rounds"}
+                     "BUDGET": "budget", "CONTINUE": "continue_rounds", "CEILING_FROM": "ceiling_from"}
 
 
 def notebook_arguments(suite_name: str, namespace: Mapping[str, Any]) -> tuple[dict, dict]:
