@@ -362,8 +362,8 @@ def test_link_process_forwards_uploads_that_wait_for_100_continue(tmp_path):
 
 def test_the_link_paces_both_directions():
     """Calibration of the link's bandwidth: a 2 MiB upload and a 2 MiB download through a 20 MB/s link each
-    take at least 2 MiB / 20 MB/s (the pacer never lets a byte through early), and not far more (under 3x
-    plus 0.3 s, for a loaded machine)."""
+    take at least 2 MiB / 20 MB/s (the pacer never lets a byte through early, on every try), and not far more
+    (under 3x plus 0.3 s) on at least one of three tries: a busy machine may slow one try, never all three."""
     import http.server
     import time
 
@@ -391,17 +391,23 @@ def test_the_link_paces_both_directions():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Store)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        with LinkProcess(server.server_address[1], bandwidth=rate) as link:
-            conn = http.client.HTTPConnection("127.0.0.1", link.port, timeout=30)
-            took = {}
-            for method, body in (("PUT", os.urandom(size)), ("GET", None)):
-                t0 = time.perf_counter()
-                conn.request(method, "/x", body=body)
-                reply = conn.getresponse().read()
-                took[method] = time.perf_counter() - t0
-            conn.close()
-            assert len(reply) == size and link.charged() == {"connections": 1, "requests": 2}
-        for method, seconds in took.items():
-            assert size / rate * 0.95 <= seconds <= 3 * size / rate + 0.3, (method, took)
+        tries = []
+        for _ in range(3):
+            with LinkProcess(server.server_address[1], bandwidth=rate) as link:
+                conn = http.client.HTTPConnection("127.0.0.1", link.port, timeout=30)
+                took = {}
+                for method, body in (("PUT", os.urandom(size)), ("GET", None)):
+                    t0 = time.perf_counter()
+                    conn.request(method, "/x", body=body)
+                    reply = conn.getresponse().read()
+                    took[method] = time.perf_counter() - t0
+                conn.close()
+                assert len(reply) == size and link.charged() == {"connections": 1, "requests": 2}
+            assert all(seconds >= size / rate * 0.95 for seconds in took.values()), took
+            tries.append(took)
+            if all(seconds <= 3 * size / rate + 0.3 for seconds in took.values()):
+                break
+        else:
+            raise AssertionError(f"the link took more than 3x its bandwidth's time on three tries: {tries}")
     finally:
         server.shutdown()

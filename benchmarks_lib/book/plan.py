@@ -167,6 +167,19 @@ def _left_open(results: Path, suite: str, profile: str, fresh: bool = False) -> 
             f"; its last run here ({run.name}) decided all {len(asked)} questions")
 
 
+def _reach_basis(names: list[str], shares: BudgetShares) -> str:
+    """What a plan's needs rest on, in words: this machine's last runs, or (for a chapter not run here yet) its
+    suite's stated time, which a slower machine than the one it was measured on can miss."""
+    from benchmarks_lib.rules.decision import names_text
+
+    stated = [n for n in names if n in shares.needs and n not in shares.measured]
+    if not stated:
+        return "on this machine (by their last runs here)"
+    said = "their suites' stated times" if len(stated) == len(shares.needs) else \
+        f"the stated times of {names_text(stated)} (not run here yet)"
+    return f"by {said}: a machine slower than the one they were measured on may fall short"
+
+
 def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetShares, profile: str,
                results: Path, fresh: bool = False) -> list[str]:
     """What the book will measure, said before it starts: per measuring chapter, its share of the budget (or, without
@@ -210,7 +223,7 @@ def plan_lines(names: list[str], suites: dict[str, str | None], shares: BudgetSh
         reach = [f"  this budget falls short of the next look of {names_text(short)}: about "
                  f"{format_seconds(wanted)} would reach every one (--budget {math.ceil(wanted)}); a later build "
                  "goes on from what this one measures" if short else
-                 "  this budget reaches every chapter's next look on this machine"]
+                 f"  this budget reaches every chapter's next look {_reach_basis(names, shares)}"]
     scratch = resolve_scratch_root(None).absolute()
     there = next(p for p in (scratch, *scratch.parents) if p.exists())
     free = shutil.disk_usage(there).free
