@@ -200,8 +200,8 @@ def test_the_book_shares_its_budget_by_what_each_chapter_needs(two_builds):
     assert f"(--budget {math.ceil(shares.wanted())})" in lines[3], lines
     roomy = BudgetShares(3600.0, suites, "quick", needs={"writers": 200.0, "threads": None})
     assert plan_lines(list(suites), suites, roomy, "quick", results)[3] == \
-        "  this budget reaches every chapter's next look by the stated times of threads (not run here yet): a " \
-        "machine slower than the one they were measured on may fall short"
+        "  this budget reaches every chapter's next look by the stated times of threads (no need of theirs measured " \
+        "here): a machine slower than the one they were measured on may fall short"
     known = BudgetShares(3600.0, suites, "quick", needs={"writers": 200.0, "threads": 20.0})
     assert plan_lines(list(suites), suites, known, "quick", results)[3] == \
         "  this budget reaches every chapter's next look on this machine (by their last runs here)"

@@ -168,15 +168,15 @@ def _left_open(results: Path, suite: str, profile: str, fresh: bool = False) -> 
 
 
 def _reach_basis(names: list[str], shares: BudgetShares) -> str:
-    """What a plan's needs rest on, in words: this machine's last runs, or (for a chapter not run here yet) its
-    suite's stated time, which a slower machine than the one it was measured on can miss."""
+    """What a plan's needs rest on, in words: this machine's last runs, or (for a chapter whose need no run here
+    measured) its suite's stated time, which a slower machine than the one it was measured on can miss."""
     from benchmarks_lib.rules.decision import names_text
 
     stated = [n for n in names if n in shares.needs and n not in shares.measured]
     if not stated:
         return "on this machine (by their last runs here)"
     said = "their suites' stated times" if len(stated) == len(shares.needs) else \
-        f"the stated times of {names_text(stated)} (not run here yet)"
+        f"the stated times of {names_text(stated)} (no need of theirs measured here)"
     return f"by {said}: a machine slower than the one they were measured on may fall short"
 
 
