@@ -57,7 +57,9 @@ def test_a_run_takes_the_ceiling_an_earlier_run_of_the_build_measured(first):
     # the chapter's header says where its ceiling was measured
     assert "memcpy measured once for this book, by run `a` of the same build" in run_header(b, "the write")
     assert "memcpy measured in the same run" in run_header(a, "the write")
-    # no ceiling measured here: no worker ran it
+    # no ceiling measured here: no worker ran it, and the measuring run's seconds are not counted as this run's
+    assert mine["t_case_s"].isna().all() and mine["worker_peak_rss_bytes"].isna().all()
+    assert theirs["t_case_s"].notna().all()
     assert any(case_id.startswith("ceiling-") for *_, case_id in a.timeline.cases)
     assert not any(case_id.startswith("ceiling-") for *_, case_id in b.timeline.cases)
 

@@ -18,10 +18,15 @@ from pathlib import Path
 
 from benchmarks_lib.base.specs import SpecError, parse_run_id
 from benchmarks_lib.base.untrusted import RecordError
+from benchmarks_lib.measure.ledger import CASE_COLUMNS
 from benchmarks_lib.records.questions import BUILD_COLUMN, CAP_COLUMN
 from benchmarks_lib.records.store import read_records, read_run_json, to_frame, write_atomic_parquet
 from benchmarks_lib.run.continuation import SAME_ENVIRONMENT, plain_row
 from benchmarks_lib.suites import Case
+
+#: the columns a row taken leaves behind: where the measuring run's time and memory went (its case's seconds by phase,
+#: its worker's and runner's peak RSS: this run spent none of them) and that run's cap of rounds
+NOT_TAKEN = (*CASE_COLUMNS, "worker_peak_rss_bytes", "runner_peak_rss_bytes", "worker_reused", CAP_COLUMN)
 
 
 def parse_ceiling_from(value: object) -> tuple[str, ...]:
@@ -54,7 +59,7 @@ def take_ceiling(case: Case, sources: Sequence[str], run_dir: Path, environment:
         if df.empty or (df["status"] != "ok").any() or "case_id" not in df or "nbytes" not in df \
                 or (df["case_id"] != case.case_id).any() or (df["nbytes"] != case.params["nbytes"]).any():
             continue
-        rows = [{k: v for k, v in plain_row(r).items() if k != CAP_COLUMN} for r in df.to_dict("records")]
+        rows = [{k: v for k, v in plain_row(r).items() if k not in NOT_TAKEN} for r in df.to_dict("records")]
         # the run that measured them: ``source``, or the one it took them from in turn
         measured = {str(r.get(BUILD_COLUMN) or source) for r in rows}
         if len(measured) != 1:
