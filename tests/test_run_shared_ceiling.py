@@ -54,7 +54,12 @@ def test_a_run_takes_the_ceiling_an_earlier_run_of_the_build_measured(first):
     # a run that takes it from a run that took it names the run that measured it
     f = _run(tmp, "f", ceiling_from=["a", "b"])
     assert f.meta["ceiling_from"] == "a" and (_ceiling(f)[BUILD_COLUMN] == "a").all()
-    # the chapter's header says where its ceiling was measured
+    # `iobench show` and the chapter's header say where its ceiling was measured
+    from benchmarks_lib.cli import common
+
+    with common.console.capture() as shown:
+        common.print_run(b.df, "writers", "b")
+    assert "Ceiling (measured by run a of the same book build)" in shown.get()
     assert "memcpy measured once for this book, by run `a` of the same build" in run_header(b, "the write")
     assert "memcpy measured in the same run" in run_header(a, "the write")
     # no ceiling measured here: no worker ran it, and the measuring run's seconds are not counted as this run's
@@ -75,12 +80,12 @@ def test_the_machine_page_lists_a_shared_ceiling_once(first, tmp_path):
     # without the run that measured it, the ceiling is listed under the run that took it, naming the other
     text = write_machine_page(tmp / "results", tmp_path, ["e"]).read_text()
     assert "## Ceiling of the writers run (`e`), measured by run `a`" in text
-    # a forged run.json's ceiling_from (not a run id) is no source
-    meta_path = a.run_dir.parent / "e" / "run.json"
-    meta = json.loads(meta_path.read_text())
-    meta_path.write_text(json.dumps({**meta, "ceiling_from": ["<b>a</b>"]}))
+    # the rows say which run measured them (a forged name is shown as text, in a code span)
+    record = next((a.run_dir.parent / "e" / "records").glob("ceiling-*.parquet"))
+    pd.read_parquet(record).assign(**{BUILD_COLUMN: "<b>x</b>"}).to_parquet(record)
     text = write_machine_page(tmp / "results", tmp_path, ["a", "e"]).read_text()
-    assert text.count("## Ceiling measured in") == 2 and "<b>" not in text
+    assert "## Ceiling of the writers run (`e`), measured by run `<b>x</b>`" in text
+    assert "## Ceiling measured in the writers run (`a`)\n" in text
 
 
 def test_another_size_or_machine_measures_its_own(first):

@@ -25,6 +25,7 @@ from benchmarks_lib.chapters.common import ceiling_table
 from benchmarks_lib.chapters.compare import CHAPTER as COMPARE
 from benchmarks_lib.chapters.compare import MATCHED_SECTION
 from benchmarks_lib.records.store import load_run, newest_runs
+from benchmarks_lib.rules.ceilings import ceiling_measured_by
 from benchmarks_lib.rules.decision import legend
 from benchmarks_lib.run.pool import SHOWN_PHASES, peak_rss_mb, phase_totals
 
@@ -258,8 +259,7 @@ def write_machine_page(results_dir: Path, out_dir: Path, run_ids: list[str]) -> 
         env = env or meta.get("environment", {})
         table = ceiling_table(df)
         if len(table):
-            source = meta.get("ceiling_from")  # the run of the build that measured it (``run.shared_ceiling``)
-            ceilings.append((str(meta["suite"]), run_id, table, source if isinstance(source, str) else None))
+            ceilings.append((str(meta["suite"]), run_id, table, ceiling_measured_by(df)))
         harness.append((str(meta["suite"]), run_id, df))
     if env:
         lines += ["| property | value |", "|---|---|"]

@@ -15,7 +15,7 @@ from benchmarks_lib.base.markup import markdown_table, md, md_code
 from benchmarks_lib.base.stats import summarize
 from benchmarks_lib.chapters.flags import SHORT_S, above_ceiling, ceiling_and_load_problems, ceiling_mark, short_points
 from benchmarks_lib.rules.answers import ALWAYS_SHARDS
-from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
+from benchmarks_lib.rules.ceilings import ceiling_measured_by, ok_rows, with_ceiling_fraction
 from benchmarks_lib.rules.decision import LOOKS
 from benchmarks_lib.rules.names import operation_name
 from benchmarks_lib.rules.ranking import EQUALS, Entry, Ranking, countable, rank_against_leader, rank_samples
@@ -303,7 +303,7 @@ def run_header(result, times: str) -> str:
     if len(fsync):
         times += ("; fsync included in every timed write" if fsync.all() else
                   "; no fsync in the timed writes" if not fsync.any() else "; fsync in some rows (as labelled)")
-    source = meta.get("ceiling_from")
+    source = ceiling_measured_by(df)
     measured = (f"measured once for this book, by run {md_code(source)} of the same build (the same bytes, machine "
                 "and file system)" if source else "measured in the same run")
     return "\n".join([

@@ -136,7 +136,7 @@ def print_run(df, suite_name: str, title: str) -> None:
     each version's time against the newest follows, by the rule, with its interval (``rules.upgrades``)."""
     from benchmarks_lib.chapters.chapter import run_table
     from benchmarks_lib.chapters.common import ceiling_table, failures
-    from benchmarks_lib.rules.ceilings import ok_rows
+    from benchmarks_lib.rules.ceilings import ceiling_measured_by, ok_rows
     from benchmarks_lib.rules.upgrades import changes, headline
     from benchmarks_lib.run.versions import ENVIRONMENT, VERSION
 
@@ -146,7 +146,9 @@ def print_run(df, suite_name: str, title: str) -> None:
         version, backend = df[VERSION].astype("string"), df["backend"].astype(str)
         shown = df.assign(backend=backend.where(version.isna(), backend + " " + version.fillna("")))
     table = run_table(suite_name, shown)
-    console.print(rich_table(ceiling_table(df), "Ceiling (same run)"))
+    by = ceiling_measured_by(df)
+    console.print(rich_table(ceiling_table(df), f"Ceiling (measured by run {by} of the same book build)" if by else
+                             "Ceiling (same run)"))
     console.print(rich_table(table, title, index=type(table.index).__name__ != "RangeIndex"))
     for line in headline(changes(ok_rows(df)), visible) if versions else ():
         console.print(line.replace("**", ""), markup=False, highlight=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benchmarks_lib.records.questions import BUILD_COLUMN
 from benchmarks_lib.suites.ceiling import PARALLEL_SUFFIX
 
 
@@ -64,3 +65,13 @@ def with_ceiling_fraction(df: pd.DataFrame) -> pd.DataFrame:
     out["pct_of_ceiling"] = pcts  # of the single-stream ceiling
     out["pct_of_parallel_ceiling"] = parallel
     return out
+
+
+def ceiling_measured_by(df: pd.DataFrame) -> str | None:
+    """The run that measured ``df``'s ceiling where an earlier run of its book build did (``run.shared_ceiling``: its
+    rows name that run in ``BUILD_COLUMN``); None where the run measured its own, or has none."""
+    if "backend" not in df or BUILD_COLUMN not in df:
+        return None
+    names = sorted(set(df.loc[df["backend"] == "ceiling", BUILD_COLUMN].dropna().astype(str)))
+    return ", ".join(names) or None
+
