@@ -144,6 +144,21 @@ def test_threads_answer_is_the_fewest_threads_within_the_margin_of_the_fastest()
     assert "**" not in quick
 
 
+def test_the_threads_headline_is_a_decided_question_where_one_is():
+    """The headline is the first decided question (write first, then the fastest backend by median), so that a later
+    build, whose medians may order the backends otherwise, never heads the answer with an open question where an
+    earlier build headed it with a decision."""
+    from benchmarks_lib.rules.answers import answer
+
+    fast_open = _thread_rows({1: 0.5, 2: 0.3}, backend="fast", n=3)  # below the first look: open
+    slow_decided = _thread_rows({1: 2.0, 2: 1.0}, backend="slow", n=8)
+    got = answer("threads", _frame(fast_open + slow_decided))
+    assert got.of == "slow write" and got.ranking.decided and [a.of for a in got.more] == ["fast write"]
+    # all open: the fastest first, as before
+    got = answer("threads", _frame(fast_open + _thread_rows({1: 2.0, 2: 1.0}, backend="slow", n=3)))
+    assert got.of == "fast write" and not got.ranking.decided
+
+
 def _root(latency: float, cache_bytes: int, seconds: list[float]) -> list[dict]:
     return [{"suite": "cache", "backend": "root", "operation": "root_read", "iteration": i, "reader": "root",
              "config": f"cache {cache_bytes}", "location": "http", "latency_ms": latency, "server": "builtin",

@@ -352,8 +352,10 @@ def fewest_threads(ranking: Ranking) -> Entry:
 
 def _threads(q: Question, df: pd.DataFrame) -> Answer:
     """Per side (write first) and backend, the thread counts ranked on time by the rule and the fewest threads
-    within the margin of the fastest (``fewest_threads``); the headline is the side's fastest backend (best median
-    MB/s at any count) on the headline dataset (``HEADLINE_DATASETS``: arrays before meshes)."""
+    within the margin of the fastest (``fewest_threads``), on the headline dataset (``HEADLINE_DATASETS``: arrays
+    before meshes) first, each side's backends by their best median MB/s at any count. The headline is the first of
+    them whose question is decided (the first where none is): a question decided stays decided, so a later build
+    never heads the answer with an open question where an earlier one headed it with a decision."""
     rows = thread_rows(df)
     if rows.empty:
         return Answer(q)
@@ -371,6 +373,7 @@ def _threads(q: Question, df: pd.DataFrame) -> Answer:
                 codec = part["codec"].dropna().astype(str) if "codec" in part else pd.Series(dtype=str)
                 rests = (f"{backend} {side}", *_data(part), *([codec.iloc[0]] if len(codec) else []))
                 out.append(Answer(q, r, fewest_threads(r).name, rests, of=f"{backend} {side}"))
+    out.sort(key=lambda a: not a.ranking.decided)  # stable: the order above within the decided and the open
     return _with_more(out) if out else Answer(q)
 
 
