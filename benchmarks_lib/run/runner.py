@@ -342,7 +342,7 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
     if (resumed := len(cases) - len(todo)) and progress:
         progress(resumed, len(cases), f"resuming {run_id}: {resumed} cases already recorded", True)
     # the machine's ceiling an earlier run of the same book build measured: taken, not measured again
-    for case in [c for c in todo if c.suite == "ceiling" and request["suite"] != "ceiling" and ceiling_from]:
+    for case in [c for c in todo if c.suite == "ceiling" and request["suite"] != "ceiling"] if ceiling_from else ():
         if (source := take_ceiling(case, ceiling_from, run_dir, env, run_columns)) is not None:
             todo.remove(case)
             meta["ceiling_from"] = source
