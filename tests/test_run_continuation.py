@@ -162,7 +162,7 @@ def test_the_book_shares_its_budget_by_what_each_chapter_needs(two_builds):
 
     _, second = two_builds
     rounds = second.meta["rounds"]
-    assert rounds["before_s"] >= 0 and rounds["opened_s"] >= 0
+    assert rounds["before_s"] >= 0 and rounds["opened_s"] >= 0 and "measured_s" not in second.meta
     own = second.df[BUILD_COLUMN].isna() if BUILD_COLUMN in second.df else True  # none carried on a loaded machine
     new = second.df[own & second.df["round"].notna()]
     assert len(rounds["rounds_s"]) == new["round"].nunique() and all(x > 0 for x in rounds["rounds_s"])
@@ -238,3 +238,26 @@ def test_builds_go_on_past_one_builds_rounds_to_the_cap(tmp_path, monkeypatch):
     third = _run(tmp_path, "b3", {"iterations": CAP}, continue_rounds=True)
     assert "rounds measured" not in third.meta["rounds"]["stopped"]
     assert all(q["answer"] != "build's rounds measured" for q in third.meta["rounds"]["questions"])
+
+
+def test_a_run_of_fixed_iterations_is_planned_by_the_time_it_took(workdir):
+    """A suite measured in no rounds (parallel; here the ceiling on its own) records the seconds one session took to
+    measure it whole, and the next book weighs its share by them (the plan went by parallel's stated time, 12 s,
+    where its runs took 20-25 s); measured again from nothing, the new time; a run of rounds records none (its rounds
+    say it)."""
+    from benchmarks_lib.book.plan import NEED_MARGIN, prior_need
+    from benchmarks_lib.records.store import read_run_json
+
+    params = {"nbytes": "1MiB", "iterations": 1, "warmups": 0}
+    first = run_suite("ceiling", params, results_dir="results", run_id="c1", progress=None)
+    took = read_run_json(Path(first.run_dir) / "run.json")["measured_s"]
+    assert took > 0 and "rounds" not in first.meta
+    assert prior_need(first.meta, continuing=True) == pytest.approx(NEED_MARGIN * took)
+    assert prior_need(first.meta, continuing=False) == pytest.approx(NEED_MARGIN * took)
+    meta_path = Path(first.run_dir) / "run.json"
+    meta_path.write_text(json.dumps({**read_run_json(meta_path), "measured_s": 999.0}))
+    next(Path(first.run_dir, "records").glob("*.parquet")).unlink()  # its one case measured again, whole
+    run_suite("ceiling", params, results_dir="results", run_id="c1", progress=None)
+    assert 0 < read_run_json(meta_path)["measured_s"] < 999.0
+    for broken in ("x", -1.0, float("nan"), None, [3]):
+        assert prior_need({"measured_s": broken}, continuing=True) is None

@@ -108,12 +108,17 @@ def prior_need(meta: dict, continuing: bool) -> float | None:
     spent before its first round, and the rounds to the look at the cost of its own rounds; a build that continues
     it (``continuing``) goes on from its rounds with the cases its open questions still measure (its last round's
     cost), one that does not starts from round 0 (its second round's cost: every case open, the first round's
-    extra read-back paid). None where the run recorded no rounds' times (a run before they were kept, or none), and
-    for a build from scratch where the run continued an earlier one (its set-up and rounds measured only the cases
-    its open questions still needed: far less than a build from scratch measures)."""
+    extra read-back paid); a run of fixed iterations, measured in no rounds (parallel), needs what it took
+    (``measured_s``, recorded where one session measured it whole). None where the run recorded neither (a run
+    before they were kept, a resumed one), and for a build from scratch where the run continued an earlier one (its
+    set-up and rounds measured only the cases its open questions still needed: far less than a build from scratch
+    measures)."""
     from benchmarks_lib.rules.decision import LOOKS
 
     rounds = meta.get("rounds")
+    if rounds is None and "rounds" not in meta:  # a run of fixed iterations (parallel): the time it took, whole
+        took = meta.get("measured_s")
+        return NEED_MARGIN * took if isinstance(took, int | float) and math.isfinite(took) and took >= 0 else None
     if not isinstance(rounds, dict) or not isinstance(rounds.get("rounds_s"), list):
         return None
     if not continuing and rounds.get("continued_from"):

@@ -9,7 +9,6 @@ from rich.text import Text
 from benchmarks_lib.base.paths import RESULTS_DIR
 from benchmarks_lib.base.terminal import text
 from benchmarks_lib.cli.common import console, print_run, rich_table
-from benchmarks_lib.rules.words import rounds_table
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +20,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchmarks_lib.records.store import find_run, load_run, run_is_finished
+    from benchmarks_lib.rules.words import rounds_table  # pandas: imported where a run is shown, not for --help
 
     run_dir = find_run(args.results_dir, args.run)
     df, meta = load_run(run_dir)

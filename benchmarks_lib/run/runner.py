@@ -351,8 +351,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
                 progress(len(cases) - len(todo), len(cases), f"the machine's ceiling of {case.params['nbytes']:,} "
                          f"bytes: taken from run {source} of this book build (the same bytes, machine and file "
                          "system), not measured again", True)
-    if todo and meta.pop("finished_at", None):  # resumed with cases to measure: unfinished until it ends again
-        write_json_atomic(meta, meta_path)
+    if todo and (meta.pop("finished_at", None), meta.pop("measured_s", None)) != (None, None):
+        write_json_atomic(meta, meta_path)  # resumed with cases to measure: unfinished until it ends again
     job_base = {"iterations": iterations, "warmups": warmups, "profile": profile, "run_dir": str(run_dir.resolve()),
                 "run_columns": run_columns}
 
@@ -428,6 +428,8 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
         meta["rounds"] = {**rounds.record(), "before_s": round(before_s, 3)}
         if rounds.prior is None and continue_rounds:
             meta["rounds"]["afresh"] = afresh or "no earlier run of the suite on this machine"
+    elif todo and not resumed:  # a run of fixed iterations, whole in this session: what the next book plans it by
+        meta["measured_s"] = round(time.perf_counter() - t_start, 3)
     meta["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_json_atomic(meta, meta_path)
     if progress and todo and (line := timed_share_line(df)):
