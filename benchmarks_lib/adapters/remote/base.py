@@ -9,7 +9,9 @@ Lifecycle of a measured read (the suite evicts the input and resets the server b
 ``read`` runs ``measure_target`` (``module:function``) in a fresh process through
 :func:`benchmarks_lib.measure.fresh.call`, so that a library's global state (ROOT's gEnv, caches,
 event loops) never leaks from one configuration to the next and the RSS baseline is the reader's
-own. The function times exactly one region with :func:`timed_read` and returns a JSON dict: the
+own; a case that reads in rounds passes ``forks`` (:meth:`RemoteReader.forks`): each read is then a process forked
+from a server that imported the library once (:meth:`RemoteReader.preload`), still one process per read.
+The function times exactly one region with :func:`timed_read` and returns a JSON dict: the
 timed region's row (``elapsed_s``, ``cpu_s``, ``io_read_bytes``...), ``rss_baseline_bytes`` and
 ``rss_after_bytes`` of the fresh process, ``nbytes`` (bytes of data returned), what the reader
 needs to be verified (``branch_sums``, or ``verified`` itself), and its own counters.
@@ -22,6 +24,7 @@ imported only inside the measured function, in the fresh process.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +57,13 @@ def timed_read(read: Callable[[], dict]) -> dict:
             TIMED_SPAN: span}
 
 
+def preload(reader: str) -> None:
+    """In a fork server: ``reader``'s :meth:`RemoteReader.preload`."""
+    from benchmarks_lib.adapters import adapter_class
+
+    adapter_class(reader, "remote").preload()
+
+
 class RemoteReader(Library):
     """A reader measured by the cache/prefetch chapter; see :class:`Library` for what it declares."""
 
@@ -70,14 +80,31 @@ class RemoteReader(Library):
             raise Unavailable(reason)
 
     @classmethod
+    def preload(cls) -> None:
+        """What a fork server (:meth:`forks`) does once, so that each read forked from it starts past it: the
+        library's modules imported. Nothing started: a thread (zarr's event loop, a pool) would not be in the
+        forked processes, whose library would wait on it."""
+        for module in (cls.module, *getattr(cls, "warm_up_modules", ())):
+            importlib.import_module(module)
+
+    @classmethod
+    def forks(cls, environ: dict[str, str] | None = None) -> fresh.Forks:
+        """A fork server for this reader's reads (:class:`benchmarks_lib.measure.fresh.Forks`; a context manager),
+        each read's process with the environment ``environ`` (as :meth:`read`'s)."""
+        return fresh.Forks(cls.measure_target, preload=(f"{__name__}:preload", {"reader": cls.name}),
+                           base_env=environ)
+
+    @classmethod
     def read(cls, location: str | Path, *, timeout_s: float | None = None, environ: dict[str, str] | None = None,
-             **settings: object) -> dict:
+             forks: fresh.Forks | None = None, **settings: object) -> dict:
         """One measured read of ``location`` (a path, an http(s) or s3 URL) in a fresh process whose environment
-        is ``environ`` (default: this process's; for S3, the AWS variables of the server it reads): its metrics."""
+        is ``environ`` (default: this process's; for S3, the AWS variables of the server it reads): its metrics.
+        With ``forks`` (this reader's :meth:`forks`, made with the same ``environ``), the process is forked from it."""
         from benchmarks_lib.measure.ledger import LEDGER
 
-        metrics = fresh.call(cls.measure_target, {"location": str(location), **settings}, timeout_s=timeout_s,
-                             base_env=environ)
+        kwargs = {"location": str(location), **settings}
+        metrics = forks.call(kwargs, timeout_s=timeout_s) if forks is not None else \
+            fresh.call(cls.measure_target, kwargs, timeout_s=timeout_s, base_env=environ)
         span = metrics.pop(TIMED_SPAN, None) if isinstance(metrics, dict) else None
         if isinstance(span, list) and len(span) == 2:  # the fresh process's timed region is the case's
             LEDGER.add_timed(int(span[0]), int(span[1]))
@@ -96,4 +123,4 @@ class RemoteReader(Library):
         raise NotImplementedError(f"{cls.name} does not read sample files back")
 
 
-__all__ = ["RemoteReader", "is_url", "timed_read"]
+__all__ = ["RemoteReader", "is_url", "preload", "timed_read"]

@@ -3,7 +3,7 @@
 The readers are ``remote`` adapters; each configuration is one :class:`Case`, measured in rounds
 (``suites.Rounds``): set up once (its input, the values its reads must return, its server started and kept until
 the case closes), then each round one measured read, a fresh Python process with the input evicted from the page
-cache first:
+cache first (forked from one that imported the reader's library for the case: ``measure.fresh.Forks``):
 
 - ``root``: seed 004's benchmark with real ROOT: TTreeCache size x ``TFile.AsyncPrefetching``
   x location (local file; HTTP through ``TWebFile`` at each latency) on seed 004's sample file.
@@ -60,20 +60,20 @@ ZARR_WORKLOADS = ("whole", "cutouts")
 
 #: ``quick`` answers the chapter's question (what a read cache buys a remote read) in rounds (``run.rounds``: at most
 #: ``iterations``, each question stopped once answered, the whole run within the profile's time), one read per
-#: configuration per round, each a fresh process on a cold input (~1.5 s of process start-up around a 0.3-3 s read
-#: on 2 cores): ROOT without and with a TTreeCache, and one Zarr client (tensorstore) without and with its cache,
-#: over one emulated link (10 ms, 50 MB/s). Its Zarr cases are the standard profile's own (the same store, layout,
-#: cutouts, concurrency, link and bandwidth: a quick run compares with the standard reference); its TTree is smaller
-#: than standard's (750 entries x 16 branches: a few dozen transactions without a cache instead of thousands).
-#: zarr-python's clients (fsspec: 16.5 s of the quick book's 64 s here), uproot, local files, async prefetching, the
-#: unsharded layout and S3 are standard's. ``standard`` sets local reads beside the 10 ms link: ROOT with and
-#: without a TTreeCache, uproot (its default fsspec source) at a small and a large step, and every Zarr client and
-#: layout, with and without its cache, reading cutouts at concurrency 8 over HTTP and through S3 (about 10 minutes
-#: on 2 cores at the reference's n = 5; each Zarr read ~1 s in a ~2.5 s case, ROOT without a TTreeCache ~20 s,
-#: uproot's 100 MB step ~22 s). A 0 ms link, async prefetching, whole-array reads, concurrency 1 and uproot's other
-#: sources are parameters (``latencies_ms``, ``async_prefetch``, ``zarr_workloads``, ``zarr_concurrency``,
-#: ``uproot_sources``); the reference of 2026-11-22 measured them at n = 3 (async prefetching moved ROOT's 10 ms
-#: read by under 1%).
+#: configuration per round, each a fresh process on a cold input (forked from one that imported the reader's library:
+#: about 0.15 s of start-up around a 0.3-3 s read on 2 cores, where a new interpreter took 1.5 s): ROOT without and with
+#: a TTreeCache, and one Zarr client (tensorstore) without and with its cache, over one emulated link (10 ms, 50 MB/s).
+#: Its Zarr cases are the standard profile's own (the same store, layout, cutouts, concurrency, link and bandwidth: a
+#: quick run compares with the standard reference); its TTree is smaller than standard's (750 entries x 16 branches: a
+#: few dozen transactions without a cache instead of thousands). zarr-python's clients (fsspec: 16.5 s of the quick
+#: book's 64 s here), uproot, local files, async prefetching, the unsharded layout and S3 are standard's. ``standard``
+#: sets local reads beside the 10 ms link: ROOT with and without a TTreeCache, uproot (its default fsspec source) at a
+#: small and a large step, and every Zarr client and layout, with and without its cache, reading cutouts at concurrency
+#: 8 over HTTP and through S3 (about 10 minutes on 2 cores at the reference's n = 5; each Zarr read ~1 s in a ~2.5 s
+#: case, ROOT without a TTreeCache ~20 s, uproot's 100 MB step ~22 s). A 0 ms link, async prefetching, whole-array
+#: reads, concurrency 1 and uproot's other sources are parameters (``latencies_ms``, ``async_prefetch``,
+#: ``zarr_workloads``, ``zarr_concurrency``, ``uproot_sources``); the reference of 2026-11-22 measured them at n = 3
+#: (async prefetching moved ROOT's 10 ms read by under 1%).
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
         "readers": ["root", "zarr"], "entries": 750, "branches": 16, "auto_flush": 300,
@@ -292,7 +292,9 @@ SUITE = Suite(
                "branches", "zarr_dims"),
     # every read has its own limit; the case may also build the sample file once
     case_timeout_s=lambda case, runs: float(case.params.get("timeout_s", 600)) * (runs + 1) + 600,
-    time_budget_s={"quick": 58, "standard": 810},  # standard: its first look, 8 rounds of 73-96 s, on 2 cores
+    # quick: 46 s since each read is forked from a process that imported its library (85 s by a fresh interpreter per
+    # read, 2026-12-07); standard: its first look, 8 rounds of 73-96 s, on 2 cores (before the forks)
+    time_budget_s={"quick": 46, "standard": 810},
     user_s3=lambda case: case.params.get("s3_endpoint") is not None,
     smoke={"readers": ["root", "uproot", "zarr"], "entries": 50, "branches": 4, "cache_sizes": [0, "10MB"],
            "async_prefetch": [0], "locations": ["local", "http"], "latencies_ms": [0], "uproot_sources": ["fsspec"],

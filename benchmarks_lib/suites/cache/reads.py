@@ -137,20 +137,24 @@ def _prepare_input(q: dict, inputs: Path) -> tuple[Path, dict, Any]:
                     "compression_ratio": info["array_bytes"] / info["stored_bytes"]}, info
 
 
-def _read_once(q: dict, location: str, server: Any, expected: list[int] | None) -> dict:
-    """One measured read by the case's remote adapter, in a fresh process."""
-    reader = adapter_class(q["client"] if q["reader"] == "zarr" else q["reader"], "remote")
+def _reader(q: dict) -> type:
+    """The case's remote adapter."""
+    return adapter_class(q["client"] if q["reader"] == "zarr" else q["reader"], "remote")
+
+
+def _read_once(q: dict, location: str, forks: Any, expected: list[int] | None) -> dict:
+    """One measured read by the case's remote adapter, in a process of its own forked from ``forks``."""
+    reader = _reader(q)
     if q["reader"] == "root":
         settings = {"cache_bytes": q["cache_bytes"], "async_prefetch": bool(q["async_prefetch"])}
     elif q["reader"] == "uproot":
-        settings = {"source": q["source"] if server else "local", "step_size": q["step"],
+        settings = {"source": q["source"] if q["location"] != "local" else "local", "step_size": q["step"],
                     "num_workers": q["num_workers"]}
     else:
         settings = {"workload": q["workload"], "client_cache": q["client_cache"], "concurrency": q["concurrency"],
                     "cutout": q["cutout"], "cutouts": q["cutouts"], "dims": q["store"]["dims"],
                     "dataset": q["store"]["dataset"], "expected_crc32s": expected}
-    environ = server.reader_environ() if q["location"] == "s3" else None  # the S3 server's credentials, nothing else
-    return reader.read(location, timeout_s=q["timeout_s"], environ=environ, **settings)
+    return reader.read(location, timeout_s=q["timeout_s"], forks=forks, **settings)
 
 
 def _open_case(case: Case, ctx: CaseContext, stack: ExitStack) -> Callable[[int], dict]:
@@ -184,12 +188,15 @@ def _open_case(case: Case, ctx: CaseContext, stack: ExitStack) -> Callable[[int]
     evict = getattr(server, "data_dir", target)
     # the input is only read between reads: flushed once, then advised out (never the machine's caches)
     evictions = StoreEvictions(drop_caches=False)
+    # each read a process of its own, forked from one that imported the reader's library for the case (its import
+    # and start-up, 1-1.7 s a read on 2 cores, once); its environment: the S3 server's credentials, nothing else
+    forks = stack.enter_context(_reader(q).forks(server.reader_environ() if q["location"] == "s3" else None))
 
     def read(iteration: int) -> dict:
         report = evictions.evict(evict) if evict is not None else None
         if server is not None:
             server.reset()
-        metrics = _read_once(q, location, server, expected)
+        metrics = _read_once(q, location, forks, expected)
         sums = metrics.pop("branch_sums", None)
         row = {**base, **metrics, **(report.as_row() if report else {}), "iteration": iteration, "status": "ok"}
         if q["reader"] in ("root", "uproot"):
