@@ -127,13 +127,14 @@ def _start_run(base: Path, latency_ms: float) -> subprocess.Popen:
 
 def _wait_mid_case(run: subprocess.Popen, base: Path, timeout_s: float = 180) -> dict[int, int]:
     """Once nginx serves the case's input, the link proxy in front of it listens and the reader reads through
-    them: the run's processes."""
+    them (a read's process, forked from the reader's server: ``measure.fresh.Forks``): the run's processes."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and run.poll() is None:
         tree = _descendants(run.pid)
         nginx = [p for p in tree if _is_nginx(p)]
         proxy = [p for p in tree if "link:run_proxy" in _cmdline(p)]
-        reader = [p for p in tree if "--call" in _cmdline(p)]
+        servers = {p for p in tree if "--serve" in _cmdline(p)}
+        reader = [p for p in servers if (st := _stat(p)) and st[0] in servers]
         if nginx and proxy and reader and _listening_ports(nginx) and _listening_ports(proxy):
             return tree
         time.sleep(0.05)

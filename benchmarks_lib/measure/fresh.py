@@ -99,16 +99,22 @@ def call(target: str, kwargs: dict, *, timeout_s: float | None = None, env: dict
         if isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
             raise FreshProcessError(f"{target} did not finish within {timeout_s} s") from None
         raise
+    reply = _reply(stdout)
+    if proc.returncode != 0 or reply is None or "result" not in reply:
+        tail = "\n".join(stderr.strip().splitlines()[-STDERR_LINES:])
+        raise FreshProcessError(f"{target} failed (exit {proc.returncode}): {tail}", proc.returncode)
+    return reply["result"]
+
+
+def _reply(text: str | bytes) -> dict | None:
+    """A child's reply (None: none, or not JSON); the child's :class:`Unavailable` raised here as itself."""
     try:
-        reply = json.loads(stdout) if stdout.strip() else None
+        reply = json.loads(text) if text.strip() else None
     except json.JSONDecodeError:
         reply = None
     if isinstance(reply, dict) and "unavailable" in reply:
         raise Unavailable(reply["unavailable"])
-    if proc.returncode != 0 or not isinstance(reply, dict) or "result" not in reply:
-        tail = "\n".join(stderr.strip().splitlines()[-STDERR_LINES:])
-        raise FreshProcessError(f"{target} failed (exit {proc.returncode}): {tail}", proc.returncode)
-    return reply["result"]
+    return reply if isinstance(reply, dict) else None
 
 
 class Forks:
@@ -163,17 +169,12 @@ class Forks:
         except BaseException:
             self.close()
             raise
-        try:
-            reply = json.loads(line) if line.strip() else None
-        except json.JSONDecodeError:
-            reply = None
-        if isinstance(reply, dict) and "unavailable" in reply:
-            raise Unavailable(reply["unavailable"])
-        if not isinstance(reply, dict) or "result" not in reply:
+        reply = _reply(line)
+        if reply is None or "result" not in reply:
             said = self._said(since)
-            if not isinstance(reply, dict):  # the server itself ended (its preload or a library took it down)
+            if reply is None:  # the server itself ended (its preload or a library took it down)
                 self.close()
-            code = reply.get("failed") if isinstance(reply, dict) else proc.returncode
+            code = proc.returncode if reply is None else reply.get("failed")
             raise FreshProcessError(f"{self.target} failed (exit {code}): {said}", code if isinstance(code, int)
                                     else None)
         return reply["result"]
