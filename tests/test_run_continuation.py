@@ -242,7 +242,7 @@ def test_builds_go_on_past_one_builds_rounds_to_the_cap(tmp_path, monkeypatch):
 
 def test_a_run_of_fixed_iterations_is_planned_by_the_time_it_took(workdir):
     """A suite measured in no rounds (parallel; here the ceiling on its own) records the seconds one session took to
-    measure it whole, and the next book weighs its share by them (the plan went by parallel's stated time, 12 s,
+    measure it whole, and the next book weighs its share by them (the plan went by parallel's stated time alone: 12 s,
     where its runs took 20-25 s); measured again from nothing, the new time; a run of rounds records none (its rounds
     say it)."""
     from benchmarks_lib.book.plan import NEED_MARGIN, prior_need
