@@ -351,8 +351,9 @@ def _measure(cases: list[Case], request: dict, run_dir: Path, scratch: Path, scr
                 progress(len(cases) - len(todo), len(cases), f"the machine's ceiling of {case.params['nbytes']:,} "
                          f"bytes: taken from run {source} of this book build (the same bytes, machine and file "
                          "system), not measured again", True)
-    if todo and (meta.pop("finished_at", None), meta.pop("measured_s", None)) != (None, None):
-        write_json_atomic(meta, meta_path)  # resumed with cases to measure: unfinished until it ends again
+    # resumed with cases to measure: unfinished until it ends again, and no longer measured whole in one session
+    if todo and [meta.pop(key) for key in ("finished_at", "measured_s") if key in meta]:
+        write_json_atomic(meta, meta_path)
     job_base = {"iterations": iterations, "warmups": warmups, "profile": profile, "run_dir": str(run_dir.resolve()),
                 "run_columns": run_columns}
 

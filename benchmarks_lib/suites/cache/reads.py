@@ -16,6 +16,7 @@ from benchmarks_lib.base.availability import Unavailable
 from benchmarks_lib.base.specs import shape_text
 from benchmarks_lib.inputs import inputs_dir, root_sample, zarr_store
 from benchmarks_lib.inputs.zarr_store import ZARR_DATASET
+from benchmarks_lib.measure.fresh import Forks
 from benchmarks_lib.suites import Case, CaseContext, Rounds, end_case
 from benchmarks_lib.suites.kit.in_rounds import whole_case
 
@@ -142,7 +143,7 @@ def _reader(q: dict) -> type:
     return adapter_class(q["client"] if q["reader"] == "zarr" else q["reader"], "remote")
 
 
-def _read_once(q: dict, location: str, forks: Any, expected: list[int] | None) -> dict:
+def _read_once(q: dict, location: str, forks: Forks, expected: list[int] | None) -> dict:
     """One measured read by the case's remote adapter, in a process of its own forked from ``forks``."""
     reader = _reader(q)
     if q["reader"] == "root":
