@@ -8,10 +8,15 @@ from test_book_notebooks import MEASURING, NOTEBOOKS, ROOT, suite_of
 
 from benchmarks_lib.suites import get_suite
 
-#: beyond the smoke sizes, fewer cases where a chapter's smoke run is long (ROOT and uproot readers, a second
-#: codec and dataset): the book build (``test_book_notebooks``) measures every chapter at its smoke sizes whole
+#: beyond the smoke sizes, one or two contenders a chapter and the fewest cases that still run it top to bottom
+#: (what this test checks is how the notebooks run, not what they measure): the book build
+#: (``test_book_notebooks``) measures every chapter at its smoke sizes whole
 FEWER = {"cache": {"readers": ["zarr"], "locations": ["local"], "zarr_clients": ["tensorstore"]},
-         "compression": {"codecs": ["zstd:1"], "datasets": ["em_like"]}}
+         "compression": {"codecs": ["zstd:1"], "datasets": ["em_like"], "real_datasets": [], "mesh_backends": ["zvtk"],
+                         "levels": [1]},
+         "threads": {"backends": ["tensorstore"]}, "parallel": {"alignments": ["chunk"]},
+         "s3": {"backends": ["zarr-python"]},
+         "writers": {"backends": ["raw", "zarr-python"], "tests": ["write", "read"]}}
 #: an IPython startup file in the kernel's own IPYTHONDIR (where a user's profile keeps one): every suite's "quick"
 #: profile takes the suite's smoke sizes (and ``FEWER``), so that a chapter runs end to end in seconds; no cell is
 #: changed

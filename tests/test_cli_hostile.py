@@ -1,4 +1,5 @@
-"""Bad inputs and faults through the real CLI (a subprocess each), as a hostile user would try them.
+"""Bad inputs and faults through the real CLI (a process each, forked from one that imported it: ``forked_cli``),
+as a hostile user would try them.
 
 Each probe must end with exit 2 and one line on stderr (no traceback) and leave the file tree
 untouched: results, scratch and a decoy directory of the user's are hashed before and after.
@@ -17,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked_cli
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -33,9 +35,8 @@ LONG = "n" * 300
 
 
 def iobench(args: list[str], cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "IOBENCH_SCRATCH": str(cwd / "scratch"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "benchmarks_lib", *args], cwd=cwd, capture_output=True, text=True,
-                          env=full_env, timeout=timeout, stdin=subprocess.DEVNULL)
+    """The command line in ``cwd``, its scratch under it (a process of its own each, forked: ``forked_cli``)."""
+    return forked_cli.iobench(args, cwd, {"IOBENCH_SCRATCH": str(cwd / "scratch"), **(env or {})}, timeout=timeout)
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -666,3 +667,15 @@ def test_a_failure_shows_the_exception_line_not_the_tail_of_its_message(home: Pa
     assert reason.startswith(first_line + "\n") and len(reason) <= 4000
     assert "raise RuntimeError" in reason  # and where it was raised, from the end of the traceback
     assert first_line in iobench(["show", "xml"], home, env=env).stdout
+
+
+@pytest.mark.parametrize("args", [["run", "writers", "--budget", "soon"], ["show", "nothing-here"], ["suites"]])
+def test_the_forked_command_line_answers_as_the_command_does(home: Path, args: list[str]):
+    """What the probes above see (``forked_cli``) is what a fresh ``iobench`` prints and returns."""
+    fresh = subprocess.run([sys.executable, "-m", "benchmarks_lib", *args], cwd=home, capture_output=True, text=True,
+                           env={**os.environ, "IOBENCH_SCRATCH": str(home / "scratch")}, stdin=subprocess.DEVNULL)
+    forked = iobench(args, home)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert fresh.stdout or fresh.stderr
+    with pytest.raises(subprocess.TimeoutExpired):  # past its time the call is killed, as subprocess.run's is
+        iobench(args, home, timeout=0.001)

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import forked_cli
 import pytest
 from conftest import declare_adapters, python_path
 from test_cli_hostile import tree_digest
@@ -30,8 +31,8 @@ def command(*args: str) -> list[str]:
 
 
 def iobench(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(command(*args), cwd=cwd, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+    """``iobench run ARGS`` in ``cwd`` (a process of its own, forked: ``forked_cli``)."""
+    return forked_cli.iobench(["run", *args], cwd, env)
 
 
 def refused(proc: subprocess.CompletedProcess) -> str:

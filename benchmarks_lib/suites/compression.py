@@ -180,11 +180,17 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     array_backends = parse_names(p["array_backends"], "array_backends", ARRAY_BACKENDS, empty_ok=True)
     levels = parse_ints(p["levels"], "levels", minimum=ZSTD_LEVELS[0], maximum=ZSTD_LEVELS[1])
     compressors = parse_names(p["vtu_compressors"], "vtu_compressors", VTU_COMPRESSORS)
+    # the scalars before the datasets: a person's files are inspected in a child process of their own
+    common = {"threads": _thread_count(p["threads"]),
+              "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
+              "fsync": parse_bool(p["fsync"], "fsync")}
+    generate = parse_generate_bytes(p["generate_bytes"])
+    size = parse_count(p["points_per_case"], "points_per_case")
+    codecs, real_codecs = parse_codecs(p["codecs"]), parse_codecs(p["real_codecs"])
     parsed = parse_datasets(p["datasets"], meshes=True)  # a person's mesh files go to the mesh writers
     mesh_files = [spec for _, spec in parsed if isinstance(spec, MeshSpec)]
     choices = [(label, spec) for label, spec in parsed if not isinstance(spec, MeshSpec)]
     pairs = parse_real_datasets(p["real_datasets"], named=params.get("real_datasets") is not None)
-    codecs, real_codecs = parse_codecs(p["codecs"]), parse_codecs(p["real_codecs"])
     for name, given, used in (("codecs", codecs, array_backends), ("real_codecs", real_codecs, pairs)):
         if used and not given:
             raise SpecError(f"{name} is empty; give at least one, e.g. zstd:3, gzip:6, lz4, blosc-lz4:5:shuffle")
@@ -196,11 +202,6 @@ def build_cases(params: dict, profile: str) -> list[Case]:
     points_dims = {}  # a person's own data: its crop of the dims (synthetic data: the dims)
     for label, spec in choices:
         points_dims[label] = str(fit_crops(spec, array_backends, dims=(dims, True))[0] if spec else dims)
-    common = {"threads": _thread_count(p["threads"]),
-              "seed": parse_count(p["seed"], "seed", minimum=0, maximum=2**32 - 1),
-              "fsync": parse_bool(p["fsync"], "fsync")}
-    generate = parse_generate_bytes(p["generate_bytes"])
-    size = parse_count(p["points_per_case"], "points_per_case")
     tet = {"dataset": MESH_DATASET, "mesh_n": parse_mesh_n(p["mesh_n"]), **common}
     meshes = [tet, *({**common, "dataset": m.label, "mesh_file": m.to_param()} for m in mesh_files)]
     cases = []
