@@ -570,7 +570,8 @@ def _markup_run(results: Path, run_id: str) -> None:
     pd.DataFrame({**MARKUP, "status": ["ok", "ok", "error", "ok"], "operation": ["total"] * 3 + ["write"],
                   "suite": "writers", "run_id": run_id, "iteration": [0, 1, 0, 0],
                   "elapsed_s": [1.0, 2.0, None, 1.5], "gbps": [1.0, 0.5, None, 2.0],
-                  "rss_growth_bytes": [-5, 1, None, 2]}).to_parquet(run_dir / "records" / RECORD, index=False)
+                  "rss_growth_bytes": [-5, 1, None, 2],
+                  "shape": [[32, 540, 1920], [1], None, [4, 5]]}).to_parquet(run_dir / "records" / RECORD, index=False)
 
 
 @pytest.mark.parametrize("command", [["show", "markup"], ["compare", "markup", "markup2"]])
@@ -599,6 +600,7 @@ def test_export_neutralises_spreadsheet_formulas_and_keeps_numbers(home: Path):
     assert [r["backend"] for r in rows] == ["[/]x", "[link=https://evil]y[/link]", "'" + MARKUP["backend"][2],
                                              "'+x\x1b[2J"]
     assert rows[-1]["elapsed_s"] == "1.5" and float(rows[0]["rss_growth_bytes"]) == -5  # numbers stay numbers
+    assert [r["shape"] for r in rows] == ["[32, 540, 1920]", "[1]", "", "[4, 5]"]  # a list as its JSON text
 
 
 def test_export_force_never_replaces_what_is_not_a_regular_file(home: Path):

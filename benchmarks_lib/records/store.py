@@ -429,7 +429,11 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_safe(value: object) -> object:
-    """A text cell that would begin a formula, prefixed with ``'`` (shown as text); anything else as it is."""
+    """A text cell that would begin a formula, prefixed with ``'`` (shown as text); a list cell (a shape, a chunk
+    grid) as its JSON text, ``[32, 540, 1920]``, not numpy's print of it (``[  32  540 1920]``, cut with ``...``
+    past a thousand values); anything else as it is."""
+    if isinstance(value, np.ndarray | list | tuple):
+        return json.dumps(value.tolist() if isinstance(value, np.ndarray) else list(value), default=str)
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) else value
 
 
