@@ -198,6 +198,25 @@ class Forks:
             self._log = None
 
 
+#: the fork servers this process shares (:func:`shared_forks`), by what they serve
+_SHARED: dict[str, Forks] = {}
+
+
+def shared_forks(target: str, *, preload: tuple[str, dict] | None = None) -> Forks:
+    """The :class:`Forks` of ``target`` and ``preload`` that this process shares, with this process's environment:
+    every case of a worker that reads through the same server forks from it (a call starts from the server's
+    state whichever case made it; starting one costs a reader's imports and preload, 1-1.5 s of CPU). Stopped when
+    this process exits (and killed with it)."""
+    import atexit
+
+    key = json.dumps([target, preload])
+    if not _SHARED:
+        atexit.register(lambda: [forks.close() for forks in _SHARED.values()])
+    if key not in _SHARED:
+        _SHARED[key] = Forks(target, preload=preload)
+    return _SHARED[key]
+
+
 def _read_line(fd: int, timeout_s: float | None) -> bytes:
     """One line from ``fd`` (without waiting past ``timeout_s``: TimeoutError); what came before EOF at EOF."""
     deadline = None if timeout_s is None else time.monotonic() + timeout_s

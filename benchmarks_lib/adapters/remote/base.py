@@ -24,6 +24,7 @@ imported only inside the measured function, in the fresh process.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 from collections.abc import Callable
@@ -88,11 +89,16 @@ class RemoteReader(Library):
             importlib.import_module(module)
 
     @classmethod
-    def forks(cls, environ: dict[str, str] | None = None) -> fresh.Forks:
-        """A fork server for this reader's reads (:class:`benchmarks_lib.measure.fresh.Forks`; a context manager),
-        each read's process with the environment ``environ`` (as :meth:`read`'s)."""
-        return fresh.Forks(cls.measure_target, preload=(f"{__name__}:preload", {"reader": cls.name}),
-                           base_env=environ)
+    def forks(cls, environ: dict[str, str] | None = None) -> contextlib.AbstractContextManager[fresh.Forks]:
+        """A fork server for this reader's reads (:class:`benchmarks_lib.measure.fresh.Forks`), as a context
+        manager: without ``environ``, the one this process shares (``fresh.shared_forks``: the cases of a worker
+        that read with this reader fork from one server; it stops when the process exits); with ``environ`` (the
+        environment of each read's process, as :meth:`read`'s: an S3 server's credentials), a server of its own,
+        stopped on exit."""
+        preload = (f"{__name__}:preload", {"reader": cls.name})
+        if not environ:
+            return contextlib.nullcontext(fresh.shared_forks(cls.measure_target, preload=preload))
+        return fresh.Forks(cls.measure_target, preload=preload, base_env=environ)
 
     @classmethod
     def read(cls, location: str | Path, *, timeout_s: float | None = None, environ: dict[str, str] | None = None,

@@ -189,8 +189,9 @@ def _open_case(case: Case, ctx: CaseContext, stack: ExitStack) -> Callable[[int]
     evict = getattr(server, "data_dir", target)
     # the input is only read between reads: flushed once, then advised out (never the machine's caches)
     evictions = StoreEvictions(drop_caches=False)
-    # each read a process of its own, forked from one that imported the reader's library for the case (its import
-    # and start-up, 1-1.7 s a read on 2 cores, once); its environment: the S3 server's credentials, nothing else
+    # each read a process of its own, forked from one that imported the reader's library (its import and start-up,
+    # 1-1.7 s a read on 2 cores): once for the worker's cases of the reader, or for the case where its environment is
+    # the S3 server's credentials (nothing else)
     forks = stack.enter_context(_reader(q).forks(server.reader_environ() if q["location"] == "s3" else None))
 
     def read(iteration: int) -> dict:
