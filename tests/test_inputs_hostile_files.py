@@ -1,7 +1,7 @@
-"""A person's files that are not what they say, through the real CLI (a subprocess each), as a hostile user would
-make them: FIFOs, devices, sockets and links where a file goes (inside a Zarr store, behind an HDF5 dataset's
-external raw files, virtual sources and external links, in an OME-Zarr level's path), metadata too large, and
-headers that lie (void dtypes, NaN fill values, negative shapes, link loops, junk TIFFs, truncated HDF5).
+"""A person's files that are not what they say, through the real CLI (a process each: ``forked_cli``), as a
+hostile user would make them: FIFOs, devices, sockets and links where a file goes (inside a Zarr store, behind an
+HDF5 dataset's external raw files, virtual sources and external links, in an OME-Zarr level's path), metadata too
+large, and headers that lie (void dtypes, NaN fill values, negative shapes, link loops, junk TIFFs, truncated HDF5).
 
 Each probe must end quickly (a FIFO must never hang), with exit 2 and one line on stderr (no traceback), and leave
 the tree as it was: no run directory, no scratch, and the person's files untouched (``tree_digest`` never opens a
