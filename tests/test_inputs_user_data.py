@@ -238,6 +238,29 @@ def test_compression_on_a_real_segmentation_from_pyvista(workdir):
     assert _state(frog) == before
 
 
+def test_an_examples_file_is_read_once_a_process_while_it_is_the_same_file(tmp_path, monkeypatch):
+    """``example:`` names a package's own file: its metadata are read in a child once, and again only when the file
+    is another (a changed size or time)."""
+    import shutil
+
+    from benchmarks_lib.adapters import user_files
+    from benchmarks_lib.inputs import user_data
+
+    examples = pytest.importorskip("pyvista.examples")
+    copy = tmp_path / "frog_tissues.vti"
+    shutil.copyfile(examples.frogtissuesfile, copy)
+    monkeypatch.setattr(user_data, "example_path", lambda text: copy)
+    monkeypatch.setattr(user_data, "_EXAMPLES_READ", {})
+    reads = []
+    monkeypatch.setattr(user_data, "inspect", lambda *a, **k: reads.append(a) or user_files.inspect(*a, **k))
+    first, again = parse_file_dataset("example:frog_tissues"), parse_file_dataset("example:frog_tissues")
+    assert first == again and first.source_shape == (136, 470, 500) and len(reads) == 1
+    with copy.open("ab") as changed:  # another file at the same path (one more byte): read again
+        changed.write(b"\n")
+    parse_file_dataset("example:frog_tissues")
+    assert len(reads) == 2
+
+
 @pytest.mark.parametrize("suite, extra", [
     ("threads", {"backends": ["tensorstore", "blosc"]}),
     ("parallel", {"dims": "z:8:2:4,y:64:32:64,x:64:32:64"}),  # shards of 64 in y shrink to the source's 40

@@ -161,6 +161,10 @@ class FileSpec:
         return origin, size
 
 
+#: what an example's file said (:func:`parse_file_dataset`), by the dataset, the file and its identity
+_EXAMPLES_READ: dict[tuple, dict] = {}
+
+
 def parse_file_dataset(text: str) -> FileSpec:
     """A ``file:`` (or ``example:``) dataset, its file opened (read-only) for its metadata: it exists, is a format
     read here, holds the inner array, has a dtype of :data:`specs.DTYPES` and at least 2 dimensions. The file is
@@ -171,7 +175,15 @@ def parse_file_dataset(text: str) -> FileSpec:
         record, path, inner, origin = False, example_path(text), declared.inner, None
     else:
         record, path, inner, origin = _split(text)
-    read = inspect(f"{__name__}:_read_metadata", text, path=str(path), inner=inner)
+    key = None
+    if example is not None:  # a package's own file: read once per process, while it is the same file
+        info = os.stat(path)
+        key = (text, str(path), inner, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    read = _EXAMPLES_READ.get(key) if key else None
+    if read is None:
+        read = inspect(f"{__name__}:_read_metadata", text, path=str(path), inner=inner)
+        if key:
+            _EXAMPLES_READ[key] = read
     return FileSpec(str(path), inner, origin, record, read["format"], read["inner"], tuple(read["shape"]),
                     read["dtype"], example)
 
