@@ -3,7 +3,8 @@
 The readers are ``remote`` adapters; each configuration is one :class:`Case`, measured in rounds
 (``suites.Rounds``): set up once (its input, the values its reads must return, its server started and kept until
 the case closes), then each round one measured read, a fresh Python process with the input evicted from the page
-cache first (forked from one that imported the reader's library for the case: ``measure.fresh.Forks``):
+cache first (forked from one that imported the reader's library, shared by the worker's cases of the reader:
+``measure.fresh.shared_forks``):
 
 - ``root``: seed 004's benchmark with real ROOT: TTreeCache size x ``TFile.AsyncPrefetching``
   x location (local file; HTTP through ``TWebFile`` at each latency) on seed 004's sample file.
