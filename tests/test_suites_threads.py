@@ -286,6 +286,17 @@ def test_a_small_run_is_measured_in_rounds(tmp_path: Path):
     assert set(asked["threads"]) == {1, 2}
 
 
+def test_a_questions_key_keeps_its_whole_numbers_where_some_rows_lack_the_column():
+    """Rows without a ``level`` (as a continued build's carried rows of other cases) make pandas hold the level as a
+    float: the run's question still says ``level: 3``, as the first build did, not ``3.0``."""
+    from benchmarks_lib.run.rounds import _plain
+
+    rows = pd.DataFrame([{"level": 3}, {"other": 1}])
+    assert isinstance(rows["level"].iloc[0], float) and _plain(rows["level"].iloc[0]) == 3
+    assert type(_plain(rows["level"].iloc[0])) is int and _plain(np.float64(2.5)) == 2.5 and _plain(np.nan) is None
+    assert _plain(True) is True and _plain("3.0") == "3.0"
+
+
 def test_a_question_of_the_run_is_one_backends_thread_counts_as_the_front_page_ranks_them():
     """The runner's questions (``run.rounds.suite_questions``) group the threads rows as the front page and the
     chapter rank them (``rules.answers``: per side and backend): two backends at 1 and 2 threads make two questions

@@ -116,10 +116,12 @@ class RoundDone:
 
 
 def _plain(value):
-    """A group key's value as JSON has it (numpy scalars as numbers, a missing value as None)."""
+    """A group key's value as JSON has it (numpy scalars as numbers, a missing value as None, a whole number as an
+    int: a column that is missing from some rows, as a continued build's carried rows, holds its ints as floats)."""
     if value is None or (not isinstance(value, list | tuple | dict | str) and pd.isna(value)):
         return None
-    return value.item() if hasattr(value, "item") else value
+    value = value.item() if hasattr(value, "item") else value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def question_rows(rows: list[dict], operations: tuple[str, ...]) -> list[dict]:
