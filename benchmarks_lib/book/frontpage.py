@@ -67,12 +67,12 @@ def verdict_box(mine: list[Answer], reference: list[Answer] | None = None, linke
         ref = refs.get(a.question.key)
         if a.measured and refs:  # the reference machine's answer beside this machine's, in the same cell
             rows.append(f"| {label} | {pick_text(a)}; *reference*: {reference_cell(a, ref)} | "
-                        f"{sure_text(a)} | {rests_text(a, run=False)} |")
+                        f"{sure_text(a, rule=True)} | {rests_text(a, run=False)} |")
         elif a.measured or ref is None or not ref.measured:
-            rows.append(f"| {label} | {pick_text(a)} | {sure_text(a)} | {rests_text(a, run=False)} |")
+            rows.append(f"| {label} | {pick_text(a)} | {sure_text(a, rule=True)} | {rests_text(a, run=False)} |")
         else:
-            rows.append(f"| {label} | not measured here; reference machine: {pick_text(ref)} | {sure_text(ref)} | "
-                        f"{rests_text(ref)} |")
+            rows.append(f"| {label} | not measured here; reference machine: {pick_text(ref)} | "
+                        f"{sure_text(ref, rule=True)} | {rests_text(ref)} |")
     return "\n".join([f":::{{container}} {BOX_CLASS}", *rows, ":::"])
 
 

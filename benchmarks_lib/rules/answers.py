@@ -24,7 +24,8 @@ import pandas as pd
 from benchmarks_lib.base.specs import format_bytes, shape_text
 from benchmarks_lib.data.meshes import MESH_DATASET
 from benchmarks_lib.rules.ceilings import ok_rows, with_ceiling_fraction
-from benchmarks_lib.rules.compression import SIDE, summarize_points, worth_taking
+from benchmarks_lib.rules.compression import SIDE, SLOWDOWN, summarize_points, worth_taking
+from benchmarks_lib.rules.decision import MARGIN
 from benchmarks_lib.rules.ranking import Entry, Ranking, Verdict, countable, entry_names, rank_against_leader
 from benchmarks_lib.rules.upgrades import Change, changes
 
@@ -42,6 +43,8 @@ class Question:
     #: the pick is the leader (else a rule picks below it: the fewest threads, the codec worth taking), so a group
     #: the rule cannot tell apart is a tie
     picks_leader: bool = True
+    #: where the pick is not the leader: the rule that took it, in words (the comparison with the leader follows)
+    pick_rule: str = ""
 
 
 _READS = "Reads: full (cold and warm) and cutouts"
@@ -52,8 +55,10 @@ QUESTIONS: tuple[Question, ...] = (
     Question("cold-read", "Cold full read", "writers", "writers", _READS),
     Question("cutouts-aligned", "Cutouts on chunk boundaries", "writers", "writers", _READS),
     Question("cutouts-unaligned", "Cutouts from anywhere", "writers", "writers", _READS),
-    Question("codec", "Codec", "compression", "compression", "Ratio vs speed: the Pareto front per dataset", False),
-    Question("threads", "Threads", "threads", "threads", "Speed vs threads", False),
+    Question("codec", "Codec", "compression", "compression", "Ratio vs speed: the Pareto front per dataset", False,
+             f"worth taking, the best ratio of the settings writing within {SLOWDOWN:g}x of the fastest (by medians)"),
+    Question("threads", "Threads", "threads", "threads", "Speed vs threads", False,
+             f"the fewest threads within {MARGIN:.0%} of the fastest"),
     Question("sharding", "Sharding for cutouts", "writers", "writers", "Sharding sweep"),
     Question("cache", "Cache for remote reads", "cache", "cache",
              "Zarr over HTTP and S3: requests, read amplification, concurrency"),

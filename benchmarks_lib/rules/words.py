@@ -379,10 +379,11 @@ def pick_text(a: Answer, escape: Escape = md) -> str:
     return f"**{escape(a.pick)}**{note}"
 
 
-def sure_text(a: Answer, escape: Escape = md) -> str:
+def sure_text(a: Answer, escape: Escape = md, rule: bool = False) -> str:
     """How sure: the decision's verdict and the comparison it rests on: ``a winner (by more than 5%): b 1.14x slower
     than a [1.07x, 1.21x], separated`` (the runner-up); a pick the rule takes below the leader (the fewest threads
-    within the margin, the codec worth taking) against the leader."""
+    within the margin, the codec worth taking) against the leader, after that rule in words (``Question.pick_rule``)
+    where ``rule`` (the front page: a chapter states its rule once, above its answers)."""
     if a.question.key == "lost-data" and a.measured:
         wrong, checked = a.checked
         return f"read back whole: {wrong} of {checked} unaligned arrays wrong"
@@ -395,8 +396,9 @@ def sure_text(a: Answer, escape: Escape = md) -> str:
     if e is None or e.comparison is None or d is None:
         return SURE[status]
     text = comparison_text(e.comparison, r.leader.name, escape, d.decided)
-    if e.name == a.pick:  # the rule's pick is not the paired leader: stated against it
-        return f"{escape(e.name)} {text}"
+    if e.name == a.pick:  # the rule's pick is not the paired leader: the rule that took it, then it against the leader
+        said = f"{escape(a.question.pick_rule)}: " if rule and a.question.pick_rule else ""
+        return f"{said}{escape(e.name)} {text}"
     when = f" after {d.stops} rounds" if status in (Verdict.OPEN, Verdict.TIE) else f" at round {d.stops}"
     if (builds := r.builds) > 1:
         when += f" of {builds} builds"
