@@ -389,6 +389,21 @@ def test_below_the_first_look_a_question_is_open():
     assert d.words.startswith(f"open after {LOOKS[0] - 1} rounds") and f"next look at round {LOOKS[0]}" in d.words
 
 
+def test_an_open_question_without_an_interval_says_the_look_that_gives_the_first():
+    """Every comparison with the leader is paid for: 9 contenders have no interval at the first look, and an open
+    question says when the first comes, so that "no interval yet" after 8 rounds reads as what it is."""
+    rng = np.random.default_rng(3)
+    nine = {f"c{i}": rng.lognormal(0.01 * i, 0.1, LOOKS[0]) for i in range(9)}
+    d = decide(nine)
+    assert d.verdict is Verdict.OPEN and d.stops == LOOKS[0] and not any(c.has_interval for c in d.comparisons)
+    assert d.would_need == f"; with 9 contenders the first interval comes at round {LOOKS[1]}"
+    assert level_at(9, LOOKS[0]) == 0 < level_at(9, LOOKS[1])
+    few = decide({name: times[:5] for name, times in list(nine.items())[:3]})
+    assert few.would_need == f"; with 3 contenders the first interval comes at round {LOOKS[0]}"
+    two = decide({"a": nine["c0"], "b": 1.01 * nine["c1"]})  # an interval at the first look: nothing to add
+    assert two.verdict is Verdict.OPEN and two.comparisons[0].has_interval and two.would_need == ""
+
+
 def test_a_throughput_is_compared_the_other_way():
     rng = np.random.default_rng(6)
     d = decide({"a": 2 * rng.lognormal(0.0, 0.05, CAP), "b": rng.lognormal(0.0, 0.05, CAP)}, higher=True)
