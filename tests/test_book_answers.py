@@ -160,6 +160,26 @@ def test_the_threads_headline_is_a_decided_question_where_one_is():
     assert got.of == "fast write" and not got.ranking.decided
 
 
+def test_a_later_build_keeps_the_threads_headline_between_two_decided_questions():
+    """Two backends' questions decided at round 8; a later build measures 8 more rounds, in which "b" gets faster
+    than "a" by median: the headline stays "a", the backend that was faster over the rounds each decision rests on
+    (a quick book headed Threads with zarrs' "1 thread, equivalent" and, continued, with tensorstore's "2 threads, a
+    winner", neither question re-opened)."""
+    from benchmarks_lib.rules.answers import answer
+
+    def rounds(rows: list[dict]) -> list[dict]:
+        return [{**r, "round": r["iteration"]} for r in rows]
+
+    a = rounds(_thread_rows({1: 1.0, 2: 0.5}, backend="a", n=16))
+    b = rounds(_thread_rows({1: 1.0, 2: 0.55}, backend="b", n=16))
+    later = [{**r, "elapsed_s": 0.36 * r["elapsed_s"]} if r["iteration"] >= 8 else r for r in b]
+    first = answer("threads", _frame([r for r in a + b if r["iteration"] < 8]))
+    again = answer("threads", _frame(a + later))
+    assert first.ranking.decided and first.of == "a write"
+    assert [m.ranking.decision.stops for m in (again, *again.more)] == [8, 8]  # both decided at round 8, as before
+    assert again.of == "a write" and [m.of for m in again.more] == ["b write"]
+
+
 def _root(latency: float, cache_bytes: int, seconds: list[float]) -> list[dict]:
     return [{"suite": "cache", "backend": "root", "operation": "root_read", "iteration": i, "reader": "root",
              "config": f"cache {cache_bytes}", "location": "http", "latency_ms": latency, "server": "builtin",

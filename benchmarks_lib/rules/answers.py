@@ -15,6 +15,7 @@ Every name in an answer is a record string: escape it where it is shown.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -355,12 +356,26 @@ def fewest_threads(ranking: Ranking) -> Entry:
     return min(group, key=lambda e: int(e.name.split()[0]))
 
 
+def _decided_speed(part: pd.DataFrame, r: Ranking) -> float:
+    """A backend's best median MB/s at any thread count, over the rounds its question was decided on where it was
+    (the first ``stops``: a later build carries them unchanged, so the order of two decided answers, and the
+    headline, never changes with a later build's rounds), else over every round so far."""
+    if r.decided and r.decision is not None and "round" in part:
+        rounds = pd.to_numeric(part["round"], errors="coerce")
+        if rounds.notna().all():
+            part = part[rounds < r.decision.stops]
+    speed = part["nbytes"].astype("float64") / part["elapsed_s"]
+    best = speed.groupby(part["threads"]).median().max() if len(part) else math.nan
+    return float(best) if math.isfinite(best) else 0.0
+
+
 def _threads(q: Question, df: pd.DataFrame) -> Answer:
     """Per side (write first) and backend, the thread counts ranked on time by the rule and the fewest threads
     within the margin of the fastest (``fewest_threads``), on the headline dataset (``HEADLINE_DATASETS``: arrays
-    before meshes) first, each side's backends by their best median MB/s at any count. The headline is the first of
-    them whose question is decided (the first where none is): a question decided stays decided, so a later build
-    never heads the answer with an open question where an earlier one headed it with a decision."""
+    before meshes) first, each side's backends by their best median MB/s at any count (``_decided_speed``: over the
+    rounds a decided question rests on). The headline is the first of them whose question is decided (the first
+    where none is): a question decided stays decided and so do the rounds it rests on, so a later build never heads
+    the answer with an open question, or another decided one, where an earlier build headed it with a decision."""
     rows = thread_rows(df)
     if rows.empty:
         return Answer(q)
@@ -370,14 +385,15 @@ def _threads(q: Question, df: pd.DataFrame) -> Answer:
         named = at["dataset"].astype(object).fillna("").astype(str) if "dataset" in at else pd.Series("", at.index)
         for dataset in _headline(sorted(set(named))):
             data = at[named == dataset]
-            speed = (data["nbytes"].astype("float64") / data["elapsed_s"]).groupby([data["backend"], data["threads"]])
-            for backend in speed.median().groupby(level=0).max().sort_values(ascending=False).index:
-                part = data[data["backend"] == backend]
+            found = []
+            for backend, part in data.groupby("backend", sort=True):
                 parts = {f"{t} thread{'s' if t != 1 else ''}": p for t, p in part.groupby("threads", sort=True)}
                 r = _rank(parts)
                 codec = part["codec"].dropna().astype(str) if "codec" in part else pd.Series(dtype=str)
                 rests = (f"{backend} {side}", *_data(part), *([codec.iloc[0]] if len(codec) else []))
-                out.append(Answer(q, r, fewest_threads(r).name, rests, of=f"{backend} {side}"))
+                found.append((Answer(q, r, fewest_threads(r).name, rests, of=f"{backend} {side}"),
+                              _decided_speed(part, r)))
+            out += [a for a, _ in sorted(found, key=lambda f: -f[1])]  # stable: by name where the speeds are equal
     out.sort(key=lambda a: not a.ranking.decided)  # stable: the order above within the decided and the open
     return _with_more(out) if out else Answer(q)
 
