@@ -107,6 +107,32 @@ def test_what_differs_starts_afresh_and_says_so(two_builds, tmp_path):
     broken.rmdir()
 
 
+def test_a_case_with_a_point_its_backend_does_not_offer_goes_on(two_builds, tmp_path):
+    """A skip row (a codec the backend does not offer) is a point of the case, not the case: its measured rounds are
+    carried; a case with an error row is measured afresh."""
+    import shutil
+
+    import pandas as pd
+
+    _, second = two_builds
+    rounds = _rounds_of(second)
+    if not rounds:  # neither build reached a round (a very busy machine)
+        pytest.skip("no rounds recorded to carry")
+    machine = tmp_path / "m"
+    shutil.copytree(Path(second.run_dir), machine / "b2")
+    case_id = sorted(rounds)[0]
+    (record,) = (machine / "b2" / "records").glob(f"{case_id}.parquet")
+    df = pd.read_parquet(record)
+    skip = df.iloc[[0]].assign(status="skip", reason="it does not offer codec lz4", round=pd.NA)
+    pd.concat([df, skip], ignore_index=True).to_parquet(record)
+    prior, why = find_prior(machine / "b3", dict(second.meta), list(rounds))
+    assert prior is not None and why == "" and case_id in prior.rows, why
+    assert len(prior.rows[case_id]) == int(df["round"].notna().sum())  # its measured rows, not the skip row
+    pd.concat([df, skip.assign(status="error")], ignore_index=True).to_parquet(record)
+    prior, _ = find_prior(machine / "b3", dict(second.meta), list(rounds))
+    assert prior is None or case_id not in prior.rows
+
+
 def test_a_change_to_the_pages_alone_continues(tmp_path):
     """The code a run is continued under is what measures and decides: a change to a chapter's drawing or the book's
     pages keeps the digest (the reader's rounds go on), one to a suite, the runner or the rule changes it."""
