@@ -57,7 +57,7 @@ QUESTIONS: tuple[Question, ...] = (
     Question("cutouts-aligned", "Cutouts on chunk boundaries", "writers", "writers", _READS),
     Question("cutouts-unaligned", "Cutouts from anywhere", "writers", "writers", _READS),
     Question("codec", "Codec", "compression", "compression", "Ratio vs speed: the Pareto front per dataset", False,
-             f"worth taking, the best ratio of the settings writing within {SLOWDOWN:g}x of the fastest (by medians)"),
+             f"worth taking (the best ratio within {SLOWDOWN:g}x of the fastest write)"),
     Question("threads", "Threads", "threads", "threads", "Speed vs threads", False,
              f"the fewest threads within {MARGIN:.0%} of the fastest"),
     Question("sharding", "Sharding for cutouts", "writers", "writers", "Sharding sweep"),

@@ -341,12 +341,14 @@ class Decision:
     @property
     def would_need(self) -> str:
         """For a tie, about how many rounds a decision would need, in words (``; a decision would need about 400
-        rounds``); for an open question with a comparison still without an interval, the look that gives the first
-        one (``; with 9 contenders the first interval comes at round 12``: every comparison with the leader is paid
-        for, so more contenders need more rounds); '' otherwise."""
+        rounds``); for an open question past its first look with a comparison still without an interval, the look
+        that gives the first one (``; with 9 contenders the first interval comes at round 12``: every comparison with
+        the leader is paid for, so more contenders need more rounds; below the first look "open after 5 rounds" says
+        it already); '' otherwise."""
         if self.verdict is Verdict.TIE:
             return _would_need(self)
-        if self.verdict is Verdict.OPEN and any(not c.has_interval for c in self.comparisons):
+        if self.verdict is Verdict.OPEN and self.stops >= self.looks[0] and any(not c.has_interval
+                                                                                for c in self.comparisons):
             k = len(self.contenders)
             first = next((n for n in self.looks if n > self.stops and n <= self.cap
                           and level_at(k, n, self.looks, self.cap) > 0), None)
