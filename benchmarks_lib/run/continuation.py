@@ -130,9 +130,7 @@ def find_prior(run_dir: Path, meta: dict, cases: list[str]) -> tuple[Prior | Non
     for case_id, part in df.groupby(df["case_id"].astype(str), sort=True):
         if case_id not in wanted or (part["status"].astype(str) == "error").any():
             continue  # a case that ended with an error is measured afresh
-        # a skip row (a point its backend does not offer: a codec, a layout) is written again when the case opens;
-        # the case's measured rounds go on (a standard compression run's tensorstore case, with lz4 among its codecs,
-        # was measured afresh at round 25 and its questions drawn from that one round)
+        # a skip row (a point its backend does not offer: a codec, a layout) is written again when the case opens
         measured = part[part["round"].notna()]
         if measured.empty:
             continue
