@@ -131,3 +131,39 @@ def test_cases_run_as_dask_tasks_and_a_lost_worker_is_an_error_row(workdir, plug
     scratch = workdir / "scratch"
     assert not [p for p in scratch.iterdir() if WORKER_SCRATCH in p.name]  # the killed worker's scratch removed
     assert not list(private_tmp.iterdir())
+
+
+
+ABANDON = """
+import json, multiprocessing, os, shutil, sys, threading, time
+from pathlib import Path
+from benchmarks_lib.base.dask_scheduler import abandon_local_clusters, start_local_cluster
+if __name__ == "__main__":
+    directory = Path(sys.argv[1])
+    cluster = start_local_cluster(2, directory)
+    cluster.loop.add_callback(time.sleep, 6)  # the cluster's event loop busy past its close's 5 s, as under load
+    abandon_local_clusters()
+    shutil.rmtree(directory)  # as the run removes its scratch
+    time.sleep(2)
+    print(json.dumps({"threads": [t.name for t in threading.enumerate() if t.is_alive()],
+                      "children": [child.pid for child in multiprocessing.active_children()],
+                      "made_again": directory.exists()}), flush=True)
+    os._exit(0)  # as a stopped run ends: its workers' queues never released
+"""
+
+
+def test_an_abandoned_local_cluster_leaves_nothing_running_and_nothing_said(workdir):
+    """What a stopped run does with its cluster (Ctrl-C, SIGTERM), here one whose close times out (its event loop
+    busy, as on a loaded machine): its event loop and the threads that start its workers are stopped (a nanny
+    would start its worker again, which makes its folder after the run removed its scratch and speaks after the
+    run's one line), no worker process is left, and multiprocessing's resource tracker removes the semaphores of the
+    workers' queues without a word."""
+    script = workdir / "abandon.py"
+    script.write_text(ABANDON)
+    done = subprocess.run([sys.executable, str(script), str(workdir / "dask")], capture_output=True, text=True,
+                          timeout=300, cwd=workdir)
+    assert done.returncode == 0, done.stderr[-3000:]
+    left = json.loads(done.stdout)
+    assert not [name for name in left["threads"] if name.startswith("AsyncProcess ") or name == "IO loop"], left
+    assert not left["children"] and not left["made_again"], left
+    assert done.stderr == "", done.stderr[-3000:]

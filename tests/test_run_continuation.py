@@ -236,6 +236,53 @@ def test_the_book_shares_its_budget_by_what_each_chapter_needs(two_builds):
         "next look by their suites' stated times: a machine slower than the one they were measured on may fall short")
 
 
+def test_what_the_chapters_leave_of_the_budget_goes_on_with_the_questions_it_ended(two_builds):
+    """What a book's chapters leave of its budget goes to another pass of those whose budget ended questions that a
+    later look can decide, least need first, as far as it reaches each one's next look (a continued standard book
+    left 13 of its 30 minutes unused with 13 questions open)."""
+    from benchmarks_lib.book.plan import (
+        NEED_MARGIN,
+        NOTEBOOK_OVERHEAD_S,
+        BudgetShares,
+        open_needs,
+        pass_line,
+        pass_need,
+    )
+
+    code = code_fingerprint()
+    ended = {"rounds": {"before_s": 3.0, "opened_s": 1.0, "rounds_s": [9.0, 4.0, 2.0], "rounds": 9, "code": code,
+                        "questions": [{"answer": "budget spent"}, {"answer": "winner"}, {"answer": "alone"}]}}
+    assert pass_need(ended) == pytest.approx(NEED_MARGIN * (4 + 3 * 2))  # to the look at 12 at its last round's 2 s
+    given_up = {"rounds": {**ended["rounds"], "questions": [{"answer": "left out"}]}}
+    assert pass_need(given_up) == pass_need(ended)
+    for other in ({"answer": "winner"}, {"answer": "tie"}, {"answer": "alone"},  # decided, or nothing to decide
+                  {"answer": "build's rounds measured"}, {"answer": "not looked at"}):  # its parameters' rounds
+        assert pass_need({"rounds": {**ended["rounds"], "questions": [other]}}) is None, other
+    assert pass_need({"rounds": {**ended["rounds"], "rounds": CAP}}) is None
+    assert pass_need({"rounds": {**ended["rounds"], "code": "other"}}) is None
+    assert pass_need({**ended, "params": {"versions": ["zarr==2.18.7,3.1.6"]}}) is None
+    for broken in ({}, {"rounds": None}, {"rounds": {**ended["rounds"], "questions": "x"}},
+                   {"rounds": {**ended["rounds"], "rounds": "9"}}):
+        assert pass_need(broken) is None
+    # the runs of this build only, where they finished: the newest run here, not an earlier one
+    _, second = two_builds
+    results = Path(second.run_dir).parent.parent
+    assert open_needs(results, {"writers": "b1"}, {"writers": "writers"}, "quick") == {}
+    assert open_needs(results, {"writers": "b2"}, {"writers": "writers"}, "quick") == (
+        {"writers": pass_need(second.meta)} if pass_need(second.meta) is not None else {})
+    # what is left, shared by the chapters it reaches, least need first
+    shares = BudgetShares(300.0, {"writers": "writers", "threads": "threads"}, "quick", reading=2)
+    shares.left = 100.0
+    again = shares.another_pass({"writers": 50.0, "threads": 30.0, "cache": 80.0})
+    assert again is not None and again.needs == {"threads": 30.0} and again.budget == 100.0
+    # threads (30 + its notebook's 9 s) leaves 51 s, short of writers' 59 s; what the reading notebooks need is kept
+    assert again.preview("threads") == pytest.approx(100.0 - 2 * 5.0 - NOTEBOOK_OVERHEAD_S)
+    assert shares.another_pass({"writers": 95.0}) is None
+    assert BudgetShares(None, {}, "quick").another_pass({"writers": 1.0}) is None
+    assert pass_line(2, ["threads"], again) == "pass 2: 100 s of the budget left; threads goes on with its open " \
+                                               "questions"
+
+
 def test_builds_go_on_past_one_builds_rounds_to_the_cap(tmp_path, monkeypatch):
     """A build without a time budget measures at most one build's rounds (``BUILD_ROUNDS``, here 5: below the first
     look, so that no question can be decided in the first build) and leaves what it did not decide open for the

@@ -11,6 +11,8 @@ import logging
 import re
 import socket
 import struct
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -143,9 +145,13 @@ def start_local_cluster(workers: int, directory: Path, config: dict | None = Non
     import dask
     from distributed import LocalCluster
 
+    _quiet_resource_tracker()
     with dask.config.set({"temporary-directory": str(directory), **(config or {})}):
         try:
+            # the scheduler's HTTP routes (no dashboard) on a free port of 127.0.0.1: by default on 8787, where
+            # another cluster's would make it warn and move
             return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                                 silence_logs=logging.CRITICAL, local_directory=str(directory))
         except BaseException:  # Ctrl-C while it starts: what it started is stopped here, without its own errors
             abandon_local_clusters()
@@ -163,15 +169,44 @@ def abandon_local_clusters() -> None:
     for cluster in list(SpecCluster._instances):
         with contextlib.suppress(Exception):
             cluster.close(timeout=5)
+        with contextlib.suppress(Exception):  # a close that timed out leaves the cluster's event loop running on
+            cluster._loop_runner.stop(timeout=5)  # its thread, still making nannies and their folders: stop it
         SpecCluster._instances.discard(cluster)
     # a half-started cluster's close can time out with its worker processes (this process's multiprocessing children)
-    # still starting: one would make its folder in the run's scratch again after the run removed it
+    # still starting; each is started by a thread of its own, from a queue: a start still queued would make the
+    # worker's folder in the run's scratch after the run removed it. Each thread does what it was given, then stops.
     import multiprocessing
 
-    for child in multiprocessing.active_children():
+    starters = [thread for thread in threading.enumerate() if thread.name.startswith("AsyncProcess ")
+                and thread.name.endswith(" watch message queue")]
+    for thread in starters:
+        queue = (getattr(thread, "_args", None) or [None] * 5)[4]
+        if hasattr(queue, "put_nowait"):
+            queue.put_nowait({"op": "stop"})
+    for thread in starters:
+        thread.join(timeout=5)
+    children = multiprocessing.active_children()
+    for child in children:
         child.terminate()
-    for child in multiprocessing.active_children():
-        child.join(timeout=5)
+    deadline = time.monotonic() + 5
+    for child in children:  # one that does not end on SIGTERM within the time (hung, or stopped) is killed
+        child.join(timeout=max(0.0, deadline - time.monotonic()))
+        if child.is_alive():
+            child.kill()
+            child.join(timeout=5)
+
+
+#: what multiprocessing's resource tracker prints when the process that made semaphores (a worker's queues, in
+#: the nanny) ends without releasing them, as a stopped run does; it removes them all the same
+_TRACKER_WARNING = "ignore:resource_tracker:UserWarning"
+
+
+def _quiet_resource_tracker() -> None:
+    """The resource tracker this process starts (with the cluster's first semaphore) removes a stopped run's
+    semaphores without its warning, which would come after the run's one line. It takes the interpreter's -W options
+    when it starts; one already running is left as it is."""
+    if _TRACKER_WARNING not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_WARNING)
 
 
 __all__ = ["CONNECT_TIMEOUT_S", "EXAMPLE", "INSTALL_HINT", "SCHEMES", "abandon_local_clusters", "connect_client",

@@ -30,7 +30,17 @@ from benchmarks_lib.book.notebooks import (
     template,
     write_table_of_contents,
 )
-from benchmarks_lib.book.plan import BOOK_BUDGET_S, BudgetShares, continues, newest_run, plan_lines, prior_need
+from benchmarks_lib.book.plan import (
+    BOOK_BUDGET_S,
+    MAX_PASSES,
+    BudgetShares,
+    continues,
+    newest_run,
+    open_needs,
+    pass_line,
+    plan_lines,
+    prior_need,
+)
 from benchmarks_lib.book.sphinx_offline import STATIC_CHARTS
 from benchmarks_lib.chapters.chapter import chapter_named, notebook_name
 from benchmarks_lib.records.store import newest_runs, read_run_json
@@ -405,8 +415,37 @@ def build_book(
     reference = root / REFERENCE.name
     reference = reference if reference.is_dir() and reference.resolve() != results.resolve() else None
     measured: list[str] = []  # the runs this build made so far: a later one takes a ceiling they measured
-    # the runs first (those that need least first), then the chapters reading them
-    for name in [*measuring, *sorted((n for n in chapters if n not in measuring), key=lambda n: suites[n] is None)]:
+
+    def measure(name: str, run_id: str, share: float | None, going_on: bool) -> None:
+        """Run chapter ``name``'s notebook as run ``run_id`` (its share of the budget), going on from this machine's
+        last run of its suite where ``going_on``, the time counted."""
+        run_ids[name] = run_id
+        source = template(name, root)
+        own = {"RUN_ID": run_id, **per_notebook[name]}
+        if "BUDGET" in notebook_parameters(source):
+            own["BUDGET"] = share
+        if "CONTINUE" in notebook_parameters(source):
+            own["CONTINUE"] = going_on
+        if "CEILING_FROM" in notebook_parameters(source):  # the ceiling once per book (``run.shared_ceiling``)
+            own["CEILING_FROM"] = list(measured)
+            measured.append(run_id)
+        limit = timeout or notebook_timeout(suites[name], profile)
+        with shares.spending():
+            execute_notebook(source, profile=profile, parameters=own, timeout=limit, results_dir=results,
+                             out_dir=out_dir, root=root, env=kernel_env)
+
+    for name in measuring:  # those that need least first
+        measure(name, f"book-{profile}-{stamp}-{name}", shares.next(name), not fresh)
+    # what the chapters left of the budget goes to those whose questions are still open: each goes on with its run
+    for again in range(2, MAX_PASSES + 1):
+        if (shares := shares.another_pass(open_needs(results, run_ids, suites, profile))) is None:
+            break
+        going = shares.in_order(list(shares.needs))
+        print(pass_line(again, going, shares), file=sys.stderr, flush=True)
+        for name in going:
+            measure(name, f"book-{profile}-{stamp}-{name}-pass{again}", shares.next(name), True)
+    # then the chapters reading them
+    for name in sorted((n for n in chapters if n not in measuring), key=lambda n: suites[n] is None):
         target = out_dir / f"{name}.ipynb"
         common = {"results_dir": results, "out_dir": out_dir, "root": root, "env": kernel_env}
         source = template(name, root)
@@ -420,19 +459,6 @@ def build_book(
             own = {"LOAD_RUN": str(recorded[name].resolve()), **per_notebook[name]}
             execute_notebook(source, profile=meta.get("profile", profile), parameters=own,
                              timeout=timeout or TIMEOUT_MIN_S, **common)
-        elif execute and name in names:
-            run_ids[name] = f"book-{profile}-{stamp}-{name}"
-            own = {"RUN_ID": run_ids[name], **per_notebook[name]}
-            if "BUDGET" in notebook_parameters(source):
-                own["BUDGET"] = shares.next(name)
-            if "CONTINUE" in notebook_parameters(source):
-                own["CONTINUE"] = not fresh
-            if "CEILING_FROM" in notebook_parameters(source):  # the ceiling once per book (``run.shared_ceiling``)
-                own["CEILING_FROM"] = list(measured)
-                measured.append(run_ids[name])
-            limit = timeout or notebook_timeout(suites[name], profile)
-            with shares.spending():
-                execute_notebook(source, profile=profile, parameters=own, timeout=limit, **common)
         elif not target.exists():
             target.write_text(source.read_text())
         elif run_id := executed_run_id(target):  # built earlier: its machine figures still belong here

@@ -66,6 +66,22 @@ class BudgetShares:
         own order left S3 and upgrades at round 0, twice, behind a slow cache chapter)."""
         return sorted(names, key=lambda n: (n not in self.needs, self.needs.get(n, 0.0)))
 
+    def another_pass(self, needs: dict[str, float]) -> BudgetShares | None:
+        """What is left of the budget, shared by the chapters of ``needs`` (each chapter's need to reach its open
+        questions' next look, :func:`open_needs`) that it reaches, least need first: for a pass that goes on with
+        them; None when it reaches none (or there is no budget)."""
+        if self.left is None:
+            return None
+        room, fit = self.left - self.reserve, {}
+        for name, need in sorted(needs.items(), key=lambda item: item[1]):
+            if need + NOTEBOOK_OVERHEAD_S <= room:
+                fit[name], room = max(1.0, need), room - need - NOTEBOOK_OVERHEAD_S
+        if not fit:
+            return None
+        again = BudgetShares(self.left, dict.fromkeys(fit, ""), "", needs=fit)
+        again.reserve = self.reserve
+        return again
+
     def wanted(self) -> float:
         """The budget every measuring notebook's need would take: the needs, their notebooks' own start and drawing,
         and the reading notebooks."""
@@ -135,6 +151,50 @@ def prior_need(meta: dict, continuing: bool) -> float | None:
     else:
         n, per_round = LOOKS[0], times[min(1, len(times) - 1)]
     return NEED_MARGIN * (sum(before) + n * per_round)
+
+
+#: how many times one build runs a chapter: its first run, then runs that go on with its open questions while the
+#: budget the chapters left reaches their next look (:meth:`BudgetShares.another_pass`)
+MAX_PASSES = 3
+
+
+def open_needs(results: Path, run_ids: dict[str, str], suites: dict[str, str | None], profile: str) -> dict[str, float]:
+    """Per chapter this build measured (``run_ids``: chapter -> its run), where its run finished and another pass
+    would go on with it: what that needs (:func:`pass_need`)."""
+    needs = {}
+    for name, run_id in run_ids.items():
+        found = newest_run(results, str(suites[name]), profile) if suites.get(name) else None
+        if found is not None and found[0].name == run_id and (need := pass_need(found[1])) is not None:
+            needs[name] = need
+    return needs
+
+
+def pass_need(meta: dict) -> float | None:
+    """What going on with the run of ``meta`` (a ``run.json``) needs to reach its next look (:func:`prior_need`),
+    where its budget ended questions that a later look can decide; None where it did not (every question decided,
+    or ended at the rounds its parameters allow), at the cap of rounds, for a run of library versions (which never
+    goes on) or one measured by other code."""
+    from benchmarks_lib.rules.decision import CAP
+    from benchmarks_lib.run.rounds import BUDGET_SPENT, LEFT_OUT
+
+    rounds = meta.get("rounds")
+    if not isinstance(rounds, dict) or (meta.get("params") or {}).get("versions") or not continues(meta):
+        return None
+    ended = [q for q in _undecided(rounds.get("questions")) if q.get("answer") in (BUDGET_SPENT, LEFT_OUT)]
+    done = rounds.get("rounds")
+    if not ended or not isinstance(done, int) or done >= CAP:
+        return None
+    return prior_need(meta, continuing=True)
+
+
+def pass_line(again: int, going: list[str], shares: BudgetShares) -> str:
+    """What a pass that goes on with the open questions says as it starts."""
+    from benchmarks_lib.rules.decision import names_text
+    from benchmarks_lib.run.preflight import format_seconds
+
+    one = len(going) == 1
+    return (f"pass {again}: {format_seconds(shares.budget or 0)} of the budget left; {names_text(going)} go"
+            f"{'es' if one else ''} on with {'its' if one else 'their'} open questions")
 
 
 def continues(meta: dict) -> bool:

@@ -27,7 +27,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--budget", help=f"the time the notebooks may take together, e.g. 5m (default: "
                     f"{BOOK_BUDGET_S['quick'] / 60:.0f} minutes for quick, {BOOK_BUDGET_S['standard'] / 60:.0f} for "
                     "standard, none for seed): each measuring notebook gets its share, in proportion "
-                    "to what it needs to reach its next look, and what one leaves goes to the next")
+                    "to what it needs to reach its next look, what one leaves goes to the next, and what the last "
+                    "leaves to another pass of the chapters with questions the budget ended")
     sp.add_argument("--fresh", action="store_true",
                     help="measure every question afresh (default: each chapter continues this machine's last run "
                          "of its suite where the profile, parameters, machine, code and library versions are the "

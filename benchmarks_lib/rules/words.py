@@ -401,7 +401,7 @@ def sure_text(a: Answer, escape: Escape = md, rule: bool = False) -> str:
         return f"{said}{escape(e.name)} {text}"
     when = f" after {d.stops} rounds" if status in (Verdict.OPEN, Verdict.TIE) else f" at round {d.stops}"
     if (builds := r.builds) > 1:
-        when += f" of {builds} builds"
+        when += f" of {builds} runs"
     return f"{SURE[status]}{when}: {escape(e.name)} {text}{d.would_need}"
 
 

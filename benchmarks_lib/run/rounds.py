@@ -61,6 +61,8 @@ NOT_CONTENDERS = ("raw", "ceiling")
 UNASKED_ROUNDS = 6
 #: below the first look a run may go this share of its budget past it (see the module's docstring)
 FIRST_LOOK_GRACE = 0.5
+#: the answer of a question the budget ended: given up below its first look, or after it (a later run goes on)
+LEFT_OUT, BUDGET_SPENT = "left out", "budget spent"
 
 
 def round_seed(run_id: str) -> int:
@@ -393,7 +395,7 @@ class RoundsExecutor(Executor):
                     self.stopped = f"this build's time ended at round {self.rounds_done}"
                     self._close_all(self.stopped + ("" if self.rounds_done >= self.looks[0]
                                                     else f", below the first look at {self.looks[0]}"),
-                                    "budget spent")
+                                    BUDGET_SPENT)
                     break
                 t0 = time.perf_counter()
                 order = sorted(self._state)
@@ -516,7 +518,7 @@ class RoundsExecutor(Executor):
         for q in by_cost[:-1] if first else by_cost:
             if need(open_ids) <= left_s:
                 break
-            q.answer, q.why, q.rounds = ("left out" if first else "budget spent"), why, r
+            q.answer, q.why, q.rounds = (LEFT_OUT if first else BUDGET_SPENT), why, r
             kept.remove(q)
             open_ids -= {c for c in q.cases if not any(o.needs(c) for o in self.questions.values())}
         if first:  # then the cases in no question (a sweep, measured to its median's interval), the dearest first
@@ -558,5 +560,5 @@ class RoundsExecutor(Executor):
                 "questions": [q.record() for q in self.questions.values()]}
 
 
-__all__ = ["FIRST_LOOK_GRACE", "NOT_CONTENDERS", "UNASKED_ROUNDS", "Asked", "RoundDone", "RoundsExecutor",
-           "question_rows", "round_seed"]
+__all__ = ["BUDGET_SPENT", "FIRST_LOOK_GRACE", "LEFT_OUT", "NOT_CONTENDERS", "UNASKED_ROUNDS", "Asked", "RoundDone",
+           "RoundsExecutor", "question_rows", "round_seed"]
