@@ -20,7 +20,7 @@ from benchmarks_lib.records.questions import CAP_COLUMN
 from benchmarks_lib.records.store import SCHEMA_VERSION, to_frame, write_atomic_parquet, write_json_atomic
 from benchmarks_lib.rules.answers import QUESTIONS
 from benchmarks_lib.rules.answers import answer as question_answer
-from benchmarks_lib.rules.decision import BUILD_ROUNDS
+from benchmarks_lib.rules.decision import BUILD_ROUNDS, Verdict
 from benchmarks_lib.rules.words import open_line, pick_text, rests_text, sure_text
 
 MB = 10**6
@@ -191,6 +191,26 @@ def _zarr(client: str, cache_on: bool, seconds: float) -> list[dict]:
              "reader": "zarr", "client": client, "layout": "sharded", "client_cache": cache_on, "workload": "cutouts",
              "concurrency": 4, "location": "http", "latency_ms": 5.0, "server": "builtin", "config": client,
              "elapsed_s": seconds} for i in range(3)]
+
+
+def test_the_cache_question_is_asked_per_location_as_the_run_asks_it():
+    """HTTP and S3 ranked apart, as the run keys its questions (a standard book's front page ranked both locations'
+    24 settings as one question, which no run asks: open after 12 rounds, 1.01x between the two locations' leaders,
+    while the run had decided each location, a winner at round 12)."""
+    def zarr(location: str, cache_on: bool, seconds: float) -> list[dict]:
+        return [{"suite": "cache", "backend": "tensorstore", "operation": "zarr_read_cutouts", "iteration": i,
+                 "round": i, "reader": "zarr", "client": "tensorstore", "layout": "sharded", "client_cache": cache_on,
+                 "workload": "cutouts", "concurrency": 4, "location": location, "latency_ms": 5.0,
+                 "server": "builtin", "config": "tensorstore", "elapsed_s": seconds * (1 + 0.01 * (i % 3))}
+                for i in range(8)]
+
+    df = _frame(zarr("http", True, 0.5) + zarr("http", False, 1.0) + zarr("s3", True, 0.505) + zarr("s3", False, 1.0))
+    found = question_answer("cache", df)
+    assert [a.pick for a in (found, *found.more)] == ["tensorstore, sharded, http, client cache on",
+                                                      "tensorstore, sharded, s3, client cache on"]
+    for a in (found, *found.more):
+        assert a.ranking.decision.verdict == Verdict.WINNER and a.ranking.decision.stops == 8
+        assert len(a.ranking.entries) == 2
 
 
 def test_cache_answer_states_the_ttreecache_and_client_cache_effect_at_the_highest_latency():
