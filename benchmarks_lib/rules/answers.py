@@ -427,10 +427,10 @@ def _zarr_cache(q: Question, rows: pd.DataFrame) -> list[Answer]:
     out = []
     for _, there in named.groupby("location", sort=True):
         every = _rank({str(n): p for n, p in there.groupby("entry")})
-        first = there[there["entry"] == every.leader.name].iloc[0]
-        rests = (*_data(there[there["entry"] == every.leader.name]),
-                 f"cutouts, {float(first['latency_ms']):g} ms link, {int(first['concurrency'])} in flight")
-        out.append(Answer(q, every, every.leader.name, rests, of="zarr"))
+        lead = there[there["entry"] == every.leader.name]
+        first = lead.iloc[0]
+        link = f"cutouts, {float(first['latency_ms']):g} ms link, {int(first['concurrency'])} in flight"
+        out.append(Answer(q, every, every.leader.name, (*_data(lead), link), of="zarr"))
     return out
 
 
