@@ -377,6 +377,8 @@ class RoundsExecutor(Executor):
                 if self.rounds_done >= 2 and (self.rounds_done < end) and deadline < math.inf:
                     for case_id, why in self._plan(until() - time.perf_counter(), end, by_id):
                         yield finish(by_id[case_id], 0, "", why)
+                    if not self._state:  # the plan gave every case up: no round to count (it would measure nothing)
+                        break
                 if self.rounds_done >= cap:
                     if cap < self.looks[0]:
                         self.stopped = f"a fixed {cap} rounds, below the first look at {self.looks[0]}"
