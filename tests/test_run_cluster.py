@@ -137,15 +137,17 @@ def test_cases_run_as_dask_tasks_and_a_lost_worker_is_an_error_row(workdir, plug
 ABANDON = """
 import json, multiprocessing, os, shutil, sys, threading, time
 from pathlib import Path
+from distributed import Client
 from benchmarks_lib.base.dask_scheduler import abandon_local_clusters, start_local_cluster
 if __name__ == "__main__":
     directory = Path(sys.argv[1])
     cluster = start_local_cluster(2, directory)
+    client = Client(cluster)
     cluster.loop.add_callback(time.sleep, 6)  # the cluster's event loop busy past its close's 5 s, as under load
     abandon_local_clusters()
     shutil.rmtree(directory)  # as the run removes its scratch
     time.sleep(2)
-    print(json.dumps({"threads": [t.name for t in threading.enumerate() if t.is_alive()],
+    print(json.dumps({"client": client.status, "threads": [t.name for t in threading.enumerate() if t.is_alive()],
                       "children": [child.pid for child in multiprocessing.active_children()],
                       "made_again": directory.exists()}), flush=True)
     os._exit(0)  # as a stopped run ends: its workers' queues never released
@@ -166,4 +168,5 @@ def test_an_abandoned_local_cluster_leaves_nothing_running_and_nothing_said(work
     left = json.loads(done.stdout)
     assert not [name for name in left["threads"] if name.startswith("AsyncProcess ") or name == "IO loop"], left
     assert not left["children"] and not left["made_again"], left
+    assert left["client"] == "closed", left  # its __del__ at exit would wait 60 s on the stopped loop, and say so
     assert done.stderr == "", done.stderr[-3000:]

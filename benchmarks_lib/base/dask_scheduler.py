@@ -7,6 +7,7 @@ called.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import re
 import socket
@@ -159,13 +160,24 @@ def start_local_cluster(workers: int, directory: Path, config: dict | None = Non
 
 
 def abandon_local_clusters() -> None:
-    """Stop every local cluster this process started, its errors suppressed, and forget them: after Ctrl-C or
-    SIGTERM a cluster caught half-started (workers still starting) fails its own close, and Dask's exit hook would
-    print that traceback and a failed removal of its files (which the run's scratch removes)."""
+    """Stop every client and local cluster this process started, their errors suppressed, and forget them: after
+    Ctrl-C or SIGTERM a cluster caught half-started (workers still starting) fails its own close, and Dask's exit hook
+    would print that traceback and a failed removal of its files (which the run's scratch removes)."""
+    from distributed import Client
     from distributed.deploy.spec import SpecCluster
 
     for name in ("distributed", "tornado", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    for client in [obj for obj in gc.get_objects() if isinstance(obj, Client)]:
+        with contextlib.suppress(Exception):
+            client.close(timeout=5)
+        # a close cut short (the signal came while the client closed) or timed out (its loop busy) leaves the client
+        # "closing": at the interpreter's exit its __del__ would close it again, wait 60 s on a loop that no longer
+        # runs and print that traceback after the run's one line. It is closed as far as it can be: say so.
+        if client.status != "closed":
+            client.status = "closed"
+            with contextlib.suppress(Exception):
+                client._loop_runner.stop(timeout=5)
     for cluster in list(SpecCluster._instances):
         with contextlib.suppress(Exception):
             cluster.close(timeout=5)

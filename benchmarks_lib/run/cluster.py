@@ -15,7 +15,6 @@ within :data:`benchmarks_lib.base.dask_scheduler.CONNECT_TIMEOUT_S`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import socket
@@ -112,8 +111,8 @@ class DaskExecutor(Executor):
         from distributed import as_completed
 
         run_id = self.run_id
-        client, close = _client(self.spec, Path(self.scratch_root) / run_id / "dask")
-        try:
+        try:  # from the start of the cluster to the end of its close: a stop anywhere leaves nothing of Dask's
+            client, close = _client(self.spec, Path(self.scratch_root) / run_id / "dask")
             n_workers = len(client.scheduler_info().get("workers", {}))
             uses_resource = any(RESOURCE in (info.get("resources") or {})
                                 for info in client.scheduler_info().get("workers", {}).values())
@@ -134,13 +133,10 @@ class DaskExecutor(Executor):
                     continue
                 yield CaseFinished(case, out["rows"], out["rc"], out["stderr"], out["seconds"],
                                    {"worker_host": out["host"], "cluster_workers": n_workers})
-        except BaseException:  # Ctrl-C, SIGTERM, a failure: the cluster stopped without Dask's own errors
-            with contextlib.suppress(Exception):
-                client.close()
+            close()
+        except BaseException:  # Ctrl-C, SIGTERM, a failure: the client and cluster stopped without Dask's own errors
             abandon_local_clusters()
             raise
-        else:
-            close()
         finally:
             for left in Path(self.scratch_root).glob(f"{run_id}{WORKER_SCRATCH}*"):  # a killed worker's, here
                 if is_marked(left):
