@@ -160,9 +160,10 @@ def start_local_cluster(workers: int, directory: Path, config: dict | None = Non
 
 
 def abandon_local_clusters() -> None:
-    """Stop every client and local cluster this process started, their errors suppressed, and forget them: after
-    Ctrl-C or SIGTERM a cluster caught half-started (workers still starting) fails its own close, and Dask's exit hook
-    would print that traceback and a failed removal of its files (which the run's scratch removes)."""
+    """Stop every Dask client and local cluster of this process (a run's process, or a case's worker, holds only its
+    own), their errors suppressed, and forget them: after Ctrl-C or SIGTERM a cluster caught half-started (workers
+    still starting) fails its own close, and Dask's exit hook would print that traceback and a failed removal of its
+    files (which the run's scratch removes)."""
     from distributed import Client
     from distributed.deploy.spec import SpecCluster
 
