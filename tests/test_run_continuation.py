@@ -283,6 +283,29 @@ def test_what_the_chapters_leave_of_the_budget_goes_on_with_the_questions_it_end
                                                "questions"
 
 
+def test_a_pass_goes_first_to_the_chapters_whose_front_page_questions_are_open(tmp_path):
+    """The budget a pass shares goes first to a chapter whose run leaves a front-page question open, whatever its
+    need, then to those whose open questions are drawn only in their pages (a standard book gave its last 2.2
+    minutes to compression's other datasets and left 4 of the writers' front-page questions open)."""
+    from benchmarks_lib.book.plan import NOTEBOOK_OVERHEAD_S, BudgetShares, front_page_open
+
+    suites = {"writers": "writers"}
+    few = _run(tmp_path / "few", "few", {"iterations": 2})  # two rounds, below the first look: Write is open
+    results = Path(few.run_dir).parent.parent
+    assert front_page_open(results, {"writers": "few"}, suites, "quick", ["writers"]) == {"writers"}
+    assert front_page_open(results, {"writers": "other"}, suites, "quick", ["writers"]) == set()  # not this build's
+    assert front_page_open(results, {"writers": "few"}, suites, "quick", []) == set()
+    one = _run(tmp_path / "one", "one", {"iterations": 2, "backends": ["zarr-python"]})  # one writer: none to rank
+    assert front_page_open(Path(one.run_dir).parent.parent, {"writers": "one"}, suites, "quick", ["writers"]) == set()
+    shares = BudgetShares(300.0, {"writers": "writers", "threads": "threads"}, "quick", reading=2)
+    shares.left = 100.0
+    needs = {"writers": 50.0, "threads": 30.0}
+    assert shares.another_pass(needs).needs == {"threads": 30.0}  # least need first
+    again = shares.another_pass(needs, first={"writers"})  # writers (50 + 9 s of its notebook) leaves 31 s: short
+    assert again.needs == {"writers": 50.0}  # of threads' 39
+    assert again.preview("writers") == pytest.approx(100.0 - 2 * 5.0 - NOTEBOOK_OVERHEAD_S)
+
+
 def test_builds_go_on_past_one_builds_rounds_to_the_cap(tmp_path, monkeypatch):
     """A build without a time budget measures at most one build's rounds (``BUILD_ROUNDS``, here 5: below the first
     look, so that no question can be decided in the first build) and leaves what it did not decide open for the

@@ -35,6 +35,7 @@ from benchmarks_lib.book.plan import (
     MAX_PASSES,
     BudgetShares,
     continues,
+    front_page_open,
     newest_run,
     open_needs,
     pass_line,
@@ -438,7 +439,9 @@ def build_book(
         measure(name, f"book-{profile}-{stamp}-{name}", shares.next(name), not fresh)
     # what the chapters left of the budget goes to those whose questions are still open: each goes on with its run
     for again in range(2, MAX_PASSES + 1):
-        if (shares := shares.another_pass(open_needs(results, run_ids, suites, profile))) is None:
+        needs = open_needs(results, run_ids, suites, profile)
+        first = front_page_open(results, run_ids, suites, profile, needs)
+        if (shares := shares.another_pass(needs, first)) is None:
             break
         going = shares.in_order(list(shares.needs))
         print(pass_line(again, going, shares), file=sys.stderr, flush=True)

@@ -8,6 +8,7 @@ import contextlib
 import math
 import shutil
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 #: the time a book's notebooks may take together, per profile, unless ``--budget`` says otherwise (seed: none);
@@ -66,14 +67,17 @@ class BudgetShares:
         own order left S3 and upgrades at round 0, twice, behind a slow cache chapter)."""
         return sorted(names, key=lambda n: (n not in self.needs, self.needs.get(n, 0.0)))
 
-    def another_pass(self, needs: dict[str, float]) -> BudgetShares | None:
+    def another_pass(self, needs: dict[str, float], first: Collection[str] = ()) -> BudgetShares | None:
         """What is left of the budget, shared by the chapters of ``needs`` (each chapter's need to reach its open
-        questions' next look, :func:`open_needs`) that it reaches, least need first: for a pass that goes on with
-        them; None when it reaches none (or there is no budget)."""
+        questions' next look, :func:`open_needs`) that it reaches, those of ``first`` (a question of the front page
+        open: :func:`front_page_open`) before the rest, least need first within each: for a pass that goes on with
+        them; None when it reaches none (or there is no budget). A chapter whose open questions are drawn only in its
+        own pages gets what the front page's questions leave (a standard book gave its last 2.2 minutes to
+        compression's other datasets while 4 of the writers' front-page questions stayed open)."""
         if self.left is None:
             return None
         room, fit = self.left - self.reserve, {}
-        for name, need in sorted(needs.items(), key=lambda item: item[1]):
+        for name, need in sorted(needs.items(), key=lambda item: (item[0] not in first, item[1])):
             if need + NOTEBOOK_OVERHEAD_S <= room:
                 fit[name], room = max(1.0, need), room - need - NOTEBOOK_OVERHEAD_S
         if not fit:
@@ -167,6 +171,29 @@ def open_needs(results: Path, run_ids: dict[str, str], suites: dict[str, str | N
         if found is not None and found[0].name == run_id and (need := pass_need(found[1])) is not None:
             needs[name] = need
     return needs
+
+
+def front_page_open(results: Path, run_ids: dict[str, str], suites: dict[str, str | None], profile: str,
+                    names: Collection[str]) -> set[str]:
+    """The chapters of ``names`` whose run of this build (``run_ids``) leaves a question of the front page open
+    (``rules.answers.chapter_answers``: the answers the verdict box gives from it); a run that cannot be read
+    counts as none."""
+    from benchmarks_lib.records.store import load_run
+    from benchmarks_lib.rules.answers import chapter_answers
+    from benchmarks_lib.rules.ranking import Verdict
+
+    found = set()
+    for name in names:
+        run = newest_run(results, str(suites[name]), profile) if suites.get(name) else None
+        if run is None or run[0].name != run_ids.get(name):
+            continue
+        try:
+            df, _ = load_run(run[0])
+        except (OSError, ValueError):
+            continue
+        if any(a.measured and a.status is Verdict.OPEN for a in chapter_answers(str(suites[name]), df)):
+            found.add(name)
+    return found
 
 
 def pass_need(meta: dict) -> float | None:
