@@ -34,13 +34,14 @@ _ALWAYS = frozenset("\\`*_{}[]()<>&!|$~#^")
 _LINK = re.compile(r":(?=//)|/(?=/)|(?i:(?<=mailto)):|\.(?=[^\W\d_])")
 #: a leading ``1.`` or ``1)`` would start an ordered list where a value opens a line
 _ORDERED = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
+#: control characters (C0, DEL and C1): a space each on one line
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def one_line(value: object) -> str:
     """``value`` as text on one line: line breaks (any Unicode kind) and other control characters become spaces,
     format characters (bidirectional overrides, zero-width characters) their escapes (``\\u202e``)."""
-    text = " ".join(str(value).splitlines())
-    return visible_format("".join(" " if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text))
+    return visible_format(_CONTROL.sub(" ", " ".join(str(value).splitlines())))
 
 
 def md(value: object) -> str:

@@ -38,7 +38,8 @@ def text_px(text: str, bold: bool = False) -> float:
     """The width (px) of the widest piece of ``text`` a browser cannot break (its min-content width)."""
     widest = 0.0
     for word in _BREAKS.split(str(text)):
-        px = sum(_WIDE_PX if c.isupper() or c in "%@#&MWmw" else _NARROW_PX for c in word)
+        wide = sum(map(str.isupper, word)) + sum(map(word.count, "%@#&mw"))  # (M and W are upper case)
+        px = _WIDE_PX * wide + _NARROW_PX * (len(word) - wide)
         widest = max(widest, px * (1.25 if bold else 1.0))
     return widest
 

@@ -116,12 +116,34 @@ def _case_names(rows: pd.DataFrame, keys: list[str]) -> pd.Series:
     present = [k for k in keys if k in rows]
     if not present or rows.empty:
         return pd.Series("-", index=rows.index, dtype="object")
-    names = np.full(len(rows), "", dtype=object)
-    for key in present:  # column by column: a row-wise apply is most of a large comparison's time
-        part = np.array([f"{key}={_text(v)}" if not _missing(v) else "" for v in rows[key].tolist()], dtype=object)
-        joined = np.where(names == "", part, names + ", " + part)
-        names = np.where(part == "", names, joined)
-    return pd.Series(np.where(names == "", "-", names), index=rows.index, dtype="object")
+    # column by column, each distinct value and each distinct row of them named once: a row-wise apply was most of
+    # a large comparison's time
+    parts = [_named(key, rows[key].tolist()) for key in present]
+    joined: dict[tuple[str, ...], str] = {}
+    names = [joined.get(row) or joined.setdefault(row, ", ".join(p for p in row if p) or "-")
+             for row in zip(*parts, strict=True)]
+    return pd.Series(names, index=rows.index, dtype="object")
+
+
+#: the values whose text and missingness follow from their type and value alone
+_BY_VALUE = (str, int, float, np.integer, np.floating)
+
+
+def _named(key: str, values: list) -> list[str]:
+    """Per value, ``key=value`` as text ('' where it is missing), each distinct value named once."""
+    seen: dict[tuple, str] = {}
+    out = []
+    for v in values:
+        if v is None or (isinstance(v, float) and v != v):  # None, NaN: missing
+            out.append("")
+            continue
+        memo = (type(v), v) if isinstance(v, _BY_VALUE) else None
+        if memo is None or (text := seen.get(memo)) is None:
+            text = f"{key}={_text(v)}" if not _missing(v) else ""
+            if memo is not None:
+                seen[memo] = text
+        out.append(text)
+    return out
 
 
 def _case_labels(df: pd.DataFrame, keys: list[str]) -> dict[str, str]:
