@@ -162,13 +162,20 @@ def prior_need(meta: dict, continuing: bool) -> float | None:
 MAX_PASSES = 3
 
 
+def _built(results: Path, run_ids: dict[str, str], suites: dict[str, str | None], profile: str,
+           name: str) -> tuple[Path, dict] | None:
+    """Chapter ``name``'s run of this build (``run_ids``: chapter -> its run) and its ``run.json``, where it finished
+    and is this machine's newest of its suite; else None."""
+    found = newest_run(results, str(suites[name]), profile) if suites.get(name) else None
+    return found if found is not None and found[0].name == run_ids.get(name) else None
+
+
 def open_needs(results: Path, run_ids: dict[str, str], suites: dict[str, str | None], profile: str) -> dict[str, float]:
     """Per chapter this build measured (``run_ids``: chapter -> its run), where its run finished and another pass
     would go on with it: what that needs (:func:`pass_need`)."""
     needs = {}
-    for name, run_id in run_ids.items():
-        found = newest_run(results, str(suites[name]), profile) if suites.get(name) else None
-        if found is not None and found[0].name == run_id and (need := pass_need(found[1])) is not None:
+    for name in run_ids:
+        if (found := _built(results, run_ids, suites, profile, name)) and (need := pass_need(found[1])) is not None:
             needs[name] = need
     return needs
 
@@ -184,11 +191,10 @@ def front_page_open(results: Path, run_ids: dict[str, str], suites: dict[str, st
 
     found = set()
     for name in names:
-        run = newest_run(results, str(suites[name]), profile) if suites.get(name) else None
-        if run is None or run[0].name != run_ids.get(name):
+        if (built := _built(results, run_ids, suites, profile, name)) is None:
             continue
         try:
-            df, _ = load_run(run[0])
+            df, _ = load_run(built[0])
         except (OSError, ValueError):
             continue
         if any(a.measured and a.status is Verdict.OPEN for a in chapter_answers(str(suites[name]), df)):
