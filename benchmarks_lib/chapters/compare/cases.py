@@ -126,7 +126,7 @@ def _case_names(rows: pd.DataFrame, keys: list[str]) -> pd.Series:
 
 
 #: the values whose text and missingness follow from their type and value alone
-_BY_VALUE = (str, int, float, np.integer, np.floating)
+_BY_VALUE = (str, int, float, np.integer, np.floating, type(None))
 
 
 def _named(key: str, values: list) -> list[str]:
@@ -134,9 +134,6 @@ def _named(key: str, values: list) -> list[str]:
     seen: dict[tuple, str] = {}
     out = []
     for v in values:
-        if v is None or (isinstance(v, float) and v != v):  # None, NaN: missing
-            out.append("")
-            continue
         memo = (type(v), v) if isinstance(v, _BY_VALUE) else None
         if memo is None or (text := seen.get(memo)) is None:
             text = f"{key}={_text(v)}" if not _missing(v) else ""
@@ -159,7 +156,9 @@ def _case_labels(df: pd.DataFrame, keys: list[str]) -> dict[str, str]:
 
 
 def _missing(value: object) -> bool:
-    return value is None or (not isinstance(value, list | tuple | np.ndarray) and bool(pd.isna(value)))
+    if value is None or (isinstance(value, float) and value != value):  # the common ones, without pandas
+        return True
+    return not isinstance(value, list | tuple | np.ndarray) and bool(pd.isna(value))
 
 
 def per_iteration(df: pd.DataFrame, keys: list[str], parts: list[str] = ()) -> pd.DataFrame:
