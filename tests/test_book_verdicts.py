@@ -30,7 +30,18 @@ from benchmarks_lib.rules.answers import (
     sharding_rows,
 )
 from benchmarks_lib.rules.ranking import Ranking, Verdict, rank_samples
-from benchmarks_lib.rules.words import SURE, pick_text, rests_text, sure_text, two_sample_text, verdict_line
+from benchmarks_lib.rules.words import (
+    CHANCE,
+    MACHINES,
+    SAME,
+    SURE,
+    agreement,
+    pick_text,
+    rests_text,
+    sure_text,
+    two_sample_text,
+    verdict_line,
+)
 from benchmarks_lib.run.runner import run_suite
 from benchmarks_lib.suites import get_suite
 
@@ -224,3 +235,20 @@ def test_every_verdict_has_its_words(verdict: Verdict):
     assert verdict_line(Answer(QUESTIONS[0])).endswith("not measured here")
     lost = replace(Answer(QUESTIONS[-1]), lost=("zarr-python (files)",), checked=(2, 5))
     assert "2 of 5 unaligned arrays wrong" in verdict_line(lost)
+
+
+@pytest.mark.parametrize(("key", "here", "there", "said"), [
+    ("threads", Verdict.EQUIVALENT, Verdict.WINNER, MACHINES),  # 1 thread within 5% here, 2 threads faster there
+    ("write", Verdict.LEADER, Verdict.WINNER, MACHINES),
+    ("threads", Verdict.TIE, Verdict.WINNER, CHANCE),
+    ("threads", Verdict.OPEN, Verdict.EQUIVALENT, CHANCE),
+], ids=lambda x: str(x))
+def test_two_machines_that_both_decided_differ_and_an_undecided_one_may_be_chance(key, here, there, said):
+    """Beside the reference, two different picks are the machines' difference where both were decided (a leader or
+    an equivalence: neither is ever re-opened), chance where one is a tie at the cap or still open."""
+    r = rank_samples({"a": [1.0, 1.01, 0.99, 1.02, 0.98], "b": [1.03, 1.04, 1.02, 1.05, 1.01]}, False)
+    q = next(q for q in QUESTIONS if q.key == key)
+    mine = Answer(q, _Forced(r.entries, r.higher, r.key, forced=here), "a", ("em_like",))
+    ref = Answer(q, _Forced(r.entries, r.higher, r.key, forced=there), "b", ("em_like",))
+    assert agreement(mine, ref) == said
+    assert agreement(mine, mine) == SAME

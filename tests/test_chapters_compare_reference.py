@@ -134,7 +134,7 @@ def test_the_front_pages_more_cases_link_to_the_section_that_lists_them(tmp_path
     # the same runs on both sides: every answer the front page states, beside the reference's, is the same one
     front = (tmp_path / "answers.md").read_text()
     said = re.search(r"\*\*Beside the reference machine:\*\* (\d+) of (\d+) answers the same; 0 differ where both "
-                     r"machines named a leader \(so the machines differ\); 0 differ where one of them did not decide",
+                     r"machines decided \(so the machines differ\); 0 differ where one of them did not decide",
                      front)
     assert said and said[1] == said[2] and int(said[2]) >= 3, front[-1500:]
     assert "## The answers on both machines" in page and page.count("| the same |") == int(said[2])

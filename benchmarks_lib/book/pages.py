@@ -350,7 +350,7 @@ def _beside_line(mine: list, theirs: list, metas: Sequence[dict], ref_metas: Seq
         machines += (f" This book measured the {md(', '.join(profiles[0]))} profile, the reference the "
                      f"{md(', '.join(profiles[1]))}: their sizes differ too.")
     return (f"**Beside the reference machine:** {said.count(SAME)} of {len(said)} answers the same; "
-            f"{said.count(MACHINES)} differ where both machines named a leader (so the machines differ); "
+            f"{said.count(MACHINES)} differ where both machines decided (so the machines differ); "
             f"{said.count(CHANCE)} differ where one of them did not decide (chance may explain them).{machines} "
             f"Each, side by side: [{BOTH_SECTION}]({BESIDE}.md#{anchor(BOTH_SECTION)}).")
 

@@ -462,17 +462,23 @@ def _picked(a: Answer) -> object:
     return pick_text(a, lambda x: x)
 
 
+#: the verdicts that decide what a question picks (a leader, or contenders within the margin of each other): two
+#: machines that reach different ones of these differ, each decision holding its 5%
+PICKS = (Verdict.WINNER, Verdict.LEADER, Verdict.EQUIVALENT)
+
+
 def agreement(mine: Answer, ref: Answer) -> str:
     """How this machine's answer stands beside the reference machine's: :data:`SAME` (the same pick), or where the
-    picks differ, :data:`MACHINES` when both named a leader (each decision holds its 5%: the machines differ) and
-    :data:`CHANCE` when one of them did not (a tie, open, equivalent: a later build may agree); '' where one of them
-    measured nothing."""
+    picks differ, :data:`MACHINES` when both decided what they pick (:data:`PICKS`: an equivalence on one machine
+    and a winner on the other differ as two winners do; a decided question is never re-opened) and :data:`CHANCE`
+    when one of them did not (a tie at the cap or open: more rounds may agree); '' where one of them measured
+    nothing."""
     if not (mine.measured and ref.measured):
         return ""
     if _picked(mine) == _picked(ref):
         return SAME
-    named = all(a.status is not None and a.status.named for a in (mine, ref)) and not mine.upgrade
-    return MACHINES if named else CHANCE
+    decided = all(a.status in PICKS for a in (mine, ref)) and not mine.upgrade
+    return MACHINES if decided else CHANCE
 
 
 def rests_text(a: Answer, escape: Escape = md, run: bool = True) -> str:
