@@ -85,6 +85,12 @@ class Verdict(StrEnum):
         """True where the verdict names a leader."""
         return self in (Verdict.WINNER, Verdict.LEADER)
 
+    @property
+    def picks(self) -> bool:
+        """True where the verdict decides what the question picks: a leader named, or its contenders within the
+        margin of each other (never re-opened; two machines that reach different ones differ, each holding its 5%)."""
+        return self.named or self is Verdict.EQUIVALENT
+
 
 # -- the signed-rank statistic and its critical counts -----------------------------------------------------------
 @cache

@@ -462,14 +462,9 @@ def _picked(a: Answer) -> object:
     return pick_text(a, lambda x: x)
 
 
-#: the verdicts that decide what a question picks (a leader, or contenders within the margin of each other): two
-#: machines that reach different ones of these differ, each decision holding its 5%
-PICKS = (Verdict.WINNER, Verdict.LEADER, Verdict.EQUIVALENT)
-
-
 def agreement(mine: Answer, ref: Answer) -> str:
     """How this machine's answer stands beside the reference machine's: :data:`SAME` (the same pick), or where the
-    picks differ, :data:`MACHINES` when both decided what they pick (:data:`PICKS`: an equivalence on one machine
+    picks differ, :data:`MACHINES` when both decided what they pick (``Verdict.picks``: an equivalence on one machine
     and a winner on the other differ as two winners do; a decided question is never re-opened) and :data:`CHANCE`
     when one of them did not (a tie at the cap or open: more rounds may agree); '' where one of them measured
     nothing."""
@@ -477,7 +472,7 @@ def agreement(mine: Answer, ref: Answer) -> str:
         return ""
     if _picked(mine) == _picked(ref):
         return SAME
-    decided = all(a.status in PICKS for a in (mine, ref)) and not mine.upgrade
+    decided = all(a.status is not None and a.status.picks for a in (mine, ref)) and not mine.upgrade
     return MACHINES if decided else CHANCE
 
 
